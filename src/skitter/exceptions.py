@@ -1,0 +1,158 @@
+"""Every exception skitter raises, in two trees.
+
+Errors describe something that went wrong; control signals are raised on purpose by
+middlewares, pipelines and callbacks to steer the crawl. Keeping them apart means an
+``except SkitterError`` never swallows a ``CloseSpider``::
+
+    SkitterError
+    ├── ConfigError                  bad settings, spider that cannot be loaded
+    ├── RequestError                 carries .request
+    │   ├── InvalidURL               the URL cannot be fetched (scheme, host, syntax)
+    │   ├── TransportError           the network failed us
+    │   │   ├── ConnectError
+    │   │   ├── DownloadTimeout
+    │   │   └── ConnectionLost       reset, truncated body, protocol garbage
+    │   ├── ResponseTooLarge         DOWNLOAD_MAXSIZE exceeded (also for gzip bombs)
+    │   ├── RedirectError            too many redirects or a redirect loop
+    │   └── HttpError                a status the spider does not handle; carries .response
+    └── CallbackError                a callback yielded something that is not a request or item
+
+    CrawlControl
+    ├── IgnoreRequest                drop this request quietly (counted)
+    ├── RetryLater                   fail this attempt; the scheduler decides when to retry
+    ├── DropItem                     a pipeline rejects an item (counted)
+    └── CloseSpider                  stop the crawl gracefully, with a reason
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from skitter.http import Request, Response
+
+__all__ = [
+    "CallbackError",
+    "CloseSpider",
+    "ConfigError",
+    "ConnectError",
+    "ConnectionLost",
+    "CrawlControl",
+    "DownloadTimeout",
+    "DropItem",
+    "HttpError",
+    "IgnoreRequest",
+    "InvalidURL",
+    "RedirectError",
+    "RequestError",
+    "ResponseTooLarge",
+    "RetryLater",
+    "SkitterError",
+    "TransportError",
+]
+
+
+class SkitterError(Exception):
+    """Base of every error skitter raises."""
+
+
+class ConfigError(SkitterError):
+    """A setting, spider or command line that cannot work as given."""
+
+
+class RequestError(SkitterError):
+    """Something went wrong with one request; the crawl goes on."""
+
+    def __init__(self, message: str, *, request: Request | None = None) -> None:
+        super().__init__(message)
+        self.request = request
+
+
+class InvalidURL(RequestError):
+    """The URL cannot be fetched: no scheme or host, an unsupported scheme, bad syntax."""
+
+
+class TransportError(RequestError):
+    """The network failed: retryable by default."""
+
+
+class ConnectError(TransportError):
+    """Could not connect (refused, DNS failure, TLS handshake)."""
+
+
+class DownloadTimeout(TransportError):
+    """A connect, read or total timeout expired."""
+
+
+class ConnectionLost(TransportError):
+    """The peer reset the connection, closed it early, or spoke broken HTTP."""
+
+
+class ResponseTooLarge(RequestError):
+    """The body (after decompression) is larger than DOWNLOAD_MAXSIZE."""
+
+
+class RedirectError(RequestError):
+    """Too many redirects, or a redirect back to a URL already in the chain."""
+
+
+class HttpError(RequestError):
+    """The response status is not one the spider handles (see ``handle_httpstatus_list``)."""
+
+    def __init__(self, message: str, *, response: Response) -> None:
+        super().__init__(message, request=response.request)
+        self.response = response
+
+
+class CallbackError(SkitterError):
+    """A callback produced an object that is neither a Request, an item nor None."""
+
+
+class CrawlControl(Exception):  # noqa: N818 - these are signals, not errors
+    """Base of the exceptions raised on purpose to steer the crawl."""
+
+
+class IgnoreRequest(CrawlControl):
+    """Drop this request without calling its callback; its errback still hears of it."""
+
+    def __init__(self, reason: str = "", *, request: Request | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.request = request
+
+
+class RetryLater(CrawlControl):
+    """This attempt failed in a way worth retrying.
+
+    ``delay`` is a lower bound in seconds (from ``Retry-After``, say); the scheduler's
+    retry table decides the rest. ``response`` is kept so that, once retries run out, the
+    last response can still reach the spider or its errback.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        request: Request | None = None,
+        response: Response | None = None,
+        delay: float | None = None,
+        cause: BaseException | None = None,
+    ) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.request = request
+        self.response = response
+        self.delay = delay
+        self.cause = cause
+
+
+class DropItem(CrawlControl):
+    """Raised by a pipeline's ``process_item`` to discard an item."""
+
+
+class CloseSpider(CrawlControl):
+    """Raised anywhere in spider code to end the crawl gracefully."""
+
+    def __init__(self, reason: str = "cancelled") -> None:
+        super().__init__(reason)
+        self.reason = reason

@@ -1,0 +1,141 @@
+"""The frontier contract: a durable task store with leases (SPEC §2, §4).
+
+One frontier holds one project's tasks. Every backend (memory, SQLite, Redis) keeps
+the same promises, checked by one contract suite (``skitter.testing.frontier_contract``):
+
+- **one entry per taskid**: pushing a taskid that is queued (ready or delayed) merges
+  into the queued entry: the higher priority and the earlier exetime win;
+- **order**: ``lease`` hands out due tasks by priority (higher first), strictly FIFO
+  within a priority (by first push);
+- **delayed tasks**: a task whose exetime is in the future is not leased before then;
+- **leases**: a leased task is *processing* until ``ack`` or ``nack``; one whose lease
+  deadline passes is put back in the ready queue by ``reclaim_expired`` (a lost worker
+  never loses a task); an ack or nack for a lease that is not current (expired and
+  re-leased, or held by another owner) is refused (returns False);
+- **states**: ack marks SUCCESS with ``lastcrawltime``; nack with a retry time puts the
+  task back, delayed, with ``retried`` + 1; nack without one marks FAILED with the
+  reason; ``mark_bad`` marks BAD (a request that can never succeed);
+- **recrawl**: pushing a finished taskid queues it again only if its ``age`` has passed
+  since lastcrawltime, or its ``itag`` changed; ``force=True`` (dont_filter) always
+  queues it; ``auto_recrawl`` puts a task back at ``lastcrawltime + age`` on success.
+
+Times are epoch seconds (``Clock.time()``): they are stored, shared between machines
+and compared across restarts, which a monotonic clock cannot be.
+"""
+
+from __future__ import annotations
+
+import enum
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from skitter.http import Request
+
+__all__ = ["Frontier", "FrontierCounts", "Lease", "PushOutcome", "TaskInfo", "TaskState"]
+
+
+class TaskState(enum.IntEnum):
+    ACTIVE = 1
+    SUCCESS = 2
+    FAILED = 3
+    BAD = 4
+
+
+class PushOutcome(enum.IntEnum):
+    NEW = 1  # first time this taskid is queued
+    MERGED = 2  # merged into the queued entry of the same taskid
+    RECRAWL = 3  # finished before, queued again (age passed, itag changed, or forced)
+    IGNORED = 4  # finished and not due for a recrawl
+
+
+@dataclass(slots=True)
+class Lease:
+    """A task handed out for processing. ``retried`` counts failed attempts so far."""
+
+    taskid: str
+    request: Request
+    retried: int
+    deadline: float
+
+
+@dataclass(slots=True, frozen=True)
+class FrontierCounts:
+    ready: int
+    delayed: int
+    processing: int
+
+    @property
+    def queued(self) -> int:
+        return self.ready + self.delayed
+
+
+@dataclass(slots=True, frozen=True)
+class TaskInfo:
+    """What is known of one task, for status pages and ``skitter job``."""
+
+    taskid: str
+    url: str
+    state: TaskState
+    retried: int
+    lastcrawltime: float
+    reason: str
+
+
+class Frontier(ABC):
+    """A project's task store. All methods are coroutines so that durable backends can
+    do I/O; batch methods exist so that they can do it in few round trips."""
+
+    @abstractmethod
+    async def push(
+        self, requests: Sequence[Request], now: float, *, force: Sequence[bool] | None = None
+    ) -> list[PushOutcome]:
+        """Queue requests (at ``max(request.exetime, now)``) under ``request.taskid``.
+
+        ``force[i]`` queues request i even if it finished recently (dont_filter).
+        """
+
+    @abstractmethod
+    async def lease(
+        self, limit: int, now: float, lease_seconds: float, owner: str = ""
+    ) -> list[Lease]:
+        """Up to ``limit`` due tasks, best first, each moved to processing until
+        ``now + lease_seconds``. Delayed tasks that are due move to ready first."""
+
+    @abstractmethod
+    async def ack(self, taskid: str, now: float, owner: str = "") -> bool:
+        """The task succeeded. False if the lease is not current (nothing changes)."""
+
+    @abstractmethod
+    async def nack(
+        self, taskid: str, now: float, retry_at: float | None, reason: str, owner: str = ""
+    ) -> bool:
+        """The attempt failed: retry at ``retry_at``, or FAILED if None."""
+
+    @abstractmethod
+    async def mark_bad(self, taskid: str, now: float, reason: str, owner: str = "") -> bool:
+        """The task can never succeed (bad URL, callback missing): BAD, not retried."""
+
+    @abstractmethod
+    async def renew(self, taskids: Sequence[str], now: float, lease_seconds: float,
+                    owner: str = "") -> int:
+        """Extend the leases of tasks still being processed; returns how many were current."""
+
+    @abstractmethod
+    async def reclaim_expired(self, now: float) -> int:
+        """Put processing tasks whose lease has expired back in the ready queue."""
+
+    @abstractmethod
+    async def counts(self, now: float) -> FrontierCounts:
+        """Tasks ready (due), delayed (not yet due) and processing."""
+
+    @abstractmethod
+    async def next_due(self) -> float | None:
+        """The earliest exetime among delayed tasks, or None when there are none."""
+
+    @abstractmethod
+    async def task(self, taskid: str) -> TaskInfo | None:
+        """What is known of one taskid."""
+
+    async def close(self) -> None:  # noqa: B027 - optional hook
+        """Release resources (connections, files)."""

@@ -1,0 +1,7 @@
+"""Requests, responses, URL canonicalization and fingerprints."""
+
+from skitter.http._request import Request
+from skitter.http._response import Response
+from skitter.http._url import canonicalize_url, fingerprint, url_host
+
+__all__ = ["Request", "Response", "canonicalize_url", "fingerprint", "url_host"]

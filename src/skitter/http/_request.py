@@ -1,0 +1,170 @@
+"""The Request a spider yields, with Scrapy's arguments and pyspider's scheduling fields.
+
+Requests are created for every link of every page, so construction does no parsing:
+the URL is only checked for a scheme, headers are built on first use, and the
+fingerprint (SPEC §2) is computed once, when the scheduler first asks for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from multidict import CIMultiDict
+
+from skitter.exceptions import InvalidURL
+from skitter.http._url import canonicalize_url, fingerprint
+
+__all__ = ["Request"]
+
+HeadersInit = Mapping[str, str] | Iterable[tuple[str, str]] | None
+Callback = Callable[..., Any]
+
+
+class Request:
+    """A request to download ``url`` and hand the response to ``callback``.
+
+    Scheduling fields (SPEC §2): ``priority`` (higher first), ``exetime`` (epoch seconds
+    before which the task is not dispatched; 0 = now), ``retries`` (attempts after the
+    first; None = the RETRY_TIMES setting), ``age`` (seconds after which a finished task
+    may be crawled again; -1 = never), ``auto_recrawl`` (schedule again ``age`` after
+    each success), ``itag`` (a changed itag means the page changed: crawl again) and
+    ``taskid`` (default: the fingerprint, hex).
+    """
+
+    __slots__ = (
+        "_body",
+        "_fp",
+        "_headers",
+        "_taskid",
+        "_url",
+        "age",
+        "auto_recrawl",
+        "callback",
+        "cb_kwargs",
+        "cookies",
+        "dont_filter",
+        "errback",
+        "exetime",
+        "itag",
+        "meta",
+        "method",
+        "priority",
+        "retries",
+    )
+
+    def __init__(
+        self,
+        url: str,
+        callback: Callback | None = None,
+        method: str = "GET",
+        headers: HeadersInit = None,
+        body: bytes | str | None = None,
+        cookies: Mapping[str, str] | list[dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
+        encoding: str = "utf-8",
+        priority: int = 0,
+        dont_filter: bool = False,
+        errback: Callback | None = None,
+        cb_kwargs: dict[str, Any] | None = None,
+        *,
+        exetime: float = 0.0,
+        retries: int | None = None,
+        age: float = -1,
+        auto_recrawl: bool = False,
+        itag: str | None = None,
+        taskid: str | None = None,
+    ) -> None:
+        if not isinstance(url, str):
+            raise TypeError(f"Request url must be str, got {type(url).__name__}")
+        url = url.strip()
+        if ":" not in url[:12] or url.startswith(":"):
+            raise InvalidURL(f"missing scheme in request URL {url!r}")
+        self._url = url
+        self.callback = callback
+        self.method = method.upper()
+        self._headers: CIMultiDict[str] | None = CIMultiDict(headers) if headers else None
+        self._body = body.encode(encoding) if isinstance(body, str) else (body or b"")
+        self.cookies = cookies
+        self.meta = meta if meta is not None else {}
+        self.priority = priority
+        self.dont_filter = dont_filter
+        self.errback = errback
+        self.cb_kwargs = cb_kwargs if cb_kwargs is not None else {}
+        self.exetime = exetime
+        self.retries = retries
+        self.age = age
+        self.auto_recrawl = auto_recrawl
+        self.itag = itag
+        self._taskid = taskid
+        self._fp: bytes | None = None
+
+    @property
+    def url(self) -> str:
+        return self._url
+
+    @property
+    def body(self) -> bytes:
+        return self._body
+
+    @property
+    def headers(self) -> CIMultiDict[str]:
+        if self._headers is None:
+            self._headers = CIMultiDict()
+        return self._headers
+
+    @property
+    def has_headers(self) -> bool:
+        """True when headers were set: lets hot paths skip building an empty dict."""
+        return bool(self._headers)
+
+    @property
+    def fingerprint(self) -> bytes:
+        """SHA-1 of method, canonical URL and body; raises InvalidURL for a bad URL."""
+        fp = self._fp
+        if fp is None:
+            try:
+                canonical = canonicalize_url(self._url)
+            except ValueError as exc:
+                raise InvalidURL(f"cannot parse URL {self._url!r}: {exc}", request=self) from None
+            fp = self._fp = fingerprint(self.method, canonical, self._body)
+        return fp
+
+    @property
+    def taskid(self) -> str:
+        """The scheduler's key for this request: explicit, or the fingerprint in hex."""
+        if self._taskid is None:
+            self._taskid = self.fingerprint.hex()
+        return self._taskid
+
+    def replace(self, **changes: Any) -> Request:
+        """A copy with some arguments changed (Scrapy's ``Request.replace``)."""
+        kwargs: dict[str, Any] = {
+            "url": self._url,
+            "callback": self.callback,
+            "method": self.method,
+            "headers": self._headers.copy() if self._headers else None,
+            "body": self._body,
+            "cookies": self.cookies,
+            "meta": dict(self.meta),
+            "priority": self.priority,
+            "dont_filter": self.dont_filter,
+            "errback": self.errback,
+            "cb_kwargs": dict(self.cb_kwargs),
+            "exetime": self.exetime,
+            "retries": self.retries,
+            "age": self.age,
+            "auto_recrawl": self.auto_recrawl,
+            "itag": self.itag,
+        }
+        kwargs.update(changes)
+        # An explicit taskid survives a copy only when the URL, method and body do.
+        if "taskid" not in changes and not ({"url", "method", "body"} & changes.keys()):
+            kwargs["taskid"] = self._taskid
+        return Request(**kwargs)
+
+    def copy(self) -> Request:
+        return self.replace()
+
+    def __repr__(self) -> str:
+        return f"<{self.method} {self._url}>"

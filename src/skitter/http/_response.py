@@ -1,0 +1,231 @@
+"""The Response handed to callbacks: body, decoded text, selectors, link following.
+
+Everything derived from the body (text, the parsel selector, the base URL) is computed
+on first use and cached, so a callback that only reads ``json()`` never parses HTML.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any
+from urllib.parse import urljoin
+
+import orjson
+from multidict import CIMultiDict, CIMultiDictProxy
+from parsel import Selector, SelectorList
+from w3lib.encoding import html_body_declared_encoding, html_to_unicode, resolve_encoding
+
+from skitter.http._request import Callback, Request
+
+__all__ = ["Response"]
+
+_BASE_HREF = re.compile(rb"<base\s[^>]*href\s*=\s*[\"']?([^\"'\s>]+)", re.IGNORECASE)
+_FOLLOWABLE = ("http://", "https://")
+_NOT_LINKS = ("javascript:", "mailto:", "tel:", "data:", "#")
+
+
+def _auto_detect(body: bytes) -> str | None:
+    """Encoding for a body that declares none: UTF-8 if it decodes, else Windows-1252.
+
+    Browsers fall back the same way; a statistical detector guesses wrong too often on
+    short pages and costs more than the parse.
+    """
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return "cp1252"
+    return "utf-8"
+
+
+class Response:
+    """A downloaded page. ``request`` is the request that produced it."""
+
+    __slots__ = (
+        "_base_url",
+        "_encoding",
+        "_selector",
+        "_text",
+        "body",
+        "flags",
+        "headers",
+        "ip_address",
+        "request",
+        "status",
+        "url",
+    )
+
+    def __init__(
+        self,
+        url: str,
+        status: int = 200,
+        headers: CIMultiDict[str] | CIMultiDictProxy[str] | dict[str, str] | None = None,
+        body: bytes = b"",
+        request: Request | None = None,
+        *,
+        encoding: str | None = None,
+        flags: list[str] | None = None,
+        ip_address: str | None = None,
+    ) -> None:
+        self.url = url
+        self.status = status
+        if headers is None:
+            headers = CIMultiDict()
+        elif not isinstance(headers, CIMultiDict | CIMultiDictProxy):
+            headers = CIMultiDict(headers)
+        self.headers = headers
+        self.body = body
+        self.request = request if request is not None else Request(url)
+        self.flags = flags if flags is not None else []
+        self.ip_address = ip_address
+        self._encoding = encoding
+        self._text: str | None = None
+        self._selector: Selector | None = None
+        self._base_url: str | None = None
+
+    # -- request shortcuts ------------------------------------------------------------
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self.request.meta
+
+    @property
+    def cb_kwargs(self) -> dict[str, Any]:
+        return self.request.cb_kwargs
+
+    # -- text ----------------------------------------------------------------------------
+    @property
+    def encoding(self) -> str:
+        """The body's encoding: BOM, then the Content-Type charset, then a <meta>
+        declaration, then UTF-8 if the bytes are valid UTF-8, else Windows-1252."""
+        if self._encoding is None:
+            self._decode()
+        assert self._encoding is not None
+        return self._encoding
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._decode()
+        assert self._text is not None
+        return self._text
+
+    def _decode(self) -> None:
+        if self._encoding is not None and self._text is None:
+            self._text = self.body.decode(resolve_encoding(self._encoding) or "utf-8", "replace")
+            return
+        content_type = self.headers.get("Content-Type", "")
+        encoding, text = html_to_unicode(
+            content_type, self.body, default_encoding="utf-8", auto_detect_fun=_auto_detect
+        )
+        self._encoding = encoding
+        self._text = text
+
+    def declared_encoding(self) -> str | None:
+        """The encoding named in the body itself, if any (for diagnostics)."""
+        return html_body_declared_encoding(self.body)
+
+    # -- selectors -------------------------------------------------------------------
+    @property
+    def selector(self) -> Selector:
+        if self._selector is None:
+            content_type = self.headers.get("Content-Type", "").lower()
+            kind = "xml" if "xml" in content_type and "html" not in content_type else "html"
+            self._selector = Selector(text=self.text, type=kind, base_url=self.url)
+        return self._selector
+
+    def css(self, query: str) -> SelectorList[Selector]:
+        return self.selector.css(query)
+
+    def xpath(self, query: str, **kwargs: Any) -> SelectorList[Selector]:
+        return self.selector.xpath(query, **kwargs)
+
+    def json(self) -> Any:
+        """The body parsed as JSON (raises ``orjson.JSONDecodeError``, a ValueError)."""
+        return orjson.loads(self.body)
+
+    # -- links ---------------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        """The URL relative links resolve against: ``<base href>`` if present, else ``url``."""
+        if self._base_url is None:
+            base = self.url
+            head = self.body[:4096]
+            if b"<base" in head or b"<BASE" in head:
+                match = _BASE_HREF.search(head)
+                if match:
+                    base = urljoin(self.url, match.group(1).decode("ascii", "replace"))
+            self._base_url = base
+        return self._base_url
+
+    def urljoin(self, url: str) -> str:
+        return urljoin(self.base_url, url)
+
+    def follow(
+        self, url: str | Selector, callback: Callback | None = None, **kwargs: Any
+    ) -> Request:
+        """A Request for ``url`` (absolute, relative, or an ``<a>``/attribute selector)."""
+        href = _href(url)
+        if href is None:
+            raise ValueError(f"cannot follow {url!r}: it has no href")
+        return Request(self.urljoin(href), callback, **kwargs)
+
+    def follow_all(
+        self,
+        urls: Iterable[str | Selector] | None = None,
+        callback: Callback | None = None,
+        *,
+        css: str | None = None,
+        xpath: str | None = None,
+        **kwargs: Any,
+    ) -> Iterator[Request]:
+        """Requests for many links. Links that cannot be fetched over HTTP (``mailto:``,
+        ``javascript:``, bare fragments, empty hrefs) are skipped, as a link extractor
+        would; give exactly one of ``urls``, ``css`` or ``xpath``."""
+        if sum(x is not None for x in (urls, css, xpath)) != 1:
+            raise ValueError("follow_all takes exactly one of urls, css or xpath")
+        if css is not None:
+            urls = self.css(css)
+        elif xpath is not None:
+            urls = self.xpath(xpath)
+        assert urls is not None
+        base = self.base_url
+        for item in urls:
+            href = _href(item)
+            if not href:
+                continue
+            href = href.strip()
+            if not href or href.startswith(_NOT_LINKS):
+                continue
+            absolute = href if href.startswith(_FOLLOWABLE) else urljoin(base, href)
+            if absolute.startswith(_FOLLOWABLE):
+                yield Request(absolute, callback, **kwargs)
+
+    def replace(self, **changes: Any) -> Response:
+        kwargs: dict[str, Any] = {
+            "url": self.url,
+            "status": self.status,
+            "headers": self.headers,
+            "body": self.body,
+            "request": self.request,
+            "flags": list(self.flags),
+            "ip_address": self.ip_address,
+        }
+        kwargs.update(changes)
+        return Response(**kwargs)
+
+    def __repr__(self) -> str:
+        return f"<{self.status} {self.url}>"
+
+
+def _href(item: str | Selector) -> str | None:
+    if isinstance(item, str):
+        return item
+    if isinstance(item, Selector):
+        root = item.root
+        if isinstance(root, str):  # an attribute or text selection: its value is the URL
+            return root
+        href = item.attrib.get("href")
+        if href is None:
+            href = item.attrib.get("src")
+        return href
+    raise TypeError(f"cannot follow a {type(item).__name__}")

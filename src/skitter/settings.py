@@ -1,0 +1,275 @@
+"""Settings: one registry of known names, resolved once per crawl in layers.
+
+Where a concept is Scrapy's, the name and meaning are Scrapy's, so a Scrapy user's
+``-s CONCURRENT_REQUESTS=64`` works unchanged. Layers, lowest first::
+
+    defaults < project (Crawler(settings=...)) < spider.custom_settings < env SKITTER_* < CLI -s
+
+Values coming from strings (environment, command line) are converted by the type of the
+registered setting, so ``-s RETRY_HTTP_CODES=500,503`` is a list of ints. Unknown names
+are kept (spiders and plugins may define their own) but a name within a typo of a known
+one is refused, because a silently ignored ``CONCURENT_REQUESTS`` costs users hours.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from skitter.exceptions import ConfigError
+
+__all__ = ["SETTINGS", "Setting", "Settings"]
+
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """A known setting: its default, the type strings are parsed as, and what it does."""
+
+    name: str
+    default: Any
+    kind: type
+    doc: str
+
+
+_REGISTRY: list[Setting] = [
+    # -- engine -------------------------------------------------------------------------
+    Setting("CONCURRENT_REQUESTS", 16, int, "Downloads in flight at once, over all hosts."),
+    Setting("CONCURRENT_REQUESTS_PER_DOMAIN", 8, int, "Downloads in flight at once per slot."),
+    Setting("CONCURRENT_ITEMS", 100, int, "Items of one response in the pipelines at once."),
+    Setting("DOWNLOAD_DELAY", 0.0, float, "Seconds between two downloads from one slot."),
+    Setting(
+        "RANDOMIZE_DOWNLOAD_DELAY", True, bool, "Wait 0.5x to 1.5x DOWNLOAD_DELAY, as Scrapy."
+    ),
+    Setting("DEPTH_LIMIT", 0, int, "Links deeper than this are dropped; 0 = no limit."),
+    Setting("DEPTH_PRIORITY", 0, int, "Added to a request's priority per level of depth."),
+    Setting("URLLENGTH_LIMIT", 2083, int, "Requests with longer URLs are dropped; 0 = no limit."),
+    Setting("CLOSESPIDER_ITEMCOUNT", 0, int, "Stop after this many items; 0 = never."),
+    Setting("CLOSESPIDER_PAGECOUNT", 0, int, "Stop after this many responses; 0 = never."),
+    Setting("CLOSESPIDER_ERRORCOUNT", 0, int, "Stop after this many errors; 0 = never."),
+    Setting("CLOSESPIDER_TIMEOUT", 0.0, float, "Stop after this many seconds; 0 = never."),
+    Setting(
+        "SHUTDOWN_TIMEOUT",
+        30.0,
+        float,
+        "After the first Ctrl-C, seconds in-flight requests may take before they are cut.",
+    ),
+    # -- downloader ---------------------------------------------------------------------
+    Setting("USER_AGENT", "skitter/0.1", str, "The User-Agent header of every request."),
+    Setting(
+        "DEFAULT_REQUEST_HEADERS",
+        {
+            "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+            "Accept-Language": "en",
+        },
+        dict,
+        "Headers added to requests that do not set them.",
+    ),
+    Setting("DOWNLOAD_TIMEOUT", 180.0, float, "Seconds a whole download may take."),
+    Setting("DOWNLOAD_CONNECT_TIMEOUT", 30.0, float, "Seconds to open a connection."),
+    Setting("DOWNLOAD_READ_TIMEOUT", 60.0, float, "Seconds without a byte from the server."),
+    Setting(
+        "DOWNLOAD_MAXSIZE",
+        64 * MiB,
+        int,
+        "Largest body in bytes after decompression; larger ones are cut off and fail. 0 = no "
+        "limit.",
+    ),
+    Setting("DOWNLOAD_WARNSIZE", 32 * MiB, int, "Log a warning for bodies above this size."),
+    Setting("COMPRESSION_ENABLED", True, bool, "Ask for and decode gzip, deflate and br."),
+    Setting("COOKIES_ENABLED", True, bool, "Keep cookies per spider (and per meta cookiejar)."),
+    Setting("REDIRECT_ENABLED", True, bool, "Follow 301/302/303/307/308 redirects."),
+    Setting("REDIRECT_MAX_TIMES", 20, int, "Longest redirect chain followed."),
+    Setting("RETRY_ENABLED", True, bool, "Retry network errors and RETRY_HTTP_CODES."),
+    Setting("RETRY_TIMES", 3, int, "Retries after the first attempt."),
+    Setting(
+        "RETRY_HTTP_CODES",
+        [408, 429, 500, 502, 503, 504, 522, 524],
+        list,
+        "Statuses that count as a failed, retryable attempt.",
+    ),
+    Setting(
+        "RETRY_DELAYS",
+        [0.5, 2.0, 8.0],
+        list,
+        "Seconds before retry n (the last repeats) in `crawl` mode; a Retry-After header "
+        "that asks for longer wins.",
+    ),
+    Setting("HTTPPROXY_ENABLED", True, bool, "Honour meta['proxy'] and *_proxy variables."),
+    Setting("HTTPERROR_ALLOWED_CODES", [], list, "Non-2xx statuses passed to callbacks."),
+    Setting("HTTPERROR_ALLOW_ALL", False, bool, "Pass every status to callbacks."),
+    Setting("ROBOTSTXT_OBEY", False, bool, "Fetch robots.txt per host and obey it."),
+    Setting(
+        "ROBOTSTXT_USER_AGENT", "", str, "User agent to match in robots.txt (default USER_AGENT)."
+    ),
+    # -- components -----------------------------------------------------------------------
+    Setting(
+        "DOWNLOADER_MIDDLEWARES",
+        {},
+        dict,
+        "Extra downloader middlewares {path or class: order}; None disables a built-in.",
+    ),
+    Setting(
+        "SPIDER_MIDDLEWARES",
+        {},
+        dict,
+        "Extra spider middlewares {path or class: order}; None disables a built-in.",
+    ),
+    Setting("ITEM_PIPELINES", {}, dict, "Item pipelines {path or class: order}, low first."),
+    Setting("FEEDS", {}, dict, "Feed exports {path: {'format': 'jsonl'|'json'|'csv', ...}}."),
+    # -- output ---------------------------------------------------------------------------
+    Setting("LOG_LEVEL", "INFO", str, "DEBUG, INFO, WARNING or ERROR."),
+    Setting("LOGSTATS_INTERVAL", 60.0, float, "Seconds between progress lines off a terminal."),
+    Setting("STATS_DUMP", True, bool, "Print the stats table when the crawl ends."),
+]
+
+SETTINGS: Mapping[str, Setting] = {s.name: s for s in _REGISTRY}
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def _parse_str(name: str, raw: str, kind: type) -> Any:
+    """Turn a string from the environment or command line into the setting's type."""
+    text = raw.strip()
+    try:
+        if kind is bool:
+            low = text.lower()
+            if low in _TRUE:
+                return True
+            if low in _FALSE:
+                return False
+            raise ValueError(f"expected true/false, got {raw!r}")
+        if kind is int:
+            return int(text)
+        if kind is float:
+            return float(text)
+        if kind is list:
+            if text.startswith("["):
+                return json.loads(text)
+            return [_scalar(part) for part in text.split(",") if part.strip()]
+        if kind is dict:
+            value = json.loads(text or "{}")
+            if not isinstance(value, dict):
+                raise ValueError("expected a JSON object")
+            return value
+    except (ValueError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"setting {name}: cannot read {raw!r} as {kind.__name__}: {exc}") from None
+    return raw
+
+
+def _scalar(part: str) -> Any:
+    part = part.strip()
+    for conv in (int, float):
+        try:
+            return conv(part)
+        except ValueError:
+            pass
+    return part
+
+
+def _coerce(name: str, value: Any) -> Any:
+    spec = SETTINGS.get(name)
+    if spec is None:
+        return value
+    if isinstance(value, str) and spec.kind is not str:
+        return _parse_str(name, value, spec.kind)
+    if spec.kind is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if spec.kind is list and isinstance(value, tuple | set | frozenset):
+        return list(value)
+    if value is not None and not isinstance(value, spec.kind):
+        raise ConfigError(
+            f"setting {name} must be {spec.kind.__name__}, got {type(value).__name__} {value!r}"
+        )
+    return value
+
+
+def _check_name(name: str) -> None:
+    if name in SETTINGS or not name.isupper():
+        return
+    close = difflib.get_close_matches(name, SETTINGS, n=1, cutoff=0.88)
+    if close:
+        raise ConfigError(f"unknown setting {name!r}: did you mean {close[0]!r}?")
+
+
+class Settings(Mapping[str, Any]):
+    """An immutable, resolved set of settings. Unset known names read as their default."""
+
+    __slots__ = ("_sources", "_values")
+
+    def __init__(self, values: Mapping[str, Any] | None = None, *, source: str = "project"):
+        self._values: dict[str, Any] = {}
+        self._sources: dict[str, str] = {}
+        if values:
+            self._merge(values, source)
+
+    def _merge(self, values: Mapping[str, Any], source: str) -> None:
+        for name, value in values.items():
+            _check_name(name)
+            self._values[name] = _coerce(name, value)
+            self._sources[name] = source
+
+    def with_layer(self, values: Mapping[str, Any] | None, source: str) -> Settings:
+        """A copy with ``values`` laid over this one."""
+        new = Settings()
+        new._values = dict(self._values)
+        new._sources = dict(self._sources)
+        if values:
+            new._merge(values, source)
+        return new
+
+    @classmethod
+    def resolve(
+        cls,
+        project: Mapping[str, Any] | None = None,
+        spider: Mapping[str, Any] | None = None,
+        env: Mapping[str, str] | None = None,
+        cli: Mapping[str, Any] | None = None,
+    ) -> Settings:
+        """Lay the four layers over the defaults, lowest first.
+
+        ``env`` is the process environment by default; only ``SKITTER_<NAME>`` variables
+        for known settings are read from it.
+        """
+        environ = os.environ if env is None else env
+        from_env = {
+            name: environ[f"SKITTER_{name}"] for name in SETTINGS if f"SKITTER_{name}" in environ
+        }
+        out = cls(project, source="project")
+        for values, source in ((spider, "spider"), (from_env, "env"), (cli, "cli")):
+            out = out.with_layer(values, source)
+        return out
+
+    def __getitem__(self, name: str) -> Any:
+        try:
+            return self._values[name]
+        except KeyError:
+            spec = SETTINGS.get(name)
+            if spec is None:
+                raise
+            default = spec.default
+            # Defaults are shared: hand out copies of the mutable ones.
+            return default.copy() if isinstance(default, list | dict) else default
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._values or name in SETTINGS
+
+    def __iter__(self) -> Iterator[str]:
+        yield from SETTINGS
+        yield from (name for name in self._values if name not in SETTINGS)
+
+    def __len__(self) -> int:
+        return len(SETTINGS) + sum(1 for name in self._values if name not in SETTINGS)
+
+    def source(self, name: str) -> str:
+        """Which layer set ``name``: default, project, spider, env or cli."""
+        return self._sources.get(name, "default")
+
+    def __repr__(self) -> str:
+        return f"Settings({self._values!r})"

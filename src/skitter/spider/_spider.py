@@ -1,0 +1,67 @@
+"""The Spider base class, as a Scrapy user knows it.
+
+A spider is plain Python: class attributes for its name, start URLs and settings, a
+``start_requests()`` that may be a list, a generator or an async generator (the engine
+pulls it lazily, so a million start URLs never sit in memory), and callbacks of any
+kind (function, coroutine, generator, async generator).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterable, Iterable
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from skitter.http import Request, Response
+
+if TYPE_CHECKING:
+    from skitter._types import CrawlContext
+    from skitter.settings import Settings
+
+__all__ = ["Spider"]
+
+
+class Spider:
+    """Subclass it, set ``name`` and ``start_urls``, write ``parse``."""
+
+    name: ClassVar[str] = ""
+    start_urls: ClassVar[Iterable[str]] = ()
+    allowed_domains: ClassVar[Iterable[str]] = ()
+    custom_settings: ClassVar[dict[str, Any]] = {}
+    handle_httpstatus_list: ClassVar[Iterable[int]] = ()
+
+    crawler: CrawlContext
+    settings: Settings
+
+    def __init__(self, name: str | None = None, **kwargs: Any) -> None:
+        if name is not None:
+            self.name = name  # type: ignore[misc]
+        if not self.name:
+            self.name = type(self).__name__  # type: ignore[misc]
+        for key, value in kwargs.items():
+            setattr(self, key, value)
+        #: A dict that survives pause/resume when the crawl has a job directory.
+        self.state: dict[str, Any] = {}
+
+    @classmethod
+    def from_crawler(cls, crawler: CrawlContext, *args: Any, **kwargs: Any) -> Spider:
+        spider = cls(*args, **kwargs)
+        spider.crawler = crawler
+        spider.settings = crawler.settings
+        return spider
+
+    @property
+    def logger(self) -> logging.LoggerAdapter[logging.Logger]:
+        return logging.LoggerAdapter(logging.getLogger(f"skitter.spider.{self.name}"), {})
+
+    def start_requests(self) -> Iterable[Request] | AsyncIterable[Request]:
+        """The first requests. Start URLs skip the dupe filter, as in Scrapy."""
+        for url in self.start_urls:
+            yield Request(url, dont_filter=True)
+
+    def parse(self, response: Response) -> Any:
+        """The default callback."""
+        raise NotImplementedError(f"{type(self).__name__}.parse is not defined")
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
