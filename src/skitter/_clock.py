@@ -38,7 +38,7 @@ class SystemClock:
 class FakeClock:
     """A clock that only moves when told to. Both readings move together."""
 
-    __slots__ = ("_now", "_epoch")
+    __slots__ = ("_epoch", "_now")
 
     def __init__(self, start: float = 1000.0, epoch: float = 1_700_000_000.0) -> None:
         self._now = start

@@ -20,7 +20,7 @@ from skitter.exceptions import ConfigError
 __all__ = ["NotConfigured", "build_components", "load_object"]
 
 
-class NotConfigured(Exception):  # noqa: N818 - Scrapy's name, which users know
+class NotConfigured(Exception):
     """Raised by a component that is switched off by the settings."""
 
 
@@ -42,9 +42,10 @@ def load_object(path: Any) -> Any:
 
 
 def _key(spec: Any) -> str:
-    if isinstance(spec, str):
-        return spec
-    cls = spec if isinstance(spec, type) else type(spec)
+    """One key per component, however it is named: a public re-export path, the private
+    module path and the class itself all match the same built-in."""
+    obj = load_object(spec)
+    cls = obj if isinstance(obj, type) else type(obj)
     return f"{cls.__module__}.{cls.__qualname__}"
 
 

@@ -108,7 +108,7 @@ class CallbackError(SkitterError):
     """A callback produced an object that is neither a Request, an item nor None."""
 
 
-class CrawlControl(Exception):  # noqa: N818 - these are signals, not errors
+class CrawlControl(Exception):
     """Base of the exceptions raised on purpose to steer the crawl."""
 
 

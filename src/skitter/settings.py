@@ -41,14 +41,17 @@ _REGISTRY: list[Setting] = [
     # -- engine -------------------------------------------------------------------------
     Setting("CONCURRENT_REQUESTS", 16, int, "Downloads in flight at once, over all hosts."),
     Setting("CONCURRENT_REQUESTS_PER_DOMAIN", 8, int, "Downloads in flight at once per slot."),
-    Setting("CONCURRENT_ITEMS", 100, int, "Items of one response in the pipelines at once."),
     Setting("DOWNLOAD_DELAY", 0.0, float, "Seconds between two downloads from one slot."),
-    Setting(
-        "RANDOMIZE_DOWNLOAD_DELAY", True, bool, "Wait 0.5x to 1.5x DOWNLOAD_DELAY, as Scrapy."
-    ),
+    Setting("RANDOMIZE_DOWNLOAD_DELAY", True, bool, "Wait 0.5x to 1.5x DOWNLOAD_DELAY, as Scrapy."),
     Setting("DEPTH_LIMIT", 0, int, "Links deeper than this are dropped; 0 = no limit."),
-    Setting("DEPTH_PRIORITY", 0, int, "Added to a request's priority per level of depth."),
+    Setting(
+        "DEPTH_PRIORITY",
+        0,
+        int,
+        "Subtracted from a request's priority per level of depth (positive: breadth-first).",
+    ),
     Setting("URLLENGTH_LIMIT", 2083, int, "Requests with longer URLs are dropped; 0 = no limit."),
+    Setting("REFERER_ENABLED", True, bool, "Send the page a link was found on as Referer."),
     Setting("CLOSESPIDER_ITEMCOUNT", 0, int, "Stop after this many items; 0 = never."),
     Setting("CLOSESPIDER_PAGECOUNT", 0, int, "Stop after this many responses; 0 = never."),
     Setting("CLOSESPIDER_ERRORCOUNT", 0, int, "Stop after this many errors; 0 = never."),
@@ -85,6 +88,7 @@ _REGISTRY: list[Setting] = [
     Setting("COOKIES_ENABLED", True, bool, "Keep cookies per spider (and per meta cookiejar)."),
     Setting("REDIRECT_ENABLED", True, bool, "Follow 301/302/303/307/308 redirects."),
     Setting("REDIRECT_MAX_TIMES", 20, int, "Longest redirect chain followed."),
+    Setting("REDIRECT_PRIORITY_ADJUST", 2, int, "Added to the priority of a redirected request."),
     Setting("RETRY_ENABLED", True, bool, "Retry network errors and RETRY_HTTP_CODES."),
     Setting("RETRY_TIMES", 3, int, "Retries after the first attempt."),
     Setting(
@@ -159,7 +163,8 @@ def _parse_str(name: str, raw: str, kind: type) -> Any:
                 raise ValueError("expected a JSON object")
             return value
     except (ValueError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"setting {name}: cannot read {raw!r} as {kind.__name__}: {exc}") from None
+        message = f"setting {name}: cannot read {raw!r} as {kind.__name__}: {exc}"
+        raise ConfigError(message) from None
     return raw
 
 

@@ -31,15 +31,22 @@ DownloadResult = Response | Request
 DownloadHandler = Callable[[Request], Awaitable[DownloadResult]]
 
 
-async def _await_if_needed(value: Any) -> Any:
-    if inspect.isawaitable(value):
-        return await value
-    return value
-
-
-def _hook(mw: Any, name: str) -> Callable[..., Any] | None:
+def _hook(mw: Any, name: str) -> Callable[..., Awaitable[Any]] | None:
+    """The hook as an async callable, or None. A sync hook is wrapped here, once, so the
+    per-download path never asks whether a result must be awaited."""
     fn = getattr(mw, name, None)
-    return fn if callable(fn) else None
+    if not callable(fn):
+        return None
+    if inspect.iscoroutinefunction(fn):
+        return fn
+
+    async def call_sync(*args: Any) -> Any:
+        result = fn(*args)
+        if inspect.isawaitable(result):  # a sync function that returned a coroutine
+            return await result
+        return result
+
+    return call_sync
 
 
 def _wrap(mw: Any, inner: DownloadHandler, spider: Any) -> DownloadHandler:
@@ -53,7 +60,7 @@ def _wrap(mw: Any, inner: DownloadHandler, spider: Any) -> DownloadHandler:
         result: Any = None
         try:
             if on_request is not None:
-                result = await _await_if_needed(on_request(request, spider))
+                result = await on_request(request, spider)
                 if isinstance(result, Request):
                     return result
             if result is None:
@@ -61,7 +68,7 @@ def _wrap(mw: Any, inner: DownloadHandler, spider: Any) -> DownloadHandler:
         except Exception as exc:
             if on_exception is None:
                 raise
-            result = await _await_if_needed(on_exception(request, exc, spider))
+            result = await on_exception(request, exc, spider)
             if result is None:
                 raise
         if isinstance(result, Request):
@@ -73,7 +80,7 @@ def _wrap(mw: Any, inner: DownloadHandler, spider: Any) -> DownloadHandler:
             )
         if on_response is None:
             return result
-        out = await _await_if_needed(on_response(request, result, spider))
+        out = await on_response(request, result, spider)
         if not isinstance(out, Response | Request):
             raise TypeError(
                 f"{type(mw).__name__}.process_response returned {type(out).__name__}; "

@@ -133,9 +133,17 @@ class Request:
     @property
     def taskid(self) -> str:
         """The scheduler's key for this request: explicit, or the fingerprint in hex."""
-        if self._taskid is None:
-            self._taskid = self.fingerprint.hex()
-        return self._taskid
+        taskid = self._taskid
+        return taskid if taskid is not None else self.fingerprint.hex()
+
+    @taskid.setter
+    def taskid(self, value: str) -> None:
+        self._taskid = value
+
+    @property
+    def has_explicit_taskid(self) -> bool:
+        """True when a taskid was given rather than derived from the fingerprint."""
+        return self._taskid is not None
 
     def replace(self, **changes: Any) -> Request:
         """A copy with some arguments changed (Scrapy's ``Request.replace``)."""

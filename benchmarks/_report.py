@@ -1,0 +1,51 @@
+"""How a benchmark child process measures itself and reports back to crawl_bench.py.
+
+Each crawler runs in its own process so that its peak RSS and CPU time are its own.
+The child reads ``getrusage(RUSAGE_SELF)`` when the crawl starts and when it ends
+(imports and interpreter start-up are not counted) and prints one line,
+``BENCH-RESULT {json}``, on stdout; whatever else the crawler prints is ignored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import time
+from typing import Any
+
+__all__ = ["MARKER", "Meter", "child_args"]
+
+MARKER = "BENCH-RESULT "
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+class Meter:
+    """Started when the crawl starts; ``report()`` prints the result line."""
+
+    def __init__(self) -> None:
+        self._wall = time.perf_counter()
+        self._cpu = _cpu()
+
+    def report(self, pages: int, items: int, **extra: Any) -> None:
+        result = {
+            "pages": pages,
+            "items": items,
+            "elapsed": time.perf_counter() - self._wall,
+            "cpu": _cpu() - self._cpu,
+            # ru_maxrss is in KiB on Linux: the peak of the whole process.
+            "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            **extra,
+        }
+        print(MARKER + json.dumps(result, default=str), flush=True)
+
+
+def child_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("start_url")
+    parser.add_argument("--concurrency", type=int, default=64)
+    return parser.parse_args()

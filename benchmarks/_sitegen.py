@@ -1,0 +1,141 @@
+"""A synthetic static site for the crawl benchmark, written to a directory from a seed.
+
+Page ``i`` lives at ``/p/<i // 1000>/<i>.html`` (zero-padded) and holds 2-6
+``<div class="item">`` blocks (a name and a price) and about 15 links: the next page
+(so every page is reachable from page 0), a dozen random pages other than page 0 (start
+URLs bypass Scrapy's and skitter's dupe filters, so a link back to the start page
+would be crawled twice), and a few repeats of
+those written another way (relative, ``./``, ``../``, root-relative, with a
+``#fragment``), so a crawler's URL joining and dupe filter do real work. Filler
+paragraphs bring each page to a size drawn between 5 and 15 KB.
+
+The same seed and page count always give the same bytes; ``manifest.json`` records
+what a complete crawl must find.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import asdict, dataclass
+from html import escape
+from pathlib import Path
+
+__all__ = ["Manifest", "generate_site", "load_manifest"]
+
+LINKS_RANDOM = 11
+LINKS_REPEATED = 3
+MIN_SIZE, MAX_SIZE = 5_000, 15_000
+_VOCABULARY = (
+    "crawler spider request response scheduler frontier queue priority slot domain "
+    "politeness robots retry backoff timeout redirect cookie header body encoding "
+    "selector parse follow item pipeline export feed json csv lease ack redis bloom "
+    "filter fingerprint canonical url query fragment asyncio task group semaphore "
+    "throttle bucket token burst rate window fair share breaker circuit recrawl age"
+)
+_WORDS = _VOCABULARY.split()
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What a complete crawl of a generated site finds."""
+
+    pages: int
+    items: int
+    links: int
+    bytes: int
+    seed: int
+    start_path: str
+
+
+def _path(i: int, width: int) -> tuple[str, str]:
+    bucket = f"{i // 1000:03d}"
+    return bucket, f"{i:0{width}d}.html"
+
+
+def _href(src: int, dst: int, width: int, style: int) -> str:
+    """A link from page ``src`` to page ``dst``, written in one of five equivalent ways."""
+    src_bucket, _ = _path(src, width)
+    bucket, name = _path(dst, width)
+    if style == 0:
+        return f"/p/{bucket}/{name}"
+    if style == 1:
+        return name if bucket == src_bucket else f"../{bucket}/{name}"
+    if style == 2:
+        return f"./{name}" if bucket == src_bucket else f"/p/{bucket}/{name}"
+    if style == 3:
+        return f"../{bucket}/{name}#reviews"
+    return f"/p/{bucket}/{name}#top"
+
+
+def _paragraphs(rng: random.Random, count: int) -> list[str]:
+    out = []
+    for _ in range(count):
+        words = [rng.choice(_WORDS) for _ in range(rng.randint(40, 90))]
+        out.append(f"<p>{' '.join(words).capitalize()}.</p>\n")
+    return out
+
+
+def _page(
+    rng: random.Random, i: int, n: int, width: int, filler: list[str]
+) -> tuple[str, int, int]:
+    targets = [rng.randrange(1, n) for _ in range(LINKS_RANDOM)]
+    if i + 1 < n:
+        targets.insert(0, i + 1)
+    hrefs = [_href(i, t, width, rng.randrange(5)) for t in targets]
+    hrefs += [_href(i, rng.choice(targets), width, rng.randrange(5)) for _ in range(LINKS_REPEATED)]
+    rng.shuffle(hrefs)
+    nav = "".join(
+        f'<li><a href="{escape(h)}">Page {h.rsplit("/", 1)[-1]}</a></li>\n' for h in hrefs
+    )
+    item_count = rng.randint(2, 6)
+    items = "".join(
+        f'<div class="item"><h3 class="name">Widget {i}-{k}</h3>'
+        f'<span class="price">{rng.randrange(100, 100_000) / 100:.2f}</span></div>\n'
+        for k in range(item_count)
+    )
+    head = (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>Page {i}</title></head>\n<body>\n<h1>Page {i}</h1>\n"
+        f'<nav><ul class="links">\n{nav}</ul></nav>\n<main>\n{items}'
+    )
+    target = rng.randint(MIN_SIZE, MAX_SIZE)
+    body = [head]
+    size = len(head)
+    while size < target:
+        para = rng.choice(filler)
+        body.append(para)
+        size += len(para)
+    body.append("</main>\n</body></html>\n")
+    return "".join(body), item_count, len(hrefs)
+
+
+def generate_site(root: Path, pages: int, seed: int = 1) -> Manifest:
+    """Write a ``pages``-page site under ``root`` (created if needed) and its manifest."""
+    rng = random.Random(seed)
+    width = max(5, len(str(pages - 1)))
+    filler = _paragraphs(rng, 300)
+    items = links = total = 0
+    for i in range(pages):
+        html, item_count, link_count = _page(rng, i, pages, width, filler)
+        bucket, name = _path(i, width)
+        directory = root / "p" / bucket
+        if i % 1000 == 0:
+            directory.mkdir(parents=True, exist_ok=True)
+        data = html.encode()
+        (directory / name).write_bytes(data)
+        items += item_count
+        links += link_count
+        total += len(data)
+    bucket, name = _path(0, width)
+    manifest = Manifest(pages, items, links, total, seed, f"/p/{bucket}/{name}")
+    (root / "manifest.json").write_text(json.dumps(asdict(manifest), indent=2))
+    return manifest
+
+
+def load_manifest(root: Path) -> Manifest | None:
+    """The manifest of a site generated earlier under ``root``, if there is one."""
+    try:
+        return Manifest(**json.loads((root / "manifest.json").read_text()))
+    except (OSError, ValueError, TypeError):
+        return None

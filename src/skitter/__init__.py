@@ -1,0 +1,76 @@
+"""skitter: an asyncio-native web crawling framework.
+
+Scrapy's way of writing spiders, pyspider's scheduler, scrapy-redis's distribution, on
+plain asyncio. The names below are the public API; everything in a ``_module`` is not.
+They are imported on first use, so ``import skitter.http`` does not load the engine.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "CloseSpider": "skitter.exceptions",
+    "ConfigError": "skitter.exceptions",
+    "Crawler": "skitter.crawler",
+    "DropItem": "skitter.exceptions",
+    "HttpError": "skitter.exceptions",
+    "IgnoreRequest": "skitter.exceptions",
+    "Request": "skitter.http",
+    "Response": "skitter.http",
+    "RetryLater": "skitter.exceptions",
+    "Settings": "skitter.settings",
+    "SkitterError": "skitter.exceptions",
+    "Spider": "skitter.spider",
+    "crawl": "skitter.crawler",
+    "run_crawlers": "skitter.crawler",
+}
+
+__all__ = [  # literal, so tools see it; tests/test_public_api.py pins it to _EXPORTS
+    "CloseSpider",
+    "ConfigError",
+    "Crawler",
+    "DropItem",
+    "HttpError",
+    "IgnoreRequest",
+    "Request",
+    "Response",
+    "RetryLater",
+    "Settings",
+    "SkitterError",
+    "Spider",
+    "__version__",
+    "crawl",
+    "run_crawlers",
+]
+
+if TYPE_CHECKING:
+    from skitter.crawler import Crawler, crawl, run_crawlers
+    from skitter.exceptions import (
+        CloseSpider,
+        ConfigError,
+        DropItem,
+        HttpError,
+        IgnoreRequest,
+        RetryLater,
+        SkitterError,
+    )
+    from skitter.http import Request, Response
+    from skitter.settings import Settings
+    from skitter.spider import Spider
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'skitter' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

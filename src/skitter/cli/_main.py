@@ -1,0 +1,145 @@
+"""The ``skitter`` command: parses arguments, builds settings, runs crawlers.
+
+It only parses and presents; everything it runs is the public Python API, so what the
+command does a script can do too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+
+from skitter import __version__
+from skitter.cli._loader import load_spiders
+from skitter.cli._run import finish, run_with_signals, setup_logging
+from skitter.crawler import Crawler
+from skitter.exceptions import ConfigError
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def _pairs(values: Sequence[str], flag: str) -> dict[str, str]:
+    out = {}
+    for value in values:
+        name, sep, rest = value.partition("=")
+        if not sep or not name:
+            raise ConfigError(f"{flag} expects NAME=VALUE, got {value!r}")
+        out[name.strip()] = rest
+    return out
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="skitter", description="An asyncio-native web crawling framework."
+    )
+    parser.add_argument("--version", action="version", version=f"skitter {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    crawl = commands.add_parser("crawl", help="run spiders from files until they finish")
+    crawl.add_argument(
+        "targets", nargs="+", metavar="SPIDER", help="spider.py, spider.py:Name, or a directory"
+    )
+    _add_run_options(crawl)
+
+    demo = commands.add_parser("demo", help="serve the bundled demo shop on 127.0.0.1 and crawl it")
+    demo.add_argument(
+        "-o",
+        "--output",
+        default="demo-output/items.jsonl",
+        help="where to write the items (default: %(default)s)",
+    )
+    demo.add_argument("--stats-json", metavar="FILE", help="write the final stats as JSON")
+    demo.add_argument("-L", "--loglevel", default=None, help="log level (default INFO)")
+    demo.add_argument("--no-progress", action="store_true", help="no live progress line")
+    return parser
+
+
+def _add_run_options(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument(
+        "-o",
+        "--output",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="append items to FILE (.jsonl, .json, .csv); {name} is the spider's name",
+    )
+    cmd.add_argument(
+        "-O",
+        "--overwrite-output",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="like -o, but overwrite FILE",
+    )
+    cmd.add_argument(
+        "-s", "--set", action="append", default=[], metavar="NAME=VALUE", help="a setting"
+    )
+    cmd.add_argument(
+        "-a",
+        dest="spider_args",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a spider argument",
+    )
+    cmd.add_argument("--stats-json", metavar="FILE", help="write the final stats as JSON")
+    cmd.add_argument("-L", "--loglevel", default=None, help="log level (overrides LOG_LEVEL)")
+    cmd.add_argument("--no-progress", action="store_true", help="no live progress line")
+
+
+def _feeds(args: argparse.Namespace, spider_name: str, several: bool) -> dict[str, Any]:
+    feeds: dict[str, Any] = {}
+    for paths, overwrite in ((args.output, False), (args.overwrite_output, True)):
+        for path in paths:
+            if several and "{name}" not in path:
+                raise ConfigError(f"-o {path}: with several spiders, put {{name}} in the file name")
+            feeds[path.replace("{name}", spider_name)] = {"overwrite": overwrite}
+    return feeds
+
+
+def _cmd_crawl(args: argparse.Namespace, console: Console) -> int:
+    spider_classes = []
+    for target in args.targets:
+        spider_classes.extend(load_spiders(target))
+    cli_settings = _pairs(args.set, "-s")
+    spider_args = _pairs(args.spider_args, "-a")
+    several = len(spider_classes) > 1
+    crawlers = []
+    for cls in spider_classes:
+        settings = dict(cli_settings)
+        feeds = _feeds(args, cls.name or cls.__name__, several)
+        if feeds:
+            settings["FEEDS"] = feeds
+        crawlers.append(Crawler(cls, cli_settings=settings, **spider_args))
+    level = args.loglevel or crawlers[0].settings["LOG_LEVEL"]
+    setup_logging(level, console)
+    all_stats, forced = asyncio.run(
+        run_with_signals(crawlers, console, progress=not args.no_progress)
+    )
+    finish(crawlers, all_stats, args, console)
+    return EXIT_INTERRUPTED if forced else EXIT_OK
+
+
+def _cmd_demo(args: argparse.Namespace, console: Console) -> int:
+    from skitter.cli._demo import run_demo
+
+    setup_logging(args.loglevel or "INFO", console)
+    return asyncio.run(run_demo(args, console))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    console = Console(stderr=True)
+    handlers = {"crawl": _cmd_crawl, "demo": _cmd_demo}
+    try:
+        return handlers[args.command](args, console)
+    except ConfigError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        return EXIT_USAGE

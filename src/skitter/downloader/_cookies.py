@@ -1,0 +1,114 @@
+"""CookiesMiddleware: a cookie session per spider, as a browser would keep one.
+
+Cookies a response sets are stored and sent back on later requests to the same site.
+Scrapy's meta keys apply: ``meta["cookiejar"]`` names a separate jar (one login
+session per account, say), ``meta["dont_merge_cookies"]`` leaves the request's
+``Cookie`` header alone and ignores the cookies of its response. ``request.cookies`` (a
+dict, or a list of dicts with ``name``, ``value`` and optional ``domain``, ``path``)
+goes into the jar before the request is sent, so later requests carry it too.
+
+As in Scrapy, the ``Cookie`` header of a request is rebuilt from the jar: set cookies
+through ``Request(cookies=...)``, or a raw header together with ``dont_merge_cookies``.
+This is also what makes a redirected request (which copies the headers of the original)
+carry the right cookies for its new URL.
+
+The jars are aiohttp ``CookieJar`` objects with ``unsafe=True``: they implement domain,
+path, expiry and ``Secure`` matching, and unlike a browser they also keep cookies of hosts
+given by IP address, which crawls of intranets and local test sites need.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Hashable, Mapping
+from http.cookies import CookieError, Morsel, SimpleCookie
+from typing import Any
+
+from aiohttp import CookieJar
+from yarl import URL
+
+from skitter._components import NotConfigured
+from skitter._types import CrawlContext
+from skitter.http import Request, Response
+
+__all__ = ["CookiesMiddleware"]
+
+logger = logging.getLogger("skitter.downloader.cookies")
+
+
+class CookiesMiddleware:
+    """Stores response cookies and sends them back, one jar per ``meta["cookiejar"]``."""
+
+    def __init__(self) -> None:
+        self._jars: dict[Hashable, CookieJar] = {}
+
+    @classmethod
+    def from_crawler(cls, crawler: CrawlContext) -> CookiesMiddleware:
+        if not crawler.settings["COOKIES_ENABLED"]:
+            raise NotConfigured
+        return cls()
+
+    def jar(self, key: Hashable = None) -> CookieJar:
+        """The jar for ``meta["cookiejar"] == key`` (None: the spider's default jar)."""
+        jar = self._jars.get(key)
+        if jar is None:
+            # Created on first use: an aiohttp jar binds to the running event loop.
+            jar = self._jars[key] = CookieJar(unsafe=True)
+        return jar
+
+    def process_request(self, request: Request, spider: Any) -> None:
+        meta = request.meta
+        if meta.get("dont_merge_cookies"):
+            return
+        jar = self.jar(meta.get("cookiejar"))
+        if not request.cookies and not len(jar):
+            if request.has_headers:  # a copy of a request that had cookies (a redirect)
+                request.headers.popall("Cookie", None)
+            return  # nothing to send: skip parsing the URL, the common case of many crawls
+        url = URL(request.url)
+        if request.cookies:
+            jar.update_cookies(_request_cookies(request), url)
+        cookies = jar.filter_cookies(url)
+        headers = request.headers
+        headers.popall("Cookie", None)
+        if cookies:
+            headers["Cookie"] = "; ".join(
+                f"{morsel.key}={morsel.coded_value}" for morsel in cookies.values()
+            )
+
+    def process_response(self, request: Request, response: Response, spider: Any) -> Response:
+        meta = request.meta
+        if meta.get("dont_merge_cookies"):
+            return response
+        set_cookie = response.headers.getall("Set-Cookie", ())
+        if set_cookie:
+            jar = self.jar(meta.get("cookiejar"))
+            jar.update_cookies_from_headers(set_cookie, URL(response.url))
+        return response
+
+
+def _request_cookies(request: Request) -> list[tuple[str, Morsel[str]]]:
+    """``request.cookies`` as morsels; a cookie that cannot be encoded is skipped."""
+    raw = request.cookies
+    items: list[Mapping[str, Any]]
+    if isinstance(raw, Mapping):
+        items = [{"name": k, "value": v} for k, v in raw.items()]
+    else:
+        items = list(raw or ())
+    out: list[tuple[str, Morsel[str]]] = []
+    for item in items:
+        try:
+            name = str(item["name"])
+            jar: SimpleCookie = SimpleCookie()
+            jar[name] = str(item["value"])
+            morsel = jar[name]
+            for attr in ("domain", "path"):
+                if item.get(attr):
+                    morsel[attr] = str(item[attr])
+            if item.get("secure"):
+                morsel["secure"] = True
+        except (CookieError, KeyError) as exc:
+            logger.warning("%r: skipping invalid cookie %r: %s", request, item, exc)
+            continue
+        out.append((name, morsel))
+    return out

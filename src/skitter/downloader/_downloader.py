@@ -1,0 +1,88 @@
+"""The Downloader: the middleware onion over a transport, built once per crawl.
+
+``DOWNLOADER_MIDDLEWARES_BASE`` lists the built-ins with Scrapy's orders; the
+DOWNLOADER_MIDDLEWARES setting is merged over it (``None`` switches one off) and lower
+orders sit further out, so ``process_request`` runs in ascending order and
+``process_response`` in descending order, as in Scrapy.
+
+A middleware that needs to download on its own (RobotsTxtMiddleware fetches robots.txt)
+defines ``bind_transport(fetch)``; the Downloader calls it with the part of the onion
+*inside* that middleware, ending at the transport. Its own requests thus get the
+headers, proxy, cookies and redirects of the layers below it, and never loop back
+through itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skitter._components import build_components
+from skitter._types import CrawlContext
+from skitter.downloader._middleware import DownloadHandler, DownloadResult, compose
+from skitter.downloader._transport import AiohttpTransport, Transport
+from skitter.http import Request
+
+__all__ = ["DOWNLOADER_MIDDLEWARES_BASE", "Downloader"]
+
+_PKG = "skitter.downloader"
+
+DOWNLOADER_MIDDLEWARES_BASE: dict[str, int] = {
+    f"{_PKG}.RobotsTxtMiddleware": 100,
+    f"{_PKG}.DefaultHeadersMiddleware": 400,
+    f"{_PKG}.UserAgentMiddleware": 500,
+    f"{_PKG}.RetryMiddleware": 550,
+    f"{_PKG}.HttpCompressionMiddleware": 590,
+    f"{_PKG}.RedirectMiddleware": 600,
+    f"{_PKG}.CookiesMiddleware": 700,
+    f"{_PKG}.HttpProxyMiddleware": 750,
+}
+
+
+class Downloader:
+    """Downloads requests through the middlewares; one per crawl (per spider).
+
+    ``fetch`` returns a Response, or a Request meaning "schedule this instead" (a
+    redirect), and raises ``RequestError`` subclasses for failures and ``CrawlControl``
+    signals (``IgnoreRequest``, ``RetryLater``) from the middlewares.
+    """
+
+    def __init__(
+        self, crawler: CrawlContext, spider: Any, transport: Transport | None = None
+    ) -> None:
+        if transport is None:
+            transport = AiohttpTransport(crawler.settings, crawler.stats)
+        self.crawler = crawler
+        self.transport: Transport = transport
+        self.middlewares: list[Any] = build_components(
+            DOWNLOADER_MIDDLEWARES_BASE, crawler.settings["DOWNLOADER_MIDDLEWARES"], crawler
+        )
+        self._spider = spider
+        for i, mw in enumerate(self.middlewares):
+            bind = getattr(mw, "bind_transport", None)
+            if callable(bind):
+                bind(compose(self.middlewares[i + 1 :], self.transport.fetch, spider))
+        self._handler: DownloadHandler = compose(self.middlewares, self.transport.fetch, spider)
+
+    async def open(self) -> None:
+        await self.transport.open()
+
+    async def close(self) -> None:
+        await self.transport.close()
+
+    async def __aenter__(self) -> Downloader:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def fetch(self, request: Request) -> DownloadResult:
+        """Download ``request`` through every middleware."""
+        return await self._handler(request)
+
+    def middleware(self, cls: type) -> Any:
+        """The active middleware of class ``cls`` (e.g. for ``crawl_delay``), or None."""
+        for mw in self.middlewares:
+            if isinstance(mw, cls):
+                return mw
+        return None

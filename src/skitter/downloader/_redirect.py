@@ -1,0 +1,141 @@
+"""RedirectMiddleware: turns a 3xx response with ``Location`` into a new Request.
+
+Scrapy's behaviour and meta keys. The redirected request goes back to the scheduler
+(the Downloader returns a Request, which means "schedule this instead"), so it passes
+the dupe filter like any other request but keeps the original's ``dont_filter``; its
+priority is raised by REDIRECT_PRIORITY_ADJUST so a half-done chain finishes first.
+
+- 301/302 with POST and 303 with anything but HEAD become a GET without a body (what
+  browsers do); 307 and 308 keep the method and body.
+- ``meta["redirect_times"]`` counts the hops, ``meta["redirect_urls"]`` lists the URLs
+  left behind and ``meta["redirect_reasons"]`` their statuses.
+- More than REDIRECT_MAX_TIMES hops raises ``RedirectError``. So does a redirect back to
+  a URL already in the chain, unless the response set a cookie: sites commonly set a
+  session cookie and send the client back where it came from, which is progress, not a
+  loop (such chains still end at the limit).
+- ``Authorization`` is dropped when the scheme or host changes, ``Cookie`` when the
+  host changes (CookiesMiddleware rebuilds it for the new URL), and a proxy taken from
+  the environment is dropped when the scheme changes so HttpProxyMiddleware picks the
+  proxy for the new scheme.
+- Not redirected: ``meta["dont_redirect"]``, statuses in ``handle_httpstatus_list``
+  (spider attribute or meta), ``meta["handle_httpstatus_all"]``, a missing or
+  non-HTTP ``Location``.
+
+Stats: ``downloader/redirect_count`` and ``downloader/redirect_status_count/<N>``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from w3lib.url import safe_url_string
+
+from skitter._components import NotConfigured
+from skitter._types import CrawlContext, StatsSink
+from skitter.exceptions import RedirectError
+from skitter.http import Request, Response
+
+__all__ = ["RedirectMiddleware"]
+
+logger = logging.getLogger("skitter.downloader.redirect")
+
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+_ENV_PROXY_FLAG = "_scheme_proxy"  # set by HttpProxyMiddleware (Scrapy's key)
+_BODY_HEADERS = ("Content-Type", "Content-Length", "Content-Encoding", "Content-Language")
+
+
+class RedirectMiddleware:
+    """Follows HTTP redirects by handing back a new Request."""
+
+    def __init__(self, stats: StatsSink, max_times: int = 20, priority_adjust: int = 2) -> None:
+        self._stats = stats
+        self.max_times = max_times
+        self.priority_adjust = priority_adjust
+
+    @classmethod
+    def from_crawler(cls, crawler: CrawlContext) -> RedirectMiddleware:
+        settings = crawler.settings
+        if not settings["REDIRECT_ENABLED"]:
+            raise NotConfigured
+        return cls(
+            crawler.stats, settings["REDIRECT_MAX_TIMES"], settings["REDIRECT_PRIORITY_ADJUST"]
+        )
+
+    def process_response(
+        self, request: Request, response: Response, spider: Any
+    ) -> Response | Request:
+        status = response.status
+        if status not in REDIRECT_STATUSES:
+            return response
+        meta = request.meta
+        if (
+            meta.get("dont_redirect")
+            or meta.get("handle_httpstatus_all")
+            or status in meta.get("handle_httpstatus_list", ())
+            or status in getattr(spider, "handle_httpstatus_list", ())
+        ):
+            return response
+        location = response.headers.get("Location")
+        if not location:
+            return response
+        target = safe_url_string(urljoin(request.url, location.strip()))
+        if urlsplit(target).scheme not in ("http", "https"):
+            logger.debug("%r: not following redirect to %r", request, target)
+            return response
+        return self._redirect(request, response, target)
+
+    def _redirect(self, request: Request, response: Response, target: str) -> Request:
+        meta = request.meta
+        chain: list[str] = [*meta.get("redirect_urls", ()), request.url]
+        times = meta.get("redirect_times", 0) + 1
+        if times > self.max_times:
+            raise RedirectError(
+                f"{request!r}: more than {self.max_times} redirects: "
+                + " -> ".join([*chain, target]),
+                request=request,
+            )
+        if target in chain and "Set-Cookie" not in response.headers:
+            raise RedirectError(
+                f"{request!r}: redirect loop: " + " -> ".join([*chain, target]),
+                request=request,
+            )
+        status = response.status
+        changes: dict[str, Any] = {
+            "url": target,
+            "priority": request.priority + self.priority_adjust,
+        }
+        to_get = (status == 303 and request.method != "HEAD") or (
+            status in (301, 302) and request.method == "POST"
+        )
+        if to_get:
+            changes["method"] = "GET"
+            changes["body"] = b""
+        redirected = request.replace(**changes)
+        new_meta = redirected.meta
+        new_meta["redirect_times"] = times
+        new_meta["redirect_urls"] = chain
+        new_meta["redirect_reasons"] = [*meta.get("redirect_reasons", ()), status]
+        if redirected.has_headers:
+            _strip_headers(redirected, request.url, target, to_get)
+        old_scheme = request.url.partition(":")[0].lower()
+        if old_scheme != target.partition(":")[0].lower() and new_meta.pop(_ENV_PROXY_FLAG, None):
+            new_meta.pop("proxy", None)
+        self._stats.inc("downloader/redirect_count")
+        self._stats.inc(f"downloader/redirect_status_count/{status}")
+        logger.debug("redirecting (%d) %r to %s", status, request, target)
+        return redirected
+
+
+def _strip_headers(redirected: Request, source: str, target: str, to_get: bool) -> None:
+    headers = redirected.headers
+    if to_get:
+        for name in _BODY_HEADERS:
+            headers.popall(name, None)
+    old, new = urlsplit(source), urlsplit(target)
+    if old.hostname != new.hostname:
+        headers.popall("Cookie", None)
+        headers.popall("Authorization", None)
+    elif old.scheme != new.scheme:
+        headers.popall("Authorization", None)

@@ -1,0 +1,57 @@
+"""RetryMiddleware: marks failed attempts as retryable; the scheduler does the rest.
+
+Unlike Scrapy's, this middleware neither counts attempts nor waits: pyspider's
+scheduler owns the retry table (SPEC §2), so a retry survives a restart and a
+distributed crawl agrees on the count. The middleware only translates failures into
+``RetryLater``:
+
+- a response whose status is in RETRY_HTTP_CODES → ``RetryLater(reason="HTTP 503",
+  response=..., delay=<Retry-After in seconds, or None>)``; the response is kept so it
+  can still reach the spider when the retries run out;
+- a ``TransportError`` (ConnectError, DownloadTimeout, ConnectionLost) →
+  ``RetryLater(reason=<error class name>, cause=<the error>)``.
+
+``meta["dont_retry"]`` turns it off for one request. Other errors (InvalidURL,
+ResponseTooLarge, RedirectError) are not retryable: a second attempt would fail the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skitter._clock import Clock
+from skitter._components import NotConfigured
+from skitter._types import CrawlContext
+from skitter.downloader._retry_after import parse_retry_after
+from skitter.exceptions import RetryLater, TransportError
+from skitter.http import Request, Response
+
+__all__ = ["RetryMiddleware"]
+
+
+class RetryMiddleware:
+    """Raises ``RetryLater`` for retryable statuses and network errors."""
+
+    def __init__(self, retry_http_codes: list[int], clock: Clock) -> None:
+        self.retry_http_codes = frozenset(int(code) for code in retry_http_codes)
+        self._clock = clock
+
+    @classmethod
+    def from_crawler(cls, crawler: CrawlContext) -> RetryMiddleware:
+        settings = crawler.settings
+        if not settings["RETRY_ENABLED"]:
+            raise NotConfigured
+        return cls(settings["RETRY_HTTP_CODES"], crawler.clock)
+
+    def process_response(self, request: Request, response: Response, spider: Any) -> Response:
+        if response.status not in self.retry_http_codes or request.meta.get("dont_retry"):
+            return response
+        delay = parse_retry_after(response.headers.get("Retry-After"), self._clock.time())
+        raise RetryLater(f"HTTP {response.status}", request=request, response=response, delay=delay)
+
+    def process_exception(self, request: Request, exception: Exception, spider: Any) -> None:
+        if isinstance(exception, TransportError) and not request.meta.get("dont_retry"):
+            raise RetryLater(
+                type(exception).__name__, request=request, cause=exception
+            ) from exception
+        return None

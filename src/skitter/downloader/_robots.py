@@ -1,0 +1,161 @@
+"""RobotsTxtMiddleware: obey robots.txt (ROBOTSTXT_OBEY), parsed with Protego.
+
+robots.txt is fetched once per origin (scheme + host + port), the first time a request
+for it comes through; requests for the same origin that arrive meanwhile wait for that
+one download instead of starting their own. The parsed rules are kept for the crawl.
+
+The fetch goes through the part of the onion *inside* this middleware (see
+``bind_transport``), so it carries the crawl's User-Agent and default headers, uses the
+request's proxy, and follows redirects (``http://`` → ``https://`` is common), up to
+five hops. What the answer means, as in Scrapy:
+
+- 2xx: the rules apply (matched against ROBOTSTXT_USER_AGENT, else the User-Agent);
+- 4xx: there are no rules, everything is allowed;
+- 5xx, a network error or an unreadable file: everything is allowed, with a warning.
+
+A disallowed request raises ``IgnoreRequest``. ``meta["dont_obey_robotstxt"]`` skips the
+check. ``crawl_delay(host)`` gives the Crawl-delay the rules ask of us, for the slots.
+
+Stats: ``robotstxt/request_count``, ``robotstxt/response_count``,
+``robotstxt/response_status_count/<N>``, ``robotstxt/exception_count/<Error>``,
+``robotstxt/forbidden``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from protego import Protego
+
+from skitter._components import NotConfigured
+from skitter._types import CrawlContext, StatsSink
+from skitter.downloader._middleware import DownloadHandler
+from skitter.exceptions import CrawlControl, IgnoreRequest, RequestError
+from skitter.http import Request, Response, url_host
+
+__all__ = ["RobotsTxtMiddleware"]
+
+logger = logging.getLogger("skitter.downloader.robotstxt")
+
+_MAX_HOPS = 5
+_RETRY = object()  # the fetch was cancelled: a waiter should try again itself
+_Rules = Protego | None  # None: everything is allowed
+
+
+class RobotsTxtMiddleware:
+    """Drops requests that the site's robots.txt disallows for our user agent."""
+
+    def __init__(self, stats: StatsSink, user_agent: str) -> None:
+        self._stats = stats
+        self.user_agent = user_agent
+        self._fetch: DownloadHandler | None = None
+        self._rules: dict[str, asyncio.Future[Any]] = {}
+        self._delays: dict[str, float | None] = {}
+
+    @classmethod
+    def from_crawler(cls, crawler: CrawlContext) -> RobotsTxtMiddleware:
+        settings = crawler.settings
+        if not settings["ROBOTSTXT_OBEY"]:
+            raise NotConfigured
+        user_agent = (
+            settings["ROBOTSTXT_USER_AGENT"]
+            or getattr(crawler.spider, "user_agent", None)
+            or settings["USER_AGENT"]
+        )
+        return cls(crawler.stats, user_agent)
+
+    def bind_transport(self, fetch: DownloadHandler) -> None:
+        """Called by the Downloader with the handler to download robots.txt through."""
+        self._fetch = fetch
+
+    def crawl_delay(self, host: str) -> float | None:
+        """The Crawl-delay robots.txt of ``host`` asks of us, once it has been read."""
+        return self._delays.get(host.lower())
+
+    async def process_request(self, request: Request, spider: Any) -> None:
+        if request.meta.get("dont_obey_robotstxt"):
+            return
+        origin = _origin(request.url)
+        future = self._rules.get(origin)
+        if future is not None and future.done() and future.result() is not _RETRY:
+            rules = future.result()
+        else:
+            rules = await self._rules_for(origin, request)
+        if rules is not None and not rules.can_fetch(request.url, self.user_agent):
+            self._stats.inc("robotstxt/forbidden")
+            raise IgnoreRequest(f"forbidden by robots.txt: {request!r}", request=request)
+
+    async def _rules_for(self, origin: str, request: Request) -> _Rules:
+        while True:
+            future = self._rules.get(origin)
+            if future is None:
+                break
+            rules = await future
+            if rules is not _RETRY:
+                return rules  # type: ignore[no-any-return]
+        future = self._rules[origin] = asyncio.get_running_loop().create_future()
+        try:
+            rules = await self._download(origin, request)
+        except BaseException:
+            # Cancelled: let the next waiter fetch it; never leave them hanging.
+            del self._rules[origin]
+            future.set_result(_RETRY)
+            raise
+        future.set_result(rules)
+        host = url_host(origin)
+        self._delays[host] = rules.crawl_delay(self.user_agent) if rules is not None else None
+        return rules
+
+    async def _download(self, origin: str, request: Request) -> _Rules:
+        if self._fetch is None:
+            raise RuntimeError("RobotsTxtMiddleware used before bind_transport()")
+        meta: dict[str, Any] = {"dont_obey_robotstxt": True, "dont_retry": True}
+        if request.meta.get("proxy") is not None:
+            meta["proxy"] = request.meta["proxy"]
+        robots: Request = Request(f"{origin}/robots.txt", meta=meta, dont_filter=True)
+        stats = self._stats
+        stats.inc("robotstxt/request_count")
+        try:
+            for _ in range(_MAX_HOPS + 1):
+                result = await self._fetch(robots)
+                if isinstance(result, Response):
+                    break
+                robots = result
+            else:
+                logger.warning("%s/robots.txt: too many redirects; allowing all", origin)
+                return None
+        except (RequestError, CrawlControl) as exc:
+            stats.inc(f"robotstxt/exception_count/{type(exc).__name__}")
+            logger.warning("%s/robots.txt: cannot download (%s); allowing all", origin, exc)
+            return None
+        return self._parse(origin, result)
+
+    def _parse(self, origin: str, response: Response) -> _Rules:
+        status = response.status
+        self._stats.inc("robotstxt/response_count")
+        self._stats.inc(f"robotstxt/response_status_count/{status}")
+        if status >= 500:
+            logger.warning("%s/robots.txt: HTTP %d; allowing all", origin, status)
+            return None
+        if status >= 300:
+            return None  # 4xx (and unfollowed 3xx): no rules
+        try:
+            return Protego.parse(response.body.decode("utf-8", errors="replace"))
+        except Exception as exc:
+            logger.warning("%s/robots.txt: cannot parse (%s); allowing all", origin, exc)
+            return None
+
+
+def _origin(url: str) -> str:
+    """``scheme://host[:port]`` of an absolute URL, lower-cased, without parsing it all."""
+    start = url.find("://")
+    if start < 0:
+        return url.lower()
+    end = len(url)
+    for ch in "/?#":
+        i = url.find(ch, start + 3)
+        if 0 <= i < end:
+            end = i
+    return url[:end].lower()

@@ -1,0 +1,388 @@
+"""The engine: moves requests, responses and items between the components.
+
+One dispatch loop takes leased tasks from the projects' schedulers and starts one
+asyncio task per download, bounded by a semaphore (CONCURRENT_REQUESTS). A slow download
+holds one permit and nothing else, so it never idles the others; a slot that is busy is
+handled by the scheduler, which parks its tasks instead of handing them out.
+
+Termination (SPEC §1): a project is finished when its start requests are exhausted, its
+scheduler holds nothing (ready, delayed, parked or processing) and none of its tasks is
+running — a task covers download, callback and pipelines, so a callback that yields late
+keeps the crawl alive until it returns. The loop wakes on three things only: a task
+finished, requests were queued, or the scheduler's next due time passed; it never polls.
+
+Every failure of one request or callback is caught in ``_process``, logged with the
+request and callback, counted, and the crawl goes on. Cancellation is never swallowed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterable, Callable, Sequence
+from typing import Any
+
+from skitter.engine._project import Project
+from skitter.exceptions import (
+    CloseSpider,
+    HttpError,
+    IgnoreRequest,
+    InvalidURL,
+    RequestError,
+    RetryLater,
+)
+from skitter.frontier import Lease
+from skitter.http import Request, Response
+from skitter.items import is_item
+from skitter.spider import aiter_output
+
+__all__ = ["Engine"]
+
+log = logging.getLogger("skitter.engine")
+
+_FLUSH_AT = 256  # requests yielded by one callback are queued in batches of this size
+
+
+class Engine:
+    """Runs projects to completion (``crawl`` mode) on the current event loop."""
+
+    def __init__(
+        self,
+        projects: Sequence[Project],
+        *,
+        concurrency: int,
+        shutdown_timeout: float = 30.0,
+        housekeeping_interval: float = 1.0,
+    ) -> None:
+        if not projects:
+            raise ValueError("the engine needs at least one project")
+        self.projects = list(projects)
+        self._sem = asyncio.Semaphore(concurrency)
+        self._low_water = max(2 * concurrency, 64)
+        self._shutdown_timeout = shutdown_timeout
+        self._housekeeping_interval = housekeeping_interval
+        self._wakeup = asyncio.Event()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._stopping = False
+        self._next_project = 0
+        self._tg: asyncio.TaskGroup | None = None
+
+    # -- control ----------------------------------------------------------------------
+    def stop(self, reason: str = "shutdown") -> None:
+        """Stop scheduling; running tasks may finish within the shutdown timeout."""
+        self._stopping = True
+        for project in self.projects:
+            project.request_close(reason)
+        self._wakeup.set()
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._tasks)
+
+    # -- main loop --------------------------------------------------------------------
+    async def run(self) -> None:
+        """Crawl until every project is finished or the engine is stopped; then close
+        every project (pipelines, feeds, connections), also when cancelled."""
+        try:
+            for project in self.projects:
+                await project.open()
+            async with asyncio.TaskGroup() as tg:
+                self._tg = tg
+                helpers = [tg.create_task(self._feed(p)) for p in self.projects]
+                helpers.append(tg.create_task(self._housekeeping()))
+                await self._dispatch()
+                await self._drain()
+                for task in helpers:
+                    task.cancel()
+        finally:
+            for project in self.projects:
+                await project.close()
+
+    async def _dispatch(self) -> None:
+        sem = self._sem
+        while not self._stopping:
+            await sem.acquire()
+            self._wakeup.clear()
+            picked = await self._pick()
+            if picked is not None:
+                project, lease = picked
+                project.in_flight += 1
+                task = self._tg.create_task(self._process(project, lease))  # type: ignore[union-attr]
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+                continue
+            sem.release()
+            if await self._all_finished():
+                return
+            timeout = await self._next_wakeup()
+            try:
+                async with asyncio.timeout(timeout):
+                    await self._wakeup.wait()
+            except TimeoutError:
+                pass
+
+    async def _pick(self) -> tuple[Project, Lease] | None:
+        """The next dispatchable task, taking projects in turn."""
+        projects = self.projects
+        count = len(projects)
+        for i in range(count):
+            project = projects[(self._next_project + i) % count]
+            if project.closing is not None:
+                continue
+            lease = await project.scheduler.next_request()
+            if not project.start_exhausted and project.scheduler.backlog < self._low_water:
+                project.hungry.set()
+            if lease is not None:
+                self._next_project = (self._next_project + i + 1) % count
+                return project, lease
+        return None
+
+    async def _all_finished(self) -> bool:
+        done = True
+        for project in self.projects:
+            if project.closing is None:
+                if (
+                    project.start_exhausted
+                    and project.in_flight == 0
+                    and await project.scheduler.is_finished()
+                ):
+                    project.request_close("finished")
+                else:
+                    done = False
+            if project.closing is not None and project.in_flight > 0:
+                done = False
+        return done
+
+    async def _next_wakeup(self) -> float | None:
+        waits = []
+        for project in self.projects:
+            if project.closing is None:
+                wait = await project.scheduler.next_wakeup()
+                if wait is not None:
+                    waits.append(wait)
+        return min(waits) if waits else None
+
+    async def _drain(self) -> None:
+        """After a stop: let running tasks finish, up to the shutdown timeout."""
+        if not self._tasks:
+            return
+        log.info(
+            "Waiting up to %.0f s for %d running requests", self._shutdown_timeout, len(self._tasks)
+        )
+        _done, pending = await asyncio.wait(list(self._tasks), timeout=self._shutdown_timeout)
+        for task in pending:
+            task.cancel()
+        if pending:
+            log.warning("Cancelled %d requests still running at shutdown", len(pending))
+
+    async def _housekeeping(self) -> None:
+        while True:
+            await asyncio.sleep(self._housekeeping_interval)
+            for project in self.projects:
+                if project.closing is None:
+                    await project.scheduler.maintain()
+                    self._check_limits(project)
+            self._wakeup.set()
+
+    # -- start requests -------------------------------------------------------------------
+    async def _feed(self, project: Project) -> None:
+        """Pull start requests lazily: only while the project's queue is low."""
+        try:
+            source = project.spider_mw.process_start_requests(
+                aiter_output(project.spider.start_requests())
+            )
+            async for request in source:
+                if project.closing is not None:
+                    break
+                if not isinstance(request, Request):
+                    self._count_bad_output(project, request, "start_requests")
+                    continue
+                await self._enqueue(project, [request])
+                while project.scheduler.backlog >= self._low_water and project.closing is None:
+                    project.hungry.clear()
+                    await project.hungry.wait()
+        except Exception:
+            log.exception("Error while obtaining start requests of spider %s", project.name)
+            project.stats.inc("engine/start_requests_errors")
+        finally:
+            project.start_exhausted = True
+            self._wakeup.set()
+
+    async def _enqueue(self, project: Project, requests: list[Request]) -> None:
+        await project.scheduler.enqueue(requests)
+        self._wakeup.set()
+
+    # -- one task ---------------------------------------------------------------------
+    async def _process(self, project: Project, lease: Lease) -> None:
+        request = lease.request
+        scheduler = project.scheduler
+        try:
+            try:
+                result = await project.downloader.fetch(request)
+            finally:
+                scheduler.download_finished(lease)
+            if isinstance(result, Request):  # redirected: the new request replaces this one
+                await self._enqueue(project, [result])
+                await scheduler.complete(lease)
+                return
+            project.stats.inc("response_received_count")
+            if project.limits:
+                self._check_limits(project)
+            await self._handle_response(project, result)
+            await scheduler.complete(lease)
+        except RetryLater as exc:
+            await self._retry_or_give_up(project, lease, exc)
+        except IgnoreRequest as exc:
+            project.stats.inc("engine/ignored_requests")
+            log.debug("Ignored %s: %s", request, exc.reason)
+            await scheduler.bad(lease, f"ignored: {exc.reason}")
+            await self._errback(project, request, exc)
+        except InvalidURL as exc:
+            log.warning("Bad URL %s: %s", request, exc)
+            await scheduler.bad(lease, str(exc))
+            await self._errback(project, request, exc)
+        except RequestError as exc:
+            log.error("Error downloading %s: %s", request, exc)
+            await scheduler.fail(lease, f"{type(exc).__name__}: {exc}")
+            await self._errback(project, request, exc)
+        except CloseSpider as exc:
+            project.request_close(exc.reason)
+            await scheduler.complete(lease)
+        except Exception as exc:  # a bug in a middleware: contain it to this request
+            log.exception("Unexpected error processing %s", request)
+            project.stats.inc(f"engine/unexpected_errors/{type(exc).__name__}")
+            await scheduler.fail(lease, f"{type(exc).__name__}: {exc}")
+        finally:
+            project.in_flight -= 1
+            self._sem.release()
+            self._wakeup.set()
+
+    async def _retry_or_give_up(self, project: Project, lease: Lease, exc: RetryLater) -> None:
+        request = lease.request
+        if await project.scheduler.retry(lease, exc.reason, exc.delay):
+            log.debug("Retrying %s (failed %d times): %s", request, lease.retried + 1, exc.reason)
+            return
+        log.error(
+            "Gave up retrying %s (failed %d times): %s", request, lease.retried + 1, exc.reason
+        )
+        if exc.response is not None:
+            # Out of retries on a status: the spider still gets the last response, and
+            # the HTTP error filter decides whether its callback or errback sees it.
+            project.stats.inc("response_received_count")
+            await self._handle_response(project, exc.response)
+        else:
+            await self._errback(project, request, exc.cause or exc)
+
+    # -- spider side ------------------------------------------------------------------
+    async def _handle_response(self, project: Project, response: Response) -> None:
+        request = response.request
+        try:
+            await project.spider_mw.process_input(response)
+        except Exception as exc:
+            if isinstance(exc, HttpError):
+                log.info("Ignoring response %s: HTTP status code is not handled", response)
+            await self._errback(project, request, exc, response)
+            return
+        callback = request.callback or project.spider.parse
+        await self._run_callback(project, response, callback, response, **request.cb_kwargs)
+
+    async def _errback(
+        self,
+        project: Project,
+        request: Request,
+        exc: BaseException,
+        response: Response | None = None,
+    ) -> None:
+        if request.errback is None:
+            if not isinstance(exc, HttpError | IgnoreRequest):
+                project.stats.inc(f"engine/failed_requests/{type(exc).__name__}")
+            return
+        if getattr(exc, "request", None) is None:
+            with contextlib.suppress(AttributeError):
+                exc.request = request  # type: ignore[attr-defined]
+        if response is None:
+            response = getattr(exc, "response", None) or Response(
+                request.url, status=0, request=request, flags=["failed"]
+            )
+        await self._run_callback(project, response, request.errback, exc)
+
+    async def _run_callback(
+        self,
+        project: Project,
+        response: Response,
+        callback: Callable[..., Any],
+        *args: Any,
+        **kwargs: Any,
+    ) -> None:
+        batch: list[Request] = []
+        try:
+            output = project.spider_mw.process_output(
+                response, aiter_output(callback(*args, **kwargs))
+            )
+            await self._consume(project, callback, output, batch)
+        except CloseSpider as exc:
+            project.request_close(exc.reason)
+        except Exception as exc:
+            alternative = await project.spider_mw.process_exception(response, exc)
+            if alternative is None:
+                name = getattr(callback, "__qualname__", repr(callback))
+                log.error(
+                    "Spider error processing %s (callback %s)",
+                    response.request,
+                    name,
+                    exc_info=exc,
+                )
+                project.stats.inc(f"spider_exceptions/{type(exc).__name__}")
+                project.stats.inc("spider_exceptions/count")
+                self._check_limits(project)
+            else:
+                await self._consume(project, callback, alternative, batch)
+        finally:
+            if batch:
+                await self._enqueue(project, batch)
+
+    async def _consume(
+        self,
+        project: Project,
+        callback: Callable[..., Any],
+        output: AsyncIterable[Any],
+        batch: list[Request],
+    ) -> None:
+        pipelines = project.pipelines
+        spider = project.spider
+        async for obj in output:
+            if isinstance(obj, Request):
+                batch.append(obj)
+                if len(batch) >= _FLUSH_AT:
+                    await self._enqueue(project, batch[:])
+                    batch.clear()
+            elif obj is None:
+                continue
+            elif is_item(obj):
+                await pipelines.process_item(obj, spider)
+                if project.limits:
+                    self._check_limits(project)
+            else:
+                self._count_bad_output(project, obj, getattr(callback, "__qualname__", "?"))
+
+    def _count_bad_output(self, project: Project, obj: object, where: str) -> None:
+        project.stats.inc(f"spider_exceptions/CallbackError/{type(obj).__name__}")
+        log.error(
+            "%s yielded a %s (%.80r); expected a Request, an item (dict, dataclass, attrs, "
+            "pydantic) or None",
+            where,
+            type(obj).__name__,
+            obj,
+        )
+
+    def _check_limits(self, project: Project) -> None:
+        """The CLOSESPIDER_* settings, checked where their counters move."""
+        stats = project.stats
+        for key, limit, reason in project.limits:
+            if stats.get(key, 0) >= limit:
+                project.request_close(reason)
+        timeout = project.close_after
+        if timeout and time.monotonic() - project.started_at >= timeout:
+            project.request_close("closespider_timeout")

@@ -1,0 +1,108 @@
+"""A project as the engine runs it: one spider with its own components and counters.
+
+The crawler builds the components; the engine only moves data between them. Keeping
+them per project is what lets one engine run several spiders at once (SPEC §2) without
+any of them sharing pipelines, middlewares, cookies or statistics.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from skitter.downloader import Downloader
+from skitter.engine._stats import Stats
+from skitter.pipelines import ItemPipelineManager
+from skitter.scheduler import ProjectScheduler
+from skitter.settings import Settings
+from skitter.spider import SpiderMiddlewareManager
+
+__all__ = ["Project"]
+
+log = logging.getLogger("skitter.engine")
+
+
+@dataclass(eq=False)
+class Project:
+    """One spider's components and the engine's bookkeeping for it."""
+
+    name: str
+    spider: Any
+    settings: Settings
+    stats: Stats
+    scheduler: ProjectScheduler
+    downloader: Downloader
+    spider_mw: SpiderMiddlewareManager
+    pipelines: ItemPipelineManager
+
+    in_flight: int = 0
+    start_exhausted: bool = False
+    #: Why the project is closing (None while it runs); set once.
+    closing: str | None = None
+    closed: bool = False
+    #: Set by the engine when the queue runs low and more start requests are wanted.
+    hungry: asyncio.Event = field(default_factory=asyncio.Event)
+    started_at: float = 0.0
+    #: (stats key, limit, close reason) for each CLOSESPIDER_* count limit that is set.
+    limits: list[tuple[str, int, str]] = field(default_factory=list)
+    close_after: float = 0.0  # CLOSESPIDER_TIMEOUT
+
+    def __post_init__(self) -> None:
+        self.close_after = self.settings["CLOSESPIDER_TIMEOUT"]
+        for setting, key, reason in (
+            ("CLOSESPIDER_ITEMCOUNT", "item_scraped_count", "closespider_itemcount"),
+            ("CLOSESPIDER_PAGECOUNT", "response_received_count", "closespider_pagecount"),
+            ("CLOSESPIDER_ERRORCOUNT", "spider_exceptions/count", "closespider_errorcount"),
+        ):
+            limit = self.settings[setting]
+            if limit:
+                self.limits.append((key, limit, reason))
+
+    async def open(self) -> None:
+        self.started_at = time.monotonic()
+        self.stats.set("start_time", time.time())
+        await self.downloader.open()
+        await self.pipelines.open_spider(self.spider)
+
+    def request_close(self, reason: str) -> bool:
+        """Ask the project to close; True if this call started the closing."""
+        if self.closing is not None:
+            return False
+        self.closing = reason
+        self.hungry.set()  # wake the start-request feeder so that it can finish
+        log.info("Closing spider %s (%s)", self.name, reason)
+        return True
+
+    async def close(self) -> None:
+        """Close every component, each even if an earlier one fails, so that feeds are
+        finalized and connections released whatever happened."""
+        if self.closed:
+            return
+        self.closed = True
+        reason = self.closing or "finished"
+        steps: list[tuple[str, Any]] = [
+            ("spider.closed", self._spider_closed(reason)),
+            ("pipelines", self.pipelines.close_spider(self.spider)),
+            ("downloader", self.downloader.close()),
+            ("frontier", self.scheduler.frontier.close()),
+        ]
+        for what, step in steps:
+            try:
+                await step
+            except Exception:
+                log.exception("Error while closing %s of spider %s", what, self.name)
+                self.stats.inc("engine/close_errors")
+        self.stats.set("finish_time", time.time())
+        self.stats.set("finish_reason", reason)
+        self.stats.set("elapsed_time_seconds", round(time.monotonic() - self.started_at, 3))
+
+    async def _spider_closed(self, reason: str) -> None:
+        hook = getattr(self.spider, "closed", None)
+        if callable(hook):
+            result = hook(reason)
+            if inspect.isawaitable(result):
+                await result

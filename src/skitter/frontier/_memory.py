@@ -1,0 +1,528 @@
+"""The in-memory frontier: pyspider's task queue as a synchronous core (SPEC §2).
+
+``MemoryTaskQueue`` holds all the logic and never reads a clock or awaits: every method
+takes ``now``, so tests drive it with plain numbers and a hypothesis state machine checks
+it step by step against a naive model. ``MemoryFrontier`` is the thin async shell that
+makes it a ``Frontier``.
+
+This is the hot path of every crawl (some fifteen pushes, one lease and one ack per
+page), so the layout is chosen for speed and memory:
+
+- A task that is queued or processing is one small list, a *record*::
+
+      [key, request, retried, where, when, owner]
+
+  ``key = seq - (priority << 48)`` orders the ready heap: higher priority first, then
+  ``seq``, the global sequence number given at first push (strict FIFO). One int
+  compares faster than a (priority, seq) pair, and lists compare in C, so ``heapq``
+  never runs Python code. ``where`` names the heap that holds the record; ``when`` is
+  the exetime while delayed and the lease deadline while processing.
+- The ready heap holds records; the delayed and processing heaps hold
+  ``(time, tick, record)`` tuples (the unique ``tick`` keeps ties from comparing
+  records).
+- Heaps are never searched. A record that must leave a heap other than by being popped
+  (a merge raises its priority, an ack finishes it) is *killed* -- its request set to
+  None -- and a copy takes its place. Dead entries are skipped when they surface and
+  swept out when they outnumber the live ones. So a record sits in at most one heap,
+  at most once, and is live exactly when its request is not None.
+- Tasks are keyed by the request's 20-byte fingerprint, already computed and cached on
+  the request, rather than by a 40-character hex string; an explicit taskid is its own
+  key (a lower-case hex one is keyed by its bytes, so both spellings meet).
+- A finished task is remembered for dedupe and recrawl as a bare float, its
+  lastcrawltime, in the common case (a success at the first attempt, without itag), and
+  as a small ``_Finished`` tuple otherwise. Its URL is kept only when it failed, so
+  ``task()`` of a succeeded task reports an empty URL.
+
+A task pushed again while it is processing is IGNORED: its running attempt stands for
+it, and changing a task under a worker's feet is how tasks get lost.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from heapq import heapify, heappop, heappush
+from typing import Any, NamedTuple
+
+from skitter.frontier._base import (
+    Frontier,
+    FrontierCounts,
+    Lease,
+    PushOutcome,
+    TaskInfo,
+    TaskState,
+)
+from skitter.http import Request
+
+__all__ = ["MemoryFrontier", "MemoryTaskQueue", "check_request", "task_key"]
+
+_SEQ_BITS = 48  # 2.8e14 pushes before FIFO order within a priority could break
+_SEQ_MASK = (1 << _SEQ_BITS) - 1
+
+# Fields of a record.
+_KEY = 0
+_REQ = 1
+_RETRIED = 2
+_WHERE = 3
+_WHEN = 4
+_OWNER = 5
+# Values of record[_WHERE].
+_READY = 0
+_DELAYED = 1
+_PROCESSING = 2
+
+_SWEEP_MIN = 1024  # dead heap entries tolerated before a heap may be swept
+
+_NEW = PushOutcome.NEW
+_MERGED = PushOutcome.MERGED
+_RECRAWL = PushOutcome.RECRAWL
+_IGNORED = PushOutcome.IGNORED
+
+Record = list[Any]
+TaskKey = bytes | str
+Timed = tuple[float, int, Record]
+
+
+class _Finished(NamedTuple):
+    """A finished task that is not a plain first-attempt success."""
+
+    state: TaskState
+    lastcrawltime: float
+    itag: str | None
+    retried: int
+    reason: str
+    url: str
+
+
+def task_key(taskid: str) -> TaskKey:
+    """The dictionary key of ``taskid``: the 20 bytes of a lower-case SHA-1 hex, else
+    the string itself."""
+    if len(taskid) == 40:
+        try:
+            raw = bytes.fromhex(taskid)
+        except ValueError:
+            return taskid
+        if raw.hex() == taskid:
+            return raw
+    return taskid
+
+
+def _request_key(request: Request) -> TaskKey:
+    if request.has_explicit_taskid:
+        return task_key(request.taskid)
+    return request.fingerprint
+
+
+def _priority(request: Request) -> int:
+    priority = request.priority
+    if isinstance(priority, int):
+        return int(priority)
+    if isinstance(priority, float) and priority.is_integer():
+        return int(priority)
+    raise TypeError(f"priority of {request!r} must be an int, got {priority!r}")
+
+
+def check_request(request: Request) -> None:
+    """Raise, naming the request, if it cannot be queued: InvalidURL when its URL cannot
+    be fingerprinted, TypeError for a priority, exetime or age that is not a number.
+
+    Batch pushes call it for every request first, so a bad one changes nothing.
+    """
+    _request_key(request)
+    _priority(request)
+    for name in ("exetime", "age"):
+        value = getattr(request, name)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise TypeError(f"{name} of {request!r} must be a number, got {value!r}")
+
+
+def _recrawl_due(done: float | _Finished, request: Request, now: float) -> bool:
+    """pyspider's rule: the *incoming* request's itag and age decide."""
+    if isinstance(done, _Finished):
+        lastcrawltime, itag = done.lastcrawltime, done.itag
+    else:
+        lastcrawltime, itag = done, None
+    if request.itag is not None and request.itag != itag:
+        return True
+    age = request.age
+    return age >= 0 and lastcrawltime + age <= now
+
+
+class MemoryTaskQueue:
+    """One project's tasks: ready heap, delayed heap, processing leases, finished states.
+
+    Synchronous and clock-free; every method takes ``now`` (epoch seconds). The methods
+    mirror ``Frontier``'s, one request at a time for ``push``.
+    """
+
+    __slots__ = (
+        "_active",
+        "_dead_delayed",
+        "_dead_processing",
+        "_dead_ready",
+        "_delayed",
+        "_errors",
+        "_finished",
+        "_n_delayed",
+        "_n_processing",
+        "_processing",
+        "_ready",
+        "_seq",
+        "_tick",
+    )
+
+    def __init__(self) -> None:
+        self._active: dict[TaskKey, Record] = {}  # queued or processing
+        self._finished: dict[TaskKey, float | _Finished] = {}  # last outcome, kept on recrawl
+        self._errors: dict[TaskKey, str] = {}  # last failure of tasks queued for a retry
+        self._ready: list[Record] = []
+        self._delayed: list[Timed] = []
+        self._processing: list[Timed] = []
+        self._n_delayed = 0
+        self._n_processing = 0
+        self._dead_ready = 0
+        self._dead_delayed = 0
+        self._dead_processing = 0
+        self._seq = itertools.count()
+        self._tick = itertools.count()
+
+    def __len__(self) -> int:
+        """Tasks queued or processing."""
+        return len(self._active)
+
+    # -- queueing -------------------------------------------------------------------------
+    def push(self, request: Request, now: float, force: bool = False) -> PushOutcome:
+        """Queue ``request`` at ``max(request.exetime, now)``; see ``Frontier.push``."""
+        tk = request.taskid if request.has_explicit_taskid else request.fingerprint
+        if tk.__class__ is str:
+            tk = task_key(tk)
+        rec = self._active.get(tk)
+        if rec is not None:
+            return self._merge(rec, tk, request, now)
+        outcome = _NEW
+        if self._finished:
+            done = self._finished.get(tk)
+            if done is not None:
+                if not force and not _recrawl_due(done, request, now):
+                    return _IGNORED
+                outcome = _RECRAWL
+        priority = request.priority
+        if priority.__class__ is not int:
+            priority = _priority(request)
+        self._enqueue(tk, request, priority, request.exetime, now)
+        return outcome
+
+    def _enqueue(
+        self, tk: TaskKey, request: Request, priority: int, exetime: float, now: float
+    ) -> None:
+        """A new record, with the next sequence number, ready or delayed."""
+        rec = [next(self._seq) - (priority << _SEQ_BITS), request, 0, _READY, 0.0, ""]
+        self._active[tk] = rec
+        if exetime > now:
+            rec[_WHERE] = _DELAYED
+            rec[_WHEN] = exetime
+            heappush(self._delayed, (exetime, next(self._tick), rec))
+            self._n_delayed += 1
+        else:
+            heappush(self._ready, rec)
+
+    def _merge(self, rec: Record, tk: TaskKey, request: Request, now: float) -> PushOutcome:
+        """One entry per taskid: the higher priority and the earlier exetime win."""
+        where = rec[_WHERE]
+        if where == _PROCESSING:
+            return _IGNORED
+        key = rec[_KEY]
+        priority = _priority(request)
+        new_key = (key & _SEQ_MASK) - (priority << _SEQ_BITS)
+        higher = new_key < key
+        if where == _READY:
+            if higher:
+                rec = self._replace(tk, rec)
+                rec[_KEY] = new_key
+                heappush(self._ready, rec)
+                self._dead_ready += 1
+        elif request.exetime < rec[_WHEN]:
+            rec = self._replace(tk, rec)
+            self._dead_delayed += 1
+            if higher:
+                rec[_KEY] = new_key
+            if request.exetime <= now:
+                rec[_WHERE] = _READY
+                heappush(self._ready, rec)
+                self._n_delayed -= 1
+            else:
+                rec[_WHEN] = request.exetime
+                heappush(self._delayed, (request.exetime, next(self._tick), rec))
+        elif higher:
+            rec[_KEY] = new_key  # the ready heap does not hold it: safe to change in place
+        if higher:
+            # The kept request carries the merged priority, so later stages (download
+            # slots) order it as the frontier did.
+            rec[_REQ].priority = priority
+        self._sweep()
+        return _MERGED
+
+    def _replace(self, tk: TaskKey, rec: Record) -> Record:
+        """Kill ``rec`` where it lies and return a live copy in its place."""
+        new = rec.copy()
+        rec[_REQ] = None
+        self._active[tk] = new
+        return new
+
+    def _promote(self, now: float) -> None:
+        """Move delayed tasks that are due to the ready heap."""
+        delayed = self._delayed
+        ready = self._ready
+        while delayed and delayed[0][0] <= now:
+            rec = heappop(delayed)[2]
+            if rec[_REQ] is None:
+                self._dead_delayed -= 1
+                continue
+            rec[_WHERE] = _READY
+            heappush(ready, rec)
+            self._n_delayed -= 1
+
+    # -- leases ---------------------------------------------------------------------------
+    def lease(self, limit: int, now: float, lease_seconds: float, owner: str = "") -> list[Lease]:
+        """Up to ``limit`` due tasks, best first, each processing until
+        ``now + lease_seconds``."""
+        if self._delayed and self._delayed[0][0] <= now:
+            self._promote(now)
+        ready = self._ready
+        processing = self._processing
+        deadline = now + lease_seconds
+        leases: list[Lease] = []
+        while ready and len(leases) < limit:
+            rec = heappop(ready)
+            request = rec[_REQ]
+            if request is None:
+                self._dead_ready -= 1
+                continue
+            rec[_WHERE] = _PROCESSING
+            rec[_WHEN] = deadline
+            rec[_OWNER] = owner
+            heappush(processing, (deadline, next(self._tick), rec))
+            leases.append(Lease(request.taskid, request, rec[_RETRIED], deadline))
+        self._n_processing += len(leases)
+        return leases
+
+    def _current(self, taskid: str, owner: str) -> tuple[TaskKey, Record] | None:
+        """The record of a task processing under ``owner``'s lease, or None."""
+        tk = task_key(taskid)
+        rec = self._active.get(tk)
+        if rec is None or rec[_WHERE] != _PROCESSING or rec[_OWNER] != owner:
+            return None
+        return tk, rec
+
+    def _finish(self, tk: TaskKey, rec: Record, outcome: float | _Finished) -> None:
+        rec[_REQ] = None  # its processing entry dies in place
+        del self._active[tk]
+        self._n_processing -= 1
+        self._dead_processing += 1
+        self._finished[tk] = outcome
+        if self._errors:
+            self._errors.pop(tk, None)
+        self._sweep()
+
+    def ack(self, taskid: str, now: float, owner: str = "") -> bool:
+        """SUCCESS at ``now``; an ``auto_recrawl`` task is queued again at ``now + age``."""
+        found = self._current(taskid, owner)
+        if found is None:
+            return False
+        tk, rec = found
+        request = rec[_REQ]
+        retried = rec[_RETRIED]
+        itag = request.itag
+        if retried or itag is not None:
+            self._finish(tk, rec, _Finished(TaskState.SUCCESS, now, itag, retried, "", ""))
+        else:
+            self._finish(tk, rec, now)
+        if request.auto_recrawl and request.age >= 0:
+            self._enqueue(tk, request, _priority(request), now + request.age, now)
+        return True
+
+    def nack(
+        self, taskid: str, now: float, retry_at: float | None, reason: str, owner: str = ""
+    ) -> bool:
+        """The attempt failed: queue it again at ``retry_at`` with ``retried + 1``, or
+        FAILED with ``reason`` when ``retry_at`` is None."""
+        found = self._current(taskid, owner)
+        if found is None:
+            return False
+        tk, rec = found
+        if retry_at is None:
+            self._fail(tk, rec, TaskState.FAILED, now, reason)
+            return True
+        rec = self._replace(tk, rec)
+        self._n_processing -= 1
+        self._dead_processing += 1
+        rec[_RETRIED] += 1
+        rec[_OWNER] = ""
+        self._errors[tk] = reason
+        if retry_at > now:
+            rec[_WHERE] = _DELAYED
+            rec[_WHEN] = retry_at
+            heappush(self._delayed, (retry_at, next(self._tick), rec))
+            self._n_delayed += 1
+        else:
+            rec[_WHERE] = _READY
+            heappush(self._ready, rec)
+        self._sweep()
+        return True
+
+    def mark_bad(self, taskid: str, now: float, reason: str, owner: str = "") -> bool:
+        """BAD with ``reason``: the task can never succeed and is not retried."""
+        found = self._current(taskid, owner)
+        if found is None:
+            return False
+        self._fail(*found, TaskState.BAD, now, reason)
+        return True
+
+    def _fail(self, tk: TaskKey, rec: Record, state: TaskState, now: float, reason: str) -> None:
+        request = rec[_REQ]
+        outcome = _Finished(state, now, request.itag, rec[_RETRIED], reason, request.url)
+        self._finish(tk, rec, outcome)
+
+    def renew(
+        self, taskids: Sequence[str], now: float, lease_seconds: float, owner: str = ""
+    ) -> int:
+        """Move the deadlines of current leases to ``now + lease_seconds``."""
+        deadline = now + lease_seconds
+        renewed = 0
+        for taskid in taskids:
+            found = self._current(taskid, owner)
+            if found is None:
+                continue
+            rec = self._replace(*found)
+            rec[_WHEN] = deadline
+            heappush(self._processing, (deadline, next(self._tick), rec))
+            self._dead_processing += 1
+            renewed += 1
+        self._sweep()
+        return renewed
+
+    def reclaim_expired(self, now: float) -> int:
+        """Put tasks whose lease deadline is ``<= now`` back in the ready heap, at their
+        old place in the order (``retried`` is unchanged: the attempt did not fail)."""
+        processing = self._processing
+        reclaimed = 0
+        while processing and processing[0][0] <= now:
+            rec = heappop(processing)[2]
+            if rec[_REQ] is None:
+                self._dead_processing -= 1
+                continue
+            rec[_WHERE] = _READY
+            rec[_OWNER] = ""
+            heappush(self._ready, rec)
+            reclaimed += 1
+        self._n_processing -= reclaimed
+        return reclaimed
+
+    # -- upkeep ---------------------------------------------------------------------------
+    def _sweep(self) -> None:
+        """Rebuild a heap whose dead entries outnumber the live ones: O(n), but only
+        after n kills, so O(1) per kill over time."""
+        if self._dead_ready > _SWEEP_MIN and self._dead_ready * 2 > len(self._ready):
+            self._ready = [rec for rec in self._ready if rec[_REQ] is not None]
+            heapify(self._ready)
+            self._dead_ready = 0
+        if self._dead_delayed > _SWEEP_MIN and self._dead_delayed * 2 > len(self._delayed):
+            self._delayed = [entry for entry in self._delayed if entry[2][_REQ] is not None]
+            heapify(self._delayed)
+            self._dead_delayed = 0
+        if self._dead_processing > _SWEEP_MIN and self._dead_processing * 2 > len(
+            self._processing
+        ):
+            self._processing = [e for e in self._processing if e[2][_REQ] is not None]
+            heapify(self._processing)
+            self._dead_processing = 0
+
+    # -- queries --------------------------------------------------------------------------
+    def counts(self, now: float) -> FrontierCounts:
+        """Tasks ready (due), delayed (not yet due) and processing."""
+        # Promoting early changes no order: the ready heap orders by (priority, seq) alone.
+        self._promote(now)
+        delayed = self._n_delayed
+        processing = self._n_processing
+        return FrontierCounts(len(self._active) - delayed - processing, delayed, processing)
+
+    def next_due(self) -> float | None:
+        """The earliest exetime among delayed tasks, or None."""
+        delayed = self._delayed
+        while delayed and delayed[0][2][_REQ] is None:
+            heappop(delayed)
+            self._dead_delayed -= 1
+        return delayed[0][0] if delayed else None
+
+    def task(self, taskid: str) -> TaskInfo | None:
+        """What is known of ``taskid``: ACTIVE while queued or processing."""
+        tk = task_key(taskid)
+        done = self._finished.get(tk)
+        rec = self._active.get(tk)
+        if rec is not None:
+            if done is None:
+                last = 0.0
+            else:
+                last = done.lastcrawltime if isinstance(done, _Finished) else done
+            reason = self._errors.get(tk, "")
+            url = rec[_REQ].url
+            return TaskInfo(taskid, url, TaskState.ACTIVE, rec[_RETRIED], float(last), reason)
+        if done is None:
+            return None
+        if isinstance(done, _Finished):
+            return TaskInfo(
+                taskid, done.url, done.state, done.retried, float(done.lastcrawltime), done.reason
+            )
+        return TaskInfo(taskid, "", TaskState.SUCCESS, 0, float(done), "")
+
+
+class MemoryFrontier(Frontier):
+    """A ``Frontier`` in this process's memory: fast, and gone when the process ends."""
+
+    def __init__(self, queue: MemoryTaskQueue | None = None) -> None:
+        self.queue = queue if queue is not None else MemoryTaskQueue()
+
+    async def push(
+        self, requests: Sequence[Request], now: float, *, force: Sequence[bool] | None = None
+    ) -> list[PushOutcome]:
+        if force is not None and len(force) != len(requests):
+            raise ValueError(f"{len(requests)} requests but {len(force)} force flags")
+        for request in requests:
+            check_request(request)  # all or nothing: a bad request changes nothing
+        push = self.queue.push
+        if force is None:
+            return [push(request, now) for request in requests]
+        return [push(request, now, f) for request, f in zip(requests, force, strict=True)]
+
+    async def lease(
+        self, limit: int, now: float, lease_seconds: float, owner: str = ""
+    ) -> list[Lease]:
+        return self.queue.lease(limit, now, lease_seconds, owner)
+
+    async def ack(self, taskid: str, now: float, owner: str = "") -> bool:
+        return self.queue.ack(taskid, now, owner)
+
+    async def nack(
+        self, taskid: str, now: float, retry_at: float | None, reason: str, owner: str = ""
+    ) -> bool:
+        return self.queue.nack(taskid, now, retry_at, reason, owner)
+
+    async def mark_bad(self, taskid: str, now: float, reason: str, owner: str = "") -> bool:
+        return self.queue.mark_bad(taskid, now, reason, owner)
+
+    async def renew(
+        self, taskids: Sequence[str], now: float, lease_seconds: float, owner: str = ""
+    ) -> int:
+        return self.queue.renew(taskids, now, lease_seconds, owner)
+
+    async def reclaim_expired(self, now: float) -> int:
+        return self.queue.reclaim_expired(now)
+
+    async def counts(self, now: float) -> FrontierCounts:
+        return self.queue.counts(now)
+
+    async def next_due(self) -> float | None:
+        return self.queue.next_due()
+
+    async def task(self, taskid: str) -> TaskInfo | None:
+        return self.queue.task(taskid)

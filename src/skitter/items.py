@@ -1,0 +1,62 @@
+"""Items: the data objects callbacks yield, whatever class they are written with.
+
+An item is a dict, a dataclass instance, an attrs instance or a pydantic model instance
+(anything ``itemadapter`` knows). Both functions here run for every object a callback
+yields, so they avoid ``itemadapter``'s generic path when they can:
+
+- ``is_item`` answers for a dict at once and remembers the answer per class for the rest:
+  whether instances of a class are items is a property of the class, and asking
+  ``itemadapter`` walks five adapters per call.
+- ``item_to_dict`` copies containers only when they hold something that is not plain
+  JSON-like data, so a flat dict of strings costs one dict copy.
+
+Classes are remembered at their first sight; an adapter added to
+``ItemAdapter.ADAPTER_CLASSES`` later is not seen for classes already classified.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from itemadapter import ItemAdapter
+
+__all__ = ["is_item", "item_to_dict"]
+
+_SCALARS: frozenset[type] = frozenset({str, int, float, bool, type(None), bytes})
+_item_classes: dict[type, bool] = {dict: True}
+
+
+def is_item(obj: Any) -> bool:
+    """True for a dict, dataclass, attrs or pydantic instance; False for classes and the
+    rest (requests, strings, lists...)."""
+    cls = obj.__class__
+    known = _item_classes.get(cls)
+    if known is None:
+        known = _item_classes[cls] = ItemAdapter.is_item(obj)
+    return known
+
+
+def item_to_dict(item: Any) -> dict[str, Any]:
+    """A plain dict of ``item``'s fields, with nested items turned into dicts too.
+
+    Lists, tuples and sets keep their type; their contents are converted. Raises
+    TypeError for an object that is not an item.
+    """
+    if item.__class__ is dict:
+        return {key: _plain(value) for key, value in item.items()}
+    if not is_item(item):
+        raise TypeError(f"not an item: {type(item).__name__} {item!r:.80}")
+    return {key: _plain(value) for key, value in ItemAdapter(item).items()}
+
+
+def _plain(value: Any) -> Any:
+    cls = value.__class__
+    if cls in _SCALARS:
+        return value
+    if cls is list or cls is tuple or cls is set or cls is frozenset:
+        return cls(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {key: _plain(v) for key, v in value.items()}
+    if is_item(value):
+        return item_to_dict(value)
+    return value

@@ -1,0 +1,22 @@
+"""Item pipelines and feed exports."""
+
+from skitter.pipelines._exporters import (
+    CsvExporter,
+    ItemExporter,
+    JsonExporter,
+    JsonLinesExporter,
+)
+from skitter.pipelines._feeds import FEED_FORMATS, FeedExporter, FeedOptions, parse_feeds
+from skitter.pipelines._manager import ItemPipelineManager
+
+__all__ = [
+    "FEED_FORMATS",
+    "CsvExporter",
+    "FeedExporter",
+    "FeedOptions",
+    "ItemExporter",
+    "ItemPipelineManager",
+    "JsonExporter",
+    "JsonLinesExporter",
+    "parse_feeds",
+]

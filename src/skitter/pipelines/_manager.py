@@ -1,0 +1,174 @@
+"""The item pipeline: every item passes the user's pipelines in order, then the feeds.
+
+A pipeline is any object with some of Scrapy's methods, each sync or async::
+
+    open_spider(spider)          once, before the first item
+    process_item(item, spider)   -> the item (possibly changed or replaced), or raise DropItem
+    close_spider(spider)         once, at the end, also after a failure or Ctrl-C
+
+Outcomes of ``process_item`` and what they cost the crawl:
+
+- an item back: it goes on to the next pipeline; after the last, ``item_scraped_count``.
+- ``DropItem``: the item stops here, ``item_dropped_count`` and
+  ``item_dropped_reasons_count/<exception class>``, one WARNING "Dropped: <reason>".
+- ``CloseSpider``: passed on to the engine, which ends the crawl gracefully.
+- any other exception: a bug in that pipeline, not in the crawl. The item stops, the error
+  is logged with the pipeline's name and the item, ``item_error_count`` and
+  ``pipeline/errors/<PipelineClass>`` count it (``log_count/ERROR`` is left to the log
+  handler that counts every log line, so it is not counted twice), and the crawl goes on.
+- None: Scrapy forbids it; it is nearly always a forgotten ``return item``, so the item
+  the pipeline received goes on, with one warning per pipeline.
+
+Whether ``process_item`` is a coroutine function is settled once, when the manager is
+built, so a sync pipeline costs one plain call per item.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable, Sequence
+from types import CoroutineType
+from typing import Any
+
+from skitter._components import build_components
+from skitter._types import CrawlContext, StatsSink
+from skitter.exceptions import CloseSpider, DropItem
+from skitter.pipelines._feeds import FeedExporter, build_feeds
+
+__all__ = ["ItemPipelineManager"]
+
+Logger = logging.Logger | logging.LoggerAdapter[logging.Logger]
+_Step = tuple[str, Callable[[Any, Any], Any], bool]
+
+
+def _name(pipeline: Any) -> str:
+    return type(pipeline).__name__
+
+
+def _summary(item: Any) -> str:
+    return f"{item!r:.300}"
+
+
+async def _call(method: Callable[[Any], Any], spider: Any) -> None:
+    result = method(spider)
+    if inspect.isawaitable(result):
+        await result
+
+
+class ItemPipelineManager:
+    """Runs items through ``pipelines`` (user pipelines, then feed exporters)."""
+
+    def __init__(
+        self,
+        pipelines: Sequence[Any],
+        *,
+        feeds: Sequence[FeedExporter] = (),
+        stats: StatsSink,
+        logger: Logger | None = None,
+    ) -> None:
+        #: Every pipeline in the order items see them; the feed exporters are last.
+        self.pipelines: list[Any] = [*pipelines, *feeds]
+        self._user = list(pipelines)
+        self._feeds = list(feeds)
+        self._stats = stats
+        self._log: Logger = logger or logging.getLogger("skitter.pipelines")
+        self._steps: list[_Step] = []
+        for pipeline in self.pipelines:
+            method = getattr(pipeline, "process_item", None)
+            if callable(method):
+                self._steps.append((_name(pipeline), method, inspect.iscoroutinefunction(method)))
+        self._opened: list[Any] = []
+        self._returned_none: set[str] = set()
+
+    @classmethod
+    def from_crawler(cls, crawler: CrawlContext) -> ItemPipelineManager:
+        """ITEM_PIPELINES in order, then one FeedExporter per FEEDS entry."""
+        pipelines = build_components({}, crawler.settings["ITEM_PIPELINES"], crawler)
+        return cls(
+            pipelines, feeds=build_feeds(crawler), stats=crawler.stats, logger=crawler.logger
+        )
+
+    # -- lifecycle --------------------------------------------------------------------
+    async def open_spider(self, spider: Any) -> None:
+        """Open every pipeline in order. If one fails, those already open are closed and
+        the error is raised (with a note naming the pipeline): the crawl cannot start."""
+        for pipeline in self.pipelines:
+            method = getattr(pipeline, "open_spider", None)
+            try:
+                if callable(method):
+                    await _call(method, spider)
+            except Exception as exc:
+                exc.add_note(f"while opening item pipeline {_name(pipeline)}")
+                await self.close_spider(spider)
+                raise
+            self._opened.append(pipeline)
+
+    async def close_spider(self, spider: Any) -> None:
+        """Close the open pipelines in order, each even if another fails. Feeds are closed
+        in a ``finally``, so they are finished even when this task is cancelled."""
+        opened, self._opened = self._opened, []
+        feed_ids = {id(feed) for feed in self._feeds}
+        feeds = [p for p in opened if id(p) in feed_ids]
+        try:
+            for pipeline in opened:
+                if id(pipeline) not in feed_ids:
+                    await self._close_one(pipeline, spider)
+        finally:
+            for feed in feeds:
+                await self._close_one(feed, spider)
+
+    async def _close_one(self, pipeline: Any, spider: Any) -> None:
+        method = getattr(pipeline, "close_spider", None)
+        if not callable(method):
+            return
+        try:
+            await _call(method, spider)
+        except Exception:
+            self._log.exception("Error closing item pipeline %s", _name(pipeline))
+            self._stats.inc(f"pipeline/errors/{_name(pipeline)}")
+
+    # -- items ------------------------------------------------------------------------
+    async def process_item(self, item: Any, spider: Any) -> Any | None:
+        """The item as the last pipeline returned it, or None if it was dropped or a
+        pipeline failed on it. Only ``CloseSpider`` (and cancellation) propagate."""
+        current = item
+        for name, method, is_async in self._steps:
+            try:
+                result = method(current, spider)
+                if is_async or result.__class__ is CoroutineType:
+                    result = await result
+            except DropItem as exc:
+                self._dropped(current, exc)
+                return None
+            except CloseSpider:
+                raise
+            except Exception:
+                self._log.exception(
+                    "Error processing %s in item pipeline %s", _summary(current), name
+                )
+                self._stats.inc("item_error_count")
+                self._stats.inc(f"pipeline/errors/{name}")
+                return None
+            if result is None:
+                self._forgot_return(name)
+            else:
+                current = result
+        self._stats.inc("item_scraped_count")
+        return current
+
+    def _dropped(self, item: Any, exc: DropItem) -> None:
+        self._stats.inc("item_dropped_count")
+        self._stats.inc(f"item_dropped_reasons_count/{type(exc).__name__}")
+        reason = str(exc) or type(exc).__name__
+        self._log.warning("Dropped: %s: %s", reason, _summary(item))
+
+    def _forgot_return(self, name: str) -> None:
+        if name in self._returned_none:
+            return
+        self._returned_none.add(name)
+        self._log.warning(
+            "%s.process_item returned None; return the item or raise DropItem. The item it "
+            "was given goes on (this warning is shown once)",
+            name,
+        )

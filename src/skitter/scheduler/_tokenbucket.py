@@ -1,0 +1,121 @@
+"""A project's rate limit: a token bucket on an injected clock (SPEC §2).
+
+The bucket fills at ``rate`` tokens per second up to ``burst``; each dispatched task
+takes one token, and an empty bucket dispatches nothing. It starts full, so a project
+may send ``burst`` tasks at once and then settles to ``rate``. Tokens are computed when
+asked for, from the time elapsed, so an idle bucket costs nothing.
+
+Rate and burst can change while the project runs (web UI, CLI, API): ``reconfigure``
+keeps the tokens already earned, capped at the new burst, so lowering the rate takes
+effect at once and raising it does not hand out a free burst.
+"""
+
+from __future__ import annotations
+
+import math
+
+from skitter._clock import Clock, SystemClock
+
+__all__ = ["TokenBucket", "default_burst"]
+
+# Waiting exactly ``wait_time()`` must be enough, whatever the float rounding.
+_EPSILON = 1e-9
+_SYSTEM_CLOCK = SystemClock()
+
+
+def default_burst(rate: float) -> float:
+    """Ten seconds' worth of tokens, and at least one, so that a slow rate
+    (0.05/s) can still dispatch."""
+    return max(10.0 * rate, 1.0) if rate > 0 else 0.0
+
+
+class TokenBucket:
+    """``rate`` tokens per second, at most ``burst`` of them; ``rate=None`` is unlimited.
+
+    ``burst`` defaults to ``10 x rate`` (at least one token). A rate of 0 dispatches
+    nothing once the bucket is empty.
+    """
+
+    __slots__ = ("_burst", "_clock", "_rate", "_stamp", "_tokens")
+
+    def __init__(
+        self, rate: float | None, burst: float | None = None, clock: Clock = _SYSTEM_CLOCK
+    ) -> None:
+        self._clock = clock
+        self._rate: float | None = None
+        self._burst = math.inf
+        self._tokens = math.inf
+        self._stamp = clock.monotonic()
+        self._configure(rate, burst)
+        self._tokens = self._burst
+
+    def _configure(self, rate: float | None, burst: float | None) -> None:
+        if rate is None:
+            self._rate, self._burst = None, math.inf
+            return
+        rate = _non_negative("rate", rate)
+        self._rate = rate
+        self._burst = default_burst(rate) if burst is None else _non_negative("burst", burst)
+
+    def _refill(self) -> float:
+        now = self._clock.monotonic()
+        rate = self._rate
+        if rate is not None and self._tokens < self._burst and now > self._stamp:
+            self._tokens = min(self._burst, self._tokens + (now - self._stamp) * rate)
+        self._stamp = now
+        return self._tokens
+
+    @property
+    def rate(self) -> float | None:
+        return self._rate
+
+    @property
+    def burst(self) -> float:
+        return self._burst
+
+    @property
+    def tokens(self) -> float:
+        """Tokens available now (``inf`` when unlimited)."""
+        return self._refill()
+
+    def try_take(self, n: float = 1) -> bool:
+        """Take ``n`` tokens if the bucket holds them; never takes part of them."""
+        if self._refill() + _EPSILON >= n:
+            self._tokens = max(0.0, self._tokens - n)
+            return True
+        return False
+
+    def wait_time(self, n: float = 1) -> float:
+        """Seconds until ``n`` tokens are available: 0 if they are now, ``inf`` if they
+        never will be (more than the burst, or a rate of 0)."""
+        missing = n - self._refill()
+        if missing <= _EPSILON:
+            return 0.0
+        if n > self._burst or not self._rate:
+            return math.inf
+        return missing / self._rate
+
+    def reconfigure(self, rate: float | None, burst: float | None = None) -> None:
+        """Change rate and burst now, keeping the tokens earned so far (capped at the
+        new burst). Going from unlimited to limited starts with a full bucket."""
+        self._refill()
+        was_unlimited = self._rate is None
+        self._configure(rate, burst)
+        if was_unlimited or self._rate is None:
+            self._tokens = self._burst
+        else:
+            self._tokens = min(self._tokens, self._burst)
+
+    def __repr__(self) -> str:
+        if self._rate is None:
+            return "TokenBucket(unlimited)"
+        return f"TokenBucket(rate={self._rate:g}/s, burst={self._burst:g}, tokens={self.tokens:.2f})"
+
+
+def _non_negative(name: str, value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"token bucket {name} must be a number, got {value!r}")
+    value = float(value)
+    if not (value >= 0 and math.isfinite(value)):
+        raise ValueError(f"token bucket {name} must be finite and >= 0, got {value!r}")
+    return value

@@ -1,0 +1,285 @@
+"""The built-in spider middlewares, with Scrapy's names, settings and stats keys.
+
+=====================  =====  ==================================================
+middleware             order  job
+=====================  =====  ==================================================
+HttpErrorMiddleware       50  keep non-2xx responses from callbacks
+OffsiteMiddleware        500  drop requests outside ``spider.allowed_domains``
+RefererMiddleware        700  send the page a link was found on as ``Referer``
+UrlLengthMiddleware      800  drop requests with URLs over URLLENGTH_LIMIT
+DepthMiddleware          900  track ``meta["depth"]``, apply DEPTH_LIMIT/PRIORITY
+=====================  =====  ==================================================
+
+Every page's links pass the last four, so each is an async generator that does one
+cheap ``isinstance`` test per object and touches only requests.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from skitter._components import NotConfigured
+from skitter._types import CrawlContext, StatsSink
+from skitter.exceptions import HttpError
+from skitter.http import Request, Response, url_host
+
+__all__ = [
+    "DepthMiddleware",
+    "HttpErrorMiddleware",
+    "OffsiteMiddleware",
+    "RefererMiddleware",
+    "UrlLengthMiddleware",
+]
+
+log = logging.getLogger("skitter.spider.middlewares")
+
+
+class HttpErrorMiddleware:
+    """Non-2xx responses reach a callback only when the spider says it handles them.
+
+    Allowed, in Scrapy's precedence: ``meta["handle_httpstatus_all"]``; else
+    ``meta["handle_httpstatus_list"]`` (alone, when present); else HTTPERROR_ALLOW_ALL;
+    else ``spider.handle_httpstatus_list`` together with HTTPERROR_ALLOWED_CODES.
+    Others raise ``HttpError`` from ``process_spider_input`` and are counted here, where
+    they are refused. The engine hands that error to the request's errback (if any) and
+    never reports it as a spider error, so, unlike Scrapy's, this middleware needs no
+    ``process_spider_exception`` to absorb it: without one, the default chain has no
+    exception hook and ``process_output`` needs no guards, a quarter of its cost.
+    """
+
+    def __init__(
+        self, stats: StatsSink, *, allowed_codes: Iterable[int] = (), allow_all: bool = False
+    ) -> None:
+        self._stats = stats
+        self._allowed = frozenset(int(code) for code in allowed_codes)
+        self._allow_all = allow_all
+
+    @classmethod
+    def from_crawler(cls, crawler: CrawlContext) -> HttpErrorMiddleware:
+        settings = crawler.settings
+        return cls(
+            crawler.stats,
+            allowed_codes=settings["HTTPERROR_ALLOWED_CODES"],
+            allow_all=settings["HTTPERROR_ALLOW_ALL"],
+        )
+
+    def process_spider_input(self, response: Response, spider: Any) -> None:
+        status = response.status
+        if 200 <= status < 300:
+            return
+        meta = response.meta
+        if meta.get("handle_httpstatus_all"):
+            return
+        listed = meta.get("handle_httpstatus_list")
+        if listed is not None:
+            allowed = status in listed
+        else:
+            allowed = (
+                self._allow_all
+                or status in self._allowed
+                or status in getattr(spider, "handle_httpstatus_list", ())
+            )
+        if allowed:
+            return
+        self._stats.inc("httperror/response_ignored_count")
+        self._stats.inc(f"httperror/response_ignored_status_count/{status}")
+        raise HttpError("Ignoring non-200 response", response=response)
+
+
+class OffsiteMiddleware:
+    """Drops requests for hosts outside ``spider.allowed_domains`` (and their
+    subdomains; ports do not matter). An empty ``allowed_domains`` allows every host.
+
+    ``dont_filter=True`` or ``meta["allow_offsite"]`` lets a request through. Entries
+    written as URLs or with a port are reduced to the host, with a warning (Scrapy
+    ignores them instead, which silently drops every request of the spider).
+    Counts ``offsite/filtered`` per request and ``offsite/domains`` per new host.
+    """
+
+    def __init__(self, stats: StatsSink) -> None:
+        self._stats = stats
+        self._spider: Any = None
+        self._exact: frozenset[str] = frozenset()
+        self._suffixes: tuple[str, ...] = ()
+        self._seen: set[str] = set()
+
+    @classmethod
+    def from_crawler(cls, crawler: CrawlContext) -> OffsiteMiddleware:
+        return cls(crawler.stats)
+
+    def _learn(self, spider: Any) -> None:
+        domains = allowed_hosts(getattr(spider, "allowed_domains", None) or ())
+        self._spider = spider
+        self._exact = frozenset(domains)
+        self._suffixes = tuple(f".{domain}" for domain in domains)
+
+    def allows(self, request: Request) -> bool:
+        if request.dont_filter or not self._exact:
+            return True
+        host = url_host(request.url)
+        return (
+            host in self._exact
+            or host.endswith(self._suffixes)
+            or bool(request.meta.get("allow_offsite"))
+        )
+
+    async def process_spider_output(
+        self, response: Response, result: AsyncIterable[Any], spider: Any
+    ) -> AsyncIterator[Any]:
+        if spider is not self._spider:
+            self._learn(spider)
+        async for obj in result:
+            if isinstance(obj, Request) and not self.allows(obj):
+                self._filtered(obj)
+                continue
+            yield obj
+
+    def _filtered(self, request: Request) -> None:
+        host = url_host(request.url)
+        if host not in self._seen:
+            self._seen.add(host)
+            self._stats.inc("offsite/domains")
+            log.debug("Filtered offsite request to %r: %s", host, request)
+        self._stats.inc("offsite/filtered")
+
+
+def allowed_hosts(entries: Iterable[Any]) -> list[str]:
+    """``allowed_domains`` as bare lower-case hosts, fixing URLs and ports with a warning."""
+    hosts = []
+    for entry in entries:
+        if not entry:
+            continue
+        text = str(entry).strip().lower()
+        host = text
+        if "://" in host:
+            host = url_host(host)
+        elif ":" in host and not host.startswith("["):
+            host = host.partition(":")[0]
+        host = host.removeprefix("*.").strip(".")
+        if host != text:
+            log.warning(
+                "allowed_domains takes host names, not URLs or ports: using %r for %r",
+                host,
+                entry,
+            )
+        if host:
+            hosts.append(host)
+    return hosts
+
+
+class RefererMiddleware:
+    """Sets ``Referer`` on followed links to the page they were found on.
+
+    Scrapy's default policy (no-referrer-when-downgrade): no header from an https page
+    to an http URL, none from non-HTTP pages; fragments and credentials are stripped.
+    A Referer the request already has is kept. REFERER_ENABLED=False switches it off.
+    """
+
+    @classmethod
+    def from_crawler(cls, crawler: CrawlContext) -> RefererMiddleware:
+        if not crawler.settings["REFERER_ENABLED"]:
+            raise NotConfigured
+        return cls()
+
+    async def process_spider_output(
+        self, response: Response, result: AsyncIterable[Any], spider: Any
+    ) -> AsyncIterator[Any]:
+        referrer = referrer_for(response.url)
+        secure = response.url.startswith("https:")
+        async for obj in result:
+            if (
+                referrer is not None
+                and isinstance(obj, Request)
+                and not (secure and obj.url.startswith("http:"))
+            ):
+                obj.headers.setdefault("Referer", referrer)
+            yield obj
+
+
+def referrer_for(url: str) -> str | None:
+    """``url`` as a Referer value, or None if a page at ``url`` sends none."""
+    if not url.startswith(("http://", "https://")):
+        return None
+    if "#" not in url and "@" not in url:
+        return url
+    parts = urlsplit(url)
+    netloc = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
+
+
+class UrlLengthMiddleware:
+    """Drops requests whose URL is longer than URLLENGTH_LIMIT (0 switches it off);
+    counts ``urllength/request_ignored_count``."""
+
+    def __init__(self, stats: StatsSink, limit: int) -> None:
+        self._stats = stats
+        self.limit = limit
+
+    @classmethod
+    def from_crawler(cls, crawler: CrawlContext) -> UrlLengthMiddleware:
+        limit = crawler.settings["URLLENGTH_LIMIT"]
+        if not limit:
+            raise NotConfigured
+        return cls(crawler.stats, limit)
+
+    async def process_spider_output(
+        self, response: Response, result: AsyncIterable[Any], spider: Any
+    ) -> AsyncIterator[Any]:
+        limit = self.limit
+        async for obj in result:
+            if isinstance(obj, Request) and len(obj.url) > limit:
+                log.info("Ignoring link (URL longer than %d): %.200s", limit, obj.url)
+                self._stats.inc("urllength/request_ignored_count")
+                continue
+            yield obj
+
+
+class DepthMiddleware:
+    """Keeps ``meta["depth"]``: 0 for start requests, one more than the page for each
+    link found on it.
+
+    Links deeper than DEPTH_LIMIT (0 = no limit) are dropped and counted in
+    ``depth/request_ignored_count``. As in Scrapy, ``priority -= depth * DEPTH_PRIORITY``:
+    a positive DEPTH_PRIORITY crawls breadth-first, a negative one depth-first.
+    ``request_depth_max`` records the deepest request kept.
+    """
+
+    def __init__(self, stats: StatsSink, *, limit: int = 0, priority: int = 0) -> None:
+        self._stats = stats
+        self.limit = limit
+        self.priority = priority
+
+    @classmethod
+    def from_crawler(cls, crawler: CrawlContext) -> DepthMiddleware:
+        settings = crawler.settings
+        return cls(
+            crawler.stats, limit=settings["DEPTH_LIMIT"], priority=settings["DEPTH_PRIORITY"]
+        )
+
+    async def process_spider_output(
+        self, response: Response, result: AsyncIterable[Any], spider: Any
+    ) -> AsyncIterator[Any]:
+        meta = response.meta
+        depth = meta.get("depth")
+        if depth is None:
+            depth = meta["depth"] = 0
+        depth += 1
+        too_deep = bool(self.limit) and depth > self.limit
+        shift = depth * self.priority
+        counted = False
+        async for obj in result:
+            if isinstance(obj, Request):
+                if too_deep:
+                    log.debug("Ignoring link (depth > %d): %s", self.limit, obj)
+                    self._stats.inc("depth/request_ignored_count")
+                    continue
+                obj.meta["depth"] = depth
+                if shift:
+                    obj.priority -= shift
+                if not counted:
+                    counted = True
+                    self._stats.max("request_depth_max", depth)
+            yield obj

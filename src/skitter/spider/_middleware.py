@@ -1,0 +1,335 @@
+"""The spider middleware chain, with Scrapy's hook names, order and meanings.
+
+A spider middleware sits between the engine and the spider's callbacks. Each may define
+any of these hooks, sync or async::
+
+    process_spider_input(response, spider) -> None, or raise
+    process_spider_output(response, result, spider) -> iterable of requests and items
+    process_spider_exception(response, exception, spider) -> None, or an iterable
+    process_start_requests(start_requests, spider) -> iterable of requests
+    process_start(start) -> async iterable of requests (Scrapy 2.13's name)
+
+Order, as in Scrapy: ``process_spider_input`` runs from the lowest order number up (the
+engine's side first); the other hooks run from the highest down (the spider's side
+first). ``process_spider_output`` should be an async generator; a plain function or
+generator gets the upstream output collected into a list first, as Scrapy does for old
+middlewares (``process_spider_output_async``, Scrapy's name for the async twin of a
+"universal" middleware, is preferred when present).
+
+Exceptions follow Scrapy's routing. One raised while iterating the callback's output is
+offered to every ``process_spider_exception``, spider's side first; one raised by a
+middleware's ``process_spider_output`` is offered only to the middlewares after it. The
+first hook that returns an iterable recovers: its output goes through the
+``process_spider_output`` of the middlewares after it and is yielded once the rest of the
+output is done. An exception no hook recovers leaves ``process_output``; it is marked as
+offered, so handing it to ``process_exception`` again is a no-op. ``CloseSpider`` is never
+offered: a middleware must not be able to swallow the end of a crawl.
+
+The chain is composed once per response from stages prepared once per crawl; guards
+that catch exceptions are only inserted where some later middleware could handle one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import logging
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Sequence
+from typing import Any
+
+from skitter._components import build_components
+from skitter._types import CrawlContext
+from skitter.exceptions import CloseSpider
+from skitter.http import Request
+from skitter.items import is_item
+
+__all__ = ["SPIDER_MIDDLEWARES_BASE", "SpiderMiddlewareManager", "aiter_output"]
+
+log = logging.getLogger("skitter.spider.middlewares")
+
+_BUILTINS = "skitter.spider._builtin_middlewares"
+#: The built-in spider middlewares and their orders (Scrapy's numbers). Disable one with
+#: ``SPIDER_MIDDLEWARES = {"<its path here>": None}``.
+SPIDER_MIDDLEWARES_BASE: dict[str, int] = {
+    f"{_BUILTINS}.HttpErrorMiddleware": 50,
+    f"{_BUILTINS}.OffsiteMiddleware": 500,
+    f"{_BUILTINS}.RefererMiddleware": 700,
+    f"{_BUILTINS}.UrlLengthMiddleware": 800,
+    f"{_BUILTINS}.DepthMiddleware": 900,
+}
+
+_OFFERED = "_skitter_offered_to_spider_middlewares"
+
+Stage = Callable[[Any, AsyncIterable[Any]], AsyncIterator[Any]]
+ExceptionHook = Callable[[Any, BaseException, Any], Any]
+
+
+# -- callback output --------------------------------------------------------------------
+def aiter_output(result: Any) -> AsyncIterator[Any]:
+    """What a callback returned, as an async iterator of the objects it produced.
+
+    Accepts None, one Request or item, a list or any iterable, a generator, an async
+    iterable (async generator), or an awaitable whose result is any of those. Anything
+    else (a string, a number, a Response) comes out as a single object, for the engine
+    to report with the callback's name: iterating a string would hide the mistake.
+    """
+    if result is None:
+        return _nothing()
+    if isinstance(result, Request) or is_item(result):
+        return _one(result)
+    if hasattr(result, "__aiter__"):
+        return aiter(result)
+    if isinstance(result, str | bytes | bytearray):
+        return _one(result)
+    if inspect.isawaitable(result):
+        return _awaited(result)
+    if isinstance(result, Iterable):
+        return _from_iterable(result)
+    return _one(result)
+
+
+async def _nothing() -> AsyncIterator[Any]:
+    return
+    yield  # pragma: no cover - makes this an async generator
+
+
+async def _one(obj: Any) -> AsyncIterator[Any]:
+    yield obj
+
+
+async def _from_iterable(iterable: Iterable[Any]) -> AsyncIterator[Any]:
+    for obj in iterable:
+        yield obj
+
+
+async def _awaited(awaitable: Any) -> AsyncIterator[Any]:
+    result = await awaitable
+    if inspect.isawaitable(result):
+        if inspect.iscoroutine(result):
+            result.close()
+        raise TypeError("a callback's awaitable returned another awaitable; await it inside")
+    async for obj in aiter_output(result):
+        yield obj
+
+
+# -- adapting hooks -----------------------------------------------------------------------
+def _mw_name(mw: Any) -> str:
+    return type(mw).__name__
+
+
+def _as_async(result: Any, where: str) -> AsyncIterator[Any]:
+    """The async iterator a hook's returned iterable stands for; TypeError otherwise."""
+    if hasattr(result, "__aiter__"):
+        return aiter(result)
+    if isinstance(result, Iterable) and not isinstance(result, str | bytes | dict):
+        return _from_iterable(result)
+    raise TypeError(f"{where} returned {type(result).__name__}; expected an iterable")
+
+
+def _output_stage(mw: Any, spider: Any) -> Stage | None:
+    hook = getattr(mw, "process_spider_output_async", None)
+    if not callable(hook):
+        hook = getattr(mw, "process_spider_output", None)
+    if not callable(hook):
+        return None
+    if inspect.isasyncgenfunction(hook):
+        return lambda response, upstream: hook(response, upstream, spider)
+    where = f"{_mw_name(mw)}.process_spider_output"
+
+    async def collected(response: Any, upstream: AsyncIterable[Any]) -> AsyncIterator[Any]:
+        # A sync middleware expects a sync iterable: Scrapy collects the output first.
+        objects = [obj async for obj in upstream]
+        result = hook(response, objects, spider)
+        if inspect.isawaitable(result):
+            result = await result
+        async for obj in _as_async(result, where):
+            yield obj
+
+    return collected
+
+
+def _start_stage(mw: Any, spider: Any) -> Callable[[AsyncIterable[Any]], AsyncIterator[Any]]:
+    modern = getattr(mw, "process_start", None)
+    if callable(modern):
+        if not inspect.isasyncgenfunction(modern):
+            raise TypeError(f"{_mw_name(mw)}.process_start must be an async generator")
+        return modern
+    hook = mw.process_start_requests
+    if inspect.isasyncgenfunction(hook):
+        return lambda start: hook(start, spider)
+    where = f"{_mw_name(mw)}.process_start_requests"
+
+    async def collected(start: AsyncIterable[Any]) -> AsyncIterator[Any]:
+        log.warning(
+            "%s is not an async generator: every start request is loaded into memory "
+            "before it runs; write it as `async def` to keep them lazy",
+            where,
+        )
+        requests = [obj async for obj in start]
+        async for obj in _as_async(hook(requests, spider), where):
+            yield obj
+
+    return collected
+
+
+def _mark_offered(exc: BaseException) -> None:
+    # An exception class without __dict__ cannot be marked: it may be offered twice.
+    with contextlib.suppress(AttributeError):
+        setattr(exc, _OFFERED, True)
+
+
+class SpiderMiddlewareManager:
+    """The spider middlewares of one crawl, composed once.
+
+    ``middlewares`` are in ascending order (the engine's side first), as
+    ``build_components`` returns them.
+    """
+
+    def __init__(self, middlewares: Sequence[Any], spider: Any) -> None:
+        self.middlewares = list(middlewares)
+        self.spider = spider
+        self._input: list[tuple[str, Callable[..., Any], bool]] = []
+        for mw in self.middlewares:
+            hook = getattr(mw, "process_spider_input", None)
+            if callable(hook):
+                name = f"{_mw_name(mw)}.process_spider_input"
+                self._input.append((name, hook, inspect.iscoroutinefunction(hook)))
+        # Positions count from the spider's side: position 0 is the highest order.
+        self._outputs: list[tuple[int, Stage]] = []
+        self._handlers: list[tuple[int, str, ExceptionHook]] = []
+        self._starts: list[Callable[[AsyncIterable[Any]], AsyncIterator[Any]]] = []
+        for pos, mw in enumerate(reversed(self.middlewares)):
+            stage = _output_stage(mw, spider)
+            if stage is not None:
+                self._outputs.append((pos, stage))
+            hook = getattr(mw, "process_spider_exception", None)
+            if callable(hook):
+                self._handlers.append((pos, f"{_mw_name(mw)}.process_spider_exception", hook))
+            if callable(getattr(mw, "process_start", None)) or callable(
+                getattr(mw, "process_start_requests", None)
+            ):
+                self._starts.append(_start_stage(mw, spider))
+        self._last_handler = self._handlers[-1][0] if self._handlers else -1
+
+    @classmethod
+    def from_crawler(cls, crawler: CrawlContext, spider: Any) -> SpiderMiddlewareManager:
+        """The built-ins (SPIDER_MIDDLEWARES_BASE) merged with SPIDER_MIDDLEWARES."""
+        middlewares = build_components(
+            SPIDER_MIDDLEWARES_BASE, crawler.settings["SPIDER_MIDDLEWARES"], crawler
+        )
+        return cls(middlewares, spider)
+
+    # -- input ----------------------------------------------------------------------------
+    async def process_input(self, response: Any) -> None:
+        """Run every ``process_spider_input``; raises what a middleware raised."""
+        spider = self.spider
+        for name, hook, is_async in self._input:
+            result = hook(response, spider)
+            if is_async:
+                result = await result
+            if result is not None:
+                raise TypeError(f"{name} returned {type(result).__name__}; expected None")
+
+    # -- output ---------------------------------------------------------------------------
+    def process_output(self, response: Any, result: AsyncIterable[Any]) -> AsyncIterator[Any]:
+        """``result`` (a callback's output) through every ``process_spider_output``."""
+        if not self._handlers:
+            out: AsyncIterable[Any] = result
+            for _pos, stage in self._outputs:
+                out = stage(response, out)
+            return aiter(out)
+        pending: list[AsyncIterator[Any]] = []
+        return self._then_recovered(self._chain(response, result, 0, pending), pending)
+
+    def _chain(
+        self,
+        response: Any,
+        source: AsyncIterable[Any],
+        start: int,
+        pending: list[AsyncIterator[Any]],
+    ) -> AsyncIterator[Any]:
+        """``source`` through the output stages at ``start`` and after, each followed by
+        a guard when a later middleware has an exception hook."""
+        out: AsyncIterable[Any] = source
+        if start <= self._last_handler:
+            out = self._guard(response, out, start, pending)
+        for pos, stage in self._outputs:
+            if pos < start:
+                continue
+            out = stage(response, out)
+            if pos < self._last_handler:
+                out = self._guard(response, out, pos + 1, pending)
+        return aiter(out)
+
+    async def _guard(
+        self,
+        response: Any,
+        upstream: AsyncIterable[Any],
+        start: int,
+        pending: list[AsyncIterator[Any]],
+    ) -> AsyncIterator[Any]:
+        try:
+            async for obj in upstream:
+                yield obj
+        except CloseSpider:
+            raise
+        except Exception as exc:
+            if getattr(exc, _OFFERED, False):
+                raise
+            recovered = await self._offer(response, exc, start, pending)
+            if recovered is None:
+                raise
+            pending.append(recovered)
+
+    @staticmethod
+    async def _then_recovered(
+        main: AsyncIterator[Any], pending: list[AsyncIterator[Any]]
+    ) -> AsyncIterator[Any]:
+        async for obj in main:
+            yield obj
+        while pending:
+            async for obj in pending.pop(0):
+                yield obj
+
+    # -- exceptions -----------------------------------------------------------------------
+    async def process_exception(
+        self, response: Any, exc: BaseException
+    ) -> AsyncIterator[Any] | None:
+        """Offer ``exc`` (from a callback or ``process_input``) to every
+        ``process_spider_exception``; None if no middleware recovers, else the recovered
+        output, already through the rest of the output chain."""
+        if isinstance(exc, CloseSpider) or getattr(exc, _OFFERED, False):
+            return None
+        pending: list[AsyncIterator[Any]] = []
+        recovered = await self._offer(response, exc, 0, pending)
+        if recovered is None:
+            return None
+        return self._then_recovered(recovered, pending)
+
+    async def _offer(
+        self,
+        response: Any,
+        exc: BaseException,
+        start: int,
+        pending: list[AsyncIterator[Any]],
+    ) -> AsyncIterator[Any] | None:
+        _mark_offered(exc)
+        spider = self.spider
+        for pos, name, hook in self._handlers:
+            if pos < start:
+                continue
+            result = hook(response, exc, spider)
+            if inspect.isawaitable(result):
+                result = await result
+            if result is None:
+                continue
+            return self._chain(response, _as_async(result, name), pos + 1, pending)
+        return None
+
+    # -- start requests -------------------------------------------------------------------
+    def process_start_requests(self, start: AsyncIterable[Any]) -> AsyncIterator[Any]:
+        """The spider's start requests through every ``process_start_requests``."""
+        out: AsyncIterable[Any] = start
+        for stage in self._starts:
+            out = stage(out)
+        return aiter(out)

@@ -1,0 +1,182 @@
+"""The ``skitter`` command, run as a real subprocess against a local server."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import json
+import os
+import signal
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+SPIDERS = """
+from skitter import Spider
+
+
+class Catalogue(Spider):
+    name = "catalogue"
+    category = "all"
+
+    def start_requests(self):
+        from skitter import Request
+        yield Request(self.settings["BASE"] + "/0", dont_filter=True)
+
+    def parse(self, response):
+        n = int(response.url.rsplit("/", 1)[1])
+        yield {"n": n, "category": self.category, "name": f"item {n}"}
+        yield from response.follow_all(css="a")
+
+
+class Other(Catalogue):
+    name = "other"
+"""
+
+
+def site(pages: int, delay: float = 0.0) -> web.Application:
+    async def handle(request: web.Request) -> web.Response:
+        n = int(request.match_info["n"])
+        if delay:
+            await asyncio.sleep(delay)
+        nxt = "".join(f'<a href="/{m}">{m}</a>' for m in (n + 1, n + 2) if m < pages)
+        return web.Response(text=f"<html>{nxt}</html>", content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/{n}", handle)
+    return app
+
+
+async def run_cli(*args: str, cwd: Path, signals: list[float] | None = None) -> tuple[int, str]:
+    env = {**os.environ, "PYTHONPATH": SRC}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "skitter",
+        *args,
+        cwd=cwd,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    for wait in signals or []:
+        await asyncio.sleep(wait)
+        proc.send_signal(signal.SIGINT)
+    out, _ = await asyncio.wait_for(proc.communicate(), timeout=45)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode()
+
+
+@pytest.fixture
+def spider_file(tmp_path: Path) -> Path:
+    path = tmp_path / "spiders.py"
+    path.write_text(textwrap.dedent(SPIDERS))
+    return path
+
+
+@pytest.mark.parametrize("ext", ["jsonl", "json", "csv"])
+async def test_crawl_writes_each_feed_format(
+    serve: Any, tmp_path: Path, spider_file: Path, ext: str
+) -> None:
+    base = await serve(site(30))
+    code, out = await run_cli(
+        "crawl",
+        f"{spider_file}:Catalogue",
+        "-O",
+        f"items.{ext}",
+        "-s",
+        f"BASE={base}",
+        "-a",
+        "category=books",
+        "--stats-json",
+        "stats.json",
+        cwd=tmp_path,
+    )
+    assert code == 0, out
+    path = tmp_path / f"items.{ext}"
+    if ext == "jsonl":
+        items = [json.loads(line) for line in path.read_text().splitlines()]
+    elif ext == "json":
+        items = json.loads(path.read_text())
+    else:
+        with path.open() as f:
+            items = list(csv.DictReader(f))
+    assert sorted(int(i["n"]) for i in items) == list(range(30))
+    assert {i["category"] for i in items} == {"books"}
+    stats = json.loads((tmp_path / "stats.json").read_text())
+    assert stats["item_scraped_count"] == 30
+    assert stats["finish_reason"] == "finished"
+
+
+async def test_ambiguous_file_and_unknown_spider_are_usage_errors(
+    tmp_path: Path, spider_file: Path
+) -> None:
+    code, out = await run_cli("crawl", str(spider_file), cwd=tmp_path)
+    assert code == 2 and "several spiders" in out
+    code, out = await run_cli("crawl", f"{spider_file}:Nope", cwd=tmp_path)
+    assert code == 2 and "no spider 'Nope'" in out
+    code, out = await run_cli("crawl", str(tmp_path / "missing.py"), cwd=tmp_path)
+    assert code == 2 and "no such spider file" in out
+    code, out = await run_cli(
+        "crawl", f"{spider_file}:other", "-s", "CONCURENT_REQUESTS=2", cwd=tmp_path
+    )
+    assert code == 2 and "did you mean" in out
+
+
+async def test_version() -> None:
+    code, out = await run_cli("--version", cwd=Path.cwd())
+    assert code == 0 and out.startswith("skitter ")
+
+
+async def test_first_sigint_stops_gracefully_with_a_valid_feed(
+    serve: Any, tmp_path: Path, spider_file: Path
+) -> None:
+    base = await serve(site(10_000, delay=0.05))
+    code, out = await run_cli(
+        "crawl",
+        f"{spider_file}:Catalogue",
+        "-O",
+        "items.json",
+        "-s",
+        f"BASE={base}",
+        "-s",
+        "CONCURRENT_REQUESTS=4",
+        "--stats-json",
+        "stats.json",
+        cwd=tmp_path,
+        signals=[2.0],
+    )
+    assert code == 0, out
+    assert "shutting down gracefully" in out
+    items = json.loads((tmp_path / "items.json").read_text())
+    assert 0 < len(items) < 10_000
+    stats = json.loads((tmp_path / "stats.json").read_text())
+    assert stats["finish_reason"] == "shutdown"
+    assert stats["item_scraped_count"] == len(items)
+
+
+async def test_second_sigint_stops_at_once_with_a_valid_feed(
+    serve: Any, tmp_path: Path, spider_file: Path
+) -> None:
+    base = await serve(site(10_000, delay=0.3))
+    code, out = await run_cli(
+        "crawl",
+        f"{spider_file}:Catalogue",
+        "-O",
+        "items.json",
+        "-s",
+        f"BASE={base}",
+        "-s",
+        "SHUTDOWN_TIMEOUT=30",
+        cwd=tmp_path,
+        signals=[2.0, 0.1],
+    )
+    assert code == 130, out
+    items = json.loads((tmp_path / "items.json").read_text())
+    assert isinstance(items, list)

@@ -1,0 +1,242 @@
+"""MemoryTaskQueue against a naive model, driven by a hypothesis state machine.
+
+The model keeps every task in one dict and answers each question by brute force
+(sorting, scanning). Any sequence of pushes, leases, acks, nacks, renewals, expiries
+and clock moves must give the same answers from both: the lease order, merges, one
+entry per taskid, no task lost through an expired lease, and the counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from skitter.frontier import FrontierCounts, MemoryTaskQueue, TaskState
+from skitter.http import Request
+
+PATHS = [f"p{i}" for i in range(6)] + ["p0#frag"]  # the fragment makes a twin of p0
+LEASE = 30.0
+
+
+def url(path: str) -> str:
+    return f"http://example.com/{path}"
+
+
+TASKIDS = {path: Request(url(path)).taskid for path in PATHS}
+
+
+@dataclass
+class Task:
+    url: str
+    priority: int
+    seq: int
+    where: str  # ready, delayed, processing, or a finished TaskState name
+    when: float = 0.0  # exetime while delayed, deadline while processing
+    owner: str = ""
+    retried: int = 0
+    age: float = -1
+    auto_recrawl: bool = False
+    itag: str | None = None
+    lastcrawltime: float = 0.0
+    reason: str = ""
+
+    @property
+    def active(self) -> bool:
+        return self.where in ("ready", "delayed", "processing")
+
+
+class QueueMachine(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.queue = MemoryTaskQueue()
+        self.now = 1_000.0
+        self.seq = 0
+        self.model: dict[str, Task] = {}
+
+    # -- model helpers ------------------------------------------------------------------
+    def _promote(self) -> None:
+        for task in self.model.values():
+            if task.where == "delayed" and task.when <= self.now:
+                task.where = "ready"
+
+    def _place(self, task: Task, exetime: float) -> None:
+        if exetime > self.now:
+            task.where, task.when = "delayed", exetime
+        else:
+            task.where = "ready"
+
+    def _current(self, taskid: str, owner: str) -> Task | None:
+        task = self.model.get(taskid)
+        if task is None or task.where != "processing" or task.owner != owner:
+            return None
+        return task
+
+    def _leased(self) -> list[str]:
+        return [tid for tid, task in self.model.items() if task.where == "processing"]
+
+    # -- rules --------------------------------------------------------------------------
+    @rule(
+        path=st.sampled_from(PATHS),
+        priority=st.integers(-2, 3),
+        delay=st.sampled_from([None, 0.0, 5.0, 40.0]),
+        force=st.booleans(),
+        age=st.sampled_from([-1, 0, 20, 1000]),
+        itag=st.sampled_from([None, "a", "b"]),
+        auto_recrawl=st.booleans(),
+    )
+    def push(self, path, priority, delay, force, age, itag, auto_recrawl) -> None:
+        exetime = 0.0 if delay is None else self.now + delay
+        request = Request(
+            url(path), priority=priority, exetime=exetime, age=age, itag=itag,
+            auto_recrawl=auto_recrawl,
+        )
+        outcome = self.queue.push(request, self.now, force)
+        taskid = TASKIDS[path]
+        task = self.model.get(taskid)
+        if task is not None and task.active:
+            if task.where == "processing":
+                assert outcome.name == "IGNORED"
+                return
+            assert outcome.name == "MERGED"
+            task.priority = max(task.priority, priority)
+            if task.where == "delayed" and exetime < task.when:
+                self._place(task, exetime)
+            return
+        if task is not None:
+            due = (itag is not None and itag != task.itag) or (
+                age >= 0 and task.lastcrawltime + age <= self.now
+            )
+            if not (force or due):
+                assert outcome.name == "IGNORED"
+                return
+            assert outcome.name == "RECRAWL"
+            last = task.lastcrawltime
+        else:
+            assert outcome.name == "NEW"
+            last = 0.0
+        self.seq += 1
+        new = Task(
+            url(path), priority, self.seq, "ready", age=age, auto_recrawl=auto_recrawl,
+            itag=itag, lastcrawltime=last,
+        )
+        self._place(new, exetime)
+        self.model[taskid] = new
+
+    @rule(limit=st.integers(0, 4), owner=st.sampled_from(["", "w"]))
+    def lease(self, limit: int, owner: str) -> None:
+        leases = self.queue.lease(limit, self.now, LEASE, owner)
+        self._promote()
+        ready = sorted(
+            (task.priority * -1, task.seq, tid)
+            for tid, task in self.model.items()
+            if task.where == "ready"
+        )[:limit]
+        assert [lease.taskid for lease in leases] == [tid for _, _, tid in ready]
+        for lease in leases:
+            task = self.model[lease.taskid]
+            assert lease.retried == task.retried
+            assert lease.request.url == task.url
+            assert lease.deadline == self.now + LEASE
+            task.where, task.when, task.owner = "processing", self.now + LEASE, owner
+
+    @precondition(lambda self: self._leased())
+    @rule(data=st.data(), owner=st.sampled_from(["", "w"]))
+    def ack(self, data, owner: str) -> None:
+        taskid = data.draw(st.sampled_from(self._leased()))
+        task = self._current(taskid, owner)
+        assert self.queue.ack(taskid, self.now, owner) is (task is not None)
+        if task is None:
+            return
+        task.where, task.lastcrawltime, task.reason = "SUCCESS", self.now, ""
+        if task.auto_recrawl and task.age >= 0:
+            self.seq += 1
+            task.seq, task.retried = self.seq, 0
+            self._place(task, self.now + task.age)
+
+    @precondition(lambda self: self._leased())
+    @rule(data=st.data(), retry=st.sampled_from([None, 0.0, 10.0]), bad=st.booleans())
+    def fail(self, data, retry: float | None, bad: bool) -> None:
+        taskid = data.draw(st.sampled_from(self._leased()))
+        task = self.model[taskid]
+        owner = task.owner
+        if bad:
+            assert self.queue.mark_bad(taskid, self.now, "bad", owner)
+            task.where, task.lastcrawltime, task.reason = "BAD", self.now, "bad"
+        elif retry is None:
+            assert self.queue.nack(taskid, self.now, None, "failed", owner)
+            task.where, task.lastcrawltime, task.reason = "FAILED", self.now, "failed"
+        else:
+            assert self.queue.nack(taskid, self.now, self.now + retry, "retry", owner)
+            task.retried += 1
+            task.reason = "retry"
+            self._place(task, self.now + retry)
+
+    @rule(paths=st.lists(st.sampled_from(PATHS), max_size=3), owner=st.sampled_from(["", "w"]))
+    def renew(self, paths: list[str], owner: str) -> None:
+        taskids = list(dict.fromkeys(TASKIDS[p] for p in paths))
+        renewed = self.queue.renew(taskids, self.now, LEASE, owner)
+        current = [t for t in (self._current(tid, owner) for tid in taskids) if t is not None]
+        assert renewed == len(current)
+        for task in current:
+            task.when = self.now + LEASE
+
+    @rule(seconds=st.sampled_from([0.0, 1.0, 5.0, LEASE - 1, LEASE, LEASE + 1, 100.0]))
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+    @rule(seconds=st.sampled_from([0.0, LEASE]))
+    def advance_and_reclaim(self, seconds: float) -> None:
+        self.now += seconds
+        self.reclaim()
+
+    @rule()
+    def reclaim(self) -> None:
+        expired = [
+            t for t in self.model.values() if t.where == "processing" and t.when <= self.now
+        ]
+        assert self.queue.reclaim_expired(self.now) == len(expired)
+        for task in expired:
+            task.where, task.owner = "ready", ""
+
+    # -- invariants -----------------------------------------------------------------------
+    @invariant()
+    def counts_match(self) -> None:
+        self._promote()
+        where = [task.where for task in self.model.values()]
+        expected = FrontierCounts(
+            where.count("ready"), where.count("delayed"), where.count("processing")
+        )
+        assert self.queue.counts(self.now) == expected
+        assert len(self.queue) == sum(map(where.count, ("ready", "delayed", "processing")))
+
+    @invariant()
+    def next_due_matches(self) -> None:
+        delayed = [task.when for task in self.model.values() if task.where == "delayed"]
+        assert self.queue.next_due() == (min(delayed) if delayed else None)
+
+    @invariant()
+    def every_task_is_known(self) -> None:
+        for taskid, task in self.model.items():
+            info = self.queue.task(taskid)
+            assert info is not None
+            state = TaskState.ACTIVE if task.active else TaskState[task.where]
+            assert (info.state, info.retried, info.lastcrawltime) == (
+                state,
+                task.retried,
+                task.lastcrawltime,
+            )
+            if state in (TaskState.FAILED, TaskState.BAD) or task.active:
+                assert info.url == task.url
+                assert info.reason == task.reason
+
+
+QueueMachine.TestCase.settings = settings(
+    max_examples=150,
+    stateful_step_count=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+TestMemoryTaskQueueModel = QueueMachine.TestCase

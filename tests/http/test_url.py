@@ -1,0 +1,89 @@
+"""Canonical URLs and fingerprints: equal pages must collide, different ones must not."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from skitter.http import canonicalize_url, fingerprint, url_host
+
+
+@pytest.mark.parametrize(
+    ("url", "canonical"),
+    [
+        ("http://example.com", "http://example.com/"),
+        ("http://Example.COM/Path", "http://example.com/Path"),
+        ("HTTP://example.com/", "http://example.com/"),
+        ("http://example.com:80/a", "http://example.com/a"),
+        ("https://example.com:443/a", "https://example.com/a"),
+        ("http://example.com:8080/a", "http://example.com:8080/a"),
+        ("https://example.com:80/a", "https://example.com:80/a"),
+        ("http://example.com/a#frag", "http://example.com/a"),
+        ("http://example.com/a?b=2&a=1", "http://example.com/a?a=1&b=2"),
+        ("http://example.com/a?b=2&a=1&a=0", "http://example.com/a?a=1&a=0&b=2"),
+        ("http://example.com/a?", "http://example.com/a"),
+        ("http://example.com?x=1", "http://example.com/?x=1"),
+        ("http://example.com/a?b&&a=", "http://example.com/a?a=&b"),
+        ("http://example.com/caf\u00e9", "http://example.com/caf%C3%A9"),
+        ("http://example.com/a b", "http://example.com/a%20b"),
+        ("http://user:pw@Example.com:80/", "http://user:pw@example.com/"),
+        ("http://[::1]:8080/x", "http://[::1]:8080/x"),
+        ("http://\u00fcber.example/", "http://xn--ber-goa.example/"),
+    ],
+)
+def test_canonical_forms(url: str, canonical: str) -> None:
+    assert canonicalize_url(url) == canonical
+
+
+@pytest.mark.parametrize("url", ["http://[::1/x", "http://host:port/", "example.com/path"])
+def test_unparseable_urls_raise_value_error(url: str) -> None:
+    with pytest.raises(ValueError, match=r"."):
+        canonicalize_url(url)
+
+
+def test_fingerprint_depends_on_method_url_and_body() -> None:
+    url = canonicalize_url("http://example.com/a?y=2&x=1")
+    base = fingerprint("GET", url, b"")
+    assert base == fingerprint("GET", canonicalize_url("http://example.com/a?x=1&y=2#f"), b"")
+    assert base != fingerprint("POST", url, b"")
+    assert base != fingerprint("GET", url, b"body")
+    assert len(base) == 20
+
+
+@pytest.mark.parametrize(
+    ("url", "host"),
+    [
+        ("http://Example.com:8080/x", "example.com"),
+        ("https://u:p@host.org/", "host.org"),
+        ("http://[::1]:80/", "[::1]"),
+        ("http://a.b?x", "a.b"),
+        ("nonsense", ""),
+    ],
+)
+def test_url_host(url: str, host: str) -> None:
+    assert url_host(url) == host
+
+
+_segment = st.text(alphabet="abcxyz019-._~", min_size=0, max_size=6)
+
+
+@given(
+    host=st.sampled_from(["example.com", "EXAMPLE.com", "a.example.org"]),
+    path=st.lists(_segment, max_size=3),
+    params=st.lists(st.tuples(_segment, _segment), max_size=4),
+    fragment=st.one_of(st.none(), _segment),
+)
+def test_canonicalization_is_idempotent_and_order_free(
+    host: str, path: list[str], params: list[tuple[str, str]], fragment: str | None
+) -> None:
+    query = "&".join(f"{k}={v}" for k, v in params)
+    url = f"http://{host}/{'/'.join(path)}" + (f"?{query}" if query else "")
+    if fragment is not None:
+        url += f"#{fragment}"
+    once = canonicalize_url(url)
+    assert canonicalize_url(once) == once
+    assert "#" not in once
+    reordered = "&".join(f"{k}={v}" for k, v in sorted(params, key=lambda kv: kv[0]))
+    other = f"http://{host.lower()}/{'/'.join(path)}" + (f"?{reordered}" if reordered else "")
+    assert canonicalize_url(other) == once

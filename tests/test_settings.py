@@ -1,0 +1,61 @@
+"""Settings: layers, types from strings, typo detection."""
+
+from __future__ import annotations
+
+import pytest
+
+from skitter import ConfigError, Settings
+
+
+def test_defaults() -> None:
+    s = Settings()
+    assert s["CONCURRENT_REQUESTS"] == 16
+    assert s["RETRY_HTTP_CODES"] == [408, 429, 500, 502, 503, 504, 522, 524]
+    assert s.source("CONCURRENT_REQUESTS") == "default"
+
+
+def test_layers_in_order() -> None:
+    s = Settings.resolve(
+        project={"CONCURRENT_REQUESTS": 1, "DOWNLOAD_DELAY": 1},
+        spider={"CONCURRENT_REQUESTS": 2, "USER_AGENT": "spider"},
+        env={"SKITTER_CONCURRENT_REQUESTS": "3", "SKITTER_USER_AGENT": "env"},
+        cli={"USER_AGENT": "cli"},
+    )
+    assert s["CONCURRENT_REQUESTS"] == 3 and s.source("CONCURRENT_REQUESTS") == "env"
+    assert s["USER_AGENT"] == "cli"
+    assert s["DOWNLOAD_DELAY"] == 1.0 and isinstance(s["DOWNLOAD_DELAY"], float)
+
+
+@pytest.mark.parametrize(
+    ("name", "raw", "value"),
+    [
+        ("ROBOTSTXT_OBEY", "yes", True),
+        ("ROBOTSTXT_OBEY", "0", False),
+        ("RETRY_HTTP_CODES", "500,503", [500, 503]),
+        ("RETRY_HTTP_CODES", "[429]", [429]),
+        ("DEFAULT_REQUEST_HEADERS", '{"A": "b"}', {"A": "b"}),
+        ("DOWNLOAD_TIMEOUT", "2.5", 2.5),
+    ],
+)
+def test_strings_are_parsed_by_type(name: str, raw: str, value: object) -> None:
+    assert Settings.resolve(cli={name: raw}, env={})[name] == value
+
+
+def test_bad_values_and_typos_are_clear_errors() -> None:
+    with pytest.raises(ConfigError, match="CONCURRENT_REQUESTS"):
+        Settings({"CONCURRENT_REQUESTS": "many"})
+    with pytest.raises(ConfigError, match="did you mean 'CONCURRENT_REQUESTS'"):
+        Settings({"CONCURENT_REQUESTS": 3})
+    with pytest.raises(ConfigError, match="must be int"):
+        Settings({"CONCURRENT_REQUESTS": [1]})
+
+
+def test_unknown_names_are_kept_for_plugins() -> None:
+    s = Settings({"MYPLUGIN_LEVEL": 3})
+    assert s["MYPLUGIN_LEVEL"] == 3 and "MYPLUGIN_LEVEL" in list(s)
+
+
+def test_mutable_defaults_are_not_shared() -> None:
+    s = Settings()
+    s["RETRY_HTTP_CODES"].append(999)
+    assert 999 not in Settings()["RETRY_HTTP_CODES"]
