@@ -29,8 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from skitter.frontier import MemoryTaskQueue  # noqa: E402
-from skitter.http import Request  # noqa: E402
+from skitter.frontier import MemoryTaskQueue
+from skitter.http import Request
 
 NOW = 1_700_000_000.0
 

@@ -90,7 +90,11 @@ class QueueMachine(RuleBasedStateMachine):
     def push(self, path, priority, delay, force, age, itag, auto_recrawl) -> None:
         exetime = 0.0 if delay is None else self.now + delay
         request = Request(
-            url(path), priority=priority, exetime=exetime, age=age, itag=itag,
+            url(path),
+            priority=priority,
+            exetime=exetime,
+            age=age,
+            itag=itag,
             auto_recrawl=auto_recrawl,
         )
         outcome = self.queue.push(request, self.now, force)
@@ -119,8 +123,14 @@ class QueueMachine(RuleBasedStateMachine):
             last = 0.0
         self.seq += 1
         new = Task(
-            url(path), priority, self.seq, "ready", age=age, auto_recrawl=auto_recrawl,
-            itag=itag, lastcrawltime=last,
+            url(path),
+            priority,
+            self.seq,
+            "ready",
+            age=age,
+            auto_recrawl=auto_recrawl,
+            itag=itag,
+            lastcrawltime=last,
         )
         self._place(new, exetime)
         self.model[taskid] = new
@@ -174,16 +184,17 @@ class QueueMachine(RuleBasedStateMachine):
             task.reason = "retry"
             self._place(task, self.now + retry)
 
-    @rule(paths=st.lists(st.sampled_from(PATHS), max_size=3), owner=st.sampled_from(["", "w"]))
-    def renew(self, paths: list[str], owner: str) -> None:
-        taskids = list(dict.fromkeys(TASKIDS[p] for p in paths))
+    @rule(data=st.data(), owner=st.sampled_from(["", "w"]))
+    def renew(self, data, owner: str) -> None:
+        candidates = [*self._leased(), TASKIDS["p5"]]  # p5: often not processing
+        taskids = data.draw(st.lists(st.sampled_from(candidates), max_size=3, unique=True))
         renewed = self.queue.renew(taskids, self.now, LEASE, owner)
         current = [t for t in (self._current(tid, owner) for tid in taskids) if t is not None]
         assert renewed == len(current)
         for task in current:
             task.when = self.now + LEASE
 
-    @rule(seconds=st.sampled_from([0.0, 1.0, 5.0, LEASE - 1, LEASE, LEASE + 1, 100.0]))
+    @rule(seconds=st.sampled_from([0.0, 1.0, LEASE / 2, LEASE - 1, LEASE, LEASE + 1, 100.0]))
     def advance(self, seconds: float) -> None:
         self.now += seconds
 
@@ -194,9 +205,7 @@ class QueueMachine(RuleBasedStateMachine):
 
     @rule()
     def reclaim(self) -> None:
-        expired = [
-            t for t in self.model.values() if t.where == "processing" and t.when <= self.now
-        ]
+        expired = [t for t in self.model.values() if t.where == "processing" and t.when <= self.now]
         assert self.queue.reclaim_expired(self.now) == len(expired)
         for task in expired:
             task.where, task.owner = "ready", ""
@@ -234,8 +243,8 @@ class QueueMachine(RuleBasedStateMachine):
 
 
 QueueMachine.TestCase.settings = settings(
-    max_examples=150,
-    stateful_step_count=40,
+    max_examples=200,
+    stateful_step_count=50,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )

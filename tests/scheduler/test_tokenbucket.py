@@ -95,7 +95,9 @@ def test_reconfigure_between_limited_and_unlimited() -> None:
     assert bucket.try_take(1000)
 
 
-@pytest.mark.parametrize(("rate", "burst"), [(-1, None), (1.0, -2), (math.nan, None), (1, math.inf)])
+@pytest.mark.parametrize(
+    ("rate", "burst"), [(-1, None), (1.0, -2), (math.nan, None), (1, math.inf)]
+)
 def test_rejects_bad_numbers(rate: float, burst: float | None) -> None:
     with pytest.raises(ValueError, match="token bucket"):
         TokenBucket(rate, burst, FakeClock())

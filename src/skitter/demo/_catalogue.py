@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import functools
 import random
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any
 
 from skitter.demo._vocabulary import CATEGORIES, CLOSERS, OPENERS, TAGS
 
 __all__ = [
+    "DISCONTINUED_ID",
+    "PAGE_SIZE",
     "SEED",
     "Catalogue",
     "Category",
@@ -66,7 +70,7 @@ class Product:
     reviews: int
     description: str
     tags: tuple[str, ...]
-    related: tuple[int, ...] = field(default=())
+    related: tuple[int, ...] = ()
 
     @property
     def path(self) -> str:
@@ -97,7 +101,7 @@ class Product:
 @dataclass(frozen=True, slots=True)
 class Catalogue:
     categories: tuple[Category, ...]
-    products: dict[int, Product]
+    products: Mapping[int, Product]
     featured: tuple[int, ...]
     # The awkward product pages a real crawler meets; each is a product id.
     redirected: int  # linked only by its old URL, which answers 301
@@ -152,14 +156,11 @@ def _build(seed: int) -> Catalogue:
             )
             primary[slug].append(pid)
 
-    def first_of(slug: str) -> int:
-        return primary[slug][0]
-
-    redirected = first_of("chocolate")
-    latin1 = first_of("patisserie")
-    meta_charset = first_of("tea")
-    broken_html = first_of("cheese")
-    slow = first_of("books")
+    redirected = primary["chocolate"][0]
+    latin1 = primary["patisserie"][0]
+    meta_charset = primary["tea"][0]
+    broken_html = primary["cheese"][0]
+    slow = primary["books"][0]
     # Two pages get text of their own, written for the encoding they are served in.
     products[latin1] = replace(
         products[latin1],
@@ -198,7 +199,7 @@ def _build(seed: int) -> Catalogue:
     )
     return Catalogue(
         categories=categories,
-        products=products,
+        products=MappingProxyType(products),
         featured=tuple(rng.sample(linkable, 8)),
         redirected=redirected,
         latin1=latin1,

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from skitter.http import Request, Response, url_host
-from skitter.spider import Spider
+from skitter import Request, Response, Spider
+from skitter.http import url_host
 
 __all__ = ["DemoSpider"]
 

@@ -166,12 +166,13 @@ class Engine:
 
     async def _drain(self) -> None:
         """After a stop: let running tasks finish, up to the shutdown timeout."""
-        if not self._tasks:
+        running = [task for task in self._tasks if not task.done()]
+        if not running:
             return
         log.info(
-            "Waiting up to %.0f s for %d running requests", self._shutdown_timeout, len(self._tasks)
+            "Waiting up to %.0f s for %d running requests", self._shutdown_timeout, len(running)
         )
-        _done, pending = await asyncio.wait(list(self._tasks), timeout=self._shutdown_timeout)
+        _done, pending = await asyncio.wait(running, timeout=self._shutdown_timeout)
         for task in pending:
             task.cancel()
         if pending:

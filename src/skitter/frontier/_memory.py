@@ -12,19 +12,21 @@ page), so the layout is chosen for speed and memory:
 
       [key, request, retried, where, when, owner]
 
-  ``key = seq - (priority << 48)`` orders the ready heap: higher priority first, then
-  ``seq``, the global sequence number given at first push (strict FIFO). One int
-  compares faster than a (priority, seq) pair, and lists compare in C, so ``heapq``
-  never runs Python code. ``where`` names the heap that holds the record; ``when`` is
-  the exetime while delayed and the lease deadline while processing.
-- The ready heap holds records; the delayed and processing heaps hold
-  ``(time, tick, record)`` tuples (the unique ``tick`` keeps ties from comparing
-  records).
-- Heaps are never searched. A record that must leave a heap other than by being popped
-  (a merge raises its priority, an ack finishes it) is *killed* -- its request set to
-  None -- and a copy takes its place. Dead entries are skipped when they surface and
-  swept out when they outnumber the live ones. So a record sits in at most one heap,
-  at most once, and is live exactly when its request is not None.
+  ``key = seq - (priority << 48)`` is the task's place in the ready order: higher
+  priority first, then ``seq``, the global sequence number given at first push (strict
+  FIFO). ``where`` says which heap holds the record; ``when`` is the exetime while
+  delayed and the lease deadline while processing.
+- The ready heap holds bare keys, with a dict from key to record beside it: ints
+  compare in C without a detour through lists or tuples, which halves the cost of a
+  pop on a large heap. A merge that raises a priority pushes the new key and drops the
+  old one from the dict; a popped key missing from the dict is skipped.
+- The delayed and processing heaps hold ``(time, tick, record)`` tuples (the unique
+  ``tick`` keeps ties from comparing records). A record that must leave one of them
+  other than by being popped (an ack, a renewal, an earlier exetime) is *killed* -- its
+  request set to None -- and a copy takes its place; dead entries are skipped when they
+  surface. So a record sits in at most one heap, and is live while its request is set.
+- Dead heap entries are swept out once they outnumber the live ones, so the heaps
+  stay proportional to the tasks whatever the churn of merges and renewals.
 - Tasks are keyed by the request's 20-byte fingerprint, already computed and cached on
   the request, rather than by a 40-character hex string; an explicit taskid is its own
   key (a lower-case hex one is keyed by its bytes, so both spellings meet).
@@ -159,7 +161,6 @@ class MemoryTaskQueue:
         "_active",
         "_dead_delayed",
         "_dead_processing",
-        "_dead_ready",
         "_delayed",
         "_errors",
         "_finished",
@@ -167,6 +168,7 @@ class MemoryTaskQueue:
         "_n_processing",
         "_processing",
         "_ready",
+        "_ready_index",
         "_seq",
         "_tick",
     )
@@ -175,12 +177,12 @@ class MemoryTaskQueue:
         self._active: dict[TaskKey, Record] = {}  # queued or processing
         self._finished: dict[TaskKey, float | _Finished] = {}  # last outcome, kept on recrawl
         self._errors: dict[TaskKey, str] = {}  # last failure of tasks queued for a retry
-        self._ready: list[Record] = []
+        self._ready: list[int] = []  # heap of keys
+        self._ready_index: dict[int, Record] = {}  # key -> record, for keys still live
         self._delayed: list[Timed] = []
         self._processing: list[Timed] = []
         self._n_delayed = 0
         self._n_processing = 0
-        self._dead_ready = 0
         self._dead_delayed = 0
         self._dead_processing = 0
         self._seq = itertools.count()
@@ -209,22 +211,18 @@ class MemoryTaskQueue:
         priority = request.priority
         if priority.__class__ is not int:
             priority = _priority(request)
-        self._enqueue(tk, request, priority, request.exetime, now)
-        return outcome
-
-    def _enqueue(
-        self, tk: TaskKey, request: Request, priority: int, exetime: float, now: float
-    ) -> None:
-        """A new record, with the next sequence number, ready or delayed."""
-        rec = [next(self._seq) - (priority << _SEQ_BITS), request, 0, _READY, 0.0, ""]
-        self._active[tk] = rec
+        exetime = request.exetime
+        key = next(self._seq) - (priority << _SEQ_BITS)
         if exetime > now:
-            rec[_WHERE] = _DELAYED
-            rec[_WHEN] = exetime
+            rec = [key, request, 0, _DELAYED, exetime, ""]
             heappush(self._delayed, (exetime, next(self._tick), rec))
             self._n_delayed += 1
         else:
-            heappush(self._ready, rec)
+            rec = [key, request, 0, _READY, 0.0, ""]
+            self._ready_index[key] = rec
+            heappush(self._ready, key)
+        self._active[tk] = rec
+        return outcome
 
     def _merge(self, rec: Record, tk: TaskKey, request: Request, now: float) -> PushOutcome:
         """One entry per taskid: the higher priority and the earlier exetime win."""
@@ -235,35 +233,43 @@ class MemoryTaskQueue:
         priority = _priority(request)
         new_key = (key & _SEQ_MASK) - (priority << _SEQ_BITS)
         higher = new_key < key
-        if where == _READY:
-            if higher:
-                rec = self._replace(tk, rec)
-                rec[_KEY] = new_key
-                heappush(self._ready, rec)
-                self._dead_ready += 1
-        elif request.exetime < rec[_WHEN]:
-            rec = self._replace(tk, rec)
-            self._dead_delayed += 1
-            if higher:
-                rec[_KEY] = new_key
-            if request.exetime <= now:
-                rec[_WHERE] = _READY
-                heappush(self._ready, rec)
-                self._n_delayed -= 1
-            else:
-                rec[_WHEN] = request.exetime
-                heappush(self._delayed, (request.exetime, next(self._tick), rec))
-        elif higher:
-            rec[_KEY] = new_key  # the ready heap does not hold it: safe to change in place
         if higher:
             # The kept request carries the merged priority, so later stages (download
             # slots) order it as the frontier did.
             rec[_REQ].priority = priority
-        self._sweep()
+        if where == _READY:
+            if higher:
+                # The old key stays in the heap, dead: it is no longer in the index.
+                del self._ready_index[key]
+                rec[_KEY] = new_key
+                self._ready_index[new_key] = rec
+                heappush(self._ready, new_key)
+                self._sweep_ready()
+            return _MERGED
+        if higher:
+            rec[_KEY] = new_key  # its delayed entry is ordered by exetime, not by key
+        if request.exetime < rec[_WHEN]:
+            rec = self._replace(tk, rec)
+            self._dead_delayed += 1
+            if request.exetime <= now:
+                self._n_delayed -= 1
+                self._make_ready(rec)
+            else:
+                rec[_WHEN] = request.exetime
+                heappush(self._delayed, (request.exetime, next(self._tick), rec))
+            self._sweep_delayed()
         return _MERGED
 
+    def _make_ready(self, rec: Record) -> None:
+        key = rec[_KEY]
+        rec[_WHERE] = _READY
+        rec[_OWNER] = ""
+        self._ready_index[key] = rec
+        heappush(self._ready, key)
+
     def _replace(self, tk: TaskKey, rec: Record) -> Record:
-        """Kill ``rec`` where it lies and return a live copy in its place."""
+        """Kill ``rec`` where it lies (a delayed or processing entry) and return a live
+        copy in its place."""
         new = rec.copy()
         rec[_REQ] = None
         self._active[tk] = new
@@ -272,15 +278,13 @@ class MemoryTaskQueue:
     def _promote(self, now: float) -> None:
         """Move delayed tasks that are due to the ready heap."""
         delayed = self._delayed
-        ready = self._ready
         while delayed and delayed[0][0] <= now:
             rec = heappop(delayed)[2]
             if rec[_REQ] is None:
                 self._dead_delayed -= 1
                 continue
-            rec[_WHERE] = _READY
-            heappush(ready, rec)
             self._n_delayed -= 1
+            self._make_ready(rec)
 
     # -- leases ---------------------------------------------------------------------------
     def lease(self, limit: int, now: float, lease_seconds: float, owner: str = "") -> list[Lease]:
@@ -289,19 +293,19 @@ class MemoryTaskQueue:
         if self._delayed and self._delayed[0][0] <= now:
             self._promote(now)
         ready = self._ready
+        index = self._ready_index
         processing = self._processing
         deadline = now + lease_seconds
         leases: list[Lease] = []
         while ready and len(leases) < limit:
-            rec = heappop(ready)
-            request = rec[_REQ]
-            if request is None:
-                self._dead_ready -= 1
-                continue
+            rec = index.pop(heappop(ready), None)
+            if rec is None:
+                continue  # a key that a merge replaced
             rec[_WHERE] = _PROCESSING
             rec[_WHEN] = deadline
             rec[_OWNER] = owner
             heappush(processing, (deadline, next(self._tick), rec))
+            request = rec[_REQ]
             leases.append(Lease(request.taskid, request, rec[_RETRIED], deadline))
         self._n_processing += len(leases)
         return leases
@@ -314,15 +318,20 @@ class MemoryTaskQueue:
             return None
         return tk, rec
 
-    def _finish(self, tk: TaskKey, rec: Record, outcome: float | _Finished) -> None:
-        rec[_REQ] = None  # its processing entry dies in place
-        del self._active[tk]
+    def _release(self, tk: TaskKey, rec: Record) -> None:
+        """End the lease of ``rec``: its processing entry dies in place."""
+        rec[_REQ] = None
         self._n_processing -= 1
         self._dead_processing += 1
+        if self._dead_processing > _SWEEP_MIN:
+            self._sweep_processing()
+
+    def _finish(self, tk: TaskKey, rec: Record, outcome: float | _Finished) -> None:
+        self._release(tk, rec)
+        del self._active[tk]
         self._finished[tk] = outcome
         if self._errors:
             self._errors.pop(tk, None)
-        self._sweep()
 
     def ack(self, taskid: str, now: float, owner: str = "") -> bool:
         """SUCCESS at ``now``; an ``auto_recrawl`` task is queued again at ``now + age``."""
@@ -338,7 +347,8 @@ class MemoryTaskQueue:
         else:
             self._finish(tk, rec, now)
         if request.auto_recrawl and request.age >= 0:
-            self._enqueue(tk, request, _priority(request), now + request.age, now)
+            request.exetime = now + request.age
+            self.push(request, now, force=True)
         return True
 
     def nack(
@@ -353,21 +363,19 @@ class MemoryTaskQueue:
         if retry_at is None:
             self._fail(tk, rec, TaskState.FAILED, now, reason)
             return True
-        rec = self._replace(tk, rec)
-        self._n_processing -= 1
-        self._dead_processing += 1
-        rec[_RETRIED] += 1
-        rec[_OWNER] = ""
+        new = rec.copy()
+        self._active[tk] = new
+        self._release(tk, rec)
+        new[_RETRIED] += 1
         self._errors[tk] = reason
         if retry_at > now:
-            rec[_WHERE] = _DELAYED
-            rec[_WHEN] = retry_at
-            heappush(self._delayed, (retry_at, next(self._tick), rec))
+            new[_WHERE] = _DELAYED
+            new[_WHEN] = retry_at
+            new[_OWNER] = ""
+            heappush(self._delayed, (retry_at, next(self._tick), new))
             self._n_delayed += 1
         else:
-            rec[_WHERE] = _READY
-            heappush(self._ready, rec)
-        self._sweep()
+            self._make_ready(new)
         return True
 
     def mark_bad(self, taskid: str, now: float, reason: str, owner: str = "") -> bool:
@@ -393,12 +401,14 @@ class MemoryTaskQueue:
             found = self._current(taskid, owner)
             if found is None:
                 continue
-            rec = self._replace(*found)
-            rec[_WHEN] = deadline
-            heappush(self._processing, (deadline, next(self._tick), rec))
-            self._dead_processing += 1
+            tk, rec = found
+            new = rec.copy()
+            self._active[tk] = new
+            self._release(tk, rec)
+            new[_WHEN] = deadline
+            heappush(self._processing, (deadline, next(self._tick), new))
+            self._n_processing += 1
             renewed += 1
-        self._sweep()
         return renewed
 
     def reclaim_expired(self, now: float) -> int:
@@ -411,29 +421,28 @@ class MemoryTaskQueue:
             if rec[_REQ] is None:
                 self._dead_processing -= 1
                 continue
-            rec[_WHERE] = _READY
-            rec[_OWNER] = ""
-            heappush(self._ready, rec)
+            self._make_ready(rec)
             reclaimed += 1
         self._n_processing -= reclaimed
         return reclaimed
 
-    # -- upkeep ---------------------------------------------------------------------------
-    def _sweep(self) -> None:
-        """Rebuild a heap whose dead entries outnumber the live ones: O(n), but only
-        after n kills, so O(1) per kill over time."""
-        if self._dead_ready > _SWEEP_MIN and self._dead_ready * 2 > len(self._ready):
-            self._ready = [rec for rec in self._ready if rec[_REQ] is not None]
+    # -- upkeep: dead heap entries are rebuilt away once they outnumber the live ones, so
+    # -- each sweep's O(n) is paid for by n kills before it: O(1) per kill over time.
+    def _sweep_ready(self) -> None:
+        dead = len(self._ready) - len(self._ready_index)
+        if dead > _SWEEP_MIN and dead > len(self._ready_index):
+            self._ready = list(self._ready_index)
             heapify(self._ready)
-            self._dead_ready = 0
+
+    def _sweep_delayed(self) -> None:
         if self._dead_delayed > _SWEEP_MIN and self._dead_delayed * 2 > len(self._delayed):
             self._delayed = [entry for entry in self._delayed if entry[2][_REQ] is not None]
             heapify(self._delayed)
             self._dead_delayed = 0
-        if self._dead_processing > _SWEEP_MIN and self._dead_processing * 2 > len(
-            self._processing
-        ):
-            self._processing = [e for e in self._processing if e[2][_REQ] is not None]
+
+    def _sweep_processing(self) -> None:
+        if self._dead_processing * 2 > len(self._processing):
+            self._processing = [entry for entry in self._processing if entry[2][_REQ] is not None]
             heapify(self._processing)
             self._dead_processing = 0
 

@@ -126,9 +126,8 @@ class CircuitBreaker:
         if state is BreakerState.OPEN or self.threshold <= 0:
             return
         self._failures += 1
-        if state is BreakerState.CLOSED and self._failures >= self.threshold:
-            self._open()
-        elif state is BreakerState.HALF_OPEN and self._failures >= self.probes:
+        limit = self.threshold if state is BreakerState.CLOSED else self.probes
+        if self._failures >= limit:
             self._open()
 
     def reset(self) -> None:

@@ -29,8 +29,6 @@ from collections.abc import Mapping
 
 __all__ = ["FairShare", "target_shares"]
 
-_BISECT_STEPS = 60  # halves the bracket below 1e-18 of its width: exact for doubles
-
 
 def target_shares(
     backlogs: Mapping[str, int], min_share: float = 0.10, max_share: float = 0.33
@@ -46,18 +44,34 @@ def target_shares(
     else:
         lo = min(min_share, 1.0 / count)
         hi = max(max_share, 1.0 / count)
-    # Find the scale s with sum(clamp(s * backlog, lo, hi)) == 1: the sum grows with s
-    # from count * lo <= 1 to count * hi >= 1, so bisection always finds it.
-    low, high = 0.0, hi / min(active.values())
-    for _ in range(_BISECT_STEPS):
-        mid = (low + high) / 2
-        if sum(min(hi, max(lo, mid * n)) for n in active.values()) < 1.0:
-            low = mid
-        else:
-            high = mid
-    shares = {name: min(hi, max(lo, high * n)) for name, n in active.items()}
+    scale = _water_level(list(active.values()), lo, hi)
+    shares = {name: min(hi, max(lo, scale * n)) for name, n in active.items()}
     total = sum(shares.values())
     return {name: share / total for name, share in shares.items()}
+
+
+def _water_level(backlogs: list[float], lo: float, hi: float) -> float:
+    """The scale s with ``sum(clamp(s * b, lo, hi) for b in backlogs) == 1``.
+
+    The sum is piecewise linear and non-decreasing in s, from ``n * lo <= 1`` at s = 0
+    to ``n * hi >= 1`` for large s; it bends where some ``s * b`` crosses lo or hi. Walk
+    those points in order, keeping how many shares sit at each bound and the backlog of
+    the proportional ones, and solve the linear piece that reaches 1: O(n log n).
+    """
+    bends = sorted([(lo / b, 0, b) for b in backlogs] + [(hi / b, 1, b) for b in backlogs])
+    at_lo, at_hi, middle = len(backlogs), 0, 0.0
+    for s, kind, b in bends:
+        if at_lo * lo + at_hi * hi + s * middle >= 1.0:
+            if middle > 0.0:
+                return (1.0 - at_lo * lo - at_hi * hi) / middle
+            return s
+        if kind == 0:
+            at_lo -= 1
+            middle += b
+        else:
+            middle -= b
+            at_hi += 1
+    return bends[-1][0]  # n * hi == 1, give or take rounding: every share at hi
 
 
 class FairShare:

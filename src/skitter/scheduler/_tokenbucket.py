@@ -109,7 +109,8 @@ class TokenBucket:
     def __repr__(self) -> str:
         if self._rate is None:
             return "TokenBucket(unlimited)"
-        return f"TokenBucket(rate={self._rate:g}/s, burst={self._burst:g}, tokens={self.tokens:.2f})"
+        tokens = self.tokens
+        return f"TokenBucket(rate={self._rate:g}/s, burst={self._burst:g}, tokens={tokens:.2f})"
 
 
 def _non_negative(name: str, value: float) -> float:
