@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from urllib.parse import urljoin
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skitter.http import canonicalize_url, fingerprint, url_host
+from skitter.http import LinkResolver, canonicalize_url, fingerprint, url_host
 
 
 @pytest.mark.parametrize(
@@ -87,3 +89,35 @@ def test_canonicalization_is_idempotent_and_order_free(
     reordered = "&".join(f"{k}={v}" for k, v in sorted(params, key=lambda kv: kv[0]))
     other = f"http://{host.lower()}/{'/'.join(path)}" + (f"?{reordered}" if reordered else "")
     assert canonicalize_url(other) == once
+
+
+_base_part = st.text(alphabet="ab/.?#;:=&", max_size=8)
+_href = st.text(alphabet="ab/.?#;:@=&%\\ \t", min_size=1, max_size=10)
+
+
+@given(
+    scheme=st.sampled_from(["http", "https"]),
+    host=st.sampled_from(["h.com", "h.com:8080", "u@h.com", "[::1]"]),
+    path=_base_part,
+    href=_href,
+)
+def test_link_resolver_agrees_with_urljoin(scheme: str, host: str, path: str, href: str) -> None:
+    base = f"{scheme}://{host}/{path}"
+    assert LinkResolver(base).resolve(href) == urljoin(base, href)
+
+
+@pytest.mark.parametrize(
+    ("base", "href"),
+    [
+        ("http://h.com", "a.html"),
+        ("http://h.com/dir/page.html?q=1#f", "b.html"),
+        ("http://h.com/dir/page.html", "/root/x?y=1#z"),
+        ("http://h.com/dir/", "../up.html"),
+        ("http://h.com/dir/", "//other.org/x"),
+        ("http://h.com/dir/x", "?only=query"),
+        ("http://h.com/dir/x", "mailto:a@b.c"),
+        ("http://h.com/a/../b/", "c"),
+    ],
+)
+def test_link_resolver_examples(base: str, href: str) -> None:
+    assert LinkResolver(base).resolve(href) == urljoin(base, href)

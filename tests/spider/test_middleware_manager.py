@@ -16,7 +16,11 @@ from skitter.spider._builtin_middlewares import (
     RefererMiddleware,
     UrlLengthMiddleware,
 )
-from skitter.spider._middleware import SPIDER_MIDDLEWARES_BASE, SpiderMiddlewareManager
+from skitter.spider._middleware import (
+    SPIDER_MIDDLEWARES_BASE,
+    RequestFilter,
+    SpiderMiddlewareManager,
+)
 
 SPIDER = object()
 RESPONSE = Response("http://127.0.0.1/page", body=b"<html></html>")
@@ -252,3 +256,53 @@ def test_from_crawler_builds_the_builtins_in_order(make_crawler) -> None:
         make_crawler(REFERER_ENABLED=False, URLLENGTH_LIMIT=0), SPIDER
     )
     assert len(m.middlewares) == 3
+
+
+class _Trail(RequestFilter):
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def request_filter(self, response: Any, spider: Any) -> Any:
+        def check(request: Request) -> Request | None:
+            request.meta.setdefault("trail", []).append(self.name)
+            return None if request.url.endswith("/drop-" + self.name) else request
+
+        return check
+
+
+class _UserStage:
+    async def process_spider_output(self, response: Any, result: Any, spider: Any) -> Any:
+        async for obj in result:
+            if isinstance(obj, Request):
+                obj.meta.setdefault("trail", []).append("user")
+            yield obj
+
+
+async def _through(mws: list[Any], *objs: Any) -> list[Any]:
+    manager = SpiderMiddlewareManager(mws, spider=None)
+
+    async def source() -> Any:
+        for obj in objs:
+            yield obj
+
+    response = Response("http://e.com/", request=Request("http://e.com/"))
+    return [obj async for obj in manager.process_output(response, source())]
+
+
+async def test_fused_request_filters_keep_scrapy_order() -> None:
+    # ascending order: the spider's side is the end of the list and runs first
+    out = await _through(
+        [_Trail("a"), _UserStage(), _Trail("b"), _Trail("c")],
+        Request("http://e.com/x"),
+        {"item": 1},
+    )
+    assert out[0].meta["trail"] == ["c", "b", "user", "a"]
+    assert out[1] == {"item": 1}
+
+
+async def test_a_fused_filter_drops_and_stops_the_rest() -> None:
+    out = await _through(
+        [_Trail("a"), _Trail("b")], Request("http://e.com/drop-b"), Request("http://e.com/keep")
+    )
+    assert [r.url for r in out] == ["http://e.com/keep"]
+    assert out[0].meta["trail"] == ["b", "a"]

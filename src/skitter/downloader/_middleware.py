@@ -31,36 +31,30 @@ DownloadResult = Response | Request
 DownloadHandler = Callable[[Request], Awaitable[DownloadResult]]
 
 
-def _hook(mw: Any, name: str) -> Callable[..., Awaitable[Any]] | None:
-    """The hook as an async callable, or None. A sync hook is wrapped here, once, so the
-    per-download path never asks whether a result must be awaited."""
+def _hook(mw: Any, name: str) -> tuple[Callable[..., Any] | None, bool]:
+    """The hook and whether it must be awaited, decided once per crawl so that the
+    per-download path calls a sync hook directly, without a coroutine of its own."""
     fn = getattr(mw, name, None)
     if not callable(fn):
-        return None
-    if inspect.iscoroutinefunction(fn):
-        return fn
-
-    async def call_sync(*args: Any) -> Any:
-        result = fn(*args)
-        if inspect.isawaitable(result):  # a sync function that returned a coroutine
-            return await result
-        return result
-
-    return call_sync
+        return None, False
+    return fn, inspect.iscoroutinefunction(fn)
 
 
 def _wrap(mw: Any, inner: DownloadHandler, spider: Any) -> DownloadHandler:
-    on_request = _hook(mw, "process_request")
-    on_response = _hook(mw, "process_response")
-    on_exception = _hook(mw, "process_exception")
+    on_request, request_async = _hook(mw, "process_request")
+    on_response, response_async = _hook(mw, "process_response")
+    on_exception, exception_async = _hook(mw, "process_exception")
     if on_request is None and on_response is None and on_exception is None:
         return inner
+    isawaitable = inspect.isawaitable
 
     async def handle(request: Request) -> DownloadResult:
         result: Any = None
         try:
             if on_request is not None:
-                result = await on_request(request, spider)
+                result = on_request(request, spider)
+                if request_async or isawaitable(result):
+                    result = await result
                 if isinstance(result, Request):
                     return result
             if result is None:
@@ -68,7 +62,9 @@ def _wrap(mw: Any, inner: DownloadHandler, spider: Any) -> DownloadHandler:
         except Exception as exc:
             if on_exception is None:
                 raise
-            result = await on_exception(request, exc, spider)
+            result = on_exception(request, exc, spider)
+            if exception_async or isawaitable(result):
+                result = await result
             if result is None:
                 raise
         if isinstance(result, Request):
@@ -80,7 +76,9 @@ def _wrap(mw: Any, inner: DownloadHandler, spider: Any) -> DownloadHandler:
             )
         if on_response is None:
             return result
-        out = await on_response(request, result, spider)
+        out = on_response(request, result, spider)
+        if response_async or isawaitable(out):
+            out = await out
         if not isinstance(out, Response | Request):
             raise TypeError(
                 f"{type(mw).__name__}.process_response returned {type(out).__name__}; "

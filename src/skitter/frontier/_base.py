@@ -117,8 +117,9 @@ class Frontier(ABC):
         """The task can never succeed (bad URL, callback missing): BAD, not retried."""
 
     @abstractmethod
-    async def renew(self, taskids: Sequence[str], now: float, lease_seconds: float,
-                    owner: str = "") -> int:
+    async def renew(
+        self, taskids: Sequence[str], now: float, lease_seconds: float, owner: str = ""
+    ) -> int:
         """Extend the leases of tasks still being processed; returns how many were current."""
 
     @abstractmethod

@@ -131,10 +131,12 @@ def check_request(request: Request) -> None:
     Batch pushes call it for every request first, so a bad one changes nothing.
     """
     _request_key(request)
-    _priority(request)
-    for name in ("exetime", "age"):
-        value = getattr(request, name)
-        if isinstance(value, bool) or not isinstance(value, int | float):
+    if request.priority.__class__ is not int:
+        _priority(request)
+    for name, value in (("exetime", request.exetime), ("age", request.age)):
+        cls = value.__class__
+        usual = cls is float or cls is int  # decided cheaply; bools and others checked
+        if not usual and (isinstance(value, bool) or not isinstance(value, int | float)):
             raise TypeError(f"{name} of {request!r} must be a number, got {value!r}")
 
 

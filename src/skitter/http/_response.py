@@ -17,6 +17,7 @@ from parsel import Selector, SelectorList
 from w3lib.encoding import html_body_declared_encoding, html_to_unicode, resolve_encoding
 
 from skitter.http._request import Callback, Request
+from skitter.http._url import LinkResolver
 
 __all__ = ["Response"]
 
@@ -42,8 +43,8 @@ class Response:
     """A downloaded page. ``request`` is the request that produced it."""
 
     __slots__ = (
-        "_base_url",
         "_encoding",
+        "_resolver",
         "_selector",
         "_text",
         "body",
@@ -81,7 +82,7 @@ class Response:
         self._encoding = encoding
         self._text: str | None = None
         self._selector: Selector | None = None
-        self._base_url: str | None = None
+        self._resolver: LinkResolver | None = None
 
     # -- request shortcuts ------------------------------------------------------------
     @property
@@ -147,18 +148,23 @@ class Response:
     @property
     def base_url(self) -> str:
         """The URL relative links resolve against: ``<base href>`` if present, else ``url``."""
-        if self._base_url is None:
+        return self._links.base
+
+    @property
+    def _links(self) -> LinkResolver:
+        resolver = self._resolver
+        if resolver is None:
             base = self.url
             head = self.body[:4096]
             if b"<base" in head or b"<BASE" in head:
                 match = _BASE_HREF.search(head)
                 if match:
                     base = urljoin(self.url, match.group(1).decode("ascii", "replace"))
-            self._base_url = base
-        return self._base_url
+            resolver = self._resolver = LinkResolver(base)
+        return resolver
 
     def urljoin(self, url: str) -> str:
-        return urljoin(self.base_url, url)
+        return self._links.resolve(url)
 
     def follow(
         self, url: str | Selector, callback: Callback | None = None, **kwargs: Any
@@ -188,7 +194,7 @@ class Response:
         elif xpath is not None:
             urls = self.xpath(xpath)
         assert urls is not None
-        base = self.base_url
+        resolve = self._links.resolve
         for item in urls:
             href = _href(item)
             if not href:
@@ -196,7 +202,7 @@ class Response:
             href = href.strip()
             if not href or href.startswith(_NOT_LINKS):
                 continue
-            absolute = href if href.startswith(_FOLLOWABLE) else urljoin(base, href)
+            absolute = href if href.startswith(_FOLLOWABLE) else resolve(href)
             if absolute.startswith(_FOLLOWABLE):
                 yield Request(absolute, callback, **kwargs)
 

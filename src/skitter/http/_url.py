@@ -13,56 +13,68 @@ their order), non-ASCII and unsafe characters percent-encoded as UTF-8.
 from __future__ import annotations
 
 from hashlib import sha1
-from urllib.parse import SplitResult, urlsplit
+from urllib.parse import SplitResult, urljoin, urlsplit
 
 from w3lib.url import safe_url_string
 
-__all__ = ["canonicalize_url", "fingerprint", "url_host"]
+__all__ = ["LinkResolver", "canonicalize_url", "fingerprint", "url_host"]
 
-_DEFAULT_PORTS = {"http": ":80", "https": ":443"}
-_SCHEMES_OK = ("http://", "https://")
+_DEFAULT_PORT_NUMBERS = {"http": "80", "https": "443"}
 
 
 def canonicalize_url(url: str) -> str:
     """The canonical form of ``url``; raises ValueError for URLs that cannot be parsed."""
-    if not url.isascii() or " " in url or "%" in url:
+    if not url.isascii() or " " in url:
         url = safe_url_string(url)
-    hash_at = url.find("#")
+    if url.startswith("http://"):
+        start, scheme = 7, "http"
+    elif url.startswith("https://"):
+        start, scheme = 8, "https"
+    else:
+        return _canonicalize_slow(url)
+    hash_at = url.find("#", start)
     if hash_at >= 0:
         url = url[:hash_at]
-    if url.startswith(_SCHEMES_OK):
-        # Fast path: examine the authority without a full parse.
-        start = url.index("//") + 2
-        slash = url.find("/", start)
-        q = url.find("?", start)
-        end = min(x for x in (slash, q, len(url)) if x >= 0)
-        netloc = url[start:end].lower()
-        if netloc and "@" not in netloc and "[" not in netloc:
-            scheme = url[: start - 3]
-            host, colon, port = netloc.partition(":")
-            if colon:
-                if not port.isdigit() or not host:
-                    raise ValueError(f"bad port in URL {url!r}")
-                if netloc.endswith(_DEFAULT_PORTS[scheme]):
-                    netloc = host
-            rest = url[end:]
-            if not rest or rest[0] == "?":
-                rest = "/" + rest
-            qpos = rest.find("?")
-            if qpos >= 0:
-                rest = rest[:qpos] + _sort_query(rest[qpos + 1 :])
-            return f"{scheme}://{netloc}{rest}"
-    return _canonicalize_slow(url)
+    # The authority ends at the first "/" or "?", whichever comes first.
+    end = url.find("/", start)
+    q = url.find("?", start)
+    if end < 0 or 0 <= q < end:
+        end = q if q >= 0 else len(url)
+    netloc = url[start:end].lower()
+    if not netloc or "@" in netloc or "[" in netloc:
+        return _canonicalize_slow(url)
+    if ":" in netloc:
+        host, _, port = netloc.partition(":")
+        if not port.isdigit() or not host:
+            raise ValueError(f"bad port in URL {url!r}")
+        if port == _DEFAULT_PORT_NUMBERS[scheme]:
+            netloc = host
+    rest = url[end:]
+    if not rest:
+        return f"{scheme}://{netloc}/"
+    if rest[0] == "?":
+        rest = "/" + rest
+    qpos = rest.find("?")
+    if qpos >= 0:
+        rest = rest[:qpos] + _sort_query(rest[qpos + 1 :])
+    return f"{scheme}://{netloc}{rest}"
 
 
 def _sort_query(query: str) -> str:
     if not query:
         return ""
+    if "&" not in query:
+        return "?" + query
     parts = [p for p in query.split("&") if p]
     if not parts:
         return ""
-    parts.sort(key=lambda p: p.partition("=")[0])
+    if len(parts) > 1:
+        parts.sort(key=_param_name)
     return "?" + "&".join(parts)
+
+
+def _param_name(param: str) -> str:
+    return param.partition("=")[0]
 
 
 def _canonicalize_slow(url: str) -> str:
@@ -75,7 +87,7 @@ def _canonicalize_slow(url: str) -> str:
     netloc = host
     if ":" in host:
         netloc = f"[{host}]"
-    if port is not None and _DEFAULT_PORTS.get(scheme) != f":{port}":
+    if port is not None and _DEFAULT_PORT_NUMBERS.get(scheme) != str(port):
         netloc = f"{netloc}:{port}"
     if parts.username is not None:
         userinfo = parts.username + (f":{parts.password}" if parts.password is not None else "")
@@ -86,13 +98,10 @@ def _canonicalize_slow(url: str) -> str:
 
 def fingerprint(method: str, canonical_url: str, body: bytes) -> bytes:
     """SHA-1 over method, canonical URL and body: the default ``taskid``."""
-    h = sha1(method.encode("ascii"), usedforsecurity=False)
-    h.update(b" ")
-    h.update(canonical_url.encode("ascii", "surrogateescape"))
+    data = f"{method} {canonical_url}".encode("ascii", "surrogateescape")
     if body:
-        h.update(b"\n")
-        h.update(body)
-    return h.digest()
+        data += b"\n" + body
+    return sha1(data, usedforsecurity=False).digest()
 
 
 def url_host(url: str) -> str:
@@ -116,3 +125,62 @@ def url_host(url: str) -> str:
     if colon >= 0:
         netloc = netloc[:colon]
     return netloc.lower()
+
+
+class LinkResolver:
+    """Resolves links found on one page against its base URL.
+
+    ``urllib.parse.urljoin`` costs a few microseconds a call, and a page has dozens of
+    links. Nearly all of them are root-relative (``/a/b``) or plainly relative
+    (``b.html``); those are joined here by concatenation with the base's origin or
+    directory, computed once per page. Anything else (dot segments, ``//host``, queries or
+    fragments alone, schemes, odd characters, an unusual base) goes to ``urljoin``, so
+    the result is always what ``urljoin`` gives (a property test holds it to that).
+    """
+
+    __slots__ = ("_directory", "_origin", "base")
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self._origin: str | None = None
+        self._directory: str | None = None
+        if not base.startswith(("http://", "https://")) or not base.isprintable():
+            return
+        if not base.isascii() or "\\" in base:
+            return
+        start = base.index("//") + 2
+        end = len(base)
+        for mark in "?#":
+            at = base.find(mark, start)
+            if 0 <= at < end:
+                end = at
+        slash = base.find("/", start, end)
+        if slash < 0:
+            origin, path = base[:end], "/"
+        else:
+            origin, path = base[:slash], base[slash:end]
+        if start == len(origin) or "/." in path or ";" in path or "//" in path:
+            return
+        self._origin = origin
+        self._directory = origin + path[: path.rfind("/") + 1]
+
+    def resolve(self, href: str) -> str:
+        directory = self._directory
+        if (
+            directory is not None
+            and href
+            and href.isprintable()
+            and href[0] != " "  # urljoin strips leading blanks,
+            and href[-1] not in "?# "  # drops an empty query or fragment,
+            and "?#" not in href
+            and "//" not in href  # collapses empty path segments,
+            and "/." not in href  # resolves dot segments,
+            and ";" not in href  # and splits ;params
+            and "\\" not in href
+        ):
+            first = href[0]
+            if first == "/":
+                return self._origin + href  # type: ignore[operator]
+            if first not in "?#." and ":" not in href.partition("/")[0]:
+                return directory + href
+        return urljoin(self.base, href)

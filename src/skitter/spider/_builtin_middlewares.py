@@ -10,14 +10,14 @@ UrlLengthMiddleware      800  drop requests with URLs over URLLENGTH_LIMIT
 DepthMiddleware          900  track ``meta["depth"]``, apply DEPTH_LIMIT/PRIORITY
 =====================  =====  ==================================================
 
-Every page's links pass the last four, so each is an async generator that does one
-cheap ``isinstance`` test per object and touches only requests.
+Every page's links pass the last four, so they are ``RequestFilter``s: the manager runs
+them in one pass over the callback's output, one cheap check per request.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -25,6 +25,7 @@ from skitter._components import NotConfigured
 from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import HttpError
 from skitter.http import Request, Response, url_host
+from skitter.spider._middleware import RequestCheck, RequestFilter
 
 __all__ = [
     "DepthMiddleware",
@@ -89,7 +90,7 @@ class HttpErrorMiddleware:
         raise HttpError("Ignoring non-200 response", response=response)
 
 
-class OffsiteMiddleware:
+class OffsiteMiddleware(RequestFilter):
     """Drops requests for hosts outside ``spider.allowed_domains`` (and their
     subdomains; ports do not matter). An empty ``allowed_domains`` allows every host.
 
@@ -126,16 +127,18 @@ class OffsiteMiddleware:
             or bool(request.meta.get("allow_offsite"))
         )
 
-    async def process_spider_output(
-        self, response: Response, result: AsyncIterable[Any], spider: Any
-    ) -> AsyncIterator[Any]:
+    def request_filter(self, response: Response, spider: Any) -> RequestCheck | None:
         if spider is not self._spider:
             self._learn(spider)
-        async for obj in result:
-            if isinstance(obj, Request) and not self.allows(obj):
-                self._filtered(obj)
-                continue
-            yield obj
+        if not self._exact:
+            return None
+        return self._check
+
+    def _check(self, request: Request) -> Request | None:
+        if self.allows(request):
+            return request
+        self._filtered(request)
+        return None
 
     def _filtered(self, request: Request) -> None:
         host = url_host(request.url)
@@ -170,7 +173,7 @@ def allowed_hosts(entries: Iterable[Any]) -> list[str]:
     return hosts
 
 
-class RefererMiddleware:
+class RefererMiddleware(RequestFilter):
     """Sets ``Referer`` on followed links to the page they were found on.
 
     Scrapy's default policy (no-referrer-when-downgrade): no header from an https page
@@ -184,19 +187,18 @@ class RefererMiddleware:
             raise NotConfigured
         return cls()
 
-    async def process_spider_output(
-        self, response: Response, result: AsyncIterable[Any], spider: Any
-    ) -> AsyncIterator[Any]:
+    def request_filter(self, response: Response, spider: Any) -> RequestCheck | None:
         referrer = referrer_for(response.url)
+        if referrer is None:
+            return None
         secure = response.url.startswith("https:")
-        async for obj in result:
-            if (
-                referrer is not None
-                and isinstance(obj, Request)
-                and not (secure and obj.url.startswith("http:"))
-            ):
-                obj.headers.setdefault("Referer", referrer)
-            yield obj
+
+        def check(request: Request) -> Request:
+            if not (secure and request.url.startswith("http:")):
+                request.headers.setdefault("Referer", referrer)
+            return request
+
+        return check
 
 
 def referrer_for(url: str) -> str | None:
@@ -210,7 +212,7 @@ def referrer_for(url: str) -> str | None:
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
 
 
-class UrlLengthMiddleware:
+class UrlLengthMiddleware(RequestFilter):
     """Drops requests whose URL is longer than URLLENGTH_LIMIT (0 switches it off);
     counts ``urllength/request_ignored_count``."""
 
@@ -225,19 +227,18 @@ class UrlLengthMiddleware:
             raise NotConfigured
         return cls(crawler.stats, limit)
 
-    async def process_spider_output(
-        self, response: Response, result: AsyncIterable[Any], spider: Any
-    ) -> AsyncIterator[Any]:
-        limit = self.limit
-        async for obj in result:
-            if isinstance(obj, Request) and len(obj.url) > limit:
-                log.info("Ignoring link (URL longer than %d): %.200s", limit, obj.url)
-                self._stats.inc("urllength/request_ignored_count")
-                continue
-            yield obj
+    def request_filter(self, response: Response, spider: Any) -> RequestCheck | None:
+        return self._check
+
+    def _check(self, request: Request) -> Request | None:
+        if len(request.url) <= self.limit:
+            return request
+        log.info("Ignoring link (URL longer than %d): %.200s", self.limit, request.url)
+        self._stats.inc("urllength/request_ignored_count")
+        return None
 
 
-class DepthMiddleware:
+class DepthMiddleware(RequestFilter):
     """Keeps ``meta["depth"]``: 0 for start requests, one more than the page for each
     link found on it.
 
@@ -259,27 +260,30 @@ class DepthMiddleware:
             crawler.stats, limit=settings["DEPTH_LIMIT"], priority=settings["DEPTH_PRIORITY"]
         )
 
-    async def process_spider_output(
-        self, response: Response, result: AsyncIterable[Any], spider: Any
-    ) -> AsyncIterator[Any]:
+    def request_filter(self, response: Response, spider: Any) -> RequestCheck | None:
         meta = response.meta
         depth = meta.get("depth")
         if depth is None:
             depth = meta["depth"] = 0
         depth += 1
-        too_deep = bool(self.limit) and depth > self.limit
+        if self.limit and depth > self.limit:
+            return self._too_deep
         shift = depth * self.priority
+        stats = self._stats
         counted = False
-        async for obj in result:
-            if isinstance(obj, Request):
-                if too_deep:
-                    log.debug("Ignoring link (depth > %d): %s", self.limit, obj)
-                    self._stats.inc("depth/request_ignored_count")
-                    continue
-                obj.meta["depth"] = depth
-                if shift:
-                    obj.priority -= shift
-                if not counted:
-                    counted = True
-                    self._stats.max("request_depth_max", depth)
-            yield obj
+
+        def check(request: Request) -> Request:
+            nonlocal counted
+            request.meta["depth"] = depth
+            if shift:
+                request.priority -= shift
+            if not counted:
+                counted = True
+                stats.max("request_depth_max", depth)
+            return request
+
+        return check
+
+    def _too_deep(self, request: Request) -> None:
+        log.debug("Ignoring link (depth > %d): %s", self.limit, request)
+        self._stats.inc("depth/request_ignored_count")

@@ -43,7 +43,7 @@ from skitter.exceptions import CloseSpider
 from skitter.http import Request
 from skitter.items import is_item
 
-__all__ = ["SPIDER_MIDDLEWARES_BASE", "SpiderMiddlewareManager", "aiter_output"]
+__all__ = ["SPIDER_MIDDLEWARES_BASE", "RequestFilter", "SpiderMiddlewareManager", "aiter_output"]
 
 log = logging.getLogger("skitter.spider.middlewares")
 
@@ -178,6 +178,69 @@ def _mark_offered(exc: BaseException) -> None:
         setattr(exc, _OFFERED, True)
 
 
+RequestCheck = Callable[[Request], Request | None]
+
+
+class RequestFilter:
+    """Base for a spider middleware that judges each yielded request on its own.
+
+    Subclasses implement ``request_filter(response, spider)``, returning a function that
+    takes a Request and returns it (possibly changed) or None to drop it; or None when
+    nothing is to be done for this response. Items pass untouched. The manager fuses
+    neighbouring filters into one pass over the callback's output, so a chain of them
+    costs one async-generator step per object instead of one per middleware; the
+    inherited ``process_spider_output`` keeps each usable on its own, Scrapy-style.
+    """
+
+    def request_filter(self, response: Any, spider: Any) -> RequestCheck | None:
+        raise NotImplementedError
+
+    async def process_spider_output(
+        self, response: Any, result: AsyncIterable[Any], spider: Any
+    ) -> AsyncIterator[Any]:
+        check = self.request_filter(response, spider)
+        async for obj in result:
+            if check is not None and isinstance(obj, Request):
+                obj = check(obj)
+                if obj is None:
+                    continue
+            yield obj
+
+
+def _is_pure_filter(mw: Any) -> bool:
+    """A RequestFilter whose output hook is the inherited one (so fusing it is exact)."""
+    return (
+        isinstance(mw, RequestFilter)
+        and type(mw).process_spider_output is RequestFilter.process_spider_output
+        and not callable(getattr(mw, "process_spider_output_async", None))
+    )
+
+
+def _filter_stage(filters: list[RequestFilter], spider: Any) -> Stage:
+    def stage(response: Any, upstream: AsyncIterable[Any]) -> AsyncIterator[Any]:
+        checks = [c for c in (f.request_filter(response, spider) for f in filters) if c]
+        if not checks:
+            return aiter(upstream)
+        return _apply_checks(checks, upstream)
+
+    return stage
+
+
+async def _apply_checks(
+    checks: list[RequestCheck], upstream: AsyncIterable[Any]
+) -> AsyncIterator[Any]:
+    async for obj in upstream:
+        if isinstance(obj, Request):
+            for check in checks:
+                obj = check(obj)
+                if obj is None:
+                    break
+            else:
+                yield obj
+            continue
+        yield obj
+
+
 class SpiderMiddlewareManager:
     """The spider middlewares of one crawl, composed once.
 
@@ -198,10 +261,19 @@ class SpiderMiddlewareManager:
         self._outputs: list[tuple[int, Stage]] = []
         self._handlers: list[tuple[int, str, ExceptionHook]] = []
         self._starts: list[Callable[[AsyncIterable[Any]], AsyncIterator[Any]]] = []
+        group: list[RequestFilter] = []
         for pos, mw in enumerate(reversed(self.middlewares)):
-            stage = _output_stage(mw, spider)
-            if stage is not None:
-                self._outputs.append((pos, stage))
+            if _is_pure_filter(mw):
+                # Consecutive filters become one stage, placed at the last one's position.
+                group.append(mw)
+                if pos + 1 < len(self.middlewares) and _is_pure_filter(self.middlewares[-pos - 2]):
+                    continue
+                self._outputs.append((pos, _filter_stage(group, spider)))
+                group = []
+            else:
+                stage = _output_stage(mw, spider)
+                if stage is not None:
+                    self._outputs.append((pos, stage))
             hook = getattr(mw, "process_spider_exception", None)
             if callable(hook):
                 self._handlers.append((pos, f"{_mw_name(mw)}.process_spider_exception", hook))
