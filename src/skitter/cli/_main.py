@@ -143,3 +143,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         console.print(f"[red]error:[/red] {exc}")
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        # A Ctrl-C outside the crawl (while loading, or during the final report): the
+        # feeds are already closed, so stopping here loses nothing.
+        console.print("[yellow]interrupted[/yellow]")
+        return EXIT_INTERRUPTED
