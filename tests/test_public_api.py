@@ -19,7 +19,9 @@ def test_all_is_pinned() -> None:
             "SkitterError",
             "Spider",
             "__version__",
+            "config",
             "crawl",
+            "every",
             "run_crawlers",
         ]
     )

@@ -25,7 +25,9 @@ _EXPORTS = {
     "Settings": "skitter.settings",
     "SkitterError": "skitter.exceptions",
     "Spider": "skitter.spider",
+    "config": "skitter.spider",
     "crawl": "skitter.crawler",
+    "every": "skitter.spider",
     "run_crawlers": "skitter.crawler",
 }
 
@@ -43,7 +45,9 @@ __all__ = [  # literal, so tools see it; tests/test_public_api.py pins it to _EX
     "SkitterError",
     "Spider",
     "__version__",
+    "config",
     "crawl",
+    "every",
     "run_crawlers",
 ]
 
@@ -60,7 +64,7 @@ if TYPE_CHECKING:
     )
     from skitter.http import Request, Response
     from skitter.settings import Settings
-    from skitter.spider import Spider
+    from skitter.spider import Spider, config, every
 
 
 def __getattr__(name: str) -> Any:

@@ -21,7 +21,14 @@ from skitter.downloader import Downloader
 from skitter.engine import Engine, Project, Stats
 from skitter.frontier import MemoryFrontier
 from skitter.pipelines import ItemPipelineManager
-from skitter.scheduler import ProjectScheduler, RetryPolicy, SlotTable
+from skitter.scheduler import (
+    SERVICE_RETRY_DELAYS,
+    CircuitBreaker,
+    FairShare,
+    ProjectScheduler,
+    RetryPolicy,
+    SlotTable,
+)
 from skitter.settings import Settings
 from skitter.spider import Spider, SpiderMiddlewareManager
 
@@ -57,16 +64,22 @@ class Crawler:
         self.logger = logging.getLogger(f"skitter.crawler.{spidercls.name or spidercls.__name__}")
         self._spider_kwargs = spider_kwargs
         self._engine: Engine | None = None
+        self._scheduler: ProjectScheduler | None = None
 
-    def build(self) -> Project:
-        """Instantiate the spider and every component; the engine runs the result."""
+    def build(self, mode: str = "crawl") -> Project:
+        """Instantiate the spider and every component; the engine runs the result.
+
+        ``mode`` is ``crawl`` (a batch run) or ``serve`` (long-running): it picks the
+        default retry table, seconds for a batch, pyspider's hours for a service.
+        """
         settings = self.settings
         self.spider = spider = self.spidercls.from_crawler(self, **self._spider_kwargs)
-        retries = settings["RETRY_TIMES"] if settings["RETRY_ENABLED"] else 0
-        delays = getattr(spider, "retry_delay", None) or settings["RETRY_DELAYS"]
         scheduler = ProjectScheduler(
             MemoryFrontier(),
-            retry=RetryPolicy(delays, retries),
+            retry=RetryPolicy(
+                self._retry_delays(spider, mode),
+                settings["RETRY_TIMES"] if settings["RETRY_ENABLED"] else 0,
+            ),
             slots=SlotTable(
                 settings["CONCURRENT_REQUESTS_PER_DOMAIN"],
                 settings["DOWNLOAD_DELAY"],
@@ -74,7 +87,20 @@ class Crawler:
             ),
             stats=self.stats,
             clock=self.clock,
+            name=spider.name,
+            breaker=CircuitBreaker(
+                settings["BREAKER_THRESHOLD"],
+                settings["BREAKER_PAUSE"],
+                settings["BREAKER_PROBES"],
+                self.clock,
+            ),
+            rate=_first_set(getattr(spider, "rate", None), settings["RATE"]),
+            burst=_first_set(getattr(spider, "burst", None), settings["BURST"]),
+            max_rate=settings["MAX_RATE"],
+            max_burst=settings["MAX_BURST"],
+            lease_seconds=settings["PROCESSING_TIMEOUT"],
         )
+        self._scheduler = scheduler
         return Project(
             name=spider.name,
             spider=spider,
@@ -85,6 +111,44 @@ class Crawler:
             spider_mw=SpiderMiddlewareManager.from_crawler(self, spider),
             pipelines=ItemPipelineManager.from_crawler(self),
         )
+
+    def _retry_delays(self, spider: Spider, mode: str) -> Any:
+        """The spider's ``retry_delay``, else RETRY_DELAYS if set, else the mode's table."""
+        own = getattr(spider, "retry_delay", None)
+        if own:
+            return own
+        if mode == "serve" and self.settings.source("RETRY_DELAYS") == "default":
+            return SERVICE_RETRY_DELAYS
+        return self.settings["RETRY_DELAYS"]
+
+    # -- live control (the web UI and scripts call these while the crawl runs) ----------
+    def set_rate(self, rate: float | None, burst: float | None = None) -> None:
+        """Change this project's rate and burst now; ConfigError above MAX_RATE/MAX_BURST."""
+        self._require_scheduler().set_rate(rate, burst)
+
+    def pause(self) -> None:
+        """Dispatch nothing more until ``resume()``; running requests finish."""
+        self._require_scheduler().paused = True
+
+    def resume(self) -> None:
+        """Dispatch again (also ends a pause by the circuit breaker)."""
+        self._require_scheduler().resume()
+        if self._engine is not None:
+            self._engine.wake()
+
+    @property
+    def status(self) -> str:
+        """running, paused, checking (breaker probing) or done; "new" before the run."""
+        if self._scheduler is None:
+            return "new"
+        if self.stats.get("finish_reason") is not None:
+            return "done"
+        return self._scheduler.status
+
+    def _require_scheduler(self) -> ProjectScheduler:
+        if self._scheduler is None:
+            raise RuntimeError("the crawler is not running yet")
+        return self._scheduler
 
     async def run(self) -> dict[str, Any]:
         """Crawl to the end and return the final statistics."""
@@ -101,24 +165,40 @@ class Crawler:
         return self._engine
 
 
-async def _run_engine(crawlers: Sequence[Crawler]) -> None:
-    projects = [crawler.build() for crawler in crawlers]
+def _first_set(*values: Any) -> Any:
+    """The first value that is not None (0 is a rate, not a missing one)."""
+    return next((value for value in values if value is not None), None)
+
+
+async def _run_engine(crawlers: Sequence[Crawler], mode: str = "crawl") -> None:
+    projects = [crawler.build(mode) for crawler in crawlers]
     first = crawlers[0].settings
     engine = Engine(
         projects,
         concurrency=max(c.settings["CONCURRENT_REQUESTS"] for c in crawlers),
         shutdown_timeout=first["SHUTDOWN_TIMEOUT"],
+        serve=mode == "serve",
+        fair_share=FairShare(
+            first["FAIRSHARE_MIN"], first["FAIRSHARE_MAX"], first["FAIRSHARE_WINDOW"]
+        ),
     )
     for crawler in crawlers:
         crawler._engine = engine
     await engine.run()
 
 
-async def run_crawlers(crawlers: Sequence[Crawler]) -> list[dict[str, Any]]:
-    """Run several crawlers on one engine, sharing its concurrency; their statistics."""
+async def run_crawlers(crawlers: Sequence[Crawler], *, mode: str = "crawl") -> list[dict[str, Any]]:
+    """Run several crawlers on one engine, sharing its concurrency (and dispatching by
+    fair share); their statistics.
+
+    ``mode="serve"`` keeps running when idle: periodic ``@every`` callbacks, recrawls
+    when ``age`` expires, retries on pyspider's table; it ends on ``stop()``.
+    """
+    if mode not in ("crawl", "serve"):
+        raise ValueError(f"mode must be 'crawl' or 'serve', got {mode!r}")
     if not crawlers:
         return []
-    await _run_engine(crawlers)
+    await _run_engine(crawlers, mode)
     return [crawler.stats.to_dict() for crawler in crawlers]
 
 

@@ -15,7 +15,9 @@ middlewares, pipelines and callbacks to steer the crawl. Keeping them apart mean
     │   ├── ResponseTooLarge         DOWNLOAD_MAXSIZE exceeded (also for gzip bombs)
     │   ├── RedirectError            too many redirects or a redirect loop
     │   └── HttpError                a status the spider does not handle; carries .response
-    └── CallbackError                a callback yielded something that is not a request or item
+    ├── CallbackError                a callback yielded something that is not a request or item
+    └── CodecError                   a request cannot be stored, or stored bytes cannot be read
+        └── UnknownCallback          a stored callback name the spider no longer has
 
     CrawlControl
     ├── IgnoreRequest                drop this request quietly (counted)
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CallbackError",
     "CloseSpider",
+    "CodecError",
     "ConfigError",
     "ConnectError",
     "ConnectionLost",
@@ -49,6 +52,7 @@ __all__ = [
     "RetryLater",
     "SkitterError",
     "TransportError",
+    "UnknownCallback",
 ]
 
 
@@ -106,6 +110,27 @@ class HttpError(RequestError):
 
 class CallbackError(SkitterError):
     """A callback produced an object that is neither a Request, an item nor None."""
+
+
+class CodecError(SkitterError):
+    """A request cannot be serialized (a callback that is not a spider method, meta that
+    is not plain data) or stored bytes are not a valid request (truncated, unknown
+    format version, wrong types). ``request`` is set when encoding."""
+
+    def __init__(self, message: str, *, request: Request | None = None) -> None:
+        super().__init__(message)
+        self.request = request
+
+
+class UnknownCallback(CodecError):
+    """A stored request names a callback its spider no longer has (renamed or removed
+    since it was stored): the task is marked BAD with this message."""
+
+    def __init__(self, message: str, *, callback: str, spider_class: str, url: str) -> None:
+        super().__init__(message)
+        self.callback = callback
+        self.spider_class = spider_class
+        self.url = url
 
 
 class CrawlControl(Exception):

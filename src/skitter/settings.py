@@ -43,6 +43,36 @@ _REGISTRY: list[Setting] = [
     Setting("CONCURRENT_REQUESTS_PER_DOMAIN", 8, int, "Downloads in flight at once per slot."),
     Setting("DOWNLOAD_DELAY", 0.0, float, "Seconds between two downloads from one slot."),
     Setting("RANDOMIZE_DOWNLOAD_DELAY", True, bool, "Wait 0.5x to 1.5x DOWNLOAD_DELAY, as Scrapy."),
+    Setting(
+        "DOWNLOAD_SLOTS",
+        {},
+        dict,
+        "Per-slot overrides {slot: {'concurrency', 'delay', 'randomize_delay', 'throttle', "
+        "'rate', 'burst', 'breaker_threshold', 'breaker_pause', 'breaker_probes'}}.",
+    ),
+    Setting(
+        "DOWNLOAD_SLOT_RATE",
+        0.0,
+        float,
+        "Token bucket per slot: downloads per second on average; 0 = no limit.",
+    ),
+    Setting("DOWNLOAD_SLOT_BURST", 0.0, float, "Token bucket capacity per slot; 0 = 10 x rate."),
+    Setting(
+        "DOWNLOAD_SLOT_BREAKER_THRESHOLD",
+        0,
+        int,
+        "Consecutive failures that pause a slot for 300 s before probing it; 0 = off.",
+    ),
+    Setting("AUTOTHROTTLE_ENABLED", False, bool, "Adapt each slot's delay to its latency."),
+    Setting("AUTOTHROTTLE_START_DELAY", 5.0, float, "AutoThrottle's first delay per slot."),
+    Setting("AUTOTHROTTLE_MAX_DELAY", 60.0, float, "Longest delay AutoThrottle sets."),
+    Setting(
+        "AUTOTHROTTLE_TARGET_CONCURRENCY",
+        1.0,
+        float,
+        "Downloads AutoThrottle aims to keep in flight per slot, on average.",
+    ),
+    Setting("AUTOTHROTTLE_DEBUG", False, bool, "Log every AutoThrottle adjustment."),
     Setting("DEPTH_LIMIT", 0, int, "Links deeper than this are dropped; 0 = no limit."),
     Setting(
         "DEPTH_PRIORITY",
@@ -62,6 +92,23 @@ _REGISTRY: list[Setting] = [
         float,
         "After the first Ctrl-C, seconds in-flight requests may take before they are cut.",
     ),
+    # -- scheduler (pyspider's, SPEC §2) ---------------------------------------------------
+    Setting("RATE", None, float, "Project token bucket: tasks per second; None = unlimited."),
+    Setting("BURST", None, float, "Project token bucket capacity; None = 10 x RATE."),
+    Setting("MAX_RATE", None, float, "Highest RATE that may be set, also live; None = no cap."),
+    Setting("MAX_BURST", None, float, "Highest BURST that may be set, also live."),
+    Setting("BREAKER_THRESHOLD", 10, int, "Consecutive failed tasks that pause a project."),
+    Setting("BREAKER_PAUSE", 300.0, float, "Seconds a project stays paused by its breaker."),
+    Setting("BREAKER_PROBES", 3, int, "Tasks let through after a pause to probe the site."),
+    Setting(
+        "PROCESSING_TIMEOUT",
+        600.0,
+        float,
+        "Seconds a leased task may take before it is put back in the queue.",
+    ),
+    Setting("FAIRSHARE_MIN", 0.10, float, "Least share of dispatches a backlogged project gets."),
+    Setting("FAIRSHARE_MAX", 0.33, float, "Most share of dispatches one project gets."),
+    Setting("FAIRSHARE_WINDOW", 1000, int, "Dispatches over which shares are counted."),
     # -- downloader ---------------------------------------------------------------------
     Setting("USER_AGENT", "skitter/0.1", str, "The User-Agent header of every request."),
     Setting(
@@ -141,6 +188,9 @@ _FALSE = {"0", "false", "no", "off", ""}
 def _parse_str(name: str, raw: str, kind: type) -> Any:
     """Turn a string from the environment or command line into the setting's type."""
     text = raw.strip()
+    spec = SETTINGS.get(name)
+    if spec is not None and spec.default is None and text.lower() in ("", "none", "null"):
+        return None
     try:
         if kind is bool:
             low = text.lower()

@@ -136,3 +136,17 @@ def test_threshold_zero_disables() -> None:
 def test_rejects_bad_arguments(pause: float, probes: int) -> None:
     with pytest.raises(ValueError, match="breaker"):
         CircuitBreaker(pause=pause, probes=probes, clock=FakeClock())
+
+
+def test_would_allow_peeks_without_using_a_probe() -> None:
+    clock = FakeClock()
+    breaker = CircuitBreaker(threshold=2, pause=10, probes=1, clock=clock)
+    assert breaker.would_allow
+    breaker.record_failure()
+    breaker.record_failure()
+    assert not breaker.would_allow
+    clock.advance(10)
+    assert breaker.would_allow
+    assert breaker.would_allow  # peeking twice uses nothing
+    assert breaker.allow()
+    assert not breaker.would_allow

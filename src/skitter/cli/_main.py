@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -18,6 +19,7 @@ from skitter.cli._loader import load_spiders
 from skitter.cli._run import finish, run_with_signals, setup_logging
 from skitter.crawler import Crawler
 from skitter.exceptions import ConfigError
+from skitter.spider import Spider
 
 __all__ = ["main"]
 
@@ -46,6 +48,16 @@ def _build_parser() -> argparse.ArgumentParser:
         "targets", nargs="+", metavar="SPIDER", help="spider.py, spider.py:Name, or a directory"
     )
     _add_run_options(crawl)
+
+    serve = commands.add_parser(
+        "serve",
+        help="run every spider in a directory as a long-running service",
+        description="Runs the spiders' start requests once, then keeps running: periodic "
+        "@every callbacks, recrawls when a task's age expires, retries on pyspider's "
+        "table. Stops cleanly on Ctrl-C or SIGTERM.",
+    )
+    serve.add_argument("directory", metavar="DIR", help="a directory of spider files")
+    _add_run_options(serve)
 
     demo = commands.add_parser("demo", help="serve the bundled demo shop on 127.0.0.1 and crawl it")
     demo.add_argument(
@@ -107,6 +119,18 @@ def _cmd_crawl(args: argparse.Namespace, console: Console) -> int:
     spider_classes = []
     for target in args.targets:
         spider_classes.extend(load_spiders(target))
+    return _run(spider_classes, args, console, "crawl")
+
+
+def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
+    if not Path(args.directory).is_dir():
+        raise ConfigError(f"skitter serve takes a directory of spiders: {args.directory}")
+    return _run(load_spiders(args.directory), args, console, "serve")
+
+
+def _run(
+    spider_classes: list[type[Spider]], args: argparse.Namespace, console: Console, mode: str
+) -> int:
     cli_settings = _pairs(args.set, "-s")
     spider_args = _pairs(args.spider_args, "-a")
     several = len(spider_classes) > 1
@@ -120,7 +144,7 @@ def _cmd_crawl(args: argparse.Namespace, console: Console) -> int:
     level = args.loglevel or crawlers[0].settings["LOG_LEVEL"]
     setup_logging(level, console)
     all_stats, forced = asyncio.run(
-        run_with_signals(crawlers, console, progress=not args.no_progress)
+        run_with_signals(crawlers, console, progress=not args.no_progress, mode=mode)
     )
     finish(crawlers, all_stats, args, console)
     return EXIT_INTERRUPTED if forced else EXIT_OK
@@ -137,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _build_parser()
     args = parser.parse_args(argv)
     console = Console(stderr=True)
-    handlers = {"crawl": _cmd_crawl, "demo": _cmd_demo}
+    handlers = {"crawl": _cmd_crawl, "serve": _cmd_serve, "demo": _cmd_demo}
     try:
         return handlers[args.command](args, console)
     except ConfigError as exc:

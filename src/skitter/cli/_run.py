@@ -47,7 +47,7 @@ def setup_logging(level: str, console: Console) -> None:
 
 
 async def run_with_signals(
-    crawlers: list[Crawler], console: Console, progress: bool
+    crawlers: list[Crawler], console: Console, progress: bool, mode: str = "crawl"
 ) -> tuple[list[dict[str, Any]], bool]:
     """Run crawlers; first Ctrl-C (or SIGTERM) stops gracefully, the second at once.
 
@@ -69,7 +69,7 @@ async def run_with_signals(
             forced = True
             task.cancel()
 
-    task = asyncio.ensure_future(run_crawlers(crawlers))
+    task = asyncio.ensure_future(run_crawlers(crawlers, mode=mode))
     installed = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:

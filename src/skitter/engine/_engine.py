@@ -36,7 +36,8 @@ from skitter.exceptions import (
 from skitter.frontier import Lease
 from skitter.http import Request, Response
 from skitter.items import is_item
-from skitter.spider import aiter_output
+from skitter.scheduler import FairShare
+from skitter.spider import aiter_output, apply_callback_config, periodic_methods
 
 __all__ = ["Engine"]
 
@@ -55,10 +56,17 @@ class Engine:
         concurrency: int,
         shutdown_timeout: float = 30.0,
         housekeeping_interval: float = 1.0,
+        serve: bool = False,
+        fair_share: FairShare | None = None,
     ) -> None:
         if not projects:
             raise ValueError("the engine needs at least one project")
         self.projects = list(projects)
+        self.serve = serve
+        self._fair = fair_share if fair_share is not None else FairShare()
+        self._by_name = {project.name: project for project in self.projects}
+        if len(self._by_name) != len(self.projects):
+            raise ValueError("two projects have the same spider name")
         self._sem = asyncio.Semaphore(concurrency)
         self._low_water = max(2 * concurrency, 64)
         self._shutdown_timeout = shutdown_timeout
@@ -77,6 +85,10 @@ class Engine:
             project.request_close(reason)
         self._wakeup.set()
 
+    def wake(self) -> None:
+        """Re-check the schedulers now (after a resume or a rate change, say)."""
+        self._wakeup.set()
+
     @property
     def in_flight(self) -> int:
         return len(self._tasks)
@@ -92,6 +104,10 @@ class Engine:
                 self._tg = tg
                 helpers = [tg.create_task(self._feed(p)) for p in self.projects]
                 helpers.append(tg.create_task(self._housekeeping()))
+                if self.serve:
+                    for project in self.projects:
+                        for method, interval in periodic_methods(project.spider):
+                            helpers.append(tg.create_task(self._every(project, method, interval)))
                 await self._dispatch()
                 await self._drain()
                 for task in helpers:
@@ -124,25 +140,43 @@ class Engine:
                 pass
 
     async def _pick(self) -> tuple[Project, Lease] | None:
-        """The next dispatchable task, taking projects in turn."""
+        """The next dispatchable task. With several projects, fair share decides whose
+        turn it is; a project that cannot dispatch now (busy slots, empty bucket, paused)
+        is skipped for this round."""
         projects = self.projects
-        count = len(projects)
-        for i in range(count):
-            project = projects[(self._next_project + i) % count]
+        if len(projects) == 1:
+            project = projects[0]
             if project.closing is not None:
-                continue
+                return None
             lease = await project.scheduler.next_request()
-            if not project.start_exhausted and project.scheduler.backlog < self._low_water:
-                project.hungry.set()
+            self._maybe_hungry(project)
+            return (project, lease) if lease is not None else None
+        backlogs = {
+            p.name: max(1, p.scheduler.queued_estimate) for p in projects if p.closing is None
+        }
+        while backlogs:
+            name = self._fair.pick(backlogs)
+            if name is None:
+                return None
+            project = self._by_name[name]
+            lease = await project.scheduler.next_request()
+            self._maybe_hungry(project)
             if lease is not None:
-                self._next_project = (self._next_project + i + 1) % count
+                self._fair.record(name)
                 return project, lease
+            del backlogs[name]
         return None
+
+    def _maybe_hungry(self, project: Project) -> None:
+        if not project.start_exhausted and project.scheduler.backlog < self._low_water:
+            project.hungry.set()
 
     async def _all_finished(self) -> bool:
         done = True
         for project in self.projects:
-            if project.closing is None:
+            if project.closing is None and self.serve:
+                done = False  # a service only ends when stopped
+            elif project.closing is None:
                 if (
                     project.start_exhausted
                     and project.in_flight == 0
@@ -212,8 +246,34 @@ class Engine:
             self._wakeup.set()
 
     async def _enqueue(self, project: Project, requests: list[Request]) -> None:
+        if project.has_callback_config:
+            for request in requests:
+                apply_callback_config(request)
         await project.scheduler.enqueue(requests)
         self._wakeup.set()
+
+    # -- periodic callbacks (serve mode) ----------------------------------------------------
+    async def _every(self, project: Project, method: Callable[[], Any], interval: float) -> None:
+        """Run an ``@every`` method now and then every ``interval`` seconds; what it
+        yields is scheduled like start requests."""
+        name = getattr(method, "__qualname__", repr(method))
+        while project.closing is None:
+            batch: list[Request] = []
+            try:
+                async for obj in aiter_output(method()):
+                    if isinstance(obj, Request):
+                        batch.append(obj)
+                    elif is_item(obj):
+                        await project.pipelines.process_item(obj, project.spider)
+                    elif obj is not None:
+                        self._count_bad_output(project, obj, name)
+            except Exception:
+                log.exception("Error in periodic callback %s", name)
+                project.stats.inc("engine/periodic_errors")
+            if batch:
+                await self._enqueue(project, batch)
+            project.stats.inc("engine/periodic_runs")
+            await asyncio.sleep(interval)
 
     # -- one task ---------------------------------------------------------------------
     async def _process(self, project: Project, lease: Lease) -> None:

@@ -19,7 +19,7 @@ from skitter.engine._stats import Stats
 from skitter.pipelines import ItemPipelineManager
 from skitter.scheduler import ProjectScheduler
 from skitter.settings import Settings
-from skitter.spider import SpiderMiddlewareManager
+from skitter.spider import SpiderMiddlewareManager, has_config_callbacks
 
 __all__ = ["Project"]
 
@@ -50,8 +50,11 @@ class Project:
     #: (stats key, limit, close reason) for each CLOSESPIDER_* count limit that is set.
     limits: list[tuple[str, int, str]] = field(default_factory=list)
     close_after: float = 0.0  # CLOSESPIDER_TIMEOUT
+    #: Whether any callback of the spider has ``@config`` defaults to apply.
+    has_callback_config: bool = False
 
     def __post_init__(self) -> None:
+        self.has_callback_config = has_config_callbacks(self.spider)
         self.close_after = self.settings["CLOSESPIDER_TIMEOUT"]
         for setting, key, reason in (
             ("CLOSESPIDER_ITEMCOUNT", "item_scraped_count", "closespider_itemcount"),

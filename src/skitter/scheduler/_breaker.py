@@ -101,6 +101,14 @@ class CircuitBreaker:
     def failures(self) -> int:
         return self._failures
 
+    @property
+    def would_allow(self) -> bool:
+        """What ``allow()`` would answer now, without using up a probe."""
+        state = self.state
+        if state is BreakerState.CLOSED:
+            return True
+        return state is BreakerState.HALF_OPEN and self._probes_sent < self.probes
+
     def allow(self) -> bool:
         """May a task be dispatched now? Call it once per dispatch: while HALF_OPEN each
         True is one of the ``probes``."""

@@ -1,11 +1,12 @@
 """The async shell that schedules one project's tasks over its frontier.
 
 The frontier stores tasks and leases them out by priority; this shell decides which
-leased task may be downloaded *now*: it keeps per-slot politeness (concurrency and
-delay), turns failed attempts into delayed retries by the retry table, counts what it
-filtered, and parks tasks whose slot is busy instead of blocking the whole crawl on
-them. All decisions are made by the sans-I/O cores (``_slots``, ``_retry``); this
-module only sequences them and awaits the frontier.
+leased task may be downloaded *now*. Project gates come first (a manual pause, the
+circuit breaker, the token bucket), then per-slot politeness (concurrency and delay):
+tasks whose slot is busy are parked instead of blocking the whole crawl. Failed attempts
+become delayed retries by the retry table, and feed the breaker. All decisions are made
+by the sans-I/O cores (``_slots``, ``_retry``, ``_tokenbucket``, ``_breaker``); this
+module only sequences them, awaits the frontier, and reports what happened.
 
 Life of a task::
 
@@ -23,11 +24,13 @@ from collections.abc import Sequence
 
 from skitter._clock import Clock
 from skitter._types import StatsSink
-from skitter.exceptions import InvalidURL
+from skitter.exceptions import ConfigError, InvalidURL
 from skitter.frontier import Frontier, Lease, PushOutcome
 from skitter.http import Request
+from skitter.scheduler._breaker import BreakerState, CircuitBreaker
 from skitter.scheduler._retry import RetryPolicy
 from skitter.scheduler._slots import SlotTable, slot_key
+from skitter.scheduler._tokenbucket import TokenBucket, default_burst
 
 __all__ = ["ProjectScheduler"]
 
@@ -47,6 +50,12 @@ class ProjectScheduler:
         slots: SlotTable,
         stats: StatsSink,
         clock: Clock,
+        name: str = "",
+        breaker: CircuitBreaker | None = None,
+        rate: float | None = None,
+        burst: float | None = None,
+        max_rate: float | None = None,
+        max_burst: float | None = None,
         lease_seconds: float = 600.0,
         prefetch: int = 1,
         max_parked: int = 1000,
@@ -55,6 +64,11 @@ class ProjectScheduler:
         self.frontier = frontier
         self.retry_policy = retry
         self.slots = slots
+        self.name = name
+        self.breaker = breaker
+        self.max_rate = max_rate
+        self.max_burst = max_burst
+        self.bucket: TokenBucket | None = None
         self._stats = stats
         self._clock = clock
         self._lease_seconds = lease_seconds
@@ -68,6 +82,59 @@ class ProjectScheduler:
         #: Tasks this process queued and has not leased yet: a cheap, local estimate
         #: used to pace start requests (the frontier's own counts may cost a round trip).
         self.backlog = 0
+        #: Set by a person (UI, API): no dispatches until resumed.
+        self.paused = False
+        if rate is not None:
+            self.set_rate(rate, burst)
+
+    # -- control ------------------------------------------------------------------------
+    def set_rate(self, rate: float | None, burst: float | None = None) -> None:
+        """Change the project's token bucket now (None = unlimited). Refused above
+        MAX_RATE / MAX_BURST with a ConfigError that says so."""
+        if rate is not None:
+            if rate < 0 or (burst is not None and burst < 0):
+                raise ConfigError(f"rate and burst must be >= 0, got {rate!r} and {burst!r}")
+            if self.max_rate is not None and rate > self.max_rate:
+                raise ConfigError(f"rate {rate:g}/s is above MAX_RATE ({self.max_rate:g}/s)")
+            if self.max_burst is not None:
+                if burst is None:  # the default (10 x rate) stays within the cap
+                    burst = min(default_burst(rate), self.max_burst)
+                elif burst > self.max_burst:
+                    raise ConfigError(f"burst {burst:g} is above MAX_BURST ({self.max_burst:g})")
+        elif self.max_rate is not None:
+            raise ConfigError(f"an unlimited rate is above MAX_RATE ({self.max_rate:g}/s)")
+        if self.bucket is None:
+            if rate is not None:
+                self.bucket = TokenBucket(rate, burst, self._clock)
+        else:
+            self.bucket.reconfigure(rate, burst)
+        log.info("Project %s: rate %s, burst %s", self.name, rate, burst)
+
+    @property
+    def rate(self) -> tuple[float | None, float | None]:
+        """(rate, burst) of the token bucket; (None, None) when unlimited."""
+        if self.bucket is None or self.bucket.rate is None:
+            return None, None
+        return self.bucket.rate, self.bucket.burst
+
+    @property
+    def status(self) -> str:
+        """running, paused (by a person or the breaker) or checking (breaker probing)."""
+        if self.paused:
+            return "paused"
+        state = self.breaker.state if self.breaker is not None else BreakerState.CLOSED
+        if state is BreakerState.OPEN:
+            return "paused"
+        if state is BreakerState.HALF_OPEN:
+            return "checking"
+        return "running"
+
+    def resume(self) -> None:
+        """Undo a pause, whether a person's or the breaker's."""
+        self.paused = False
+        if self.breaker is not None:
+            self.breaker.reset()
+            self._report_breaker()
 
     # -- queueing ---------------------------------------------------------------------
     async def enqueue(self, requests: Sequence[Request]) -> int:
@@ -105,7 +172,26 @@ class ProjectScheduler:
 
     # -- dispatch ---------------------------------------------------------------------
     async def next_request(self) -> Lease | None:
-        """A leased task whose slot may start a download now, or None."""
+        """A leased task that may start downloading now, or None: the project's gates
+        (pause, breaker, token bucket) are checked first, then the task's slot."""
+        if self.paused:
+            return None
+        bucket = self.bucket
+        if bucket is not None and bucket.tokens < 1:
+            return None
+        breaker = self.breaker
+        if breaker is not None and not breaker.would_allow:
+            self._report_breaker()
+            return None
+        lease = await self._next_for_slot()
+        if lease is not None:
+            if bucket is not None:
+                bucket.try_take()
+            if breaker is not None:
+                breaker.allow()
+        return lease
+
+    async def _next_for_slot(self) -> Lease | None:
         now = self._clock.monotonic()
         if self._parked:
             lease = self._take_parked(now)
@@ -155,10 +241,38 @@ class ProjectScheduler:
     # -- outcomes -----------------------------------------------------------------------
     async def complete(self, lease: Lease) -> None:
         """The task succeeded: its response and items were fully handled."""
+        if self.breaker is not None:
+            self.breaker.record_success()
+            self._report_breaker()
         await self.frontier.ack(lease.taskid, self._clock.time(), self._owner)
+
+    def _failed_attempt(self) -> None:
+        if self.breaker is not None:
+            self.breaker.record_failure()
+            self._report_breaker()
+
+    def _report_breaker(self) -> None:
+        """Log and count the breaker's transitions since the last report."""
+        assert self.breaker is not None
+        for event in self.breaker.take_events():
+            if event.new is BreakerState.OPEN:
+                self._stats.inc("scheduler/breaker/paused")
+                log.warning(
+                    "Project %s paused for %.0f s after %d consecutive failures",
+                    self.name,
+                    self.breaker.pause,
+                    event.failures,
+                )
+            elif event.new is BreakerState.HALF_OPEN:
+                self._stats.inc("scheduler/breaker/probing")
+                log.info("Project %s: probing with %d tasks", self.name, self.breaker.probes)
+            else:
+                self._stats.inc("scheduler/breaker/resumed")
+                log.info("Project %s resumed", self.name)
 
     async def retry(self, lease: Lease, reason: str, delay: float | None = None) -> bool:
         """A failed attempt: True if the task was queued again, False if it is FAILED."""
+        self._failed_attempt()
         now = self._clock.time()
         retry_at = self.retry_policy.next_attempt(
             lease.retried, now, retries=lease.request.retries, retry_after=delay
@@ -176,6 +290,7 @@ class ProjectScheduler:
 
     async def fail(self, lease: Lease, reason: str) -> None:
         """The task failed for good (not retryable): FAILED with ``reason``."""
+        self._failed_attempt()
         await self.frontier.nack(lease.taskid, self._clock.time(), None, reason, self._owner)
 
     async def bad(self, lease: Lease, reason: str) -> None:
@@ -193,20 +308,36 @@ class ProjectScheduler:
     async def next_wakeup(self) -> float | None:
         """Seconds until a task may become dispatchable without anything else happening
         (a delayed task comes due, a slot's delay ends), or None if only an event can."""
+        if self.paused:
+            return None
+        now = self._clock.monotonic()
+        breaker = self.breaker
+        if breaker is not None and breaker.state is BreakerState.OPEN:
+            reopens = breaker.reopens_at
+            return max(0.0, reopens - now) if reopens is not None else None
         waits: list[float] = []
+        if self.bucket is not None and self.bucket.tokens < 1:
+            waits.append(self.bucket.wait_time())
         due = await self.frontier.next_due()
         if due is not None:
             waits.append(max(0.0, due - self._clock.time()))
-        now = self._clock.monotonic()
         for key in self._parked:
             wait = self.slots.get(key).wait_time(now)
             if wait is not None:
                 waits.append(wait)
         return min(waits) if waits else None
 
+    @property
+    def queued_estimate(self) -> int:
+        """Tasks waiting here or in the frontier, as far as this process knows."""
+        return self.backlog + len(self._buffer) + self._parked_count
+
     async def maintain(self) -> None:
         """Periodic upkeep: reclaim expired leases, renew the ones held here, drop idle
-        slots. Cheap; the engine calls it about once a second."""
+        slots, report breaker transitions. Cheap; the engine calls it about once a second."""
+        if self.breaker is not None:
+            self.breaker.state  # noqa: B018 - moves an OPEN breaker whose pause is over
+            self._report_breaker()
         now = self._clock.time()
         held = [lease.taskid for lease in self._buffer]
         held.extend(lease.taskid for queue in self._parked.values() for lease in queue)

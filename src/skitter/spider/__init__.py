@@ -7,8 +7,17 @@ from skitter.spider._builtin_middlewares import (
     RefererMiddleware,
     UrlLengthMiddleware,
 )
+from skitter.spider._decorators import (
+    apply_callback_config,
+    callback_config,
+    config,
+    every,
+    has_config_callbacks,
+    periodic_methods,
+)
 from skitter.spider._middleware import (
     SPIDER_MIDDLEWARES_BASE,
+    RequestFilter,
     SpiderMiddlewareManager,
     aiter_output,
 )
@@ -20,8 +29,15 @@ __all__ = [
     "HttpErrorMiddleware",
     "OffsiteMiddleware",
     "RefererMiddleware",
+    "RequestFilter",
     "Spider",
     "SpiderMiddlewareManager",
     "UrlLengthMiddleware",
     "aiter_output",
+    "apply_callback_config",
+    "callback_config",
+    "config",
+    "every",
+    "has_config_callbacks",
+    "periodic_methods",
 ]

@@ -28,7 +28,15 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-__all__ = ["CONFIG_FIELDS", "callback_config", "config", "every", "periodic_methods"]
+__all__ = [
+    "CONFIG_FIELDS",
+    "apply_callback_config",
+    "callback_config",
+    "config",
+    "every",
+    "has_config_callbacks",
+    "periodic_methods",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -154,3 +162,53 @@ def periodic_methods(spider: object) -> list[tuple[Callable[..., Any], float]]:
             if interval is not None:
                 intervals[name] = interval
     return [(getattr(spider, name), intervals[name]) for name in sorted(intervals)]
+
+
+#: A Request's value for each scalar config field when the spider did not set it.
+_REQUEST_DEFAULTS: Mapping[str, Any] = MappingProxyType(
+    {
+        "age": -1,
+        "priority": 0,
+        "retries": None,
+        "itag": None,
+        "auto_recrawl": False,
+        "dont_filter": False,
+    }
+)
+
+
+def has_config_callbacks(spider: object) -> bool:
+    """Whether any method of the spider carries ``@config`` defaults (checked once per
+    crawl, so spiders without them pay nothing per request)."""
+    return any(
+        getattr(attr, CONFIG_ATTR, None)
+        for klass in type(spider).__mro__
+        for attr in vars(klass).values()
+    )
+
+
+def apply_callback_config(request: Any) -> None:
+    """Give ``request`` the ``@config`` defaults of its callback.
+
+    A scalar field (age, priority, retries, itag, auto_recrawl, dont_filter) is set only
+    where the request still has the Request default, so an explicit argument wins — a
+    value passed explicitly that equals the default cannot be told apart and takes the
+    config's. Headers, cookies and meta are merged, the request's own keys winning.
+    """
+    defaults = getattr(request.callback, CONFIG_ATTR, None)
+    if not defaults:
+        return
+    for name, value in defaults.items():
+        if name == "headers":
+            for key, header in value.items():
+                request.headers.setdefault(key, header)
+        elif name == "meta":
+            for key, item in value.items():
+                request.meta.setdefault(key, item)
+        elif name == "cookies":
+            if isinstance(request.cookies, dict):
+                request.cookies = {**value, **request.cookies}
+            elif not request.cookies:
+                request.cookies = dict(value)
+        elif getattr(request, name) == _REQUEST_DEFAULTS[name]:
+            setattr(request, name, value)
