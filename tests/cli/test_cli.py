@@ -181,3 +181,78 @@ async def test_second_sigint_stops_at_once_with_a_valid_feed(
     assert code == 130, out
     items = json.loads((tmp_path / "items.json").read_text())
     assert isinstance(items, list)
+
+
+SERVICE = """
+from skitter import Request, Spider, every
+
+
+class Ticker(Spider):
+    name = "ticker"
+
+    @every(seconds=0.3)
+    def tick(self):
+        yield Request(self.settings["BASE"] + "/0", dont_filter=True)
+
+    def parse(self, response):
+        yield {"n": 0}
+"""
+
+
+async def test_serve_runs_periodic_callbacks_until_sigterm(serve: Any, tmp_path: Path) -> None:
+    base = await serve(site(1))
+    spiders = tmp_path / "spiders"
+    spiders.mkdir()
+    (spiders / "ticker.py").write_text(textwrap.dedent(SERVICE))
+    env = {**os.environ, "PYTHONPATH": SRC}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "skitter",
+        "serve",
+        str(spiders),
+        "-s",
+        f"BASE={base}",
+        "-O",
+        "items.jsonl",
+        "--stats-json",
+        "stats.json",
+        cwd=tmp_path,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    await asyncio.sleep(3.0)
+    assert proc.returncode is None  # still serving though idle between ticks
+    proc.send_signal(signal.SIGTERM)
+    out, _ = await asyncio.wait_for(proc.communicate(), timeout=30)
+    assert proc.returncode == 0, out.decode()
+    items = (tmp_path / "items.jsonl").read_text().splitlines()
+    assert len(items) >= 4
+    stats = json.loads((tmp_path / "stats.json").read_text())
+    assert stats["finish_reason"] == "shutdown"
+    assert stats["engine/periodic_runs"] >= 4
+
+
+async def test_crawl_a_directory_runs_its_spiders_side_by_side(
+    serve: Any, tmp_path: Path, spider_file: Path
+) -> None:
+    base = await serve(site(20))
+    spiders = tmp_path / "many"
+    spiders.mkdir()
+    (spiders / "a.py").write_text(textwrap.dedent(SPIDERS.split("class Other")[0]))
+    (spiders / "b.py").write_text(
+        "from skitter import Spider\n\n\nclass Second(Spider):\n    name = 'second'\n"
+    )
+    code, out = await run_cli(
+        "crawl", str(spiders), "-O", "out-{name}.jsonl", "-s", f"BASE={base}", cwd=tmp_path
+    )
+    assert code == 0, out
+    assert len((tmp_path / "out-catalogue.jsonl").read_text().splitlines()) == 20
+    assert (tmp_path / "out-second.jsonl").read_text() == ""
+    assert sorted(n for n in os.listdir(tmp_path) if n.startswith("out-")) == [
+        "out-catalogue.jsonl",
+        "out-second.jsonl",
+    ]
+    code, out = await run_cli("crawl", str(spiders), "-O", "same.jsonl", cwd=tmp_path)
+    assert code == 2 and "{name}" in out
