@@ -18,8 +18,8 @@ from typing import Any
 
 from skitter._clock import Clock, SystemClock
 from skitter.downloader import Downloader
-from skitter.engine import Engine, Project, Stats
-from skitter.frontier import MemoryFrontier
+from skitter.engine import Engine, Project, ProjectMonitor, Stats
+from skitter.frontier import FrontierCounts, MemoryFrontier, TaskInfo, TaskState
 from skitter.pipelines import ItemPipelineManager
 from skitter.scheduler import (
     SERVICE_RETRY_DELAYS,
@@ -65,6 +65,7 @@ class Crawler:
         self._spider_kwargs = spider_kwargs
         self._engine: Engine | None = None
         self._scheduler: ProjectScheduler | None = None
+        self._monitor: ProjectMonitor | None = None
 
     def build(self, mode: str = "crawl") -> Project:
         """Instantiate the spider and every component; the engine runs the result.
@@ -101,6 +102,7 @@ class Crawler:
             lease_seconds=settings["PROCESSING_TIMEOUT"],
         )
         self._scheduler = scheduler
+        self._monitor = ProjectMonitor(self.clock)
         return Project(
             name=spider.name,
             spider=spider,
@@ -110,6 +112,7 @@ class Crawler:
             downloader=Downloader(self, spider),
             spider_mw=SpiderMiddlewareManager.from_crawler(self, spider),
             pipelines=ItemPipelineManager.from_crawler(self),
+            monitor=self._monitor,
         )
 
     def _retry_delays(self, spider: Spider, mode: str) -> Any:
@@ -144,6 +147,36 @@ class Crawler:
         if self.stats.get("finish_reason") is not None:
             return "done"
         return self._scheduler.status
+
+    @property
+    def rate(self) -> tuple[float | None, float | None]:
+        """(rate, burst) now; (None, None) when unlimited."""
+        return self._scheduler.rate if self._scheduler is not None else (None, None)
+
+    @property
+    def monitor(self) -> ProjectMonitor | None:
+        """Active tasks, recent results and failures, windowed counts (None before run)."""
+        return self._monitor
+
+    async def queue_counts(self) -> FrontierCounts:
+        """Tasks ready, delayed and processing in this project's frontier."""
+        return await self._require_scheduler().frontier.counts(self.clock.time())
+
+    async def failed_tasks(self, limit: int = 100) -> list[TaskInfo]:
+        """The latest FAILED tasks with their reasons."""
+        return await self._require_scheduler().frontier.tasks(TaskState.FAILED, limit)
+
+    async def retry_failed(self, *, domain: str | None = None, reason: str | None = None) -> int:
+        """Queue FAILED tasks again (all, or by domain or reason substring); how many."""
+        count = await self._require_scheduler().frontier.retry_failed(
+            self.clock.time(), domain=domain, reason=reason
+        )
+        if count:
+            self._require_scheduler().backlog += count
+            self.stats.inc("scheduler/failed_retried", count)
+            if self._engine is not None:
+                self._engine.wake()
+        return count
 
     def _require_scheduler(self) -> ProjectScheduler:
         if self._scheduler is None:

@@ -432,3 +432,36 @@ async def test_many_crawls_in_one_loop_and_side_by_side(serve: Any) -> None:
         assert stats["item_scraped_count"] == 1
     both = await run_crawlers([Crawler(One, FAST), Crawler(Two, FAST)])
     assert [s["item_scraped_count"] for s in both] == [1, 1]
+
+
+async def test_monitor_and_failed_task_retry_through_the_crawler(serve: Any) -> None:
+    calls: Counter[str] = Counter()
+
+    def flaky(request: web.Request, hit: int) -> web.Response:
+        calls["flaky"] += 1
+        return page("down", 503) if calls["flaky"] <= 1 else page("up")
+
+    site = Recorder({"/": links("/ok", "/flaky"), "/ok": "ok", "/flaky": flaky})
+    base = await serve(site.app)
+
+    class Watched(Spider):
+        name = "watched"
+        start_urls = [base + "/"]
+
+        def parse(self, response: Response) -> Any:
+            yield from response.follow_all(css="a", callback=self.page)
+
+        def page(self, response: Response) -> Any:
+            yield {"url": response.url}
+
+    crawler = Crawler(Watched, {**FAST, "RETRY_TIMES": 0})
+    await crawler.run()
+    monitor = crawler.monitor
+    assert monitor is not None
+    assert monitor.counts() == (2, 1)
+    assert [o.reason for o in monitor.failures] == ["HTTP 503"]
+    failed = await crawler.failed_tasks()
+    assert [(t.url, t.reason) for t in failed] == [(base + "/flaky", "HTTP 503")]
+    assert await crawler.retry_failed(domain="127.0.0.1") == 1
+    counts = await crawler.queue_counts()
+    assert (counts.ready, counts.delayed, counts.processing) == (1, 0, 0)

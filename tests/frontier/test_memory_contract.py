@@ -7,10 +7,10 @@ from collections.abc import AsyncIterator
 import pytest
 
 from skitter.frontier import Frontier, MemoryFrontier
-from skitter.testing.frontier_contract import FrontierContract
+from skitter.testing.frontier_contract import FailedTasksContract, FrontierContract
 
 
-class TestMemoryFrontier(FrontierContract):
+class TestMemoryFrontier(FrontierContract, FailedTasksContract):
     @pytest.fixture
     async def frontier(self) -> AsyncIterator[Frontier]:
         frontier = MemoryFrontier()

@@ -36,7 +36,7 @@ from skitter.exceptions import (
 from skitter.frontier import Lease
 from skitter.http import Request, Response
 from skitter.items import is_item
-from skitter.scheduler import FairShare
+from skitter.scheduler import FairShare, slot_key
 from skitter.spider import aiter_output, apply_callback_config, periodic_methods
 
 __all__ = ["Engine"]
@@ -279,6 +279,9 @@ class Engine:
     async def _process(self, project: Project, lease: Lease) -> None:
         request = lease.request
         scheduler = project.scheduler
+        monitor = project.monitor
+        monitor.started(lease.taskid, request.url, slot_key(request), lease.retried + 1)
+        ok, status, reason, items = False, None, "", 0
         try:
             try:
                 result = await project.downloader.fetch(request)
@@ -287,44 +290,58 @@ class Engine:
             if isinstance(result, Request):  # redirected: the new request replaces this one
                 await self._enqueue(project, [result])
                 await scheduler.complete(lease)
+                ok, reason = True, f"redirected to {result.url}"
                 return
             project.stats.inc("response_received_count")
+            status = result.status
             if project.limits:
                 self._check_limits(project)
-            await self._handle_response(project, result)
+            items = await self._handle_response(project, result)
             await scheduler.complete(lease)
+            ok = True
         except RetryLater as exc:
-            await self._retry_or_give_up(project, lease, exc)
+            reason = exc.reason
+            status = exc.response.status if exc.response is not None else None
+            items = await self._retry_or_give_up(project, lease, exc)
         except IgnoreRequest as exc:
+            reason = f"ignored: {exc.reason}"
             project.stats.inc("engine/ignored_requests")
             log.debug("Ignored %s: %s", request, exc.reason)
-            await scheduler.bad(lease, f"ignored: {exc.reason}")
+            await scheduler.bad(lease, reason)
             await self._errback(project, request, exc)
         except InvalidURL as exc:
+            reason = str(exc)
             log.warning("Bad URL %s: %s", request, exc)
-            await scheduler.bad(lease, str(exc))
+            await scheduler.bad(lease, reason)
             await self._errback(project, request, exc)
         except RequestError as exc:
+            reason = f"{type(exc).__name__}: {exc}"
             log.error("Error downloading %s: %s", request, exc)
-            await scheduler.fail(lease, f"{type(exc).__name__}: {exc}")
+            await scheduler.fail(lease, reason)
             await self._errback(project, request, exc)
         except CloseSpider as exc:
             project.request_close(exc.reason)
             await scheduler.complete(lease)
+            ok = True
         except Exception as exc:  # a bug in a middleware: contain it to this request
+            reason = f"{type(exc).__name__}: {exc}"
             log.exception("Unexpected error processing %s", request)
             project.stats.inc(f"engine/unexpected_errors/{type(exc).__name__}")
-            await scheduler.fail(lease, f"{type(exc).__name__}: {exc}")
+            await scheduler.fail(lease, reason)
         finally:
+            monitor.finished(
+                lease.taskid, request.url, ok=ok, status=status, reason=reason, items=items
+            )
             project.in_flight -= 1
             self._sem.release()
             self._wakeup.set()
 
-    async def _retry_or_give_up(self, project: Project, lease: Lease, exc: RetryLater) -> None:
+    async def _retry_or_give_up(self, project: Project, lease: Lease, exc: RetryLater) -> int:
+        """Retry by the table, or hand the failure to the spider; the items it yielded."""
         request = lease.request
         if await project.scheduler.retry(lease, exc.reason, exc.delay):
             log.debug("Retrying %s (failed %d times): %s", request, lease.retried + 1, exc.reason)
-            return
+            return 0
         log.error(
             "Gave up retrying %s (failed %d times): %s", request, lease.retried + 1, exc.reason
         )
@@ -332,22 +349,21 @@ class Engine:
             # Out of retries on a status: the spider still gets the last response, and
             # the HTTP error filter decides whether its callback or errback sees it.
             project.stats.inc("response_received_count")
-            await self._handle_response(project, exc.response)
-        else:
-            await self._errback(project, request, exc.cause or exc)
+            return await self._handle_response(project, exc.response)
+        return await self._errback(project, request, exc.cause or exc)
 
     # -- spider side ------------------------------------------------------------------
-    async def _handle_response(self, project: Project, response: Response) -> None:
+    async def _handle_response(self, project: Project, response: Response) -> int:
+        """Run the response through the spider; returns how many items it yielded."""
         request = response.request
         try:
             await project.spider_mw.process_input(response)
         except Exception as exc:
             if isinstance(exc, HttpError):
                 log.info("Ignoring response %s: HTTP status code is not handled", response)
-            await self._errback(project, request, exc, response)
-            return
+            return await self._errback(project, request, exc, response)
         callback = request.callback or project.spider.parse
-        await self._run_callback(project, response, callback, response, **request.cb_kwargs)
+        return await self._run_callback(project, response, callback, response, **request.cb_kwargs)
 
     async def _errback(
         self,
@@ -355,11 +371,11 @@ class Engine:
         request: Request,
         exc: BaseException,
         response: Response | None = None,
-    ) -> None:
+    ) -> int:
         if request.errback is None:
             if not isinstance(exc, HttpError | IgnoreRequest):
                 project.stats.inc(f"engine/failed_requests/{type(exc).__name__}")
-            return
+            return 0
         if getattr(exc, "request", None) is None:
             with contextlib.suppress(AttributeError):
                 exc.request = request  # type: ignore[attr-defined]
@@ -367,7 +383,7 @@ class Engine:
             response = getattr(exc, "response", None) or Response(
                 request.url, status=0, request=request, flags=["failed"]
             )
-        await self._run_callback(project, response, request.errback, exc)
+        return await self._run_callback(project, response, request.errback, exc)
 
     async def _run_callback(
         self,
@@ -376,13 +392,14 @@ class Engine:
         callback: Callable[..., Any],
         *args: Any,
         **kwargs: Any,
-    ) -> None:
+    ) -> int:
         batch: list[Request] = []
+        items = 0
         try:
             output = project.spider_mw.process_output(
                 response, aiter_output(callback(*args, **kwargs))
             )
-            await self._consume(project, callback, output, batch)
+            items = await self._consume(project, callback, output, batch)
         except CloseSpider as exc:
             project.request_close(exc.reason)
         except Exception as exc:
@@ -399,10 +416,11 @@ class Engine:
                 project.stats.inc("spider_exceptions/count")
                 self._check_limits(project)
             else:
-                await self._consume(project, callback, alternative, batch)
+                items += await self._consume(project, callback, alternative, batch)
         finally:
             if batch:
                 await self._enqueue(project, batch)
+        return items
 
     async def _consume(
         self,
@@ -410,9 +428,11 @@ class Engine:
         callback: Callable[..., Any],
         output: AsyncIterable[Any],
         batch: list[Request],
-    ) -> None:
+    ) -> int:
+        """Route a callback's output; returns how many items it held."""
         pipelines = project.pipelines
         spider = project.spider
+        items = 0
         async for obj in output:
             if isinstance(obj, Request):
                 batch.append(obj)
@@ -422,11 +442,13 @@ class Engine:
             elif obj is None:
                 continue
             elif is_item(obj):
+                items += 1
                 await pipelines.process_item(obj, spider)
                 if project.limits:
                     self._check_limits(project)
             else:
                 self._count_bad_output(project, obj, getattr(callback, "__qualname__", "?"))
+        return items
 
     def _count_bad_output(self, project: Project, obj: object, where: str) -> None:
         project.stats.inc(f"spider_exceptions/CallbackError/{type(obj).__name__}")

@@ -14,7 +14,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from skitter._clock import SystemClock
 from skitter.downloader import Downloader
+from skitter.engine._monitor import ProjectMonitor
 from skitter.engine._stats import Stats
 from skitter.pipelines import ItemPipelineManager
 from skitter.scheduler import ProjectScheduler
@@ -52,6 +54,8 @@ class Project:
     close_after: float = 0.0  # CLOSESPIDER_TIMEOUT
     #: Whether any callback of the spider has ``@config`` defaults to apply.
     has_callback_config: bool = False
+    #: Active tasks, recent outcomes and windowed counts, for people watching.
+    monitor: ProjectMonitor = field(default_factory=lambda: ProjectMonitor(SystemClock()))
 
     def __post_init__(self) -> None:
         self.has_callback_config = has_config_callbacks(self.spider)

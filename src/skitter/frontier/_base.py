@@ -138,5 +138,18 @@ class Frontier(ABC):
     async def task(self, taskid: str) -> TaskInfo | None:
         """What is known of one taskid."""
 
+    async def tasks(self, state: TaskState, limit: int = 100) -> list[TaskInfo]:
+        """Finished tasks in ``state`` (FAILED and BAD with their reasons), most recent
+        first: for status pages and ``skitter job``."""
+        raise NotImplementedError(f"{type(self).__name__} cannot list tasks yet")
+
+    async def retry_failed(
+        self, now: float, *, domain: str | None = None, reason: str | None = None
+    ) -> int:
+        """Queue FAILED tasks again with ``retried`` reset (all of them, or those whose
+        host is ``domain`` or a subdomain, or whose reason contains ``reason``); returns
+        how many. Each task's change of state is atomic."""
+        raise NotImplementedError(f"{type(self).__name__} cannot retry failed tasks yet")
+
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources (connections, files)."""

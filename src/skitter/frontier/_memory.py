@@ -54,7 +54,7 @@ from skitter.frontier._base import (
     TaskInfo,
     TaskState,
 )
-from skitter.http import Request
+from skitter.http import Request, url_host
 
 __all__ = ["MemoryFrontier", "MemoryTaskQueue", "check_request", "task_key"]
 
@@ -140,6 +140,16 @@ def check_request(request: Request) -> None:
             raise TypeError(f"{name} of {request!r} must be a number, got {value!r}")
 
 
+def _taskid_of(tk: TaskKey) -> str:
+    return tk.hex() if isinstance(tk, bytes) else tk
+
+
+def _in_domain(url: str, domain: str) -> bool:
+    host = url_host(url)
+    domain = domain.lower().strip(".")
+    return host == domain or host.endswith("." + domain)
+
+
 def _recrawl_due(done: float | _Finished, request: Request, now: float) -> bool:
     """pyspider's rule: the *incoming* request's itag and age decide."""
     if isinstance(done, _Finished):
@@ -165,6 +175,7 @@ class MemoryTaskQueue:
         "_dead_processing",
         "_delayed",
         "_errors",
+        "_failed_requests",
         "_finished",
         "_n_delayed",
         "_n_processing",
@@ -179,6 +190,7 @@ class MemoryTaskQueue:
         self._active: dict[TaskKey, Record] = {}  # queued or processing
         self._finished: dict[TaskKey, float | _Finished] = {}  # last outcome, kept on recrawl
         self._errors: dict[TaskKey, str] = {}  # last failure of tasks queued for a retry
+        self._failed_requests: dict[TaskKey, Request] = {}  # FAILED tasks, for retry_failed
         self._ready: list[int] = []  # heap of keys
         self._ready_index: dict[int, Record] = {}  # key -> record, for keys still live
         self._delayed: list[Timed] = []
@@ -392,6 +404,53 @@ class MemoryTaskQueue:
         request = rec[_REQ]
         outcome = _Finished(state, now, request.itag, rec[_RETRIED], reason, request.url)
         self._finish(tk, rec, outcome)
+        if state is TaskState.FAILED:
+            self._failed_requests[tk] = request  # kept so that a person can retry it
+
+    def tasks(self, state: TaskState, limit: int = 100) -> list[TaskInfo]:
+        """Finished tasks in ``state``, most recent first (SUCCESS tasks without a URL
+        kept are listed with an empty URL)."""
+        found = []
+        active = self._active
+        for tk, done in self._finished.items():
+            if tk in active:  # queued again: its last outcome is history
+                continue
+            if isinstance(done, _Finished):
+                if done.state is state:
+                    found.append((done.lastcrawltime, _taskid_of(tk), done))
+            elif state is TaskState.SUCCESS:
+                found.append((done, _taskid_of(tk), None))
+        found.sort(key=lambda entry: entry[0], reverse=True)
+        out = []
+        for when, taskid, done in found[:limit]:
+            if done is None:
+                out.append(TaskInfo(taskid, "", TaskState.SUCCESS, 0, float(when), ""))
+            else:
+                out.append(
+                    TaskInfo(taskid, done.url, done.state, done.retried, float(when), done.reason)
+                )
+        return out
+
+    def retry_failed(
+        self, now: float, *, domain: str | None = None, reason: str | None = None
+    ) -> int:
+        """Queue FAILED tasks again with ``retried`` reset, optionally only those whose
+        host is ``domain`` (or a subdomain) or whose reason contains ``reason``."""
+        count = 0
+        for tk, request in list(self._failed_requests.items()):
+            done = self._finished.get(tk)
+            if not isinstance(done, _Finished) or done.state is not TaskState.FAILED:
+                del self._failed_requests[tk]
+                continue
+            if domain is not None and not _in_domain(request.url, domain):
+                continue
+            if reason is not None and reason not in done.reason:
+                continue
+            del self._failed_requests[tk]
+            request.exetime = 0.0
+            if self.push(request, now, force=True) is not _IGNORED:
+                count += 1
+        return count
 
     def renew(
         self, taskids: Sequence[str], now: float, lease_seconds: float, owner: str = ""
@@ -520,6 +579,14 @@ class MemoryFrontier(Frontier):
 
     async def mark_bad(self, taskid: str, now: float, reason: str, owner: str = "") -> bool:
         return self.queue.mark_bad(taskid, now, reason, owner)
+
+    async def tasks(self, state: TaskState, limit: int = 100) -> list[TaskInfo]:
+        return self.queue.tasks(state, limit)
+
+    async def retry_failed(
+        self, now: float, *, domain: str | None = None, reason: str | None = None
+    ) -> int:
+        return self.queue.retry_failed(now, domain=domain, reason=reason)
 
     async def renew(
         self, taskids: Sequence[str], now: float, lease_seconds: float, owner: str = ""

@@ -25,7 +25,7 @@ from skitter.exceptions import InvalidURL
 from skitter.frontier import Frontier, FrontierCounts, PushOutcome, TaskState
 from skitter.http import Request
 
-__all__ = ["FrontierContract"]
+__all__ = ["FailedTasksContract", "FrontierContract"]
 
 T0 = 1_700_000_000.0
 LEASE = 60.0
@@ -392,3 +392,35 @@ class FrontierContract:
         assert sorted(seen) == sorted(r.url for r in requests)
         assert seen == [r.url for p in range(4, -1, -1) for r in requests if r.priority == p]
         assert await frontier.counts(T0) == FrontierCounts(0, 0, 0)
+
+
+class FailedTasksContract:
+    """``tasks()`` and ``retry_failed()``: mixed into a backend's contract test class
+    once the backend implements them (they are the UI's and ``skitter job``'s)."""
+
+    @pytest.fixture
+    async def frontier(self) -> Frontier:
+        raise NotImplementedError("override the frontier fixture with a fresh backend")
+
+    async def test_failed_tasks_are_listed_with_reasons_and_retried_by_filter(
+        self, frontier: Frontier
+    ) -> None:
+        urls = ["http://a.example/1", "http://b.example/2", "http://sub.a.example/3"]
+        await frontier.push([Request(u) for u in urls], T0)
+        leases = await frontier.lease(10, T0, LEASE)
+        reasons = {
+            "http://a.example/1": "HTTP 500",
+            "http://b.example/2": "ConnectError: refused",
+            "http://sub.a.example/3": "HTTP 503",
+        }
+        for lease in leases:
+            await frontier.nack(lease.taskid, T0 + 1, None, reasons[lease.request.url])
+        failed = await frontier.tasks(TaskState.FAILED)
+        assert {(t.url, t.reason) for t in failed} == set(reasons.items())
+        assert await frontier.retry_failed(T0 + 2, reason="Connect") == 1
+        assert await frontier.retry_failed(T0 + 2, domain="a.example") == 2
+        assert await frontier.retry_failed(T0 + 2) == 0
+        assert await frontier.tasks(TaskState.FAILED) == []
+        again = await frontier.lease(10, T0 + 3, LEASE)
+        assert sorted(lease.request.url for lease in again) == sorted(urls)
+        assert all(lease.retried == 0 for lease in again)

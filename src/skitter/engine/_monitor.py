@@ -1,0 +1,137 @@
+"""What a person watching a project wants to see, kept cheaply on the hot path.
+
+pyspider's dashboard showed, per project, successes and failures over the last 5
+minutes, hour and all time, the tasks in flight, and the latest results and failures.
+``ProjectMonitor`` keeps exactly that: a dict of active tasks, two bounded deques, and
+per-10-second buckets of counts for the last hour (360 buckets, a few kilobytes). Each
+call is a dict or deque operation; nothing here does I/O or reads a global clock.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from skitter._clock import Clock
+
+__all__ = ["ActiveTask", "Outcome", "ProjectMonitor", "WindowCounts"]
+
+BUCKET_SECONDS = 10
+HOUR_BUCKETS = 360
+
+
+@dataclass(slots=True)
+class ActiveTask:
+    """A task being downloaded or processed right now."""
+
+    taskid: str
+    url: str
+    slot: str
+    attempt: int  # 1 for the first try
+    started: float  # epoch seconds
+
+
+@dataclass(slots=True, frozen=True)
+class Outcome:
+    """How one task ended: ``ok`` with a status, or a failure with its reason."""
+
+    taskid: str
+    url: str
+    ok: bool
+    status: int | None
+    reason: str
+    items: int
+    at: float  # epoch seconds
+
+
+class WindowCounts(NamedTuple):
+    success: int
+    failure: int
+
+
+class _Buckets:
+    """Counts in 10-second buckets over the last hour, plus the all-time total."""
+
+    __slots__ = ("_counts", "_stamps", "total")
+
+    def __init__(self) -> None:
+        self._counts = [0] * HOUR_BUCKETS
+        self._stamps = [-1] * HOUR_BUCKETS
+        self.total = 0
+
+    def add(self, now: float) -> None:
+        tick = int(now // BUCKET_SECONDS)
+        i = tick % HOUR_BUCKETS
+        if self._stamps[i] != tick:
+            self._stamps[i] = tick
+            self._counts[i] = 0
+        self._counts[i] += 1
+        self.total += 1
+
+    def within(self, seconds: float, now: float) -> int:
+        tick = int(now // BUCKET_SECONDS)
+        oldest = tick - int(seconds // BUCKET_SECONDS) + 1
+        return sum(
+            count
+            for count, stamp in zip(self._counts, self._stamps, strict=True)
+            if oldest <= stamp <= tick
+        )
+
+    def series(self, buckets: int, now: float) -> list[int]:
+        """Counts of the last ``buckets`` buckets, oldest first (for a chart)."""
+        tick = int(now // BUCKET_SECONDS)
+        out = []
+        for t in range(tick - buckets + 1, tick + 1):
+            i = t % HOUR_BUCKETS
+            out.append(self._counts[i] if self._stamps[i] == t else 0)
+        return out
+
+
+class ProjectMonitor:
+    """Live view of one project: active tasks, recent outcomes, windowed counts."""
+
+    def __init__(self, clock: Clock, keep: int = 100) -> None:
+        self._clock = clock
+        self.active: dict[str, ActiveTask] = {}
+        self.recent: deque[Outcome] = deque(maxlen=keep)
+        self.failures: deque[Outcome] = deque(maxlen=keep)
+        self._success = _Buckets()
+        self._failure = _Buckets()
+
+    def started(self, taskid: str, url: str, slot: str, attempt: int) -> None:
+        self.active[taskid] = ActiveTask(taskid, url, slot, attempt, self._clock.time())
+
+    def finished(
+        self,
+        taskid: str,
+        url: str,
+        *,
+        ok: bool,
+        status: int | None = None,
+        reason: str = "",
+        items: int = 0,
+    ) -> None:
+        """A task ended (a retry scheduled counts as a failure of that attempt)."""
+        self.active.pop(taskid, None)
+        now = self._clock.time()
+        outcome = Outcome(taskid, url, ok, status, reason, items, now)
+        if ok:
+            self._success.add(now)
+            self.recent.append(outcome)
+        else:
+            self._failure.add(now)
+            self.failures.append(outcome)
+
+    def counts(self, seconds: float | None = None) -> WindowCounts:
+        """Successes and failures in the last ``seconds`` (None: all time). Windows are
+        whole 10-second buckets, so "5 minutes" is 300 s to within 10 s."""
+        if seconds is None:
+            return WindowCounts(self._success.total, self._failure.total)
+        now = self._clock.time()
+        return WindowCounts(self._success.within(seconds, now), self._failure.within(seconds, now))
+
+    def pages_per_second(self, minutes: int = 10) -> list[float]:
+        """Successful tasks per second in each 10-second bucket of the last minutes."""
+        buckets = minutes * 60 // BUCKET_SECONDS
+        return [n / BUCKET_SECONDS for n in self._success.series(buckets, self._clock.time())]
