@@ -158,6 +158,19 @@ class Crawler:
         """Active tasks, recent results and failures, windowed counts (None before run)."""
         return self._monitor
 
+    def slot_stats(self) -> list[dict[str, Any]]:
+        """Per download slot: in flight, concurrency, delay (for the UI and stats)."""
+        scheduler = self._require_scheduler()
+        return [
+            {
+                "slot": key,
+                "in_flight": slot.in_flight,
+                "concurrency": slot.concurrency,
+                "delay": slot.delay,
+            }
+            for key, slot in sorted(scheduler.slots.slots.items())
+        ]
+
     async def queue_counts(self) -> FrontierCounts:
         """Tasks ready, delayed and processing in this project's frontier."""
         return await self._require_scheduler().frontier.counts(self.clock.time())

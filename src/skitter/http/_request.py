@@ -29,7 +29,8 @@ class Request:
     first; None = the RETRY_TIMES setting), ``age`` (seconds after which a finished task
     may be crawled again; -1 = never), ``auto_recrawl`` (schedule again ``age`` after
     each success), ``itag`` (a changed itag means the page changed: crawl again) and
-    ``taskid`` (default: the fingerprint, hex).
+    ``taskid`` (default: the fingerprint, hex). ``render=True`` asks for the page as a
+    browser renders it (JavaScript run) rather than as the server sent it.
     """
 
     __slots__ = (
@@ -50,6 +51,7 @@ class Request:
         "meta",
         "method",
         "priority",
+        "render",
         "retries",
     )
 
@@ -74,6 +76,7 @@ class Request:
         auto_recrawl: bool = False,
         itag: str | None = None,
         taskid: str | None = None,
+        render: bool = False,
     ) -> None:
         if not isinstance(url, str):
             raise TypeError(f"Request url must be str, got {type(url).__name__}")
@@ -96,6 +99,7 @@ class Request:
         self.age = age
         self.auto_recrawl = auto_recrawl
         self.itag = itag
+        self.render = render
         self._taskid = taskid
         self._fp: bytes | None = None
 
@@ -164,6 +168,7 @@ class Request:
             "age": self.age,
             "auto_recrawl": self.auto_recrawl,
             "itag": self.itag,
+            "render": self.render,
         }
         kwargs.update(changes)
         # An explicit taskid survives a copy only when the URL, method and body do.
