@@ -465,3 +465,26 @@ async def test_monitor_and_failed_task_retry_through_the_crawler(serve: Any) -> 
     assert await crawler.retry_failed(domain="127.0.0.1") == 1
     counts = await crawler.queue_counts()
     assert (counts.ready, counts.delayed, counts.processing) == (1, 0, 0)
+
+
+async def test_leases_of_slow_tasks_are_renewed_not_reclaimed(serve: Any) -> None:
+    async def slow(request: web.Request, hit: int) -> web.Response:
+        await asyncio.sleep(2.5)
+        return page("slow")
+
+    site = Recorder({"/slow": slow})
+    base = await serve(site.app)
+
+    class Slow(Spider):
+        name = "slow"
+        start_urls = [base + "/slow"]
+
+        def parse(self, response: Response) -> Any:
+            yield {"done": True}
+
+    # a lease of 1.5 s on a download of 2.5 s: only renewal keeps it from being handed
+    # out again (which would fetch the page twice)
+    stats = await Crawler(Slow, {**FAST, "PROCESSING_TIMEOUT": 1.5}).run()
+    assert site.hits["/slow"] == 1
+    assert stats.get("scheduler/leases_reclaimed", 0) == 0
+    assert stats["item_scraped_count"] == 1

@@ -217,7 +217,7 @@ class Engine:
             await asyncio.sleep(self._housekeeping_interval)
             for project in self.projects:
                 if project.closing is None:
-                    await project.scheduler.maintain()
+                    await project.scheduler.maintain(project.monitor.active.keys())
                     self._check_limits(project)
             self._wakeup.set()
 

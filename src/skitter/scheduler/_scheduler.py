@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from skitter._clock import Clock
 from skitter._types import StatsSink
@@ -79,6 +79,7 @@ class ProjectScheduler:
         self._parked: dict[str, deque[Lease]] = {}
         self._parked_count = 0
         self._unique = itertools.count(1)
+        self._next_renewal = 0.0
         #: Tasks this process queued and has not leased yet: a cheap, local estimate
         #: used to pace start requests (the frontier's own counts may cost a round trip).
         self.backlog = 0
@@ -332,17 +333,22 @@ class ProjectScheduler:
         """Tasks waiting here or in the frontier, as far as this process knows."""
         return self.backlog + len(self._buffer) + self._parked_count
 
-    async def maintain(self) -> None:
-        """Periodic upkeep: reclaim expired leases, renew the ones held here, drop idle
-        slots, report breaker transitions. Cheap; the engine calls it about once a second."""
+    async def maintain(self, in_flight: Iterable[str] = ()) -> None:
+        """Periodic upkeep: reclaim expired leases, renew the ones this process holds
+        (parked here, or ``in_flight`` in the engine) once a third of their time has
+        passed, drop idle slots, report breaker transitions. The engine calls it about once
+        a second; for the memory frontier it costs next to nothing."""
         if self.breaker is not None:
             self.breaker.state  # noqa: B018 - moves an OPEN breaker whose pause is over
             self._report_breaker()
         now = self._clock.time()
-        held = [lease.taskid for lease in self._buffer]
-        held.extend(lease.taskid for queue in self._parked.values() for lease in queue)
-        if held:
-            await self.frontier.renew(held, now, self._lease_seconds, self._owner)
+        if now >= self._next_renewal:
+            self._next_renewal = now + self._lease_seconds / 3
+            held = [lease.taskid for lease in self._buffer]
+            held.extend(lease.taskid for queue in self._parked.values() for lease in queue)
+            held.extend(in_flight)
+            if held:
+                await self.frontier.renew(held, now, self._lease_seconds, self._owner)
         reclaimed = await self.frontier.reclaim_expired(now)
         if reclaimed:
             self._stats.inc("scheduler/leases_reclaimed", reclaimed)
