@@ -223,6 +223,8 @@ async def _run_engine(crawlers: Sequence[Crawler], mode: str = "crawl") -> None:
         projects,
         concurrency=max(c.settings["CONCURRENT_REQUESTS"] for c in crawlers),
         shutdown_timeout=first["SHUTDOWN_TIMEOUT"],
+        # Upkeep (lease renewal, reclaim) runs several times per lease, at most each second.
+        housekeeping_interval=min(1.0, min(c.settings["PROCESSING_TIMEOUT"] for c in crawlers) / 5),
         serve=mode == "serve",
         fair_share=FairShare(
             first["FAIRSHARE_MIN"], first["FAIRSHARE_MAX"], first["FAIRSHARE_WINDOW"]

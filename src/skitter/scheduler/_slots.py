@@ -1,23 +1,41 @@
-"""Download slots: per-host politeness bookkeeping, without I/O (SPEC §3).
+"""Download slots: what a slot is, and the politeness policy each slot follows (SPEC §3).
 
 A slot is the key that groups requests for politeness: the host by default, or
-``request.meta["download_slot"]``. Each slot allows ``concurrency`` downloads at once
-and at least ``delay`` seconds (randomized 0.5x-1.5x, as Scrapy's
-RANDOMIZE_DOWNLOAD_DELAY) between the starts of two downloads. A slot with nothing in
-flight and nothing waiting is dropped, so a crawl over a million hosts keeps no
-million idle records.
+``request.meta["download_slot"]``. ``SlotPolicy`` is one slot's limits: ``concurrency``
+downloads at once, at least ``delay`` seconds between two starts (randomized 0.5x-1.5x,
+as Scrapy's RANDOMIZE_DOWNLOAD_DELAY), and optionally a token bucket and a circuit
+breaker. ``SlotPolicies`` gives every slot its policy: the defaults from the settings,
+overridden per slot by DOWNLOAD_SLOTS (Scrapy's setting, same shape)::
+
+    DOWNLOAD_SLOTS = {"example.com": {"concurrency": 2, "delay": 1.0}}
+
+``SlotQueues`` (``_slotqueue``) applies the policies, keeping a ``SlotState`` per live
+slot. ``SlotTable`` is the older,
+queue-less bookkeeping the scheduler used before per-slot queues; it goes once the
+scheduler has moved to ``SlotQueues``.
 """
 
 from __future__ import annotations
 
+import difflib
+import math
 import random
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields, replace
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from skitter._clock import Clock
+from skitter.exceptions import ConfigError
 from skitter.http import Request, url_host
+from skitter.scheduler._breaker import CircuitBreaker
+from skitter.scheduler._tokenbucket import TokenBucket
 
-__all__ = ["Slot", "SlotTable", "slot_key"]
+if TYPE_CHECKING:
+    from skitter.scheduler._throttle import AutoThrottle
+
+__all__ = ["Slot", "SlotPolicies", "SlotPolicy", "SlotState", "SlotTable", "slot_key"]
+
+T = TypeVar("T")
 
 
 def slot_key(request: Request) -> str:
@@ -28,6 +46,174 @@ def slot_key(request: Request) -> str:
         if key is not None:
             return str(key)
     return url_host(request.url)
+
+
+@dataclass(frozen=True, slots=True)
+class SlotPolicy:
+    """One slot's politeness limits. Field names are the keys of a DOWNLOAD_SLOTS entry
+    (Scrapy's ``concurrency``, ``delay``, ``randomize_delay``, ``throttle``, plus
+    skitter's token bucket and breaker)."""
+
+    concurrency: int = 8
+    """Downloads in flight at once (CONCURRENT_REQUESTS_PER_DOMAIN)."""
+    delay: float = 0.0
+    """Seconds between two download starts (DOWNLOAD_DELAY); AutoThrottle's floor."""
+    randomize_delay: bool = True
+    """Wait 0.5x-1.5x ``delay`` instead of exactly ``delay`` (RANDOMIZE_DOWNLOAD_DELAY)."""
+    rate: float | None = None
+    """Token bucket: downloads per second on average; None (or 0) = no bucket."""
+    burst: float | None = None
+    """Token bucket capacity; None = ten seconds' worth of ``rate``."""
+    breaker_threshold: int = 0
+    """Consecutive failures that pause the slot; 0 = no breaker."""
+    breaker_pause: float = 300.0
+    """Seconds an open breaker pauses the slot before probing."""
+    breaker_probes: int = 3
+    """Downloads let through to probe a slot after its pause."""
+    throttle: bool = True
+    """Whether AutoThrottle (when enabled) adjusts this slot's delay."""
+
+    def __post_init__(self) -> None:
+        _check_int("concurrency", self.concurrency, 1)
+        _check_int("breaker_threshold", self.breaker_threshold, 0)
+        _check_int("breaker_probes", self.breaker_probes, 1)
+        _check_seconds("delay", self.delay)
+        _check_seconds("breaker_pause", self.breaker_pause)
+        for name in ("rate", "burst"):
+            value = getattr(self, name)
+            if value is not None:
+                _check_seconds(name, value)
+        for name in ("randomize_delay", "throttle"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
+        if self.burst is not None and self.burst < 1:
+            raise ConfigError(f"burst must be at least 1 download, got {self.burst!r}")
+        if self.rate == 0:  # the settings' way of saying "no bucket"
+            object.__setattr__(self, "rate", None)
+
+
+_POLICY_KEYS = tuple(f.name for f in fields(SlotPolicy))
+
+
+class SlotPolicies:
+    """The policy of every slot: ``default`` unless DOWNLOAD_SLOTS overrides it.
+
+    Slot keys match case-insensitively (host names do). Overrides are checked when
+    this is built, so a typo in DOWNLOAD_SLOTS fails at start-up naming the slot and
+    the key, not in the middle of a crawl.
+    """
+
+    __slots__ = ("_overrides", "default")
+
+    def __init__(
+        self,
+        default: SlotPolicy | None = None,
+        overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> None:
+        self.default = default if default is not None else SlotPolicy()
+        self._overrides: dict[str, SlotPolicy] = {}
+        for key, values in (overrides or {}).items():
+            self._overrides[str(key).lower()] = self._override(str(key), values)
+
+    def _override(self, key: str, values: Mapping[str, Any]) -> SlotPolicy:
+        if not isinstance(values, Mapping):
+            raise ConfigError(f"DOWNLOAD_SLOTS[{key!r}] must be a dict, got {values!r}")
+        for name in values:
+            if name not in _POLICY_KEYS:
+                close = difflib.get_close_matches(str(name), _POLICY_KEYS, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise ConfigError(f"DOWNLOAD_SLOTS[{key!r}]: unknown key {name!r}{hint}")
+        try:
+            return replace(self.default, **values)
+        except ConfigError as exc:
+            raise ConfigError(f"DOWNLOAD_SLOTS[{key!r}]: {exc}") from None
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any]) -> SlotPolicies:
+        """Defaults from CONCURRENT_REQUESTS_PER_DOMAIN, DOWNLOAD_DELAY,
+        RANDOMIZE_DOWNLOAD_DELAY and DOWNLOAD_SLOT_*; overrides from DOWNLOAD_SLOTS."""
+        default = SlotPolicy(
+            concurrency=settings["CONCURRENT_REQUESTS_PER_DOMAIN"],
+            delay=settings["DOWNLOAD_DELAY"],
+            randomize_delay=settings["RANDOMIZE_DOWNLOAD_DELAY"],
+            rate=settings["DOWNLOAD_SLOT_RATE"] or None,
+            burst=settings["DOWNLOAD_SLOT_BURST"] or None,
+            breaker_threshold=settings["DOWNLOAD_SLOT_BREAKER_THRESHOLD"],
+        )
+        return cls(default, settings["DOWNLOAD_SLOTS"])
+
+    def __getitem__(self, key: str) -> SlotPolicy:
+        if self._overrides:
+            policy = self._overrides.get(key.lower())
+            if policy is not None:
+                return policy
+        return self.default
+
+    def __repr__(self) -> str:
+        return f"SlotPolicies({self.default!r}, overrides={sorted(self._overrides)})"
+
+
+class SlotState(Generic[T]):
+    """What ``SlotQueues`` keeps per live slot: its queue, counters and timers."""
+
+    __slots__ = (
+        "backoff_level",
+        "backoff_until",
+        "breaker",
+        "bucket",
+        "delay",
+        "done",
+        "failed",
+        "in_flight",
+        "key",
+        "last_end",
+        "next_start",
+        "policy",
+        "probe_wait",
+        "queue",
+        "version",
+        "where",
+    )
+
+    def __init__(
+        self, key: str, policy: SlotPolicy, clock: Clock, throttle: AutoThrottle | None
+    ) -> None:
+        self.key = key
+        self.policy = policy
+        self.queue: list[tuple[int, int, T]] = []  # heap of (-priority, seq, item)
+        self.in_flight = self.done = self.failed = 0
+        self.delay = policy.delay  # before randomization and crawl-delay
+        if throttle is not None and policy.throttle:
+            self.delay = throttle.initial_delay(policy.delay)
+        self.next_start = -math.inf  # no start before this (delay)
+        self.backoff_until = -math.inf  # no start before this (429/503, Retry-After)
+        self.backoff_level = 0  # back-offs in a row
+        self.probe_wait = -math.inf  # no start before this (breaker probes all out)
+        self.last_end = -math.inf  # when a download of this slot last finished
+        self.bucket: TokenBucket | None = None
+        if policy.rate is not None:
+            self.bucket = TokenBucket(policy.rate, policy.burst, clock)
+        self.breaker: CircuitBreaker | None = None
+        if policy.breaker_threshold > 0:
+            self.breaker = CircuitBreaker(
+                policy.breaker_threshold, policy.breaker_pause, policy.breaker_probes, clock
+            )
+        self.version = 0  # of its one live heap entry
+        self.where = 0  # which heap holds that entry (see SlotQueues)
+
+
+def _check_int(name: str, value: object, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
+def _check_seconds(name: str, value: object) -> None:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not (value >= 0 and math.isfinite(value))
+    ):
+        raise ConfigError(f"{name} must be a finite number >= 0, got {value!r}")
 
 
 @dataclass(slots=True)

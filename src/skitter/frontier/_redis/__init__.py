@@ -1,0 +1,7 @@
+"""The Redis frontier (SPEC §4): needs the ``redis`` extra (``pip install skitter[redis]``)."""
+
+from skitter.frontier._redis._frontier import QueueKind, RedisFrontier
+from skitter.frontier._redis._keys import JobKeys
+from skitter.frontier._redis._records import BadEntry
+
+__all__ = ["BadEntry", "JobKeys", "QueueKind", "RedisFrontier"]

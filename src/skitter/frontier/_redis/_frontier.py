@@ -1,0 +1,297 @@
+"""The Redis frontier: one crawl's task queue shared by any number of workers (SPEC §4).
+
+``RedisFrontier`` keeps the ``Frontier`` contract exactly as ``MemoryFrontier`` does
+(the same contract suite runs on both), with the state in Redis so that workers on many
+machines share one crawl and a killed worker loses nothing:
+
+- **Atomic changes.** Every change is one Lua script (``lua/*.lua``), so two workers never
+  lease the same task and a crash between two commands cannot exist. Each method is one
+  round trip (EVALSHA): a whole batch of pushes, a whole batch of leases, one ack.
+- **Fencing.** A lease carries the owner and a token unique to the lease call. Only the
+  frontier object that leased a task can ack, nack, renew or mark it bad, and only while
+  its lease is current: once it expired and was reclaimed (and maybe re-leased to another
+  worker), the old holder is refused, so a task is never completed twice. A refusal for a
+  task this object never leased costs no round trip.
+- **Safe payloads.** Requests are stored with ``skitter.http._codec`` (versioned msgpack,
+  callbacks by name, never pickle). Anyone who can write to the Redis can put bytes in
+  the queue; an entry that cannot be read, or names a callback the spider lacks (say
+  ``__init__``), is moved to the ``bad`` hash with the reason and logged, never run.
+- **Queue kinds.** ``priority`` (a sorted set: higher priority first, FIFO within one),
+  ``fifo`` and ``lifo`` (lists; they ignore priority, as scrapy-redis's do). Delayed tasks
+  are a sorted set by exetime in every kind.
+- **Dupe filter.** Finished tasks' outcomes live in the ``done`` hash (taskid -> state,
+  lastcrawltime, itag), which push's recrawl rule reads. The Lua helpers ``seen_get`` and
+  ``seen_put`` are the only code touching it: the seam for a Bloom filter on bitmaps.
+
+Redis errors (a connection refused while Redis restarts) propagate as ``redis``'s own
+exceptions; the client reconnects on the next call, and the scripts are loaded again on
+NOSCRIPT. Keys are described in ``_keys.py``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import uuid
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+import msgspec
+from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialWithJitterBackoff
+from redis.exceptions import ResponseError
+
+from skitter.exceptions import CodecError, ConfigError
+from skitter.frontier._base import Frontier, FrontierCounts, Lease, PushOutcome, TaskInfo
+from skitter.frontier._memory import check_request
+from skitter.frontier._redis._keys import JobKeys
+from skitter.frontier._redis._records import BadEntry, parse_bad, task_info
+from skitter.frontier._redis._scripts import Scripts
+from skitter.http import Request
+from skitter.http._codec import FORMAT_VERSION, decode_request, encode_request
+
+if TYPE_CHECKING:
+    from redis.commands.core import AsyncScript
+
+__all__ = ["QueueKind", "RedisFrontier"]
+
+QueueKind = Literal["priority", "fifo", "lifo"]
+_KINDS = ("priority", "fifo", "lifo")
+_MAX_PRIORITY = 2**53  # Lua numbers are doubles: larger priorities would lose their order
+
+logger = logging.getLogger("skitter.frontier.redis")
+_encode_batch = msgspec.msgpack.Encoder().encode
+
+
+def _retry() -> Retry:
+    """Resend a command whose connection broke, a few times over about a second.
+
+    After a Redis restart the pooled connections are dead and the first command on each
+    fails; resending it on a fresh connection is what makes a restart invisible. Every
+    script is safe to run twice if its first reply was lost: a push merges into itself, a
+    lost lease expires and is reclaimed, a second ack finds no lease and answers False.
+    Longer outages are for the worker to ride out (pause, back off, try again).
+    """
+    return Retry(ExponentialWithJitterBackoff(base=0.05, cap=1.0), 3)
+
+
+def _num(x: float) -> str:
+    """A time as Redis and Lua read it back exactly (``repr`` of a float round-trips)."""
+    return repr(float(x))
+
+
+class RedisFrontier(Frontier):
+    """A project's tasks for one job, in Redis.
+
+    ``redis`` is a URL (the frontier creates the client, with a short retry on broken
+    connections, and closes it in ``close``) or a ``redis.asyncio.Redis`` created with
+    ``decode_responses=False`` (the caller's to configure and close).
+    ``spider`` resolves the callbacks of stored requests by name. ``promote_limit`` bounds
+    how many due delayed tasks one lease moves to ready, ``reclaim_batch`` how many expired
+    leases one script call puts back: both keep each script call short, since Redis runs
+    nothing else meanwhile.
+    """
+
+    def __init__(
+        self,
+        redis: str | Redis,
+        *,
+        project: str,
+        job: str,
+        spider: object | None = None,
+        kind: QueueKind = "priority",
+        key_prefix: str = "skitter",
+        promote_limit: int = 10_000,
+        reclaim_batch: int = 1_000,
+    ) -> None:
+        if kind not in _KINDS:
+            raise ValueError(f"queue kind must be one of {', '.join(_KINDS)}, got {kind!r}")
+        if isinstance(redis, str):
+            self.client: Redis = Redis.from_url(redis, retry=_retry())
+            self._owns_client = True
+        else:
+            if redis.connection_pool.connection_kwargs.get("decode_responses"):
+                raise ConfigError(
+                    "the Redis frontier stores bytes: create its client with decode_responses=False"
+                )
+            self.client = redis
+            self._owns_client = False
+        self.project = project
+        self.job = job
+        self.spider = spider
+        self.kind: QueueKind = kind
+        self.keys = JobKeys.for_job(project, job, key_prefix)
+        self._keys = self.keys.all()
+        self._scripts = Scripts.register(self.client)
+        self._promote_limit = promote_limit
+        self._reclaim_batch = reclaim_batch
+        # (taskid, owner) -> token of the lease this object holds on it
+        self._tokens: dict[tuple[str, str], str] = {}
+        self._token_prefix = uuid.uuid4().hex[:12]
+        self._calls = itertools.count()
+
+    def __repr__(self) -> str:
+        return f"<RedisFrontier {self.keys.meta.rsplit(':', 1)[0]} kind={self.kind}>"
+
+    # -- queueing -------------------------------------------------------------------------
+    async def push(
+        self, requests: Sequence[Request], now: float, *, force: Sequence[bool] | None = None
+    ) -> list[PushOutcome]:
+        if force is not None and len(force) != len(requests):
+            raise ValueError(f"{len(requests)} requests but {len(force)} force flags")
+        if not requests:
+            return []
+        batch: list[list[Any]] = []
+        payloads: list[bytes] = []
+        # Every request is checked and encoded first: a bad one changes nothing.
+        for i, request in enumerate(requests):
+            check_request(request)
+            priority = int(request.priority)
+            if not -_MAX_PRIORITY < priority < _MAX_PRIORITY:
+                raise ValueError(f"priority of {request!r} is out of range: {priority}")
+            batch.append(
+                [
+                    request.taskid,
+                    priority,
+                    float(request.exetime),
+                    request.itag if request.itag is not None else False,
+                    float(request.age),
+                    bool(request.auto_recrawl),
+                    bool(force[i]) if force is not None else False,
+                    request.url,
+                ]
+            )
+            payloads.append(encode_request(request, self.spider))
+        args = [self.kind, _num(now), _encode_batch(batch), FORMAT_VERSION, *payloads]
+        try:
+            outcomes = await self._scripts.push(self._keys, args)
+        except ResponseError as exc:
+            if "skitter:" in str(exc):
+                raise ConfigError(f"{self!r}: {exc}") from None
+            raise
+        return [PushOutcome(outcome) for outcome in outcomes]
+
+    # -- leases ---------------------------------------------------------------------------
+    async def lease(
+        self, limit: int, now: float, lease_seconds: float, owner: str = ""
+    ) -> list[Lease]:
+        deadline = now + lease_seconds
+        token = f"{self._token_prefix}.{next(self._calls)}"
+        leases: list[Lease] = []
+        while len(leases) < limit:
+            want = limit - len(leases)
+            args = [self.kind, _num(now), _num(deadline), want, owner, token, self._promote_limit]
+            flat, aside = await self._scripts.lease(self._keys, args)
+            for i in range(0, len(aside), 2):
+                logger.warning(
+                    "%r: moved queue entry %r aside: %s", self, aside[i], aside[i + 1].decode()
+                )
+            refused = 0
+            for i in range(0, len(flat), 4):
+                lease = await self._open(flat[i : i + 4], now, deadline, owner, token)
+                if lease is None:
+                    refused += 1
+                else:
+                    leases.append(lease)
+            # Only payloads refused here leave a gap to fill; the script already skips the
+            # entries it moved aside, and returns fewer than asked when ready runs out.
+            if not refused or len(flat) // 4 < want:
+                break
+        return leases
+
+    async def _open(
+        self, fields: list[Any], now: float, deadline: float, owner: str, token: str
+    ) -> Lease | None:
+        """The Lease of one leased task, or None if its payload must never run: then it is
+        marked BAD, its bytes kept in the ``bad`` hash, and the reason logged."""
+        raw_tid, retried, priority, payload = fields
+        try:
+            taskid = raw_tid.decode()
+            request = decode_request(payload, self.spider)
+        except (CodecError, UnicodeDecodeError) as exc:
+            reason = f"unreadable stored request: {exc}"
+            logger.warning("%r: task %r marked BAD, never run: %s", self, raw_tid, reason)
+            args = [self.kind, _num(now), raw_tid, owner, token, reason, "1"]
+            await self._scripts.mark_bad(self._keys, args)
+            return None
+        request.priority = int(float(priority))  # a merge may have raised it
+        self._tokens[(taskid, owner)] = token
+        return Lease(taskid, request, int(retried), deadline)
+
+    async def _finish(
+        self, script: AsyncScript, taskid: str, now: float, owner: str, *rest: str
+    ) -> bool:
+        """Run ``script`` (ARGV: kind, now, taskid, owner, token, *rest) on the lease this
+        object holds on ``taskid``; False at once if it holds none."""
+        token = self._tokens.get((taskid, owner))
+        if token is None:
+            return False
+        done = await script(self._keys, [self.kind, _num(now), taskid, owner, token, *rest])
+        # Whatever the answer, the lease is over: refused means it was taken away.
+        self._tokens.pop((taskid, owner), None)
+        return bool(done)
+
+    async def ack(self, taskid: str, now: float, owner: str = "") -> bool:
+        return await self._finish(self._scripts.ack, taskid, now, owner)
+
+    async def nack(
+        self, taskid: str, now: float, retry_at: float | None, reason: str, owner: str = ""
+    ) -> bool:
+        retry = "" if retry_at is None else _num(retry_at)
+        return await self._finish(self._scripts.nack, taskid, now, owner, retry, reason)
+
+    async def mark_bad(self, taskid: str, now: float, reason: str, owner: str = "") -> bool:
+        return await self._finish(self._scripts.mark_bad, taskid, now, owner, reason, "0")
+
+    async def renew(
+        self, taskids: Sequence[str], now: float, lease_seconds: float, owner: str = ""
+    ) -> int:
+        pairs: list[str] = []
+        for taskid in taskids:
+            token = self._tokens.get((taskid, owner))
+            if token is not None:
+                pairs += (taskid, token)
+        if not pairs:
+            return 0
+        args = [self.kind, _num(now + lease_seconds), owner, *pairs]
+        return int(await self._scripts.renew(self._keys, args))
+
+    async def reclaim_expired(self, now: float) -> int:
+        total = 0
+        while True:
+            args = [self.kind, _num(now), self._reclaim_batch]
+            reclaimed, scanned = await self._scripts.reclaim(self._keys, args)
+            total += int(reclaimed)
+            if int(scanned) < self._reclaim_batch:
+                return total
+
+    # -- queries --------------------------------------------------------------------------
+    async def counts(self, now: float) -> FrontierCounts:
+        ready, delayed, processing = await self._scripts.counts(self._keys, [self.kind, _num(now)])
+        return FrontierCounts(int(ready), int(delayed), int(processing))
+
+    async def next_due(self) -> float | None:
+        first = await self.client.zrange(self.keys.delayed, 0, 0, withscores=True)
+        return float(first[0][1]) if first else None
+
+    async def task(self, taskid: str) -> TaskInfo | None:
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.hget(self.keys.tasks, taskid)
+            pipe.hget(self.keys.done, taskid)
+            record, done = await pipe.execute()
+        return task_info(taskid, record, done)
+
+    async def bad_entries(self) -> list[BadEntry]:
+        """What was moved aside as unreadable or unsafe, for a human to look at."""
+        entries = await self.client.hgetall(self.keys.bad)
+        return sorted((parse_bad(k, v) for k, v in entries.items()), key=lambda e: e.time)
+
+    async def drop(self) -> None:
+        """Delete every key of this job: queue, states, dupe filter (``flush_on_start``)."""
+        await self.client.delete(*self._keys)
+        self._tokens.clear()
+
+    async def close(self) -> None:
+        if self._owns_client:
+            await self.client.aclose()

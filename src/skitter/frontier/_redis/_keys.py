@@ -1,0 +1,73 @@
+"""The Redis keys of one crawl (project and job), and what each one holds.
+
+Every key of a crawl shares one hash tag, ``{project:job}``, so that on Redis Cluster
+they live on one shard and a Lua script may touch them all. Two jobs, or two projects,
+never share a key: a second crawl on the same Redis starts empty unless it names the
+same job. Characters that would make two names collide (``:``, braces, ``%``) are
+percent-encoded, so project ``a:b`` with job ``c`` and project ``a`` with job ``b:c``
+stay apart.
+
+For project ``shop`` and job ``nightly`` (``P = skitter:{shop:nightly}``):
+
+====================  ======  ==================================================================
+key                   type    holds
+====================  ======  ==================================================================
+``P:meta``            hash    ``kind`` (priority/fifo/lifo), ``version`` (payload format),
+                              ``seq`` (the global FIFO sequence number)
+``P:tasks``           hash    taskid -> record of a queued or processing task (msgpack array:
+                              seq, priority, retried, where, when, owner, token, reason,
+                              itag, age, auto_recrawl, url)
+``P:payloads``        hash    taskid -> the request, encoded by ``skitter.http._codec``
+``P:done``            hash    taskid -> last outcome of a finished task: its lastcrawltime
+                              alone for a plain success, else msgpack (state, lastcrawltime,
+                              itag, retried, reason, url). The dupe filter and the recrawl
+                              rule read it.
+``P:ready``           zset    entry, score -priority (equal scores: FIFO by entry), or a
+                      list    for the ``fifo`` and ``lifo`` kinds
+``P:delayed``         zset    entry -> exetime
+``P:processing``      zset    entry -> lease deadline (owner and token are in the record)
+``P:bad``             hash    entry or taskid -> "<time> <reason>\\0<raw bytes>" of what
+                              was moved aside as unreadable or unsafe; never executed
+====================  ======  ==================================================================
+
+An *entry* is the task's sequence number as 16 hex digits followed by its taskid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import quote
+
+__all__ = ["JobKeys"]
+
+_NAMES = ("meta", "tasks", "payloads", "done", "ready", "delayed", "processing", "bad")
+
+
+def _escape(name: str, what: str) -> str:
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"the Redis frontier needs a non-empty {what} name, got {name!r}")
+    # ``quote`` leaves letters, digits and ``_.-~/`` alone and encodes ``:{}%`` and spaces.
+    return quote(name, safe="/@!$&'()*+,;=")
+
+
+@dataclass(frozen=True, slots=True)
+class JobKeys:
+    """The keys of one crawl, in the order every Lua script receives them as KEYS."""
+
+    meta: str
+    tasks: str
+    payloads: str
+    done: str
+    ready: str
+    delayed: str
+    processing: str
+    bad: str
+
+    @classmethod
+    def for_job(cls, project: str, job: str, prefix: str = "skitter") -> JobKeys:
+        tag = f"{prefix}:{{{_escape(project, 'project')}:{_escape(job, 'job')}}}"
+        return cls(*(f"{tag}:{name}" for name in _NAMES))
+
+    def all(self) -> list[str]:
+        """Every key, in KEYS order."""
+        return [getattr(self, name) for name in _NAMES]

@@ -1,0 +1,53 @@
+"""The Lua scripts of the Redis frontier, loaded from package data and bound to a client.
+
+Each multi-key change is one script (``lua/<name>.lua``, with a KEYS/ARGV header), so
+two workers never see a half-done change and a worker killed between two commands
+loses nothing. ``lua/_common.lua`` is prepended to each: its helpers are shared without
+a server-side library, and each script stays one self-contained EVALSHA.
+
+Scripts are registered once per client. ``redis-py``'s ``AsyncScript`` sends EVALSHA and,
+on NOSCRIPT (Redis restarted, or SCRIPT FLUSH), loads the script and sends it again, so
+a restarted server costs one extra round trip per script, once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+    from redis.commands.core import AsyncScript
+
+__all__ = ["SCRIPT_NAMES", "Scripts", "script_source"]
+
+SCRIPT_NAMES = ("push", "lease", "ack", "nack", "mark_bad", "renew", "reclaim", "counts")
+
+
+@cache
+def script_source(name: str) -> str:
+    """The full text of script ``name``: the shared definitions, then the script."""
+    lua = files("skitter.frontier._redis").joinpath("lua")
+    common = lua.joinpath("_common.lua").read_text(encoding="utf-8")
+    body = lua.joinpath(f"{name}.lua").read_text(encoding="utf-8")
+    return f"{common}\n-- ==== {name}.lua ====\n{body}"
+
+
+@dataclass(frozen=True, slots=True)
+class Scripts:
+    """One ``AsyncScript`` per change, registered on one client."""
+
+    push: AsyncScript
+    lease: AsyncScript
+    ack: AsyncScript
+    nack: AsyncScript
+    mark_bad: AsyncScript
+    renew: AsyncScript
+    reclaim: AsyncScript
+    counts: AsyncScript
+
+    @classmethod
+    def register(cls, client: Redis) -> Scripts:
+        return cls(*(client.register_script(script_source(name)) for name in SCRIPT_NAMES))

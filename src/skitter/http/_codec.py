@@ -1,0 +1,312 @@
+"""The wire format of a stored Request: safe, versioned, fast (SPEC §4, issue 5).
+
+Durable frontiers (SQLite, Redis) keep requests as bytes that outlive the process and,
+for Redis, may be written by anyone who can reach the server. So the format carries
+data only, never code: no pickle, no eval, no import by name.
+
+- **Envelope.** A msgpack array (a msgspec ``Struct`` with ``array_like=True``: no field
+  names on the wire, so encoding plus decoding costs a few microseconds). Its first
+  element is the format version ``v``; a payload of another version, or of the wrong
+  shape, is refused with a reason rather than misread. A later version appends fields
+  with defaults and keeps reading version 1.
+- **Callbacks by name.** A callback or errback travels as the name of a method of the
+  spider, and is looked up again on the spider that decodes it. Anything else (a lambda,
+  a plain function, another object's method) cannot be stored, and saying so at encode
+  time -- when the request is pushed -- names the culprit while it can still be fixed.
+  On decode a name must be an identifier, not a dunder, and resolve to a method bound to
+  that spider: a payload naming ``__init__`` or ``__class__`` gets ``UnknownCallback``,
+  never a call. Single-underscore methods are allowed, as in Scrapy.
+- **Plain data.** ``meta``, ``cb_kwargs`` and ``cookies`` hold only str, int, float,
+  bool, None, bytes, lists and dicts with str keys, checked by exact type both ways. A
+  tuple, a set or a datetime would come back as something else (msgpack has no such
+  types), and a request that changes type across a restart is a bug found weeks later;
+  so they are refused at encode time, naming the key.
+
+Every failure is a ``CodecError`` (``UnknownCallback`` for a name the spider no longer
+has, which the engine turns into a BAD task) whose message names the request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import msgspec
+
+from skitter.exceptions import CodecError, InvalidURL, UnknownCallback
+from skitter.http._request import Request
+
+__all__ = ["FORMAT_VERSION", "decode_request", "encode_request"]
+
+FORMAT_VERSION = 1
+_MAX_DEPTH = 32  # nesting allowed in meta/cb_kwargs; also bounds a hostile payload's cost
+
+_SCALARS = frozenset({str, int, float, bool, type(None), bytes})
+_INT_RANGE = range(-(2**63), 2**64)  # what msgpack can carry
+
+
+class _Wire(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
+    """Version 1. Field order is the wire format: append only, with defaults."""
+
+    v: int
+    url: str
+    method: str
+    headers: list[tuple[str, str]] | None
+    body: bytes
+    cookies: dict[str, Any] | list[Any] | None
+    meta: dict[str, Any]
+    cb_kwargs: dict[str, Any]
+    callback: str | None
+    errback: str | None
+    priority: int | float  # an integral float, as the memory frontier accepts
+    dont_filter: bool
+    exetime: int | float
+    retries: int | None
+    age: int | float
+    auto_recrawl: bool
+    itag: str | None
+    taskid: str | None
+
+
+class _Head(msgspec.Struct, array_like=True):
+    """Just the version, to explain why a payload of another version does not fit."""
+
+    v: int
+
+
+def _refuse_ext(code: int, data: memoryview) -> Any:
+    raise ValueError(f"msgpack extension type {code} is not allowed")
+
+
+_encoder = msgspec.msgpack.Encoder()
+_decoder = msgspec.msgpack.Decoder(_Wire, ext_hook=_refuse_ext)
+_head_decoder = msgspec.msgpack.Decoder(_Head, ext_hook=_refuse_ext)
+
+
+# -- plain data ---------------------------------------------------------------------------
+def _impurity(value: Any, depth: int = 0) -> str | None:
+    """Where ``value`` stops being plain data, as a path suffix plus a reason; None if
+    it is plain. Exact types only: subclasses (enums, str subclasses) are refused."""
+    cls = value.__class__
+    if cls in _SCALARS:
+        if cls is int and value not in _INT_RANGE:
+            return f": int {value} does not fit in 64 bits"
+        return None
+    if depth >= _MAX_DEPTH:
+        return f": nested deeper than {_MAX_DEPTH} levels"
+    if cls is list:
+        for i, item in enumerate(value):
+            where = _impurity(item, depth + 1)
+            if where is not None:
+                return f"[{i}]{where}"
+        return None
+    if cls is dict:
+        for key, item in value.items():
+            if key.__class__ is not str:
+                return f": dict key {key!r} is a {type(key).__name__}, not a str"
+            where = _impurity(item, depth + 1)
+            if where is not None:
+                return f"[{key!r}]{where}"
+        return None
+    hint = " (use a list)" if cls is tuple else ""
+    return f": {type(value).__name__} is not plain data{hint}"
+
+
+_PLAIN = "only str, int, float, bool, None, bytes, lists and dicts with str keys can be stored"
+
+
+def _check_plain(field: str, value: Any, request: Request, want: type) -> None:
+    if value.__class__ is not want:
+        raise CodecError(
+            f"{field} of {request!r} must be a {want.__name__}, got {type(value).__name__}",
+            request=request,
+        )
+    if value:
+        where = _impurity(value)
+        if where is not None:
+            raise CodecError(f"{field}{where} of {request!r}: {_PLAIN}", request=request)
+
+
+# -- callbacks ----------------------------------------------------------------------------
+def _callback_name(request: Request, role: str, func: Callable[..., Any], spider: object) -> str:
+    """The name under which ``spider`` gives back ``func``, or CodecError."""
+    name = getattr(getattr(func, "__func__", None), "__name__", None)
+    if (
+        spider is None
+        or getattr(func, "__self__", None) is not spider
+        or not isinstance(name, str)
+        or not _allowed_name(name)
+        or getattr(spider, name, None) != func
+    ):
+        owner = "no spider given" if spider is None else f"spider {type(spider).__name__}"
+        raise CodecError(
+            f"cannot store {role} {func!r} of {request!r} ({owner}): only methods of the "
+            "spider can be stored, by name; make it a spider method and pass self.<method>",
+            request=request,
+        )
+    return name
+
+
+def _allowed_name(name: str) -> bool:
+    return name.isidentifier() and not name.startswith("__")
+
+
+def _resolve(name: str, role: str, spider: object, url: str) -> Callable[..., Any]:
+    """The spider's method called ``name``, or UnknownCallback."""
+    method = getattr(spider, name, None) if _allowed_name(name) and spider is not None else None
+    if method is None or getattr(method, "__self__", None) is not spider or not callable(method):
+        cls = type(spider).__name__ if spider is not None else "None"
+        raise UnknownCallback(
+            f"{role} {name!r} of stored request <{url}> is not a method of spider {cls}; "
+            "was it renamed or removed since the request was stored?",
+            callback=name,
+            spider_class=cls,
+            url=url,
+        )
+    return method  # type: ignore[no-any-return]
+
+
+# -- public -------------------------------------------------------------------------------
+def encode_request(request: Request, spider: object | None = None) -> bytes:
+    """``request`` as bytes that ``decode_request`` turns back into an equal Request.
+
+    Raises CodecError, naming the request, for a callback that is not a method of
+    ``spider``, or meta/cb_kwargs/cookies/fields that are not plain data.
+    """
+    callback = request.callback
+    errback = request.errback
+    cookies = request.cookies
+    if cookies is not None:
+        if isinstance(cookies, Mapping) and cookies.__class__ is not dict:
+            cookies = dict(cookies)
+        _check_plain("cookies", cookies, request, list if cookies.__class__ is list else dict)
+    meta = request.meta
+    if meta or meta.__class__ is not dict:
+        _check_plain("meta", meta, request, dict)
+    cb_kwargs = request.cb_kwargs
+    if cb_kwargs or cb_kwargs.__class__ is not dict:
+        _check_plain("cb_kwargs", cb_kwargs, request, dict)
+    _check_fields(request)
+    headers = None
+    if request.has_headers:
+        headers = []
+        for key, value in request.headers.items():
+            if value.__class__ is not str:
+                raise CodecError(
+                    f"header {key!r} of {request!r} must be a str, got {value!r}", request=request
+                )
+            headers.append((str(key), value))
+    wire = _Wire(
+        FORMAT_VERSION,
+        request.url,
+        request.method,
+        headers,
+        request.body,
+        cookies,
+        meta,
+        cb_kwargs,
+        None if callback is None else _callback_name(request, "callback", callback, spider),
+        None if errback is None else _callback_name(request, "errback", errback, spider),
+        request.priority,
+        request.dont_filter,
+        request.exetime,
+        request.retries,
+        request.age,
+        request.auto_recrawl,
+        request.itag,
+        request.taskid if request.has_explicit_taskid else None,
+    )
+    try:
+        return _encoder.encode(wire)
+    except (TypeError, OverflowError, RecursionError, msgspec.EncodeError) as exc:
+        raise CodecError(f"cannot encode {request!r}: {exc}", request=request) from None
+
+
+def _check_fields(request: Request) -> None:
+    """Scheduling fields of the wrong type would encode but not decode: refuse them now."""
+    problems = []
+    priority = request.priority
+    if priority.__class__ is not int and not (
+        priority.__class__ is float and priority.is_integer()
+    ):
+        problems.append(f"priority {priority!r} (want int)")
+    for name, value in (("exetime", request.exetime), ("age", request.age)):
+        if value.__class__ is not float and value.__class__ is not int:
+            problems.append(f"{name} {value!r} (want a number)")
+    if request.retries is not None and request.retries.__class__ is not int:
+        problems.append(f"retries {request.retries!r} (want int or None)")
+    if request.itag is not None and request.itag.__class__ is not str:
+        problems.append(f"itag {request.itag!r} (want str or None)")
+    for name, value in (
+        ("dont_filter", request.dont_filter),
+        ("auto_recrawl", request.auto_recrawl),
+    ):
+        if value.__class__ is not bool:
+            problems.append(f"{name} {value!r} (want bool)")
+    if problems:
+        raise CodecError(f"cannot store {request!r}: bad " + ", ".join(problems), request=request)
+
+
+def decode_request(data: bytes, spider: object | None = None) -> Request:
+    """The Request that ``encode_request`` stored as ``data``, callbacks resolved on
+    ``spider``. Raises CodecError for anything that is not a valid payload (truncated,
+    another version, wrong types), UnknownCallback for a name ``spider`` lacks."""
+    try:
+        wire = _decoder.decode(data)
+    except (msgspec.DecodeError, ValueError, TypeError, RecursionError) as exc:
+        raise CodecError(_decode_failure(data, exc)) from None
+    url = wire.url
+    if wire.v != FORMAT_VERSION:
+        raise CodecError(f"stored request <{url}>: unknown format version {wire.v}")
+    for field in ("meta", "cb_kwargs"):
+        value = getattr(wire, field)
+        if value:
+            where = _impurity(value)
+            if where is not None:
+                raise CodecError(f"stored request <{url}>: {field}{where}")
+    if wire.cookies:
+        where = _impurity(wire.cookies)
+        if where is not None:
+            raise CodecError(f"stored request <{url}>: cookies{where}")
+    callback = errback = None
+    if wire.callback is not None:
+        callback = _resolve(wire.callback, "callback", spider, url)
+    if wire.errback is not None:
+        errback = _resolve(wire.errback, "errback", spider, url)
+    try:
+        return Request(
+            url,
+            callback,
+            wire.method,
+            wire.headers,
+            wire.body,
+            wire.cookies,
+            wire.meta,
+            "utf-8",
+            wire.priority,
+            wire.dont_filter,
+            errback,
+            wire.cb_kwargs,
+            exetime=wire.exetime,
+            retries=wire.retries,
+            age=wire.age,
+            auto_recrawl=wire.auto_recrawl,
+            itag=wire.itag,
+            taskid=wire.taskid,
+        )
+    except (InvalidURL, TypeError, ValueError) as exc:
+        raise CodecError(f"stored request <{url}> is not a valid request: {exc}") from None
+
+
+def _decode_failure(data: bytes, exc: BaseException) -> str:
+    """Why ``data`` is not a payload of this version, in words."""
+    if isinstance(exc, RecursionError):
+        return "malformed stored request: nested too deeply"
+    try:
+        head = _head_decoder.decode(data)
+    except (msgspec.DecodeError, ValueError, TypeError, RecursionError):
+        pass
+    else:
+        if head.v != FORMAT_VERSION:
+            return f"stored request of unknown format version {head.v} (this is {FORMAT_VERSION})"
+    return f"malformed stored request ({len(data)} bytes): {exc}"

@@ -1,0 +1,22 @@
+"""The frontier contract, run on the Redis backend against a real redis-server."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from skitter.frontier import Frontier, RedisFrontier
+from skitter.testing._redis import redis_server_fixture, redis_url_fixture
+from skitter.testing.frontier_contract import FrontierContract
+
+redis_server = redis_server_fixture()
+redis_url = redis_url_fixture()
+
+
+class TestRedisFrontier(FrontierContract):
+    @pytest.fixture
+    async def frontier(self, redis_url: str) -> AsyncIterator[Frontier]:
+        frontier = RedisFrontier(redis_url, project="contract", job="test")
+        yield frontier
+        await frontier.close()

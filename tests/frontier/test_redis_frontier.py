@@ -1,0 +1,386 @@
+"""What the Redis frontier promises beyond the contract suite: queue kinds, several
+workers on one job, fencing between them, hostile queue entries, key namespacing,
+NOSCRIPT and restart recovery, and one round trip per operation."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import msgspec
+import pytest
+from redis.asyncio import Redis
+
+from skitter.exceptions import CodecError, ConfigError
+from skitter.frontier import FrontierCounts, PushOutcome, RedisFrontier, TaskState
+from skitter.frontier._redis import JobKeys
+from skitter.http import Request
+from skitter.testing._redis import RedisServer, redis_server_fixture, redis_url_fixture
+
+redis_server = redis_server_fixture()
+redis_url = redis_url_fixture()
+
+T0 = 1_700_000_000.0
+LEASE = 30.0
+
+Make = Callable[..., RedisFrontier]
+
+
+def req(path: str, **kwargs: Any) -> Request:
+    return Request(f"http://example.com/{path}", **kwargs)
+
+
+async def urls(frontier: RedisFrontier, now: float = T0, owner: str = "") -> list[str]:
+    return [lease.request.url for lease in await frontier.lease(1000, now, LEASE, owner)]
+
+
+@pytest.fixture
+async def make(redis_url: str) -> AsyncIterator[Make]:
+    """``make(project=..., job=..., ...)``: a frontier with its own client, closed after."""
+    made: list[RedisFrontier] = []
+
+    def factory(**kwargs: Any) -> RedisFrontier:
+        kwargs.setdefault("project", "p")
+        kwargs.setdefault("job", "j")
+        frontier = RedisFrontier(redis_url, **kwargs)
+        made.append(frontier)
+        return frontier
+
+    yield factory
+    for frontier in made:
+        await frontier.close()
+
+
+@pytest.fixture
+async def client(redis_url: str) -> AsyncIterator[Redis]:
+    client = Redis.from_url(redis_url)
+    yield client
+    await client.aclose()
+
+
+# -- queue kinds ------------------------------------------------------------------------------
+async def test_fifo_ignores_priority_and_keeps_push_order(make: Make) -> None:
+    frontier = make(kind="fifo")
+    await frontier.push([req("a", priority=0), req("b", priority=9), req("c", priority=-1)], T0)
+    await frontier.push([req("d", priority=5), req("a", priority=99)], T0)
+    assert await urls(frontier) == [f"http://example.com/{p}" for p in "abcd"]
+
+
+async def test_lifo_hands_out_the_newest_first(make: Make) -> None:
+    frontier = make(kind="lifo")
+    await frontier.push([req("a"), req("b", priority=9)], T0)
+    await frontier.push([req("c", priority=-3)], T0)
+    assert await urls(frontier) == [f"http://example.com/{p}" for p in "cba"]
+
+
+async def test_fifo_puts_a_reclaimed_task_back_at_the_head(make: Make) -> None:
+    frontier = make(kind="fifo")
+    await frontier.push([req("a"), req("b")], T0)
+    (first,) = await frontier.lease(1, T0, LEASE)
+    assert await frontier.reclaim_expired(T0 + LEASE) == 1
+    assert await urls(frontier, T0 + LEASE) == ["http://example.com/a", "http://example.com/b"]
+    assert first.request.url == "http://example.com/a"
+
+
+async def test_fifo_delayed_tasks_join_when_due(make: Make) -> None:
+    frontier = make(kind="fifo")
+    await frontier.push([req("late", exetime=T0 + 5), req("now")], T0)
+    assert await urls(frontier, T0) == ["http://example.com/now"]
+    assert await frontier.counts(T0 + 5) == FrontierCounts(ready=1, delayed=0, processing=1)
+    assert await urls(frontier, T0 + 5) == ["http://example.com/late"]
+
+
+async def test_a_job_keeps_its_queue_kind(make: Make) -> None:
+    await make(kind="fifo").push([req("a")], T0)
+    with pytest.raises(ConfigError, match="fifo"):
+        await make(kind="priority").push([req("b")], T0)
+
+
+def test_unknown_kind_is_refused() -> None:
+    with pytest.raises(ValueError, match="kind"):
+        RedisFrontier("redis://127.0.0.1:1/0", project="p", job="j", kind="heap")  # type: ignore[arg-type]
+
+
+# -- several workers on one job -----------------------------------------------------------------
+async def test_concurrent_workers_never_lease_the_same_task(make: Make) -> None:
+    workers = [make() for _ in range(4)]
+    await workers[0].push([req(f"t{i}") for i in range(400)], T0)
+
+    async def drain(frontier: RedisFrontier, name: str) -> list[str]:
+        taken: list[str] = []
+        while leases := await frontier.lease(7, T0, LEASE, owner=name):
+            taken += [lease.taskid for lease in leases]
+            await asyncio.sleep(0)  # let the other workers in between
+        return taken
+
+    results = await asyncio.gather(*(drain(w, f"w{i}") for i, w in enumerate(workers)))
+    taken = [taskid for result in results for taskid in result]
+    assert len(taken) == 400
+    assert len(set(taken)) == 400
+    assert all(results), "every worker got a share"
+    assert await workers[1].counts(T0) == FrontierCounts(ready=0, delayed=0, processing=400)
+
+
+async def test_a_reclaimed_lease_cannot_be_finished_by_its_old_holder(make: Make) -> None:
+    w1, w2 = make(), make()
+    await w1.push([req("a")], T0)
+    (lease,) = await w1.lease(1, T0, LEASE, owner="w1")
+    assert await w2.reclaim_expired(T0 + LEASE) == 1  # any worker puts it back
+    (again,) = await w2.lease(1, T0 + LEASE, LEASE, owner="w2")
+    assert again.taskid == lease.taskid
+    assert not await w1.ack(lease.taskid, T0 + LEASE, owner="w1")
+    assert not await w1.nack(lease.taskid, T0 + LEASE, None, "late", owner="w1")
+    assert await w1.renew([lease.taskid], T0 + LEASE, LEASE, owner="w1") == 0
+    assert await w2.ack(again.taskid, T0 + LEASE + 1, owner="w2")
+    info = await w1.task(lease.taskid)
+    assert info is not None
+    assert (info.state, info.lastcrawltime) == (TaskState.SUCCESS, T0 + LEASE + 1)
+
+
+async def test_a_lease_is_fenced_even_between_workers_sharing_an_owner_name(make: Make) -> None:
+    w1, w2 = make(), make()
+    await w1.push([req("a")], T0)
+    (lease,) = await w1.lease(1, T0, LEASE)  # both use the default owner ""
+    assert not await w2.ack(lease.taskid, T0), "w2 holds no lease on it"
+    assert not await w2.mark_bad(lease.taskid, T0, "not mine")
+    await w1.reclaim_expired(T0 + LEASE)
+    (again,) = await w2.lease(1, T0 + LEASE, LEASE)
+    # Same owner name, same taskid: only the lease token tells the attempts apart.
+    assert not await w1.ack(lease.taskid, T0 + LEASE)
+    assert await w2.renew([again.taskid], T0 + LEASE, LEASE) == 1
+    assert await w2.ack(again.taskid, T0 + LEASE)
+
+
+# -- hostile entries --------------------------------------------------------------------------
+class Shop:
+    """A stand-in spider: records what ran."""
+
+    def __init__(self) -> None:
+        self.ran: list[str] = []
+
+    def parse(self, response: object) -> None:
+        self.ran.append("parse")
+
+
+def wire(callback: str, url: str = "http://example.com/evil") -> bytes:
+    """A payload in the codec's format naming ``callback``, as an attacker would write it."""
+    fields = [1, url, "GET", None, b"", None, {}, {}, callback, None, 0, False, 0.0, None]
+    return msgspec.msgpack.encode([*fields, -1, False, None, None])
+
+
+async def test_stored_callbacks_come_back_bound_to_the_spider(make: Make) -> None:
+    spider = Shop()
+    frontier = make(spider=spider)
+    await frontier.push([req("a", callback=spider.parse)], T0)
+    (lease,) = await frontier.lease(1, T0, LEASE)
+    assert lease.request.callback == spider.parse
+
+
+async def test_a_callback_that_cannot_be_stored_changes_nothing(make: Make) -> None:
+    frontier = make(spider=Shop())
+    with pytest.raises(CodecError) as caught:
+        await frontier.push([req("a"), req("b", callback=lambda r: None)], T0)
+    assert caught.value.request is not None
+    assert caught.value.request.url == "http://example.com/b"
+    assert await frontier.counts(T0) == FrontierCounts(0, 0, 0)
+
+
+async def test_malicious_and_garbage_payloads_are_moved_aside_never_run(
+    make: Make, client: Redis
+) -> None:
+    spider = Shop()
+    frontier = make(spider=spider)
+    await frontier.push([req("evil"), req("garbage"), req("good", callback=spider.parse)], T0)
+    keys = frontier.keys
+    await client.hset(keys.payloads, req("evil").taskid, wire("__init__"))
+    await client.hset(keys.payloads, req("garbage").taskid, b"\xc1\x00garbage\xff")
+
+    leases = await frontier.lease(10, T0, LEASE)
+
+    assert [lease.request.url for lease in leases] == ["http://example.com/good"]
+    assert spider.ran == []
+    for path in ("evil", "garbage"):
+        info = await frontier.task(req(path).taskid)
+        assert info is not None
+        assert info.state is TaskState.BAD
+        assert "unreadable stored request" in info.reason
+        assert info.url == f"http://example.com/{path}"
+    bad = {entry.key: entry for entry in await frontier.bad_entries()}
+    assert bad[req("evil").taskid.encode()].raw == wire("__init__")
+    assert "__init__" in bad[req("evil").taskid.encode()].reason
+    assert bad[req("garbage").taskid.encode()].raw == b"\xc1\x00garbage\xff"
+    assert await frontier.counts(T0) == FrontierCounts(ready=0, delayed=0, processing=1)
+
+
+async def test_refused_payloads_do_not_shorten_a_lease_batch(make: Make, client: Redis) -> None:
+    frontier = make()
+    await frontier.push([req("bad1"), req("bad2"), req("ok1"), req("ok2")], T0)
+    for path in ("bad1", "bad2"):
+        await client.hset(frontier.keys.payloads, req(path).taskid, b"junk")
+    leases = await frontier.lease(2, T0, LEASE)
+    assert [lease.request.url for lease in leases] == [
+        "http://example.com/ok1",
+        "http://example.com/ok2",
+    ]
+
+
+@pytest.mark.parametrize("kind", ["priority", "fifo"])
+async def test_foreign_queue_entries_are_moved_aside(make: Make, client: Redis, kind: str) -> None:
+    frontier = make(kind=kind)
+    await frontier.push([req("good")], T0)
+    junk = [b"\xff\xfe not an entry", b"0000000000000001" + b"f" * 40]
+    if kind == "priority":
+        await client.zadd(frontier.keys.ready, {junk[0]: -10, junk[1]: -10})
+    else:
+        await client.lpush(frontier.keys.ready, *junk)
+
+    assert await urls(frontier) == ["http://example.com/good"]
+    bad = await frontier.bad_entries()
+    assert sorted(entry.key for entry in bad) == sorted(junk)
+    assert {entry.reason for entry in bad} == {"queue entry without a task record"}
+
+
+async def test_an_unreadable_task_record_is_moved_aside(make: Make, client: Redis) -> None:
+    frontier = make()
+    await frontier.push([req("a"), req("b")], T0)
+    taskid = req("a").taskid
+    await client.hset(frontier.keys.tasks, taskid, b"\x93not a record")
+    info = await frontier.task(taskid)
+    assert info is not None
+    assert info.reason == "unreadable task record"
+    assert await urls(frontier) == ["http://example.com/b"]
+    (entry,) = await frontier.bad_entries()
+    assert (entry.key, entry.reason) == (taskid.encode(), "unreadable task record")
+    # A fresh push of the same request starts it over.
+    assert await frontier.push([req("a")], T0) == [PushOutcome.NEW]
+
+
+# -- namespacing ------------------------------------------------------------------------------
+async def test_two_jobs_on_one_redis_do_not_see_each_other(make: Make) -> None:
+    monday, tuesday = make(job="monday"), make(job="tuesday")
+    other_project = make(project="other", job="monday")
+    await monday.push([req("a"), req("b")], T0)
+    assert await tuesday.push([req("a")], T0) == [PushOutcome.NEW]
+    assert await other_project.counts(T0) == FrontierCounts(0, 0, 0)
+    assert await urls(tuesday) == ["http://example.com/a"]
+    assert await monday.counts(T0) == FrontierCounts(ready=2, delayed=0, processing=0)
+
+
+def test_names_that_contain_the_separator_do_not_collide() -> None:
+    left = JobKeys.for_job("a:b", "c")
+    right = JobKeys.for_job("a", "b:c")
+    assert left.ready != right.ready
+    assert left.ready == "skitter:{a%3Ab:c}:ready"
+    with pytest.raises(ValueError, match="job"):
+        JobKeys.for_job("a", "")
+
+
+async def test_all_keys_of_a_job_share_one_cluster_slot(make: Make, client: Redis) -> None:
+    frontier = make(project="shop", job="nightly")
+    await frontier.push([req("a"), req("b", exetime=T0 + 9)], T0)
+    await frontier.lease(1, T0, LEASE)
+    keys = await client.keys("*")
+    assert len(keys) >= 5, keys
+    # Redis Cluster hashes only what lies between the first "{" and the next "}".
+    tags = {key[key.index(b"{") + 1 : key.index(b"}")] for key in keys}
+    assert tags == {b"shop:nightly"}
+
+
+async def test_drop_deletes_the_job(make: Make, client: Redis) -> None:
+    frontier = make()
+    await frontier.push([req("a")], T0)
+    await frontier.drop()
+    assert await client.keys("*") == []
+    assert await frontier.push([req("a")], T0) == [PushOutcome.NEW]
+
+
+# -- recovery ---------------------------------------------------------------------------------
+async def test_scripts_are_loaded_again_after_script_flush(make: Make, client: Redis) -> None:
+    frontier = make()
+    await frontier.push([req("a"), req("b")], T0)
+    await client.script_flush()
+    (lease,) = await frontier.lease(1, T0, LEASE)
+    await client.script_flush()
+    assert await frontier.ack(lease.taskid, T0)
+    await client.script_flush()
+    assert await frontier.counts(T0) == FrontierCounts(ready=1, delayed=0, processing=0)
+
+
+async def test_a_restarted_redis_with_aof_keeps_the_queue() -> None:
+    with RedisServer(aof=True) as server:
+        frontier = RedisFrontier(server.url, project="p", job="j")
+        try:
+            await frontier.push([req("a"), req("b", priority=3), req("c", exetime=T0 + 5)], T0)
+            (lease,) = await frontier.lease(1, T0, LEASE, owner="w")
+            await asyncio.to_thread(server.stop)
+            await asyncio.to_thread(server.start)
+            # The client reconnects; the scripts come back on NOSCRIPT; nothing was lost.
+            assert await frontier.ack(lease.taskid, T0 + 1, owner="w")
+            assert await urls(frontier, T0 + 5) == ["http://example.com/a", "http://example.com/c"]
+        finally:
+            await frontier.close()
+
+
+# -- precision and round trips ----------------------------------------------------------------
+async def test_times_survive_redis_exactly(make: Make) -> None:
+    frontier = make()
+    now = 1_712_345_678.123456789
+    await frontier.push([req("a", exetime=now + 0.000001)], now)
+    assert await frontier.next_due() == now + 0.000001
+    (lease,) = await frontier.lease(1, now + 0.000001, 0.1)
+    assert lease.deadline == now + 0.000001 + 0.1
+    assert await frontier.reclaim_expired(lease.deadline - 1e-6) == 0
+    assert await frontier.reclaim_expired(lease.deadline) == 1
+    (lease,) = await frontier.lease(1, now + 1, 1)
+    assert await frontier.ack(lease.taskid, now + 2)
+    info = await frontier.task(lease.taskid)
+    assert info is not None
+    assert info.lastcrawltime == now + 2
+
+
+async def test_each_operation_is_one_round_trip(make: Make, client: Redis) -> None:
+    frontier = make()
+    # Load every script once: the first call of each on a server costs a NOSCRIPT.
+    await frontier.push([req("warm")], T0)
+    (warm,) = await frontier.lease(1, T0, LEASE)
+    await frontier.renew([warm.taskid], T0, LEASE)
+    await frontier.ack(warm.taskid, T0)
+    await frontier.counts(T0)
+
+    async def evalsha_calls(operation: Awaitable[object]) -> int:
+        before = await client.info("commandstats")
+        await operation
+        after = await client.info("commandstats")
+
+        def calls(stats: dict[str, Any]) -> int:
+            return int(stats.get("cmdstat_evalsha", {}).get("calls", 0))
+
+        return calls(after) - calls(before)
+
+    assert await evalsha_calls(frontier.push([req(f"n{i}") for i in range(200)], T0)) == 1
+    leases = await frontier.lease(100, T0, LEASE)
+    assert len(leases) == 100
+    assert await evalsha_calls(frontier.lease(100, T0, LEASE)) == 1
+    assert await evalsha_calls(frontier.ack(leases[0].taskid, T0)) == 1
+    assert await evalsha_calls(frontier.renew([lease.taskid for lease in leases], T0, 9)) == 1
+    assert await evalsha_calls(frontier.counts(T0)) == 1
+    assert await evalsha_calls(frontier.ack("never leased here", T0)) == 0
+
+
+async def test_a_client_that_decodes_responses_is_refused(redis_url: str) -> None:
+    client = Redis.from_url(redis_url, decode_responses=True)
+    try:
+        with pytest.raises(ConfigError, match="decode_responses"):
+            RedisFrontier(client, project="p", job="j")
+    finally:
+        await client.aclose()
+
+
+async def test_a_given_client_is_left_open(redis_url: str) -> None:
+    client = Redis.from_url(redis_url)
+    frontier = RedisFrontier(client, project="p", job="j")
+    await frontier.push([req("a")], T0)
+    await frontier.close()
+    assert await client.ping()
+    await client.aclose()

@@ -1,0 +1,399 @@
+"""The request wire codec: exact round trips, callbacks by name, and refusals."""
+
+from __future__ import annotations
+
+import datetime
+import enum
+import pickle
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skitter.exceptions import CodecError, SkitterError, UnknownCallback
+from skitter.http import Request
+from skitter.http._codec import FORMAT_VERSION, decode_request, encode_request
+
+
+class Spider:
+    def parse(self, response: Any) -> None:
+        pass
+
+    def parse_item(self, response: Any) -> None:
+        pass
+
+    def _private(self, response: Any) -> None:
+        pass
+
+    def on_error(self, failure: Any) -> None:
+        pass
+
+    not_callable = 42
+
+
+class OtherSpider:
+    def parse(self, response: Any) -> None:
+        pass
+
+
+def fields(request: Request) -> dict[str, Any]:
+    """Everything a request carries, for comparing two of them."""
+    return {
+        "url": request.url,
+        "method": request.method,
+        "headers": list(request.headers.items()) if request.has_headers else None,
+        "body": request.body,
+        "cookies": request.cookies,
+        "meta": request.meta,
+        "cb_kwargs": request.cb_kwargs,
+        "callback": request.callback,
+        "errback": request.errback,
+        "priority": request.priority,
+        "dont_filter": request.dont_filter,
+        "exetime": request.exetime,
+        "retries": request.retries,
+        "age": request.age,
+        "auto_recrawl": request.auto_recrawl,
+        "itag": request.itag,
+        "taskid": request.taskid,
+        "explicit": request.has_explicit_taskid,
+    }
+
+
+def typed(value: Any) -> Any:
+    """``value`` with the type of every leaf, so that 1 == 1.0 == True do not pass."""
+    if isinstance(value, dict):
+        return {k: typed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [typed(v) for v in value]
+    return (type(value), value)
+
+
+def roundtrip(request: Request, spider: object | None = None) -> Request:
+    return decode_request(encode_request(request, spider), spider)
+
+
+# -- round trips --------------------------------------------------------------------------
+text = st.text(max_size=20)
+ints = st.integers(min_value=-(2**63), max_value=2**64 - 1)
+scalars = st.none() | st.booleans() | ints | st.floats(allow_nan=False) | text | st.binary()
+plain = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(text, inner, max_size=4),
+    max_leaves=12,
+)
+header_name = st.text(alphabet="abcdefghijklmnopqrstuvwxyz-", min_size=1, max_size=10)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    path=st.text(max_size=30),
+    method=st.sampled_from(["GET", "POST", "PUT", "DELETE"]),
+    headers=st.lists(st.tuples(header_name, text), max_size=4),
+    body=st.binary(max_size=50),
+    cookies=st.none()
+    | st.dictionaries(text, text, max_size=3)
+    | st.lists(st.fixed_dictionaries({"name": text, "value": text}), max_size=2),
+    meta=st.dictionaries(text, plain, max_size=4),
+    cb_kwargs=st.dictionaries(text, plain, max_size=4),
+    callback=st.sampled_from([None, "parse", "parse_item", "_private"]),
+    errback=st.sampled_from([None, "on_error"]),
+    priority=st.integers(min_value=-(2**40), max_value=2**40),
+    dont_filter=st.booleans(),
+    exetime=st.floats(min_value=0, max_value=4e9) | st.integers(min_value=0, max_value=2**40),
+    retries=st.none() | st.integers(min_value=0, max_value=100),
+    age=st.floats(min_value=-1, max_value=1e9) | st.integers(min_value=-1, max_value=2**40),
+    auto_recrawl=st.booleans(),
+    itag=st.none() | text,
+    taskid=st.none() | text,
+)
+def test_every_field_round_trips(
+    path: str,
+    method: str,
+    headers: list[tuple[str, str]],
+    body: bytes,
+    cookies: Any,
+    meta: dict[str, Any],
+    cb_kwargs: dict[str, Any],
+    callback: str | None,
+    errback: str | None,
+    priority: int,
+    dont_filter: bool,
+    exetime: float,
+    retries: int | None,
+    age: float,
+    auto_recrawl: bool,
+    itag: str | None,
+    taskid: str | None,
+) -> None:
+    spider = Spider()
+    request = Request(
+        "https://example.com/" + path,
+        getattr(spider, callback) if callback else None,
+        method,
+        headers,
+        body,
+        cookies,
+        meta,
+        priority=priority,
+        dont_filter=dont_filter,
+        errback=getattr(spider, errback) if errback else None,
+        cb_kwargs=cb_kwargs,
+        exetime=exetime,
+        retries=retries,
+        age=age,
+        auto_recrawl=auto_recrawl,
+        itag=itag,
+        taskid=taskid,
+    )
+    copy = roundtrip(request, spider)
+    assert typed(fields(copy)) == typed(fields(request))
+
+
+def test_no_headers_stay_no_headers_and_fingerprint_is_unchanged() -> None:
+    request = Request("https://example.com/a?b=1#frag", method="post", body="x")
+    copy = roundtrip(request)
+    assert not copy.has_headers
+    assert copy.fingerprint == request.fingerprint
+    assert not copy.has_explicit_taskid
+
+
+def test_multivalued_headers_keep_order_and_case() -> None:
+    request = Request("https://example.com/", headers=[("Accept", "a"), ("X-A", "1"), ("x-a", "2")])
+    assert list(roundtrip(request).headers.items()) == [("Accept", "a"), ("X-A", "1"), ("x-a", "2")]
+
+
+def test_merged_priority_float_kept() -> None:
+    assert roundtrip(Request("https://example.com/", priority=3.0)).priority == 3.0  # type: ignore[arg-type]
+
+
+def test_payload_starts_with_the_version() -> None:
+    data = encode_request(Request("https://example.com/"))
+    assert msgspec.msgpack.decode(data)[0] == FORMAT_VERSION
+
+
+# -- callbacks ----------------------------------------------------------------------------
+def test_callbacks_travel_by_name_and_bind_to_the_decoding_spider() -> None:
+    spider = Spider()
+    data = encode_request(
+        Request("https://example.com/", spider.parse_item, errback=spider.on_error), spider
+    )
+    assert b"parse_item" in data and b"on_error" in data
+    other = Spider()
+    copy = decode_request(data, other)
+    assert copy.callback == other.parse_item
+    assert copy.errback == other.on_error
+
+
+def some_function(response: Any) -> None:
+    pass
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda spider: lambda response: None, id="lambda"),
+        pytest.param(lambda spider: some_function, id="function"),
+        pytest.param(lambda spider: OtherSpider().parse, id="other-object-method"),
+        pytest.param(lambda spider: Spider().parse, id="another-spider-instance"),
+        pytest.param(lambda spider: print, id="builtin"),
+    ],
+)
+def test_callback_that_is_not_a_method_of_the_spider_is_refused(make: Any) -> None:
+    spider = Spider()
+    request = Request("https://example.com/x", make(spider))
+    with pytest.raises(
+        CodecError, match=r"<GET https://example.com/x>.*only methods of the spider"
+    ) as info:
+        encode_request(request, spider)
+    assert info.value.request is request
+
+
+def test_errback_is_checked_too() -> None:
+    spider = Spider()
+    request = Request("https://example.com/x", spider.parse, errback=lambda failure: None)
+    with pytest.raises(CodecError, match="errback"):
+        encode_request(request, spider)
+
+
+def test_callback_without_a_spider_is_refused() -> None:
+    spider = Spider()
+    with pytest.raises(CodecError, match="no spider given"):
+        encode_request(Request("https://example.com/", spider.parse))
+
+
+def test_method_whose_name_resolves_elsewhere_is_refused() -> None:
+    """A decorator without functools.wraps renames the method: the name would not
+    find it again, so storing it must fail now rather than on resume."""
+
+    def wrap(func: Any) -> Any:
+        def wrapper(self: Any, response: Any) -> Any:
+            return func(self, response)
+
+        return wrapper
+
+    class Wrapped:
+        parse = wrap(lambda self, response: None)
+
+    spider = Wrapped()
+    with pytest.raises(CodecError, match="only methods"):
+        encode_request(Request("https://example.com/", spider.parse), spider)
+
+
+def test_removed_callback_gives_unknown_callback_naming_it_and_the_spider() -> None:
+    spider = Spider()
+    data = encode_request(Request("https://example.com/p", spider.parse_item), spider)
+    with pytest.raises(UnknownCallback) as info:
+        decode_request(data, OtherSpider())
+    exc = info.value
+    assert isinstance(exc, CodecError) and isinstance(exc, SkitterError)
+    assert exc.callback == "parse_item"
+    assert exc.spider_class == "OtherSpider"
+    assert exc.url == "https://example.com/p"
+    assert "parse_item" in str(exc) and "OtherSpider" in str(exc) and "example.com/p" in str(exc)
+
+
+def test_callback_name_without_a_spider_is_unknown() -> None:
+    spider = Spider()
+    data = encode_request(Request("https://example.com/p", spider.parse), spider)
+    with pytest.raises(UnknownCallback):
+        decode_request(data)
+
+
+def wire(**changes: Any) -> bytes:
+    """A valid payload as a list, with some elements changed, encoded."""
+    order = [
+        "v", "url", "method", "headers", "body", "cookies", "meta", "cb_kwargs", "callback",
+        "errback", "priority", "dont_filter", "exetime", "retries", "age", "auto_recrawl",
+        "itag", "taskid",
+    ]  # fmt: skip
+    values = msgspec.msgpack.decode(encode_request(Request("https://example.com/w")))
+    for key, value in changes.items():
+        values[order.index(key)] = value
+    return msgspec.msgpack.encode(values)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["__init__", "__class__", "__getattribute__", "__reduce__", "not_callable", "missing",
+     "os.system", "parse; import os", ""],
+)  # fmt: skip
+@pytest.mark.parametrize("role", ["callback", "errback"])
+def test_crafted_callback_names_are_never_resolved(name: str, role: str) -> None:
+    with pytest.raises(UnknownCallback, match="not a method of spider Spider"):
+        decode_request(wire(**{role: name}), Spider())
+
+
+# -- plain data ---------------------------------------------------------------------------
+class Colour(enum.IntEnum):
+    RED = 1
+
+
+@pytest.mark.parametrize(
+    ("meta", "where"),
+    [
+        ({"when": datetime.datetime(2024, 1, 1)}, r"meta\['when'\]: datetime"),
+        ({"pos": (1, 2)}, r"meta\['pos'\]: tuple is not plain data \(use a list\)"),
+        ({"tags": {"a"}}, r"meta\['tags'\]: set"),
+        ({"deep": [1, {"x": object()}]}, r"meta\['deep'\]\[1\]\['x'\]: object"),
+        ({"colour": Colour.RED}, r"meta\['colour'\]: Colour"),
+        ({"k": {1: "int key"}}, r"meta\['k'\]: dict key 1 is a int"),
+        ({"big": 2**64}, r"meta\['big'\]: int \d+ does not fit in 64 bits"),
+        ({"fn": print}, r"meta\['fn'\]"),
+    ],
+)
+def test_meta_must_be_plain_data(meta: dict[str, Any], where: str) -> None:
+    request = Request("https://example.com/m", meta=meta)
+    with pytest.raises(CodecError, match=where) as info:
+        encode_request(request)
+    assert "<GET https://example.com/m>" in str(info.value)
+
+
+def test_cb_kwargs_and_cookies_must_be_plain_data() -> None:
+    with pytest.raises(CodecError, match=r"cb_kwargs\['item'\]: object"):
+        encode_request(Request("https://example.com/", cb_kwargs={"item": object()}))
+    with pytest.raises(CodecError, match=r"cookies\[0\]: tuple"):
+        encode_request(Request("https://example.com/", cookies=[("a", "b")]))  # type: ignore[list-item]
+
+
+def test_cyclic_meta_is_refused_not_a_recursion_error() -> None:
+    meta: dict[str, Any] = {}
+    meta["self"] = meta
+    with pytest.raises(CodecError, match="nested deeper"):
+        encode_request(Request("https://example.com/", meta=meta))
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("priority", "high"), ("priority", 1.5), ("exetime", "soon"), ("age", None),
+     ("retries", 2.0), ("itag", 7), ("dont_filter", 1), ("auto_recrawl", None)],
+)  # fmt: skip
+def test_scheduling_fields_of_the_wrong_type_are_refused_at_encode(field: str, value: Any) -> None:
+    request = Request("https://example.com/")
+    setattr(request, field, value)
+    with pytest.raises(CodecError, match=f"bad {field}"):
+        encode_request(request)
+
+
+# -- hostile or broken payloads -----------------------------------------------------------
+class Boom:
+    def __reduce__(self) -> Any:
+        return (pytest.fail, ("pickle payload was executed",))
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        pytest.param(b"", id="empty"),
+        pytest.param(pickle.dumps(Boom()), id="pickle"),
+        pytest.param(pickle.dumps(Boom(), protocol=0), id="pickle-protocol-0"),
+        pytest.param(b"\x91" * 100_000 + b"\xc0", id="deeply-nested"),
+        pytest.param(msgspec.msgpack.encode({"v": 1, "callback": "__init__"}), id="map"),
+        pytest.param(msgspec.msgpack.encode([1, "https://x/"]), id="too-short"),
+        pytest.param(b"\xdc\x00\x12\x01", id="truncated-header"),
+        pytest.param(b"not msgpack at all", id="text"),
+    ],
+)
+def test_garbage_gives_codec_error(data: bytes) -> None:
+    with pytest.raises(CodecError, match=r"malformed|version"):
+        decode_request(data, Spider())
+
+
+def test_truncated_payloads_give_codec_error() -> None:
+    spider = Spider()
+    data = encode_request(
+        Request("https://example.com/t", spider.parse, meta={"a": [1, 2]}), spider
+    )
+    for end in range(len(data)):
+        with pytest.raises(CodecError):
+            decode_request(data[:end], spider)
+
+
+@pytest.mark.parametrize(
+    ("changes", "match"),
+    [
+        ({"v": 2}, "unknown format version 2"),
+        ({"url": 5}, "malformed"),
+        ({"url": "no-scheme"}, "not a valid request"),
+        ({"priority": "1"}, "malformed"),
+        ({"meta": {"a": msgspec.msgpack.Ext(1, b"x")}}, "malformed"),
+        ({"meta": {"when": datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)}}, "datetime"),
+        ({"meta": {"a": {1: 2}}}, "dict key"),
+        ({"cookies": [{"a": datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)}]}, "datetime"),
+        ({"headers": [["a"]]}, "malformed"),
+        ({"method": None}, "malformed"),
+    ],
+)
+def test_wrong_types_give_codec_error(changes: dict[str, Any], match: str) -> None:
+    with pytest.raises(CodecError, match=match):
+        decode_request(wire(**changes), Spider())
+
+
+def test_future_version_with_more_fields_names_the_version() -> None:
+    values = msgspec.msgpack.decode(encode_request(Request("https://example.com/")))
+    values[0] = 3
+    values.append("new field")
+    with pytest.raises(CodecError, match="unknown format version 3"):
+        decode_request(msgspec.msgpack.encode(values))
