@@ -23,11 +23,14 @@ from skitter.frontier import FrontierCounts, MemoryFrontier, TaskInfo, TaskState
 from skitter.pipelines import ItemPipelineManager
 from skitter.scheduler import (
     SERVICE_RETRY_DELAYS,
+    AutoThrottle,
     CircuitBreaker,
     FairShare,
     ProjectScheduler,
     RetryPolicy,
-    SlotTable,
+    SlotPolicies,
+    SlotQueues,
+    slot_key_function,
 )
 from skitter.settings import Settings
 from skitter.spider import Spider, SpiderMiddlewareManager
@@ -81,10 +84,10 @@ class Crawler:
                 self._retry_delays(spider, mode),
                 settings["RETRY_TIMES"] if settings["RETRY_ENABLED"] else 0,
             ),
-            slots=SlotTable(
-                settings["CONCURRENT_REQUESTS_PER_DOMAIN"],
-                settings["DOWNLOAD_DELAY"],
-                settings["RANDOMIZE_DOWNLOAD_DELAY"],
+            slots=SlotQueues(
+                SlotPolicies.from_settings(settings),
+                throttle=AutoThrottle.from_settings(settings),
+                await_rules=settings["ROBOTSTXT_OBEY"],
             ),
             stats=self.stats,
             clock=self.clock,
@@ -100,6 +103,8 @@ class Crawler:
             max_rate=settings["MAX_RATE"],
             max_burst=settings["MAX_BURST"],
             lease_seconds=settings["PROCESSING_TIMEOUT"],
+            max_held=settings["SCHEDULER_MAX_HELD"],
+            slot_of=slot_key_function(settings["DOWNLOAD_SLOT_BY"]),
         )
         self._scheduler = scheduler
         self._monitor = ProjectMonitor(self.clock)
@@ -159,17 +164,26 @@ class Crawler:
         return self._monitor
 
     def slot_stats(self) -> list[dict[str, Any]]:
-        """Per download slot: in flight, concurrency, delay (for the UI and stats)."""
-        scheduler = self._require_scheduler()
-        return [
-            {
-                "slot": key,
-                "in_flight": slot.in_flight,
-                "concurrency": slot.concurrency,
-                "delay": slot.delay,
-            }
-            for key, slot in sorted(scheduler.slots.slots.items())
-        ]
+        """Per live download slot: in flight, queued, done, failed, concurrency, delay,
+        breaker state and back-off (seconds left), for the UI and the stats."""
+        now = self.clock.monotonic()
+        out = []
+        for key, slot in sorted(self._require_scheduler().slot_stats().items()):
+            backoff = slot.backoff_until
+            out.append(
+                {
+                    "slot": key,
+                    "in_flight": slot.in_flight,
+                    "queued": slot.queued,
+                    "done": slot.done,
+                    "failed": slot.failed,
+                    "concurrency": slot.concurrency,
+                    "delay": slot.delay,
+                    "breaker": slot.breaker.value if slot.breaker is not None else None,
+                    "backoff": max(0.0, backoff - now) if backoff is not None else 0.0,
+                }
+            )
+        return out
 
     async def queue_counts(self) -> FrontierCounts:
         """Tasks ready, delayed and processing in this project's frontier."""

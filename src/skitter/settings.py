@@ -109,6 +109,19 @@ _REGISTRY: list[Setting] = [
     Setting("FAIRSHARE_MIN", 0.10, float, "Least share of dispatches a backlogged project gets."),
     Setting("FAIRSHARE_MAX", 0.33, float, "Most share of dispatches one project gets."),
     Setting("FAIRSHARE_WINDOW", 1000, int, "Dispatches over which shares are counted."),
+    Setting(
+        "DOWNLOAD_SLOT_BY",
+        "host",
+        str,
+        "What a download slot is: host (Scrapy's) or netloc (host and port).",
+    ),
+    Setting(
+        "SCHEDULER_MAX_HELD",
+        10_000,
+        int,
+        "Leased tasks a process keeps in its slot queues; more are leased only when none "
+        "of those can start.",
+    ),
     # -- downloader ---------------------------------------------------------------------
     Setting("USER_AGENT", "skitter/0.1", str, "The User-Agent header of every request."),
     Setting(
@@ -157,6 +170,40 @@ _REGISTRY: list[Setting] = [
     Setting("ROBOTSTXT_OBEY", False, bool, "Fetch robots.txt per host and obey it."),
     Setting(
         "ROBOTSTXT_USER_AGENT", "", str, "User agent to match in robots.txt (default USER_AGENT)."
+    ),
+    # -- browser rendering (requests with render=True) ------------------------------------
+    Setting(
+        "BROWSER_RENDER",
+        False,
+        bool,
+        "Render every request in the browser, as if render=True (a spider's `render` "
+        "attribute wins); meta['dont_render'] opts one out.",
+    ),
+    Setting("BROWSER_CONCURRENCY", 2, int, "Pages rendered at once (each in its own context)."),
+    Setting(
+        "BROWSER_EXECUTABLE_PATH",
+        "",
+        str,
+        "Chromium to run; empty = chromium, chromium-browser or google-chrome on PATH.",
+    ),
+    Setting(
+        "BROWSER_BLOCK_RESOURCES",
+        ["image", "media", "font"],
+        list,
+        "Resource types a rendered page may not load (add 'stylesheet' for speed); [] = none.",
+    ),
+    Setting(
+        "BROWSER_WAIT_UNTIL",
+        "load",
+        str,
+        "When a page counts as loaded: load, domcontentloaded, networkidle or commit "
+        "(meta['browser_wait_until'] per request).",
+    ),
+    Setting(
+        "BROWSER_SHARE_COOKIES",
+        False,
+        bool,
+        "Rendered pages use and update the cookie jar of the HTTP requests (CookiesMiddleware).",
     ),
     # -- components -----------------------------------------------------------------------
     Setting(

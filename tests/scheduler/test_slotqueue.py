@@ -622,3 +622,14 @@ SlotQueuesMachine.TestCase.settings = hsettings(
     max_examples=150, stateful_step_count=60, deadline=None
 )
 test_slot_queues_against_a_naive_model = SlotQueuesMachine.TestCase
+
+
+def test_a_slot_awaiting_its_rules_starts_one_download_at_a_time() -> None:
+    queues: SlotQueues[str] = SlotQueues(SlotPolicies(SlotPolicy(concurrency=4)), await_rules=True)
+    for n in range(4):
+        queues.push("h", 0, f"t{n}")
+    assert queues.pop(0.0) == ("h", "t0")
+    assert queues.pop(0.0) is None  # robots.txt not read yet: one at a time
+    queues.set_crawl_delay("h", None)  # read: no Crawl-delay
+    assert queues.pop(0.0) == ("h", "t1")
+    assert queues.pop(0.0) == ("h", "t2")

@@ -34,9 +34,9 @@ from skitter.exceptions import (
     RetryLater,
 )
 from skitter.frontier import Lease
-from skitter.http import Request, Response
+from skitter.http import Request, Response, url_host
 from skitter.items import is_item
-from skitter.scheduler import FairShare, slot_key
+from skitter.scheduler import FairShare
 from skitter.spider import aiter_output, apply_callback_config, periodic_methods
 
 __all__ = ["Engine"]
@@ -280,13 +280,10 @@ class Engine:
         request = lease.request
         scheduler = project.scheduler
         monitor = project.monitor
-        monitor.started(lease.taskid, request.url, slot_key(request), lease.retried + 1)
+        monitor.started(lease.taskid, request.url, scheduler.slot_of(request), lease.retried + 1)
         ok, status, reason, items = False, None, "", 0
         try:
-            try:
-                result = await project.downloader.fetch(request)
-            finally:
-                scheduler.download_finished(lease)
+            result = await self._download(project, lease)
             if isinstance(result, Request):  # redirected: the new request replaces this one
                 await self._enqueue(project, [result])
                 await scheduler.complete(lease)
@@ -335,6 +332,41 @@ class Engine:
             project.in_flight -= 1
             self._sem.release()
             self._wakeup.set()
+
+    async def _download(self, project: Project, lease: Lease) -> Response | Request:
+        """Fetch through the middlewares, and tell the task's slot how it went: latency
+        (for AutoThrottle), status and Retry-After (for back-off), success (for the
+        slot's breaker); and robots.txt's Crawl-delay once it is known."""
+        started = time.monotonic()
+        status: int | None = None
+        retry_after: float | None = None
+        ok = False
+        try:
+            result = await project.downloader.fetch(lease.request)
+            if isinstance(result, Response):
+                status = result.status
+            ok = True
+            return result
+        except RetryLater as exc:
+            if exc.response is not None:
+                status = exc.response.status
+            retry_after = exc.delay
+            raise
+        finally:
+            scheduler = project.scheduler
+            scheduler.download_finished(
+                lease,
+                latency=time.monotonic() - started,
+                status=status,
+                retry_after=retry_after,
+                ok=ok,
+            )
+            robots = project.robots
+            if robots is not None:
+                request = lease.request
+                scheduler.set_crawl_delay(
+                    scheduler.slot_of(request), robots.crawl_delay(url_host(request.url))
+                )
 
     async def _retry_or_give_up(self, project: Project, lease: Lease, exc: RetryLater) -> int:
         """Retry by the table, or hand the failure to the spider; the items it yielded."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skitter._clock import SystemClock
-from skitter.downloader import Downloader
+from skitter.downloader import Downloader, RobotsTxtMiddleware
 from skitter.engine._monitor import ProjectMonitor
 from skitter.engine._stats import Stats
 from skitter.pipelines import ItemPipelineManager
@@ -57,8 +57,13 @@ class Project:
     #: Active tasks, recent outcomes and windowed counts, for people watching.
     monitor: ProjectMonitor = field(default_factory=lambda: ProjectMonitor(SystemClock()))
 
+    #: The robots.txt middleware when ROBOTSTXT_OBEY is on: its Crawl-delay per host
+    #: goes to the download slots.
+    robots: Any = None
+
     def __post_init__(self) -> None:
         self.has_callback_config = has_config_callbacks(self.spider)
+        self.robots = self.downloader.middleware(RobotsTxtMiddleware)
         self.close_after = self.settings["CLOSESPIDER_TIMEOUT"]
         for setting, key, reason in (
             ("CLOSESPIDER_ITEMCOUNT", "item_scraped_count", "closespider_itemcount"),

@@ -4,19 +4,25 @@ from skitter.scheduler._breaker import BreakerState, CircuitBreaker
 from skitter.scheduler._fairshare import FairShare
 from skitter.scheduler._retry import CRAWL_RETRY_DELAYS, SERVICE_RETRY_DELAYS, RetryPolicy
 from skitter.scheduler._scheduler import ProjectScheduler
-from skitter.scheduler._slots import Slot, SlotTable, slot_key
+from skitter.scheduler._slotqueue import SlotQueues, SlotStats
+from skitter.scheduler._slots import SlotPolicies, SlotPolicy, slot_key, slot_key_function
+from skitter.scheduler._throttle import AutoThrottle
 from skitter.scheduler._tokenbucket import TokenBucket
 
 __all__ = [
     "CRAWL_RETRY_DELAYS",
     "SERVICE_RETRY_DELAYS",
+    "AutoThrottle",
     "BreakerState",
     "CircuitBreaker",
     "FairShare",
     "ProjectScheduler",
     "RetryPolicy",
-    "Slot",
-    "SlotTable",
+    "SlotPolicies",
+    "SlotPolicy",
+    "SlotQueues",
+    "SlotStats",
     "TokenBucket",
     "slot_key",
+    "slot_key_function",
 ]

@@ -2,11 +2,17 @@
 
 The frontier stores tasks and leases them out by priority; this shell decides which
 leased task may be downloaded *now*. Project gates come first (a manual pause, the
-circuit breaker, the token bucket), then per-slot politeness (concurrency and delay):
-tasks whose slot is busy are parked instead of blocking the whole crawl. Failed attempts
-become delayed retries by the retry table, and feed the breaker. All decisions are made
-by the sans-I/O cores (``_slots``, ``_retry``, ``_tokenbucket``, ``_breaker``); this
-module only sequences them, awaits the frontier, and reports what happened.
+circuit breaker, the token bucket); then the task waits in its download slot's queue
+(``SlotQueues``), and the next download comes from the least busy slot allowed to start
+(per-slot concurrency, delay, token bucket, breaker, back-off). Failed attempts become
+delayed retries by the retry table, and feed the breakers. All decisions are made by the
+sans-I/O cores (``_slotqueue``, ``_retry``, ``_tokenbucket``, ``_breaker``); this module
+only sequences them, awaits the frontier, and reports what happened.
+
+How many leased tasks wait here: more are leased only when none of those held can start
+now, up to ``max_held``. So a slow host whose tasks crowd the head of the frontier
+cannot idle the others (its tasks pile up here while the others' keep flowing), and a
+shared frontier is not drained by one worker while its slots are busy.
 
 Life of a task::
 
@@ -19,8 +25,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from skitter._clock import Clock
 from skitter._types import StatsSink
@@ -29,7 +34,8 @@ from skitter.frontier import Frontier, Lease, PushOutcome
 from skitter.http import Request
 from skitter.scheduler._breaker import BreakerState, CircuitBreaker
 from skitter.scheduler._retry import RetryPolicy
-from skitter.scheduler._slots import SlotTable, slot_key
+from skitter.scheduler._slotqueue import SlotQueues, SlotStats
+from skitter.scheduler._slots import slot_key
 from skitter.scheduler._tokenbucket import TokenBucket, default_burst
 
 __all__ = ["ProjectScheduler"]
@@ -47,7 +53,7 @@ class ProjectScheduler:
         frontier: Frontier,
         *,
         retry: RetryPolicy,
-        slots: SlotTable,
+        slots: SlotQueues[Lease],
         stats: StatsSink,
         clock: Clock,
         name: str = "",
@@ -57,13 +63,16 @@ class ProjectScheduler:
         max_rate: float | None = None,
         max_burst: float | None = None,
         lease_seconds: float = 600.0,
-        prefetch: int = 1,
-        max_parked: int = 1000,
+        batch: int = 64,
+        max_held: int = 10_000,
         owner: str = "",
+        slot_of: Callable[[Request], str] = slot_key,
     ) -> None:
         self.frontier = frontier
         self.retry_policy = retry
         self.slots = slots
+        #: The slot a request belongs to (DOWNLOAD_SLOT_BY: host, or host and port).
+        self.slot_of = slot_of
         self.name = name
         self.breaker = breaker
         self.max_rate = max_rate
@@ -72,12 +81,12 @@ class ProjectScheduler:
         self._stats = stats
         self._clock = clock
         self._lease_seconds = lease_seconds
-        self._prefetch = prefetch
-        self._max_parked = max_parked
+        self._batch = batch
+        self._max_held = max_held
         self._owner = owner
-        self._buffer: deque[Lease] = deque()
-        self._parked: dict[str, deque[Lease]] = {}
-        self._parked_count = 0
+        #: Leased tasks waiting in the slot queues, by taskid (to renew their leases).
+        self._held: dict[str, Lease] = {}
+        self._crawl_delays: dict[str, float | None] = {}
         self._unique = itertools.count(1)
         self._next_renewal = 0.0
         #: Tasks this process queued and has not leased yet: a cheap, local estimate
@@ -193,51 +202,67 @@ class ProjectScheduler:
         return lease
 
     async def _next_for_slot(self) -> Lease | None:
+        queues = self.slots
         now = self._clock.monotonic()
-        if self._parked:
-            lease = self._take_parked(now)
-            if lease is not None:
-                return lease
-        while self._parked_count < self._max_parked:
-            if not self._buffer:
-                leases = await self.frontier.lease(
-                    self._prefetch, self._clock.time(), self._lease_seconds, self._owner
-                )
-                if not leases:
-                    return None
-                self.backlog = max(0, self.backlog - len(leases))
-                self._buffer.extend(leases)
-            lease = self._buffer.popleft()
-            key = slot_key(lease.request)
-            if key not in self._parked and self.slots.get(key).ready(now):
-                return self._start(key, lease, now)
-            queue = self._parked.get(key)
-            if queue is None:
-                queue = self._parked[key] = deque()
-            queue.append(lease)
-            self._parked_count += 1
-        return None
-
-    def _take_parked(self, now: float) -> Lease | None:
-        for key, queue in self._parked.items():
-            if self.slots.get(key).ready(now):
-                lease = queue.popleft()
-                self._parked_count -= 1
-                if not queue:
-                    del self._parked[key]
-                return self._start(key, lease, now)
-        return None
-
-    def _start(self, key: str, lease: Lease, now: float) -> Lease:
-        self.slots.start(key, now)
+        popped = queues.pop(now)
+        while popped is None and len(self._held) < self._max_held:
+            if not await self._lease_more():
+                return None
+            popped = queues.pop(self._clock.monotonic())
+        if popped is None:
+            return None
+        lease = popped[1]
+        del self._held[lease.taskid]
         if lease.retried:
             lease.request.meta["retry_times"] = lease.retried
         return lease
 
-    def download_finished(self, lease: Lease) -> None:
-        """The download of ``lease`` ended (in any way): free its slot."""
-        key = slot_key(lease.request)
-        self.slots.finish(key, key in self._parked, self._clock.monotonic())
+    async def _lease_more(self) -> bool:
+        """Lease a batch from the frontier into the slot queues; False if none is due."""
+        limit = min(self._batch, self._max_held - len(self._held))
+        leases = await self.frontier.lease(
+            limit, self._clock.time(), self._lease_seconds, self._owner
+        )
+        if not leases:
+            return False
+        self.backlog = max(0, self.backlog - len(leases))
+        push = self.slots.push
+        slot_of = self.slot_of
+        for lease in leases:
+            self._held[lease.taskid] = lease
+            push(slot_of(lease.request), lease.request.priority, lease)
+        return True
+
+    def download_finished(
+        self,
+        lease: Lease,
+        *,
+        latency: float | None = None,
+        status: int | None = None,
+        retry_after: float | None = None,
+        ok: bool = True,
+    ) -> None:
+        """The download of ``lease`` ended: free its slot, and let the slot learn from
+        it (AutoThrottle from the latency, back-off from a 429/503 or Retry-After, the
+        slot's breaker from ``ok``)."""
+        self.slots.finished(
+            self.slot_of(lease.request),
+            self._clock.monotonic(),
+            latency=latency,
+            status=status,
+            retry_after=retry_after,
+            ok=ok,
+        )
+
+    def set_crawl_delay(self, slot: str, seconds: float | None) -> None:
+        """robots.txt asked for ``Crawl-delay: seconds`` on this slot (cached: cheap)."""
+        if self._crawl_delays.get(slot, -1.0) != seconds:
+            self._crawl_delays[slot] = seconds
+            self.slots.set_crawl_delay(slot, seconds)
+
+    def slot_stats(self) -> dict[str, SlotStats]:
+        """Per slot: in flight, queued, done, failed, concurrency, delay, breaker state."""
+        return self.slots.stats()
 
     # -- outcomes -----------------------------------------------------------------------
     async def complete(self, lease: Lease) -> None:
@@ -301,7 +326,7 @@ class ProjectScheduler:
     # -- idleness and housekeeping --------------------------------------------------------
     async def is_finished(self) -> bool:
         """Nothing queued, delayed, parked or processing."""
-        if self._buffer or self._parked:
+        if self._held:
             return False
         counts = await self.frontier.counts(self._clock.time())
         return counts.ready == 0 and counts.delayed == 0 and counts.processing == 0
@@ -322,8 +347,8 @@ class ProjectScheduler:
         due = await self.frontier.next_due()
         if due is not None:
             waits.append(max(0.0, due - self._clock.time()))
-        for key in self._parked:
-            wait = self.slots.get(key).wait_time(now)
+        if self._held:
+            wait = self.slots.wait_time(now)
             if wait is not None:
                 waits.append(wait)
         return min(waits) if waits else None
@@ -331,7 +356,7 @@ class ProjectScheduler:
     @property
     def queued_estimate(self) -> int:
         """Tasks waiting here or in the frontier, as far as this process knows."""
-        return self.backlog + len(self._buffer) + self._parked_count
+        return self.backlog + len(self._held)
 
     async def maintain(self, in_flight: Iterable[str] = ()) -> None:
         """Periodic upkeep: reclaim expired leases, renew the ones this process holds
@@ -344,8 +369,7 @@ class ProjectScheduler:
         now = self._clock.time()
         if now >= self._next_renewal:
             self._next_renewal = now + self._lease_seconds / 3
-            held = [lease.taskid for lease in self._buffer]
-            held.extend(lease.taskid for queue in self._parked.values() for lease in queue)
+            held = list(self._held)
             held.extend(in_flight)
             if held:
                 await self.frontier.renew(held, now, self._lease_seconds, self._owner)
@@ -353,13 +377,10 @@ class ProjectScheduler:
         if reclaimed:
             self._stats.inc("scheduler/leases_reclaimed", reclaimed)
             log.warning("Re-queued %d tasks whose lease expired", reclaimed)
-        self.slots.sweep(self._clock.monotonic(), self._parked)
 
     def release_held(self) -> list[Lease]:
-        """Hand back every lease held locally but not started (for a clean shutdown)."""
-        held = list(self._buffer)
-        held.extend(lease for queue in self._parked.values() for lease in queue)
-        self._buffer.clear()
-        self._parked.clear()
-        self._parked_count = 0
+        """Hand back every lease held here but not started (for a clean shutdown)."""
+        self.slots.drain()
+        held = list(self._held.values())
+        self._held.clear()
         return held

@@ -8,7 +8,8 @@ arrival, so one slow host never holds up the others (no head-of-line blocking).
 
 A slot may start a download when all of these hold (each from its ``SlotPolicy``):
 
-- fewer than ``concurrency`` downloads are in flight;
+- fewer than ``concurrency`` downloads are in flight (one, while ``await_rules`` waits
+  for the host's robots.txt);
 - the delay since the previous start has passed: ``delay`` (or AutoThrottle's), times
   0.5-1.5 when randomized, and never less than robots.txt's ``Crawl-delay``;
 - no back-off is running (429/503 or Retry-After, for the whole slot);
@@ -109,8 +110,14 @@ class SlotQueues(Generic[T]):
         retry_after_max: float = 3600.0,
         keep_idle: float = 0.0,
         seed: int | None = None,
+        await_rules: bool = False,
     ) -> None:
         self.policies = policies if policies is not None else SlotPolicies()
+        #: When robots.txt is obeyed, a slot whose rules are not known yet (no
+        #: ``set_crawl_delay`` for it) allows one download at a time, so that a host's
+        #: Crawl-delay holds from its first requests, not from the second wave.
+        self.await_rules = await_rules
+        self._rules_known: set[str] = set()
         self.throttle = throttle
         self.backoff_statuses = frozenset(backoff_statuses)
         self.backoff_base = backoff_base
@@ -211,10 +218,15 @@ class SlotQueues(Generic[T]):
         never shortened by randomization. None forgets it. Kept while the slot is idle."""
         if seconds is None:
             self._crawl_delays.pop(slot_key, None)
-            return
-        if isinstance(seconds, bool) or not (seconds >= 0 and math.isfinite(seconds)):
+        elif isinstance(seconds, bool) or not (seconds >= 0 and math.isfinite(seconds)):
             raise ValueError(f"crawl-delay for slot {slot_key!r} must be >= 0, got {seconds!r}")
-        self._crawl_delays[slot_key] = float(seconds)
+        else:
+            self._crawl_delays[slot_key] = float(seconds)
+        if self.await_rules and slot_key not in self._rules_known:
+            self._rules_known.add(slot_key)
+            slot = self._slots.get(slot_key)
+            if slot is not None:  # it may start more downloads now
+                self._place(slot, self._clock.now)
 
     # -- state for the shell, the stats and the UI --------------------------------------
     def wait_time(self, now: float) -> float | None:
@@ -337,7 +349,7 @@ class SlotQueues(Generic[T]):
                 slot.where = _EXPIRING
                 self._push(self._expiry, (until, version, key))
             return
-        if slot.in_flight >= slot.policy.concurrency:
+        if slot.in_flight >= self._concurrency(slot):
             slot.where = _IDLE  # only a finishing download frees it
             return
         at = self._ready_at(slot, now)
@@ -350,6 +362,11 @@ class SlotQueues(Generic[T]):
             self._push(self._timers, (at, version, key))
         else:
             slot.where = _IDLE  # a bucket with rate 0: nothing will ever start
+
+    def _concurrency(self, slot: SlotState[T]) -> int:
+        if self.await_rules and slot.key not in self._rules_known:
+            return 1
+        return slot.policy.concurrency
 
     def _push(self, heap: list[Any], entry: tuple[Any, ...]) -> None:
         heappush(heap, entry)
@@ -395,7 +412,7 @@ class SlotQueues(Generic[T]):
             queued=len(slot.queue),
             done=slot.done,
             failed=slot.failed,
-            concurrency=slot.policy.concurrency,
+            concurrency=self._concurrency(slot),
             delay=max(slot.delay, self._crawl_delays.get(slot.key, 0.0)),
             breaker=None if slot.breaker is None else slot.breaker.state,
             backoff_until=slot.backoff_until if slot.backoff_until > now else None,

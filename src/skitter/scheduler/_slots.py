@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import difflib
 import math
-import random
-from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from skitter._clock import Clock
@@ -33,7 +32,15 @@ from skitter.scheduler._tokenbucket import TokenBucket
 if TYPE_CHECKING:
     from skitter.scheduler._throttle import AutoThrottle
 
-__all__ = ["Slot", "SlotPolicies", "SlotPolicy", "SlotState", "SlotTable", "slot_key"]
+__all__ = [
+    "SLOT_KEYS",
+    "SlotPolicies",
+    "SlotPolicy",
+    "SlotState",
+    "netloc_slot_key",
+    "slot_key",
+    "slot_key_function",
+]
 
 T = TypeVar("T")
 
@@ -46,6 +53,36 @@ def slot_key(request: Request) -> str:
         if key is not None:
             return str(key)
     return url_host(request.url)
+
+
+def netloc_slot_key(request: Request) -> str:
+    """Like ``slot_key``, but host and port: for services on one host, several ports."""
+    meta = request.meta
+    if meta:
+        key = meta.get("download_slot")
+        if key is not None:
+            return str(key)
+    url = request.url
+    start = url.find("//") + 2
+    end = len(url)
+    for mark in "/?#":
+        at = url.find(mark, start)
+        if 0 <= at < end:
+            end = at
+    return url[start:end].rpartition("@")[2].lower()
+
+
+SLOT_KEYS: dict[str, Callable[[Request], str]] = {"host": slot_key, "netloc": netloc_slot_key}
+
+
+def slot_key_function(by: str) -> Callable[[Request], str]:
+    """The slot function for DOWNLOAD_SLOT_BY (``host`` or ``netloc``)."""
+    try:
+        return SLOT_KEYS[by]
+    except KeyError:
+        raise ConfigError(
+            f"DOWNLOAD_SLOT_BY must be one of {', '.join(SLOT_KEYS)}, got {by!r}"
+        ) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,87 +251,3 @@ def _check_seconds(name: str, value: object) -> None:
         or not (value >= 0 and math.isfinite(value))
     ):
         raise ConfigError(f"{name} must be a finite number >= 0, got {value!r}")
-
-
-@dataclass(slots=True)
-class Slot:
-    concurrency: int
-    delay: float
-    randomize: bool
-    in_flight: int = 0
-    next_start: float = 0.0  # monotonic time before which no download may start
-    overrides: dict[str, Any] = field(default_factory=dict)
-
-    def ready(self, now: float) -> bool:
-        return self.in_flight < self.concurrency and now >= self.next_start
-
-    def wait_time(self, now: float) -> float | None:
-        """Seconds until this slot may start a download; None if only a finishing
-        download can free it."""
-        if self.in_flight >= self.concurrency:
-            return None
-        return max(0.0, self.next_start - now)
-
-    def started(self, now: float, rng: random.Random) -> None:
-        self.in_flight += 1
-        if self.delay > 0:
-            factor = rng.uniform(0.5, 1.5) if self.randomize else 1.0
-            self.next_start = now + self.delay * factor
-
-
-class SlotTable:
-    """The live slots, created on first use from defaults and per-slot overrides."""
-
-    __slots__ = ("_concurrency", "_delay", "_overrides", "_randomize", "_rng", "slots")
-
-    def __init__(
-        self,
-        concurrency: int,
-        delay: float = 0.0,
-        randomize: bool = True,
-        overrides: Mapping[str, Mapping[str, Any]] | None = None,
-        seed: int | None = None,
-    ) -> None:
-        if concurrency < 1:
-            raise ValueError("slot concurrency must be at least 1")
-        self._concurrency = concurrency
-        self._delay = delay
-        self._randomize = randomize
-        self._overrides = {k.lower(): dict(v) for k, v in (overrides or {}).items()}
-        self._rng = random.Random(seed)
-        self.slots: dict[str, Slot] = {}
-
-    def get(self, key: str) -> Slot:
-        slot = self.slots.get(key)
-        if slot is None:
-            extra = self._overrides.get(key, {})
-            slot = Slot(
-                concurrency=int(extra.get("concurrency", self._concurrency)),
-                delay=float(extra.get("delay", self._delay)),
-                randomize=bool(extra.get("randomize_delay", self._randomize)),
-            )
-            self.slots[key] = slot
-        return slot
-
-    def start(self, key: str, now: float) -> None:
-        self.get(key).started(now, self._rng)
-
-    def finish(self, key: str, has_waiting: bool, now: float) -> None:
-        """A download of ``key`` ended; drop the slot if it has nothing left to do."""
-        slot = self.slots.get(key)
-        if slot is None:
-            return
-        slot.in_flight -= 1
-        if slot.in_flight <= 0 and not has_waiting and slot.next_start <= now:
-            del self.slots[key]
-
-    def sweep(self, now: float, waiting: Mapping[str, object]) -> int:
-        """Drop idle slots whose delay has passed; returns how many were dropped."""
-        idle = [
-            key
-            for key, slot in self.slots.items()
-            if slot.in_flight <= 0 and slot.next_start <= now and key not in waiting
-        ]
-        for key in idle:
-            del self.slots[key]
-        return len(idle)
