@@ -133,6 +133,8 @@ class Crawler:
     def set_rate(self, rate: float | None, burst: float | None = None) -> None:
         """Change this project's rate and burst now; ConfigError above MAX_RATE/MAX_BURST."""
         self._require_scheduler().set_rate(rate, burst)
+        if self._engine is not None:
+            self._engine.wake()
 
     def pause(self) -> None:
         """Dispatch nothing more until ``resume()``; running requests finish."""
@@ -199,7 +201,9 @@ class Crawler:
             self.clock.time(), domain=domain, reason=reason
         )
         if count:
-            self._require_scheduler().backlog += count
+            scheduler = self._require_scheduler()
+            scheduler.backlog += count
+            scheduler.wake_up()
             self.stats.inc("scheduler/failed_retried", count)
             if self._engine is not None:
                 self._engine.wake()

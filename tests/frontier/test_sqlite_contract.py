@@ -14,10 +14,10 @@ import pytest
 
 from skitter.frontier import Frontier
 from skitter.frontier._sqlite import SqliteFrontier
-from skitter.testing.frontier_contract import FrontierContract
+from skitter.testing.frontier_contract import FailedTasksContract, FrontierContract
 
 
-class TestSqliteFrontier(FrontierContract):
+class TestSqliteFrontier(FrontierContract, FailedTasksContract):
     @pytest.fixture
     async def frontier(self, tmp_path: Path) -> AsyncIterator[Frontier]:
         frontier = SqliteFrontier(tmp_path / "job" / "tasks.db")
@@ -25,7 +25,7 @@ class TestSqliteFrontier(FrontierContract):
         await frontier.close()
 
 
-class TestSqliteFrontierFlushingEveryOperation(FrontierContract):
+class TestSqliteFrontierFlushingEveryOperation(FrontierContract, FailedTasksContract):
     @pytest.fixture
     async def frontier(self, tmp_path: Path) -> AsyncIterator[Frontier]:
         frontier = SqliteFrontier(tmp_path / "tasks.db", flush_ops=1)

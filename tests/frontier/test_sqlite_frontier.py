@@ -214,7 +214,7 @@ async def test_renamed_callback_marks_task_bad_and_goes_on(db: Path) -> None:
     assert (bad.url, bad.reason) == ("http://example.com/item", info.reason)
     # Fixed code, retried: it decodes again.
     frontier = await reopen(frontier, spider=Spider())
-    assert await frontier.retry_failed(bad=True) == 1
+    assert await frontier.requeue_failed(bad=True) == 1
     assert await urls(frontier) == ["http://example.com/item"]
     await frontier.close()
 
@@ -426,8 +426,8 @@ async def test_inspection_without_loading_needs_no_spider(db: Path) -> None:
 
 async def test_retry_failed_queues_failed_tasks_at_the_back(db: Path) -> None:
     frontier = await _finished_job(db)
-    assert await frontier.retry_failed() == 2
-    assert await frontier.retry_failed() == 0
+    assert await frontier.requeue_failed() == 2
+    assert await frontier.requeue_failed() == 0
     leases = await frontier.lease(10, T0 + 1, LEASE)
     assert [(x.request.url, x.retried) for x in leases] == [
         ("http://example.com/e", 0),
@@ -442,7 +442,7 @@ async def test_retry_failed_queues_failed_tasks_at_the_back(db: Path) -> None:
 async def test_retry_failed_with_a_filter_offline(db: Path) -> None:
     await (await _finished_job(db)).close()
     offline = SqliteFrontier(db)
-    assert await offline.retry_failed(lambda task: task.reason.startswith("HTTP")) == 1
+    assert await offline.requeue_failed(lambda task: task.reason.startswith("HTTP")) == 1
     await offline.close()
     frontier = SqliteFrontier(db)
     assert await urls(frontier) == ["http://example.com/e", "http://example.com/c"]
@@ -519,3 +519,22 @@ async def test_close_is_idempotent_and_final(db: Path) -> None:
 async def test_a_path_that_cannot_hold_a_database_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot open job database"):
         SqliteFrontier(tmp_path)  # a directory
+
+
+async def test_checkpoint_meta_is_written_with_the_tasks(db: Path) -> None:
+    frontier = SqliteFrontier(db)
+    state = {"n": 0}
+
+    def checkpoint() -> dict[str, int]:
+        state["n"] += 1
+        return {"feeds": {"out.jsonl": 120 * state["n"]}, "calls": state["n"]}
+
+    frontier.checkpoint = checkpoint
+    await frontier.push([req("a")], T0)
+    await frontier.flush()
+    assert await frontier.meta() == {"feeds": {"out.jsonl": 120}, "calls": 1}
+    await frontier.flush()  # nothing changed: no transaction, no checkpoint
+    await frontier.close()
+    again = SqliteFrontier(db)
+    assert await again.meta() == {"feeds": {"out.jsonl": 120}, "calls": 1}
+    await again.close()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from rich.console import Console
 
 from skitter import __version__
 from skitter.cli._loader import load_spiders
-from skitter.cli._run import finish, run_with_signals, setup_logging
+from skitter.cli._run import UiOptions, finish, run_with_signals, setup_logging
 from skitter.crawler import Crawler
 from skitter.exceptions import ConfigError
 from skitter.spider import Spider
@@ -48,6 +49,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "targets", nargs="+", metavar="SPIDER", help="spider.py, spider.py:Name, or a directory"
     )
     _add_run_options(crawl)
+    _add_ui_options(crawl, always_on=False)
 
     serve = commands.add_parser(
         "serve",
@@ -58,6 +60,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("directory", metavar="DIR", help="a directory of spider files")
     _add_run_options(serve)
+    _add_ui_options(serve, always_on=True)
 
     demo = commands.add_parser("demo", help="serve the bundled demo shop on 127.0.0.1 and crawl it")
     demo.add_argument(
@@ -105,6 +108,30 @@ def _add_run_options(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--no-progress", action="store_true", help="no live progress line")
 
 
+def _add_ui_options(cmd: argparse.ArgumentParser, always_on: bool) -> None:
+    if not always_on:
+        cmd.add_argument(
+            "--ui", action="store_true", help="serve the dashboard while crawling (URL printed)"
+        )
+    cmd.add_argument("--ui-host", metavar="HOST", help="dashboard address (default 127.0.0.1)")
+    cmd.add_argument("--ui-port", metavar="PORT", type=int, help="dashboard port (default: free)")
+    cmd.add_argument(
+        "--ui-token",
+        metavar="TOKEN",
+        default=os.environ.get("SKITTER_UI_TOKEN"),
+        help="require TOKEN for every dashboard request; needed beyond loopback "
+        "(default: $SKITTER_UI_TOKEN)",
+    )
+
+
+def _ui_options(args: argparse.Namespace, mode: str) -> UiOptions | None:
+    """The dashboard's options: always for serve; for crawl with --ui or any --ui-*."""
+    wanted = mode == "serve" or getattr(args, "ui", False)
+    if not (wanted or args.ui_host or args.ui_port is not None or args.ui_token):
+        return None
+    return UiOptions(args.ui_host or "127.0.0.1", args.ui_port or 0, args.ui_token or None)
+
+
 def _feeds(args: argparse.Namespace, spider_name: str, several: bool) -> dict[str, Any]:
     feeds: dict[str, Any] = {}
     for paths, overwrite in ((args.output, False), (args.overwrite_output, True)):
@@ -144,7 +171,13 @@ def _run(
     level = args.loglevel or crawlers[0].settings["LOG_LEVEL"]
     setup_logging(level, console)
     all_stats, forced = asyncio.run(
-        run_with_signals(crawlers, console, progress=not args.no_progress, mode=mode)
+        run_with_signals(
+            crawlers,
+            console,
+            progress=not args.no_progress,
+            mode=mode,
+            ui=_ui_options(args, mode),
+        )
     )
     finish(crawlers, all_stats, args, console)
     return EXIT_INTERRUPTED if forced else EXIT_OK

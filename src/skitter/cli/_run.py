@@ -1,17 +1,21 @@
 """Running crawlers for the command line: logging, signals, progress, final report.
 
-Shared by ``skitter crawl`` and ``skitter demo``. The first Ctrl-C (or SIGTERM) stops
+Shared by ``skitter crawl``, ``serve`` and ``demo``. The first Ctrl-C (or SIGTERM) stops
 scheduling and lets running requests finish within SHUTDOWN_TIMEOUT; the second cancels
 them at once. Either way the engine closes every pipeline, so feed files stay valid.
+With ``--ui`` (always in ``serve``) the dashboard runs beside the crawl on the same event
+loop, its URL printed first, and stops after the crawl.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import signal
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +25,18 @@ from rich.console import Console
 from skitter.cli._display import ProgressDisplay, print_stats
 from skitter.crawler import Crawler, run_crawlers
 
-__all__ = ["finish", "run_with_signals", "setup_logging"]
+__all__ = ["UiOptions", "finish", "run_with_signals", "setup_logging"]
 
 log = logging.getLogger("skitter.cli")
+
+
+@dataclass(frozen=True, slots=True)
+class UiOptions:
+    """Where the dashboard listens (port 0: a free one) and the token it requires."""
+
+    host: str = "127.0.0.1"
+    port: int = 0
+    token: str | None = None
 
 
 def setup_logging(level: str, console: Console) -> None:
@@ -47,12 +60,31 @@ def setup_logging(level: str, console: Console) -> None:
 
 
 async def run_with_signals(
-    crawlers: list[Crawler], console: Console, progress: bool, mode: str = "crawl"
+    crawlers: list[Crawler],
+    console: Console,
+    progress: bool,
+    mode: str = "crawl",
+    ui: UiOptions | None = None,
 ) -> tuple[list[dict[str, Any]], bool]:
     """Run crawlers; first Ctrl-C (or SIGTERM) stops gracefully, the second at once.
 
     Returns the stats and whether the run was cut short by a second signal.
     """
+    async with contextlib.AsyncExitStack() as stack:
+        if ui is not None:
+            # Imported only when asked for, so a plain `skitter crawl` never loads it.
+            from skitter.dashboard import Dashboard
+
+            dashboard = Dashboard(crawlers, host=ui.host, port=ui.port, token=ui.token)
+            await stack.enter_async_context(dashboard)
+            login = " (log in with the --ui-token)" if ui.token else ""
+            console.print(f"Dashboard: {dashboard.url}{login}", highlight=False)
+        return await _run_until_signalled(crawlers, console, progress, mode)
+
+
+async def _run_until_signalled(
+    crawlers: list[Crawler], console: Console, progress: bool, mode: str
+) -> tuple[list[dict[str, Any]], bool]:
     loop = asyncio.get_running_loop()
     signals_seen = 0
     forced = False

@@ -168,7 +168,7 @@ class Engine:
         return None
 
     def _maybe_hungry(self, project: Project) -> None:
-        if not project.start_exhausted and project.scheduler.backlog < self._low_water:
+        if not project.start_exhausted and project.scheduler.queued_estimate < self._low_water:
             project.hungry.set()
 
     async def _all_finished(self) -> bool:
@@ -235,7 +235,9 @@ class Engine:
                     self._count_bad_output(project, request, "start_requests")
                     continue
                 await self._enqueue(project, [request])
-                while project.scheduler.backlog >= self._low_water and project.closing is None:
+                while (
+                    project.scheduler.queued_estimate >= self._low_water and project.closing is None
+                ):
                     project.hungry.clear()
                     await project.hungry.wait()
         except Exception:

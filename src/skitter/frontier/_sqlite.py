@@ -40,13 +40,16 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import os
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from heapq import heapify
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from skitter.exceptions import CodecError, ConfigError
 from skitter.frontier._base import Frontier, FrontierCounts, Lease, PushOutcome, TaskInfo, TaskState
@@ -70,7 +73,7 @@ from skitter.frontier._memory import (
     check_request,
     task_key,
 )
-from skitter.http import Request
+from skitter.http import Request, url_host
 from skitter.http._codec import decode_request, encode_request
 
 try:
@@ -79,6 +82,8 @@ except ImportError:  # pragma: no cover - Windows: no lock, one process per job 
     fcntl = None  # type: ignore[assignment]
 
 __all__ = ["JobCounts", "ResumeReport", "SqliteFrontier"]
+
+log = logging.getLogger("skitter.frontier")
 
 _SCHEMA_VERSION = 1
 _NEW, _MERGED, _RECRAWL, _IGNORED = PushOutcome
@@ -106,7 +111,16 @@ CREATE INDEX IF NOT EXISTS tasks_ready ON tasks (priority DESC, seq) WHERE state
 CREATE INDEX IF NOT EXISTS tasks_delayed ON tasks (exetime) WHERE state = 1 AND exetime > 0;
 CREATE INDEX IF NOT EXISTS tasks_processing ON tasks (deadline) WHERE deadline IS NOT NULL;
 CREATE INDEX IF NOT EXISTS tasks_finished ON tasks (state, seq) WHERE state > 1;
+CREATE TABLE IF NOT EXISTS meta (   -- the job's other state, written with the tasks
+    key   TEXT PRIMARY KEY,
+    value BLOB NOT NULL             -- JSON
+);
 """
+_UPSERT_META = (
+    "INSERT INTO meta (key, value) VALUES (?, ?) "
+    "ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+)
+
 # Columns a finished task's upsert leaves NULL (priority, seq, url, age, auto_recrawl,
 # payload) are nullable: SQLite checks NOT NULL before it resolves ON CONFLICT.
 # The indexes serve `skitter job`, the job modes and other readers; the running crawl
@@ -270,6 +284,11 @@ class SqliteFrontier(Frontier):
         self._closed = False
         #: What ``load()`` found; None until then.
         self.report: ResumeReport | None = None
+        #: Called at the start of every flush; what it returns is stored in the ``meta``
+        #: table in the same transaction as the tasks. The crawler flushes its feeds here
+        #: and records their sizes, so the tasks marked done and the items written never
+        #: disagree after a crash.
+        self.checkpoint: Callable[[], Mapping[str, Any]] | None = None
         self._db = self._connect()
 
     def _connect(self) -> sqlite3.Connection:
@@ -381,12 +400,17 @@ class SqliteFrontier(Frontier):
         mirror = self._mirror
         if not dirty or mirror is None:
             return
+        meta = (
+            [(k, orjson.dumps(v)) for k, v in self.checkpoint().items()] if self.checkpoint else []
+        )
         row = mirror.row
         rows = [r for tk, payload in dirty.items() if (r := row(tk, payload)) is not None]
         db = self._db
         db.execute("BEGIN")
         try:
             db.executemany(_UPSERT, rows)
+            if meta:
+                db.executemany(_UPSERT_META, meta)
             db.execute("COMMIT")
         except BaseException as exc:
             if db.in_transaction:
@@ -538,13 +562,63 @@ class SqliteFrontier(Frontier):
         self._flush_now()
         return self._counts()
 
-    async def tasks(self, state: TaskState | None = None, *, limit: int = -1) -> list[TaskInfo]:
-        """Tasks on disk, in queue order, optionally of one state (FAILED ones carry
-        their reason)."""
+    async def tasks(self, state: TaskState | None = None, limit: int = -1) -> list[TaskInfo]:
+        """Tasks on disk: queued ones in queue order, finished ones most recent first
+        (FAILED and BAD ones carry their reason); all of them when ``state`` is None."""
         self._flush_now()
-        where = "" if state is None else f"WHERE state = {int(state)}"
-        query = f"SELECT * FROM tasks {where} ORDER BY seq LIMIT ?"
+        if state is None:
+            query = "SELECT * FROM tasks ORDER BY seq LIMIT ?"
+        elif state is TaskState.ACTIVE:
+            query = "SELECT * FROM tasks WHERE state = 1 ORDER BY seq LIMIT ?"
+        else:
+            query = (
+                f"SELECT * FROM tasks WHERE state = {int(state)} "
+                "ORDER BY lastcrawltime DESC, seq LIMIT ?"
+            )
         return [_info(row) for row in self._db.execute(query, (limit,))]
+
+    async def meta(self) -> dict[str, Any]:
+        """What the last checkpoint stored (empty for a new job)."""
+        self._flush_now()
+        return {
+            row["key"]: orjson.loads(row["value"])
+            for row in self._db.execute("SELECT key, value FROM meta")
+        }
+
+    async def retry_failed(
+        self, now: float, *, domain: str | None = None, reason: str | None = None
+    ) -> int:
+        """The contract's ``retry_failed``: while the job is loaded (a crawl runs) each
+        chosen task is pushed again through the in-memory queue and written with the
+        next flush; otherwise the rows are rewritten on disk (``requeue_failed``)."""
+
+        def match(info: TaskInfo) -> bool:
+            return (domain is None or _in_domain(info.url, domain)) and (
+                reason is None or reason in info.reason
+            )
+
+        mirror = self._mirror
+        if mirror is None:
+            return await self.requeue_failed(match)
+        self._flush_now()
+        count = 0
+        rows = self._db.execute("SELECT * FROM tasks WHERE state = 3 ORDER BY seq").fetchall()
+        for row in rows:
+            if not match(_info(row)):
+                continue
+            try:
+                request = decode_request(row["payload"] or b"", self._spider)
+            except CodecError as exc:
+                log.warning("Cannot retry %s: %s", row["url"], exc)
+                continue
+            request.exetime = 0.0
+            tk = task_key(row["taskid"])
+            if mirror.push(request, now, True) is not _IGNORED:
+                seq = mirror._active[tk][_KEY] & _SEQ_MASK
+                self._dirty[tk] = (row["payload"], request, seq)
+                count += 1
+        self._changed()
+        return count
 
     def _rewrite(self, *statements: tuple[str, Sequence[Any]]) -> None:
         """Run a job mode on disk, then drop the mirror: the next operation reloads it.
@@ -589,11 +663,12 @@ class SqliteFrontier(Frontier):
         )
         return int(n)
 
-    async def retry_failed(
+    async def requeue_failed(
         self, match: Callable[[TaskInfo], bool] | None = None, *, bad: bool = False
     ) -> int:
-        """Queue FAILED tasks (and BAD ones if ``bad``) again, at the back, with a fresh
-        round of retries; ``match`` picks some of them. Returns how many."""
+        """Between crawls (``skitter job --retry-failed``): queue FAILED tasks (and BAD
+        ones if ``bad``) again on disk, at the back, with a fresh round of retries;
+        ``match`` picks some of them. Returns how many."""
         self._flush_now()
         states = "(3, 4)" if bad else "(3)"
         rows = self._db.execute(f"SELECT * FROM tasks WHERE state IN {states} ORDER BY seq")
@@ -609,6 +684,12 @@ class SqliteFrontier(Frontier):
             )
         )
         return len(chosen)
+
+
+def _in_domain(url: str, domain: str) -> bool:
+    host = url_host(url)
+    domain = domain.lower().strip(".")
+    return host == domain or host.endswith("." + domain)
 
 
 def _info(row: sqlite3.Row) -> TaskInfo:

@@ -89,6 +89,8 @@ class ProjectScheduler:
         self._crawl_delays: dict[str, float | None] = {}
         self._unique = itertools.count(1)
         self._next_renewal = 0.0
+        #: The frontier had nothing due at the last look (saves a round trip per dispatch).
+        self._dry = False
         #: Tasks this process queued and has not leased yet: a cheap, local estimate
         #: used to pace start requests (the frontier's own counts may cost a round trip).
         self.backlog = 0
@@ -139,6 +141,11 @@ class ProjectScheduler:
             return "checking"
         return "running"
 
+    def wake_up(self) -> None:
+        """Tasks were queued behind the scheduler's back (a person retried failures):
+        look at the frontier again."""
+        self._dry = False
+
     def resume(self) -> None:
         """Undo a pause, whether a person's or the breaker's."""
         self.paused = False
@@ -178,6 +185,8 @@ class ProjectScheduler:
                 new += 1
         self._stats.inc("scheduler/enqueued", new)
         self.backlog += new
+        if new:
+            self._dry = False
         return new
 
     # -- dispatch ---------------------------------------------------------------------
@@ -203,6 +212,10 @@ class ProjectScheduler:
 
     async def _next_for_slot(self) -> Lease | None:
         queues = self.slots
+        if not self._dry and len(self._held) < self._max_held:
+            # Pull what is due into the slot queues first, so that a task of higher
+            # priority than those held is seen at once, not after them.
+            await self._lease_more()
         now = self._clock.monotonic()
         popped = queues.pop(now)
         while popped is None and len(self._held) < self._max_held:
@@ -224,6 +237,7 @@ class ProjectScheduler:
             limit, self._clock.time(), self._lease_seconds, self._owner
         )
         if not leases:
+            self._dry = True  # until something is queued, or upkeep looks again
             return False
         self.backlog = max(0, self.backlog - len(leases))
         push = self.slots.push
@@ -312,6 +326,7 @@ class ProjectScheduler:
         self._stats.inc(f"retry/attempt_count/{lease.retried + 1}")
         await self.frontier.nack(lease.taskid, now, retry_at, reason, self._owner)
         self.backlog += 1
+        self._dry = False
         return True
 
     async def fail(self, lease: Lease, reason: str) -> None:
@@ -366,6 +381,7 @@ class ProjectScheduler:
         if self.breaker is not None:
             self.breaker.state  # noqa: B018 - moves an OPEN breaker whose pause is over
             self._report_breaker()
+        self._dry = False  # delayed tasks may have come due, other workers may have pushed
         now = self._clock.time()
         if now >= self._next_renewal:
             self._next_renewal = now + self._lease_seconds / 3

@@ -1,0 +1,13 @@
+"""The web UI and control API of running crawls (SPEC §5).
+
+``Dashboard`` serves, on the crawl's own event loop: a page in pyspider's manner (the
+projects with status, rate and burst to click and change, queues, counts over 5
+minutes, an hour and all time, a pages/s chart; the active tasks, recent results,
+failures, failed tasks to retry and download slots of one project), the JSON API
+behind it, and ``/metrics`` for Prometheus. It listens on 127.0.0.1 unless told
+otherwise, and needs a token when exposed.
+"""
+
+from skitter.dashboard._server import Dashboard
+
+__all__ = ["Dashboard"]

@@ -1,0 +1,194 @@
+"""``/metrics``: the crawl in Prometheus's text exposition format (version 0.0.4).
+
+Three kinds of series, each with a ``project`` label:
+
+- every numeric stats key as a counter, its name sanitized (``downloader/response_
+  status_count/200`` becomes ``skitter_downloader_response_status_count_200_total``);
+  the few stats that are values rather than counts (start and finish times, elapsed
+  seconds, maxima) become gauges;
+- project gauges: status as a state set, rate and burst, queue sizes, active tasks;
+- per-slot gauges, one per numeric key that ``Crawler.slot_stats()`` reports (so the
+  slots issue's ``queued`` or breaker fields appear without a change here); a string
+  value becomes a state-set sample labelled with it.
+
+The format wants every sample of a metric grouped under one ``# TYPE`` line, so
+samples are collected per metric name over all projects before anything is written.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from skitter.dashboard._views import project_name
+
+if TYPE_CHECKING:
+    from skitter.crawler import Crawler
+
+__all__ = ["CONTENT_TYPE", "render_metrics"]
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+PREFIX = "skitter_"
+STATUSES = ("new", "running", "paused", "checking", "done")
+
+#: Stats that hold a value at a point in time, not a count that only grows.
+_GAUGE_STATS = frozenset({"start_time", "finish_time", "elapsed_time_seconds"})
+_UNSAFE = re.compile(r"[^a-zA-Z0-9_]+")
+_UNSAFE_LABEL = re.compile(r"[^a-zA-Z0-9_]+")
+
+
+@dataclass
+class _Family:
+    kind: str  # counter | gauge
+    help: str
+    samples: list[tuple[dict[str, str], float]] = field(default_factory=list)
+
+
+class _Exposition:
+    """Samples grouped by metric name, in first-seen order."""
+
+    def __init__(self) -> None:
+        self._families: dict[str, _Family] = {}
+        self._seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
+
+    def add(self, name: str, kind: str, help_: str, labels: dict[str, str], value: Any) -> None:
+        if isinstance(value, bool):
+            value = int(value)
+        if not isinstance(value, int | float):
+            return
+        family = self._families.get(name)
+        if family is None:
+            family = self._families[name] = _Family(kind, help_)
+        elif family.kind != kind:
+            return  # two stats keys sanitized to one name of another kind: keep the first
+        key = (name, tuple(sorted(labels.items())))
+        if key in self._seen:  # e.g. "a/b" and "a_b": one series, the first wins
+            return
+        self._seen.add(key)
+        family.samples.append((labels, float(value)))
+
+    def render(self) -> str:
+        lines: list[str] = []
+        for name, family in self._families.items():
+            lines.append(f"# HELP {name} {_escape_help(family.help)}")
+            lines.append(f"# TYPE {name} {family.kind}")
+            for labels, value in family.samples:
+                lines.append(f"{name}{_labels(labels)} {_number(value)}")
+        return "\n".join(lines) + "\n" if lines else ""
+
+
+def metric_name(key: str, suffix: str = "") -> str:
+    """A valid metric name for a stats key: ``[a-zA-Z_:][a-zA-Z0-9_:]*``."""
+    body = _UNSAFE.sub("_", key).strip("_").lower() or "unnamed"
+    name = PREFIX + body
+    if suffix and not name.endswith(suffix):
+        name += suffix
+    return name
+
+
+def label_name(key: str) -> str:
+    body = _UNSAFE_LABEL.sub("_", key).strip("_").lower() or "value"
+    return body if not body[0].isdigit() and not body.startswith("__") else "_" + body
+
+
+def _escape_help(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def _escape_value(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _labels(labels: dict[str, str]) -> str:
+    if not labels:
+        return ""
+    inner = ",".join(f'{key}="{_escape_value(value)}"' for key, value in labels.items())
+    return "{" + inner + "}"
+
+
+def _number(value: float) -> str:
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    return repr(int(value)) if value.is_integer() and abs(value) < 2**53 else repr(value)
+
+
+def _is_gauge_stat(key: str) -> bool:
+    return key in _GAUGE_STATS or key.endswith(("_max", "/max"))
+
+
+async def render_metrics(crawlers: Iterable[Crawler]) -> str:
+    """The exposition text for every crawler the dashboard shows."""
+    out = _Exposition()
+    for crawler in crawlers:
+        project = project_name(crawler)
+        _stats(out, crawler, project)
+        await _project(out, crawler, project)
+        if crawler.status != "new":
+            _slots(out, crawler, project)
+    return out.render()
+
+
+def _stats(out: _Exposition, crawler: Crawler, project: str) -> None:
+    labels = {"project": project}
+    for key, value in crawler.stats.to_dict().items():
+        if _is_gauge_stat(key):
+            out.add(metric_name(key), "gauge", f"stats value {key}", labels, value)
+        else:
+            out.add(metric_name(key, "_total"), "counter", f"stats counter {key}", labels, value)
+
+
+async def _project(out: _Exposition, crawler: Crawler, project: str) -> None:
+    labels = {"project": project}
+    status = crawler.status
+    for state in STATUSES:
+        out.add(
+            PREFIX + "project_status",
+            "gauge",
+            "1 for the project's current status (new, running, paused, checking, done)",
+            {**labels, "status": state},
+            state == status,
+        )
+    rate, burst = crawler.rate
+    if rate is not None:
+        out.add(PREFIX + "project_rate", "gauge", "token bucket rate, tasks/s", labels, rate)
+    if burst is not None:
+        out.add(PREFIX + "project_burst", "gauge", "token bucket capacity", labels, burst)
+    if status == "new":
+        return
+    counts = await crawler.queue_counts()
+    for queue in ("ready", "delayed", "processing"):
+        out.add(
+            PREFIX + "queue_tasks",
+            "gauge",
+            "tasks in the project's frontier, by queue",
+            {**labels, "queue": queue},
+            getattr(counts, queue),
+        )
+    monitor = crawler.monitor
+    if monitor is not None:
+        out.add(
+            PREFIX + "project_active_tasks",
+            "gauge",
+            "tasks being downloaded or processed",
+            labels,
+            len(monitor.active),
+        )
+
+
+def _slots(out: _Exposition, crawler: Crawler, project: str) -> None:
+    for slot in crawler.slot_stats():
+        labels = {"project": project, "slot": str(slot.get("slot", ""))}
+        for key, value in slot.items():
+            if key == "slot" or value is None:
+                continue
+            name = metric_name("slot_" + key)
+            help_ = f"download slot {key}"
+            if isinstance(value, str):
+                out.add(name, "gauge", help_, {**labels, label_name(key): value}, 1)
+            else:
+                out.add(name, "gauge", help_, labels, value)

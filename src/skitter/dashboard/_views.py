@@ -1,0 +1,162 @@
+"""What the dashboard shows of a crawler, as plain JSON-ready dicts.
+
+Every function here reads the crawler's public live-control API (``status``, ``rate``,
+``monitor``, ``queue_counts()``, ``failed_tasks()``, ``slot_stats()``) and returns dicts
+of strings and numbers; none of them changes anything. Keeping the views apart from the
+HTTP handlers means the JSON API, the page and ``/metrics`` all describe a project the
+same way, and the views can be tested without a server.
+
+Crawled strings (URLs, reasons, slot names) are passed through untouched: escaping is
+the job of whoever renders them, and the page does it by building DOM text nodes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from skitter.crawler import Crawler
+    from skitter.engine import ActiveTask, Outcome
+    from skitter.frontier import TaskInfo
+
+__all__ = ["SERIES_MINUTES", "project_detail", "project_name", "project_summary"]
+
+#: Minutes of pages/s history each project summary carries (10-second buckets).
+SERIES_MINUTES = 5
+#: Outcomes listed per project in ``recent`` and ``failures`` (the monitor keeps 100).
+OUTCOME_LIMIT = 50
+#: Failed tasks listed per project.
+FAILED_LIMIT = 100
+
+#: Windows of success/failure counts, pyspider's three: 5 minutes, 1 hour, all time.
+_WINDOWS: tuple[tuple[str, float | None], ...] = (("5m", 300.0), ("1h", 3600.0), ("all", None))
+
+
+def project_name(crawler: Crawler) -> str:
+    """The project's name: its spider's, also before the spider is built."""
+    if crawler.spider is not None:
+        return str(crawler.spider.name)
+    return crawler.spidercls.name or crawler.spidercls.__name__
+
+
+def _is_live(crawler: Crawler) -> bool:
+    """True once the crawler has a scheduler (it is running or has run)."""
+    return crawler.status != "new"
+
+
+async def project_summary(crawler: Crawler) -> dict[str, Any]:
+    """One row of the projects table: status, rate, queues, counters, pages/s."""
+    rate, burst = crawler.rate
+    settings = crawler.settings
+    summary: dict[str, Any] = {
+        "name": project_name(crawler),
+        "status": crawler.status,
+        "rate": rate,
+        "burst": burst,
+        "max_rate": settings["MAX_RATE"],
+        "max_burst": settings["MAX_BURST"],
+        "queue": {"ready": 0, "delayed": 0, "processing": 0},
+        "counts": {key: {"success": 0, "failure": 0} for key, _ in _WINDOWS},
+        "pages_per_second": [],
+        "speed": 0.0,
+        "active": 0,
+        "items": crawler.stats.get("item_scraped_count", 0),
+        "started": crawler.stats.get("start_time"),
+        "finish_reason": crawler.stats.get("finish_reason"),
+    }
+    if not _is_live(crawler):
+        return summary
+    counts = await crawler.queue_counts()
+    summary["queue"] = {
+        "ready": counts.ready,
+        "delayed": counts.delayed,
+        "processing": counts.processing,
+    }
+    monitor = crawler.monitor
+    if monitor is not None:
+        for key, seconds in _WINDOWS:
+            success, failure = monitor.counts(seconds)
+            summary["counts"][key] = {"success": success, "failure": failure}
+        # The monitor's last bucket is still filling; drawing it would make every chart
+        # dip at its right edge, so the series ends at the last complete bucket.
+        series = monitor.pages_per_second(SERIES_MINUTES)[:-1]
+        summary["pages_per_second"] = series
+        summary["speed"] = series[-1] if series else 0.0
+        summary["active"] = len(monitor.active)
+    return summary
+
+
+async def project_detail(crawler: Crawler) -> dict[str, Any]:
+    """The panels below the table for one project: active tasks, recent results,
+    recent failures, failed tasks and download slots."""
+    detail: dict[str, Any] = {
+        "name": project_name(crawler),
+        "active": [],
+        "recent": [],
+        "failures": [],
+        "failed_tasks": [],
+        "slots": [],
+    }
+    if not _is_live(crawler):
+        return detail
+    now = crawler.clock.time()
+    monitor = crawler.monitor
+    if monitor is not None:
+        active = sorted(monitor.active.values(), key=lambda task: task.started)
+        detail["active"] = [_active(task, now) for task in active]
+        detail["recent"] = [_outcome(o) for o in _newest(monitor.recent)]
+        detail["failures"] = [_outcome(o) for o in _newest(monitor.failures)]
+    detail["failed_tasks"] = [_failed(t) for t in await crawler.failed_tasks(FAILED_LIMIT)]
+    detail["slots"] = [dict(slot) for slot in crawler.slot_stats()]
+    return detail
+
+
+def _newest(outcomes: Any) -> list[Outcome]:
+    """The last OUTCOME_LIMIT outcomes of a deque, newest first."""
+    out = list(outcomes)[-OUTCOME_LIMIT:]
+    out.reverse()
+    return out
+
+
+def _active(task: ActiveTask, now: float) -> dict[str, Any]:
+    return {
+        "taskid": task.taskid,
+        "url": task.url,
+        "slot": task.slot,
+        "attempt": task.attempt,
+        "started": task.started,
+        "elapsed": max(0.0, now - task.started),
+    }
+
+
+def _outcome(outcome: Outcome) -> dict[str, Any]:
+    return {
+        "taskid": outcome.taskid,
+        "url": outcome.url,
+        "ok": outcome.ok,
+        "status": outcome.status,
+        "reason": outcome.reason,
+        "items": outcome.items,
+        "at": outcome.at,
+    }
+
+
+def _failed(task: TaskInfo) -> dict[str, Any]:
+    return {
+        "taskid": task.taskid,
+        "url": task.url,
+        "domain": host_of(task.url),
+        "state": task.state.name.lower(),
+        "retried": task.retried,
+        "lastcrawltime": task.lastcrawltime,
+        "reason": task.reason,
+    }
+
+
+def host_of(url: str) -> str:
+    """The URL's host (what ``retry_failed(domain=...)`` matches), or "" if it has none."""
+    try:
+        return urlsplit(url).hostname or ""
+    except ValueError:  # a malformed URL in the store must not break the whole view
+        return ""

@@ -1,0 +1,409 @@
+// skitter dashboard: polls /api/overview once a second and renders it.
+//
+// Safety rule: every string from the crawl (URLs, reasons, slot names, even project
+// names) enters the page as a text node or through a DOM property; nothing here ever
+// assigns innerHTML, and links are made only for http(s) URLs. The server's CSP
+// (script-src 'self') is the second fence.
+"use strict";
+
+(() => {
+  const POLL_MS = 1000;
+  const SVG_NS = "http://www.w3.org/2000/svg";
+  const CSRF = document.querySelector('meta[name="skitter-csrf"]').content;
+
+  const state = {
+    selected: null, // the project whose panels are shown
+    editing: new Set(), // projects whose rate editor is open (never re-rendered)
+    rows: new Map(), // project name -> {tr, cells...}
+    failures: 0, // consecutive failed polls (for back-off)
+    polling: false,
+    again: false,
+    timer: null,
+  };
+
+  // -- DOM helpers ---------------------------------------------------------------------
+  const $ = (selector) => document.querySelector(selector);
+
+  /** Make an element; string children become text nodes (Node.append does that). */
+  function el(tag, props, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(props || {})) {
+      if (value === null || value === undefined) continue;
+      if (key === "class") node.className = value;
+      else if (key === "dataset") Object.assign(node.dataset, value);
+      else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+      else if (key in node) node[key] = value;
+      else node.setAttribute(key, String(value));
+    }
+    for (const child of children) if (child !== null && child !== undefined) node.append(child);
+    return node;
+  }
+
+  function link(url) {
+    let web = false;
+    try {
+      const parsed = new URL(url);
+      web = parsed.protocol === "http:" || parsed.protocol === "https:";
+    } catch (_) {
+      web = false;
+    }
+    if (!web) return document.createTextNode(String(url));
+    return el("a", { href: url, target: "_blank", rel: "noopener noreferrer", title: url }, url);
+  }
+
+  function td(cls, ...children) {
+    return el("td", { class: cls || null }, ...children);
+  }
+
+  // -- formatting ------------------------------------------------------------------------
+  function num(value) {
+    if (value === null || value === undefined) return "–";
+    if (typeof value !== "number") return String(value);
+    return Number.isInteger(value) ? String(value) : String(+value.toFixed(2));
+  }
+
+  function duration(seconds) {
+    if (seconds < 10) return `${seconds.toFixed(1)}s`;
+    if (seconds < 60) return `${Math.round(seconds)}s`;
+    if (seconds < 3600) return `${Math.floor(seconds / 60)}m ${Math.round(seconds % 60)}s`;
+    return `${Math.floor(seconds / 3600)}h ${Math.floor((seconds % 3600) / 60)}m`;
+  }
+
+  function ago(at, now) {
+    return `${duration(Math.max(0, now - at))} ago`;
+  }
+
+  function rateText(rate, burst) {
+    return rate === null ? "unlimited" : `${num(rate)}/s · burst ${num(burst)}`;
+  }
+
+  function counts(pair) {
+    return [el("span", { class: "ok", title: "successes" }, num(pair.success)),
+      el("span", { class: "sep" }, "/"),
+      el("span", { class: "bad", title: "failures" }, num(pair.failure))];
+  }
+
+  function statusClass(status) {
+    return /^[a-z]+$/.test(status) ? `status status-${status}` : "status";
+  }
+
+  // -- the API -----------------------------------------------------------------------------
+  async function api(path, body) {
+    const init = { credentials: "same-origin", cache: "no-store", headers: { Accept: "application/json" } };
+    if (body !== undefined) {
+      init.method = "POST";
+      init.headers["Content-Type"] = "application/json";
+      init.headers["X-Skitter-CSRF"] = CSRF;
+      init.body = JSON.stringify(body);
+    }
+    const response = await fetch(path, init);
+    let data = null;
+    try {
+      data = await response.json();
+    } catch (_) {
+      data = null;
+    }
+    if (response.status === 401) window.location.assign("/login");
+    if (!response.ok) throw new Error(data && data.error ? data.error : `HTTP ${response.status}`);
+    return data;
+  }
+
+  const projectPath = (name, action) => `/api/projects/${encodeURIComponent(name)}/${action}`;
+
+  // -- polling -----------------------------------------------------------------------------
+  async function poll() {
+    if (state.polling) {
+      state.again = true;
+      return;
+    }
+    state.polling = true;
+    clearTimeout(state.timer);
+    try {
+      const query = state.selected ? `?project=${encodeURIComponent(state.selected)}` : "";
+      const data = await api(`/api/overview${query}`);
+      state.failures = 0;
+      setConnection("live", "updated every second");
+      render(data);
+    } catch (error) {
+      state.failures += 1;
+      setConnection("offline", error.message);
+    } finally {
+      state.polling = false;
+      // Back off while the server is unreachable; poll slowly while the tab is hidden.
+      const idle = document.hidden ? 5 * POLL_MS : POLL_MS;
+      const delay = state.again ? 0 : Math.min(15000, idle * 2 ** state.failures);
+      state.again = false;
+      state.timer = setTimeout(poll, delay);
+    }
+  }
+
+  function setConnection(mode, title) {
+    const node = $("#connection");
+    node.dataset.state = mode;
+    node.textContent = mode;
+    node.title = title;
+  }
+
+  let bannerTimer = null;
+  function showBanner(message) {
+    const banner = $("#banner");
+    banner.textContent = message;
+    banner.hidden = false;
+    clearTimeout(bannerTimer);
+    bannerTimer = setTimeout(() => { banner.hidden = true; }, 8000);
+  }
+
+  // -- rendering ---------------------------------------------------------------------------
+  function render(data) {
+    $("#clock").textContent = `updated ${new Date(data.now * 1000).toLocaleTimeString()}`;
+    renderProjects(data.projects);
+    if (data.detail) renderDetail(data.detail, data.now);
+  }
+
+  function renderProjects(projects) {
+    if (!projects.some((p) => p.name === state.selected)) {
+      state.selected = projects.length ? projects[0].name : null;
+    }
+    const tbody = $("#projects").tBodies[0];
+    const seen = new Set();
+    let previous = null;
+    for (const project of projects) {
+      let row = state.rows.get(project.name);
+      if (!row) {
+        row = makeProjectRow(project.name);
+        state.rows.set(project.name, row);
+      }
+      updateProjectRow(row, project);
+      const wanted = previous ? previous.tr.nextSibling : tbody.firstChild;
+      if (wanted !== row.tr) tbody.insertBefore(row.tr, wanted);
+      previous = row;
+      seen.add(project.name);
+    }
+    for (const [name, row] of state.rows) {
+      if (!seen.has(name)) {
+        row.tr.remove();
+        state.rows.delete(name);
+      }
+    }
+  }
+
+  function makeProjectRow(name) {
+    const row = { name, project: null };
+    row.status = el("span");
+    row.rate = td("rate-cell");
+    row.toggle = el("button", { type: "button", class: "toggle", onclick: () => toggle(row) });
+    row.cells = {};
+    for (const key of ["ready", "delayed", "processing", "c5m", "c1h", "call", "items"]) {
+      row.cells[key] = td(`num ${key}`);
+    }
+    row.chart = td("chart");
+    const c = row.cells;
+    row.tr = el("tr", { dataset: { project: name } },
+      td("name", el("strong", {}, name)), td(null, row.status), row.rate,
+      c.ready, c.delayed, c.processing, c.c5m, c.c1h, c.call, c.items, row.chart,
+      td(null, row.toggle));
+    row.tr.addEventListener("click", (event) => {
+      if (event.target.closest("button, input, form, a")) return;
+      state.selected = name;
+      poll();
+    });
+    return row;
+  }
+
+  function updateProjectRow(row, p) {
+    row.project = p;
+    row.tr.classList.toggle("selected", p.name === state.selected);
+    row.status.className = statusClass(p.status);
+    row.status.textContent = p.status;
+    row.status.title = p.finish_reason ? `finished: ${p.finish_reason}` : "";
+    if (!state.editing.has(p.name)) {
+      const button = el("button", {
+        type: "button", class: "rate", title: "click to change rate and burst",
+        onclick: () => startEdit(row),
+      }, rateText(p.rate, p.burst));
+      row.rate.replaceChildren(button);
+    }
+    const c = row.cells;
+    c.ready.textContent = num(p.queue.ready);
+    c.delayed.textContent = num(p.queue.delayed);
+    c.processing.textContent = num(p.queue.processing);
+    c.c5m.replaceChildren(...counts(p.counts["5m"]));
+    c.c1h.replaceChildren(...counts(p.counts["1h"]));
+    c.call.replaceChildren(...counts(p.counts.all));
+    c.items.textContent = num(p.items);
+    row.chart.replaceChildren(sparkline(p.pages_per_second),
+      el("span", { class: "speed" }, `${num(p.speed)}/s`));
+    const live = p.status === "running" || p.status === "paused" || p.status === "checking";
+    row.toggle.textContent = p.status === "paused" ? "Resume" : "Pause";
+    row.toggle.disabled = !live;
+  }
+
+  async function toggle(row) {
+    const action = row.project && row.project.status === "paused" ? "resume" : "pause";
+    row.toggle.disabled = true;
+    try {
+      await api(projectPath(row.name, action), {});
+    } catch (error) {
+      showBanner(`${action} ${row.name}: ${error.message}`);
+    }
+    poll();
+  }
+
+  function startEdit(row) {
+    const p = row.project;
+    state.editing.add(row.name);
+    const rate = el("input", { name: "rate", inputMode: "decimal", value: p.rate === null ? "" : String(p.rate), placeholder: "unlimited" });
+    const burst = el("input", { name: "burst", inputMode: "decimal", value: p.burst === null ? "" : String(p.burst), placeholder: "10 × rate" });
+    rate.setAttribute("aria-label", "rate (tasks per second)");
+    burst.setAttribute("aria-label", "burst");
+    const error = el("span", { class: "error", role: "alert" });
+    const finish = () => {
+      state.editing.delete(row.name);
+      updateProjectRow(row, row.project);
+    };
+    const form = el("form", { class: "rate-editor" }, rate, "/s burst", burst,
+      el("button", { type: "submit" }, "Save"),
+      el("button", { type: "button", onclick: finish }, "Cancel"), error);
+    form.addEventListener("keydown", (event) => { if (event.key === "Escape") finish(); });
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const parse = (input, what) => {
+        const text = input.value.trim();
+        if (text === "") return null;
+        const value = Number(text);
+        if (!Number.isFinite(value)) throw new Error(`${what} must be a number (empty: ${input.placeholder})`);
+        return value;
+      };
+      try {
+        const body = { rate: parse(rate, "rate"), burst: parse(burst, "burst") };
+        row.project = await api(projectPath(row.name, "rate"), body);
+        finish();
+        poll();
+      } catch (failure) {
+        error.textContent = failure.message;
+      }
+    });
+    row.rate.replaceChildren(form);
+    rate.focus();
+    rate.select();
+  }
+
+  function sparkline(series) {
+    const width = 120;
+    const height = 22;
+    const svg = document.createElementNS(SVG_NS, "svg");
+    svg.setAttribute("class", "spark");
+    svg.setAttribute("width", String(width));
+    svg.setAttribute("height", String(height));
+    svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
+    const values = series.length ? series : [0];
+    const top = Math.max(...values, 0.1);
+    const step = values.length > 1 ? width / (values.length - 1) : width;
+    const points = values.map((v, i) => `${(i * step).toFixed(1)},${(height - 1 - (v / top) * (height - 3)).toFixed(1)}`);
+    const area = document.createElementNS(SVG_NS, "polygon");
+    area.setAttribute("points", `0,${height} ${points.join(" ")} ${width},${height}`);
+    const line = document.createElementNS(SVG_NS, "polyline");
+    line.setAttribute("points", points.join(" "));
+    const title = document.createElementNS(SVG_NS, "title");
+    title.textContent = `pages/s per 10 s, last ${Math.round(values.length / 6)} min; peak ${num(top)}`;
+    svg.append(title, area, line);
+    return svg;
+  }
+
+  // -- the panels of the selected project --------------------------------------------------
+  /**
+   * Rebuild a table body only when its rows changed (so a button is never replaced
+   * under the pointer), then let each row refresh its time-dependent cells.
+   */
+  function fillTable(table, rows, signature, makeRow, emptyText, now) {
+    const tbody = table.tBodies[0];
+    const sig = JSON.stringify(rows.map(signature));
+    if (tbody.dataset.sig !== sig) {
+      tbody.dataset.sig = sig;
+      const columns = table.tHead.rows[0].cells.length || 1;
+      const made = rows.map(makeRow);
+      tbody.replaceChildren(...(made.length ? made : [el("tr", {}, el("td", { class: "empty", colSpan: columns }, emptyText))]));
+    }
+    for (const tr of tbody.rows) if (tr.tick) tr.tick(now);
+  }
+
+  function renderDetail(detail, now) {
+    $("#detail-title").textContent = `Project ${detail.name}`;
+    $("#active-count").textContent = `(${detail.active.length})`;
+    fillTable($("#active"), detail.active, (t) => [t.taskid, t.attempt], (t) => {
+      const elapsed = td("num");
+      const tr = el("tr", {}, td("url", link(t.url)), td(null, t.slot), td("num", num(t.attempt)), elapsed);
+      tr.tick = (current) => { elapsed.textContent = duration(Math.max(0, current - t.started)); };
+      return tr;
+    }, "nothing in flight", now);
+
+    fillTable($("#recent"), detail.recent, (o) => [o.taskid, o.at], (o) => {
+      const when = td("muted");
+      const tr = el("tr", {}, when, td("num", num(o.status)), td("url", link(o.url)), td("num", num(o.items)));
+      tr.tick = (current) => { when.textContent = ago(o.at, current); };
+      return tr;
+    }, "no results yet", now);
+
+    fillTable($("#failures"), detail.failures, (o) => [o.taskid, o.at], (o) => {
+      const when = td("muted");
+      const tr = el("tr", {}, when, td("reason", o.reason), td("url", link(o.url)));
+      tr.tick = (current) => { when.textContent = ago(o.at, current); };
+      return tr;
+    }, "no failures", now);
+
+    $("#failed-count").textContent = `(${detail.failed_tasks.length})`;
+    fillTable($("#failed"), detail.failed_tasks, (t) => [t.taskid, t.lastcrawltime, t.reason], (t) => {
+      const when = td("muted");
+      const button = el("button", {
+        type: "button", class: "retry",
+        title: `queue again the failed tasks of ${t.domain || "this URL"} whose reason contains this one`,
+        onclick: () => retry(detail.name, { domain: t.domain || null, reason: t.reason || null }),
+      }, "Retry");
+      const tr = el("tr", { dataset: { taskid: t.taskid } }, when, td("url", link(t.url)),
+        td("reason", el("span", { title: t.reason }, t.reason)), td("num", num(t.retried)), td(null, button));
+      tr.tick = (current) => { when.textContent = ago(t.lastcrawltime, current); };
+      return tr;
+    }, "no failed tasks", now);
+
+    renderSlots(detail.slots, now);
+  }
+
+  function renderSlots(slots, now) {
+    $("#slots-count").textContent = `(${slots.length})`;
+    const table = $("#slots");
+    const keys = ["slot"];
+    for (const slot of slots) for (const key of Object.keys(slot)) if (!keys.includes(key)) keys.push(key);
+    const head = table.tHead.rows[0];
+    if (head.dataset.keys !== keys.join("\n")) {
+      head.dataset.keys = keys.join("\n");
+      head.replaceChildren(...keys.map((key) => el("th", { class: key === "slot" ? null : "num" }, key.replace(/_/g, " "))));
+    }
+    fillTable(table, slots, (s) => keys.map((k) => s[k]), (s) => el("tr", {},
+      ...keys.map((key) => td(key === "slot" ? null : "num", num(s[key])))), "no slots yet", now);
+  }
+
+  async function retry(project, filters) {
+    const message = $("#retry-message");
+    try {
+      const result = await api(projectPath(project, "retry"), filters);
+      message.textContent = `requeued ${result.retried} task${result.retried === 1 ? "" : "s"}`;
+    } catch (error) {
+      message.textContent = "";
+      showBanner(`retry: ${error.message}`);
+    }
+    poll();
+  }
+
+  $("#retry-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (!state.selected) return;
+    const form = event.currentTarget;
+    retry(state.selected, {
+      domain: form.elements.domain.value.trim() || null,
+      reason: form.elements.reason.value.trim() || null,
+    });
+  });
+
+  document.addEventListener("visibilitychange", () => { if (!document.hidden) poll(); });
+  poll();
+})();

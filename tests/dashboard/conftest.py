@@ -1,0 +1,181 @@
+"""A local site and a running crawl of it, for the dashboard's API and browser tests.
+
+``TreeSite`` is endless (``/p/N`` links to ``/p/2N+1`` and ``/p/2N+2``), so a crawl of
+it runs until the test stops it; it records when each request arrived, which is how
+tests see a rate change or a pause take effect. ``/flaky/NAME`` fails with 500 the
+first time and succeeds after; ``/broken/NAME`` always fails with 503; ``/hang`` waits
+until the test releases it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+
+from skitter import Crawler, Request, Response, Spider
+from skitter.dashboard import Dashboard
+
+#: Retries off, so a failing page is a FAILED task at once; short shutdown for teardown.
+CRAWL_SETTINGS: dict[str, Any] = {
+    "RETRY_TIMES": 0,
+    "CONCURRENT_REQUESTS": 4,
+    "CONCURRENT_REQUESTS_PER_DOMAIN": 4,
+    "SHUTDOWN_TIMEOUT": 0.5,
+    "LOG_LEVEL": "WARNING",
+    "ROBOTSTXT_OBEY": False,
+}
+
+
+class TreeSite:
+    """An endless site that records arrivals; see the module docstring."""
+
+    def __init__(self, delay: float = 0.01) -> None:
+        self.delay = delay
+        self.arrivals: list[float] = []  # loop time of each /p/ request
+        self.hits: Counter[str] = Counter()
+        self.release_hang = asyncio.Event()
+        self.app = web.Application()
+        self.app.router.add_get("/p/{n:\\d+}", self.tree)
+        self.app.router.add_get("/flaky/{name}", self.flaky)
+        self.app.router.add_get("/broken/{name}", self.broken)
+        self.app.router.add_get("/hang", self.hang)
+        self.app.router.add_get("/x/{tail:.*}", self.markup)
+
+    async def tree(self, request: web.Request) -> web.Response:
+        n = int(request.match_info["n"])
+        self.arrivals.append(asyncio.get_running_loop().time())
+        self.hits[request.path] += 1
+        await asyncio.sleep(self.delay)
+        links = "".join(f'<a href="/p/{m}">{m}</a>' for m in (2 * n + 1, 2 * n + 2))
+        return web.Response(text=f"<html><body>{links}</body></html>", content_type="text/html")
+
+    async def flaky(self, request: web.Request) -> web.Response:
+        self.hits[request.path] += 1
+        status = 500 if self.hits[request.path] == 1 else 200
+        return web.Response(text="flaky", status=status, content_type="text/html")
+
+    async def broken(self, request: web.Request) -> web.Response:
+        self.hits[request.path] += 1
+        return web.Response(text="broken", status=503, content_type="text/html")
+
+    async def hang(self, request: web.Request) -> web.Response:
+        self.hits[request.path] += 1
+        await self.release_hang.wait()
+        return web.Response(text="released", content_type="text/html")
+
+    async def markup(self, request: web.Request) -> web.Response:
+        self.hits[request.path] += 1
+        title = "<script>window.__pwned = 'title'</script>"
+        body = f"<html><head><title>{title}</title></head><body>x</body></html>"
+        return web.Response(text=body, status=500, content_type="text/html")
+
+    def arrivals_between(self, start: float, end: float) -> int:
+        return sum(1 for t in self.arrivals if start <= t < end)
+
+
+def tree_spider(
+    name: str, extra: Iterable[str | Callable[[str], Request]] = (), **attrs: Any
+) -> type[Spider]:
+    """A spider that walks the tree from ``BASE`` and first fetches ``extra`` (paths
+    relative to ``BASE``, or functions of ``BASE`` making a request) at a high priority,
+    so they are not stuck behind the endless tree."""
+
+    class TreeSpider(Spider):
+        def start_requests(self) -> Any:
+            base = self.settings["BASE"]
+            for item in extra:
+                yield item(base) if callable(item) else Request(base + item, priority=100)
+            yield Request(base + "/p/0")
+
+        def parse(self, response: Response) -> Any:
+            yield from response.follow_all(css="a")
+
+    TreeSpider.name = name
+    for key, value in attrs.items():
+        setattr(TreeSpider, key, value)
+    return TreeSpider
+
+
+@dataclass
+class Running:
+    """A crawl in progress with its dashboard; ``http`` is a session for the API."""
+
+    crawler: Crawler
+    site: TreeSite
+    dashboard: Dashboard
+    base: str
+    http: aiohttp.ClientSession
+    crawlers: list[Crawler] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return self.dashboard.url
+
+    async def csrf(self) -> str:
+        async with self.http.get(self.url + "api/session") as resp:
+            return str((await resp.json())["csrf"])
+
+    async def post(self, path: str, body: Any = None, **kwargs: Any) -> tuple[int, Any]:
+        headers = {"X-Skitter-CSRF": await self.csrf(), **kwargs.pop("headers", {})}
+        async with self.http.post(self.url + path, json=body, headers=headers, **kwargs) as resp:
+            return resp.status, await resp.json()
+
+    async def get(self, path: str) -> Any:
+        async with self.http.get(self.url + path) as resp:
+            assert resp.status == 200, (resp.status, await resp.text())
+            return await resp.json()
+
+
+async def eventually(check: Callable[[], Any]) -> Any:
+    """Poll ``check`` (sync or async) until it returns something truthy; at most 10 s."""
+    async with asyncio.timeout(10):
+        while True:
+            result = check()
+            if asyncio.iscoroutine(result):
+                result = await result
+            if result:
+                return result
+            await asyncio.sleep(0.02)
+
+
+@contextlib.asynccontextmanager
+async def running_crawl(
+    serve: Any,
+    spiders: list[type[Spider]],
+    *,
+    site: TreeSite | None = None,
+    settings: dict[str, Any] | None = None,
+    token: str | None = None,
+) -> AsyncIterator[Running]:
+    """Crawl ``site`` with ``spiders`` on one engine, the dashboard beside it; stops
+    the crawl at the end of the block."""
+    from skitter import run_crawlers
+
+    site = site or TreeSite()
+    base = await serve(site.app)
+    crawlers = [
+        Crawler(cls, {**CRAWL_SETTINGS, "BASE": base, **(settings or {})}) for cls in spiders
+    ]
+    task = asyncio.create_task(run_crawlers(crawlers))
+    try:
+        async with Dashboard(crawlers, token=token) as dashboard, aiohttp.ClientSession() as http:
+            await eventually(lambda: all(c.status == "running" for c in crawlers))
+            yield Running(crawlers[0], site, dashboard, base, http, crawlers)
+    finally:
+        site.release_hang.set()
+        for crawler in crawlers:
+            crawler.stop("test over")
+        await asyncio.wait_for(task, 10)
+
+
+@pytest.fixture
+def site() -> TreeSite:
+    return TreeSite()

@@ -1,0 +1,185 @@
+"""The dashboard in a real browser: headless Chromium from the system packages.
+
+Each test opens the page during a crawl of a local site and works it as a person
+would, checking the effect on the crawl through the site's own record of arrivals.
+Screenshots of the main views go to ``test-artifacts/``. Without Chromium (Debian's
+``chromium`` package) or Playwright these tests are skipped with a reason saying what
+to install; under CI (``CI=true``) they fail instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skitter import Request
+
+from .conftest import Running, TreeSite, eventually, running_crawl, tree_spider
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+
+def _unavailable(reason: str) -> None:
+    message = f"BROWSER TESTS NOT RUN: {reason}"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Any]:
+    try:
+        from playwright.async_api import async_playwright
+    except ImportError:
+        _unavailable("Playwright is missing: pip install playwright (no `playwright install`)")
+    if not os.access(CHROMIUM, os.X_OK):
+        _unavailable(f"no Chromium at {CHROMIUM}: apt-get install -y chromium")
+    async with async_playwright() as pw:
+        chromium = await pw.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            yield chromium
+        finally:
+            await chromium.close()
+
+
+async def open_page(browser: Any, run: Running) -> tuple[Any, list[str]]:
+    """The dashboard in a new page, and a list collecting its script errors."""
+    page = await browser.new_page(viewport={"width": 1440, "height": 900})
+    page.set_default_timeout(8000)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
+
+    def on_console(msg: Any) -> None:
+        # Chromium logs every 4xx as an error; a refused rate change is one on purpose.
+        if msg.type == "error" and not msg.text.startswith("Failed to load resource"):
+            errors.append(f"console: {msg.text}")
+
+    page.on("console", on_console)
+    await page.goto(run.url)
+    return page, errors
+
+
+async def screenshot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    await page.screenshot(path=str(ARTIFACTS / f"dashboard-{name}.png"), full_page=True)
+
+
+async def test_watch_and_steer_a_running_crawl(serve: Any, browser: Any) -> None:
+    from playwright.async_api import expect
+
+    site = TreeSite(delay=0.01)
+    spider = tree_spider("steer", ["/flaky/one", "/broken/two"])
+    settings = {"RATE": 100, "MAX_RATE": 100}
+    async with running_crawl(serve, [spider], site=site, settings=settings) as run:
+        page, errors = await open_page(browser, run)
+        row = page.locator('#projects tr[data-project="steer"]')
+        await expect(row.locator(".status")).to_have_text("running")
+        await expect(row.locator("button.rate")).to_have_text("100/s · burst 1000")
+        await expect(page.locator("#connection")).to_have_text("live")
+        await expect(page.locator("#recent tbody tr").first).to_contain_text(run.base)
+        failed = page.locator("#failed tbody tr")
+        await expect(failed).to_have_count(2)
+        await screenshot(page, "overview")
+
+        # Retry one failed task from its row: the site sees it again, and it succeeds.
+        flaky = failed.filter(has_text="/flaky/one")
+        await expect(flaky.locator(".reason")).to_have_text("HTTP 500")
+        await flaky.locator("button.retry").click()
+        await expect(page.locator("#retry-message")).to_have_text("requeued 1 task")
+        await eventually(lambda: site.hits["/flaky/one"] == 2)
+        await expect(failed).to_have_count(1)
+        await expect(failed).to_contain_text("/broken/two")
+
+        # Pause: nothing more arrives once the running requests are done; then resume.
+        await row.locator("button.toggle", has_text="Pause").click()
+        await expect(row.locator(".status")).to_have_text("paused")
+        await eventually(lambda: run.crawler.engine.in_flight == 0)
+        seen = len(site.arrivals)
+        await screenshot(page, "paused")
+        await asyncio.sleep(0.3)
+        assert len(site.arrivals) == seen
+        await row.locator("button.toggle", has_text="Resume").click()
+        await expect(row.locator(".status")).to_have_text("running")
+        await eventually(lambda: len(site.arrivals) > seen)
+
+        # Change the rate: above MAX_RATE is refused inline, and nothing changes.
+        await row.locator("button.rate").click()
+        editor = row.locator("form.rate-editor")
+        await editor.locator('input[name="rate"]').fill("5000")
+        await editor.locator('button[type="submit"]').click()
+        await expect(editor.locator(".error")).to_contain_text("above MAX_RATE (100/s)")
+        assert run.crawler.rate == (100, 1000)
+        await screenshot(page, "rate-refused")
+        await editor.locator('input[name="rate"]').fill("2")
+        await editor.locator('input[name="burst"]').fill("1")
+        await editor.locator('input[name="burst"]').press("Enter")
+        await expect(row.locator("button.rate")).to_have_text("2/s · burst 1")
+        assert run.crawler.rate == (2, 1)
+
+        # The site sees the crawl slow down: requests dispatched before the change may
+        # still land; after that, at most the bucket's one token plus 2 per second.
+        loop = asyncio.get_running_loop()
+        await eventually(lambda: run.crawler.engine.in_flight <= 1)
+        start = loop.time()
+        await asyncio.sleep(1.0)
+        assert site.arrivals_between(start, loop.time()) <= 1 + 2 * (loop.time() - start) + 1
+
+        await expect(page.locator("#active tbody tr").first).to_be_visible()
+        await screenshot(page, "slowed")
+        assert errors == []
+
+
+async def test_crawled_markup_is_shown_as_text_and_never_runs(serve: Any, browser: Any) -> None:
+    from playwright.async_api import expect
+
+    payloads = [
+        "/x/<img src=x onerror=\"window.__pwned='url-img'\">",
+        "/x/<script>window.__pwned='url-script'</script>",
+    ]
+
+    def hanging_slot(base: str) -> Request:
+        slot = "<img src=x onerror=\"window.__pwned='slot'\">"
+        return Request(base + "/hang", meta={"download_slot": slot}, priority=100)
+
+    def javascript_url(base: str) -> Request:
+        return Request("javascript:window.__pwned='link'//", priority=100)
+
+    name = "xss<img src=x onerror=window.__pwned=1>"
+    spider = tree_spider(name, [*payloads, hanging_slot, javascript_url])
+    async with running_crawl(serve, [spider], settings={"RATE": 20}) as run:
+        await eventually(lambda: run.crawler.monitor.counts()[1] >= 3)
+        page, errors = await open_page(browser, run)
+        for payload in payloads:
+            await expect(page.locator("#failed")).to_contain_text(run.base + payload)
+        await expect(page.locator("#failures")).to_contain_text("javascript:window.__pwned")
+        await expect(page.locator("#active")).to_contain_text("window.__pwned='slot'")
+        await expect(page.locator("#slots")).to_contain_text("window.__pwned='slot'")
+        await expect(page.locator("#projects")).to_contain_text(name)
+        await screenshot(page, "escaped-markup")
+
+        assert await page.evaluate("window.__pwned") is None
+        assert await page.locator("main img, main script, main svg[onload]").count() == 0
+        assert await page.locator("script").count() == 1  # only /static/dashboard.js
+        # A javascript: URL is shown as text, never as a link to click.
+        assert await page.locator('a[href^="javascript:"]').count() == 0
+        # Clicking each crawled link navigates nowhere dangerous either.
+        hrefs = await page.locator("main a").evaluate_all("links => links.map(a => a.href)")
+        assert hrefs and all(href.startswith(run.base) for href in hrefs)
+        assert errors == []
