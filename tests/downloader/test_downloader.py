@@ -28,6 +28,7 @@ from .conftest import MakeDownloader
 def test_public_names() -> None:
     assert sorted(skitter.downloader.__all__) == [
         "AiohttpTransport",
+        "BrowserTransport",
         "CookiesMiddleware",
         "DOWNLOADER_MIDDLEWARES_BASE",
         "DefaultHeadersMiddleware",
@@ -43,6 +44,7 @@ def test_public_names() -> None:
         "UserAgentMiddleware",
         "compose",
         "parse_retry_after",
+        "wants_render",
     ]
 
 

@@ -397,3 +397,31 @@ def test_future_version_with_more_fields_names_the_version() -> None:
     values.append("new field")
     with pytest.raises(CodecError, match="unknown format version 3"):
         decode_request(msgspec.msgpack.encode(values))
+
+
+def test_render_flag_round_trips_and_old_payloads_read_as_plain_http() -> None:
+    assert decode_request(encode_request(Request("http://e.com/", render=True))).render is True
+    # a version-1 payload written before ``render`` was appended: 18 fields
+    old = msgspec.msgpack.encode(
+        [
+            1,
+            "http://e.com/",
+            "GET",
+            None,
+            b"",
+            None,
+            {},
+            {},
+            None,
+            None,
+            0,
+            False,
+            0.0,
+            None,
+            -1,
+            False,
+            None,
+            None,
+        ]
+    )
+    assert decode_request(old).render is False

@@ -215,10 +215,23 @@ def catalogue() -> Catalogue:
     return _build(SEED)
 
 
-def expected_items() -> list[dict[str, Any]]:
+def expected_items(*, rendered: bool | None = None) -> list[dict[str, Any]]:
     """Every item a correct crawl of the demo site extracts, ordered by SKU.
 
     Each product page yields exactly one item and every product is reachable from the
-    home page, so this is one item per product. A fresh list of fresh dicts each call.
+    home page, so this is one item per product. The market's products (``_market``) are
+    included when ``rendered``: their pages are built by JavaScript, so only a crawl
+    that renders them finds them. ``None`` means "if this machine can render" (Playwright
+    and Chromium installed), which is what ``DemoSpider`` does. A fresh list of fresh
+    dicts each call.
     """
-    return [p.item() for p in sorted(catalogue().products.values(), key=lambda p: p.sku)]
+    products = list(catalogue().products.values())
+    if rendered is None:
+        from skitter.downloader._browser_launch import browser_problem
+
+        rendered = browser_problem() is None
+    if rendered:
+        from skitter.demo._market import market_products
+
+        products += market_products()
+    return [p.item() for p in sorted(products, key=lambda p: p.sku)]

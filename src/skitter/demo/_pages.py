@@ -41,9 +41,11 @@ def _stars(rating: float) -> str:
 
 def _menu(cat: Catalogue) -> str:
     links = "".join(f'<a href="{c.path}">{escape(c.name)}</a>' for c in cat.categories)
-    # Gift cards always fail (500), the partner shop is off-site, contact is a mailto:.
+    # The market is built by JavaScript, gift cards always fail (500), the partner shop
+    # is off-site, contact is a mailto:.
     return (
         f'<nav class="menu">{links}'
+        '<a class="js" href="/market">Marché du jour</a>'
         '<a href="/gift-cards">Gift cards</a>'
         '<a href="/cart" rel="nofollow">Basket</a>'
         f'<a href="{escape(OFFSITE_URL)}">Partner shops</a>'

@@ -11,6 +11,7 @@ real crawler meets and must survive:
 ``/product?id=<meta_charset>``  windows-1251, charset only in a ``<meta charset>`` tag
 ``/product?id=<broken_html>``   badly broken markup that still holds its item
 ``/product?id=<slow>``          answers after ``SLOW_DELAY`` seconds
+``/market``, ``/market/item``   built by JavaScript: empty over plain HTTP (``_market``)
 ``/cart``                       disallowed by ``/robots.txt``
 ``/_expected.json``             the ground truth: ``expected_items()``
 ==============================  ==================================================
@@ -27,7 +28,7 @@ from contextlib import asynccontextmanager
 import orjson
 from aiohttp import web
 
-from skitter.demo import _pages
+from skitter.demo import _market, _pages
 from skitter.demo._catalogue import Catalogue, catalogue, expected_items
 
 __all__ = ["SLOW_DELAY", "expected_items", "make_app", "serve_demo_site"]
@@ -93,6 +94,21 @@ async def old_product_url(request: web.Request) -> web.Response:
     raise web.HTTPMovedPermanently(found.path)
 
 
+async def market(request: web.Request) -> web.Response:
+    return _html(_market.render_market(request.app[_CATALOGUE]))
+
+
+async def market_item(request: web.Request) -> web.Response:
+    try:
+        pid = int(request.query["id"])
+    except (KeyError, ValueError):
+        raise web.HTTPNotFound() from None
+    found = next((p for p in _market.market_products() if p.id == pid), None)
+    if found is None:
+        raise web.HTTPNotFound()
+    return _html(_market.render_market_product(request.app[_CATALOGUE], found))
+
+
 async def gift_cards(request: web.Request) -> web.Response:
     raise web.HTTPInternalServerError(text="Gift cards are temporarily unavailable.")
 
@@ -117,6 +133,8 @@ def make_app() -> web.Application:
     app.router.add_get("/category/{slug}", category)
     app.router.add_get("/product", product)
     app.router.add_get("/products/{slug}.html", old_product_url)
+    app.router.add_get(_market.MARKET_PATH, market)
+    app.router.add_get(f"{_market.MARKET_PATH}/item", market_item)
     app.router.add_get("/gift-cards", gift_cards)
     app.router.add_get("/cart", cart)
     app.router.add_get("/robots.txt", robots_txt)

@@ -8,13 +8,17 @@ Run it against the bundled site (``skitter demo``) or from Python::
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from typing import Any
 
 from skitter import Request, Response, Spider
+from skitter.downloader._browser_launch import browser_problem
 from skitter.http import url_host
 
 __all__ = ["DemoSpider"]
+
+logger = logging.getLogger("skitter.demo")
 
 
 class DemoSpider(Spider):
@@ -26,7 +30,13 @@ class DemoSpider(Spider):
     # page always fails, and the default back-off would leave the demo idle for 10 s.
     retry_delay = [0.1, 0.2, 0.4]
 
-    def __init__(self, start_url: str | None = None, base_url: str | None = None, **kwargs: Any):
+    def __init__(
+        self,
+        start_url: str | None = None,
+        base_url: str | None = None,
+        render_js: bool | None = None,
+        **kwargs: Any,
+    ):
         super().__init__(**kwargs)
         url = start_url or base_url
         if not url:
@@ -34,15 +44,31 @@ class DemoSpider(Spider):
         self.start_urls = [url]
         # Links to other hosts (the shop's "partner" site) are dropped by the engine.
         self.allowed_domains = [url_host(url)]
+        # The market's pages are built by JavaScript: rendered when this machine can
+        # (Playwright and Chromium installed), else skipped, and expected_items() agrees.
+        problem = browser_problem() if render_js is None else None
+        self.render_js = render_js if render_js is not None else problem is None
+        if problem is not None:
+            logger.warning("Skipping the demo shop's JavaScript pages: %s", problem)
 
     def parse(self, response: Response) -> Iterator[Request]:
         """The home page and category pages: follow the menu, pagination and products."""
-        yield from response.follow_all(css="nav.menu a")
+        yield from response.follow_all(css="nav.menu a:not(.js)")
+        if self.render_js:  # links marked .js lead to pages built by JavaScript
+            yield from response.follow_all(
+                css="nav.menu a.js", callback=self.parse_market, render=True
+            )
         yield from response.follow_all(css="nav.pagination a")
         # A product card links its product twice (title and "#reviews") and has a
         # "javascript:" basket button: follow_all skips what cannot be fetched and the
         # dupe filter drops the second link, so no need to pick one by hand.
         yield from response.follow_all(css="article.product a", callback=self.parse_product)
+
+    def parse_market(self, response: Response) -> Iterator[Request]:
+        """The market, as the browser built it: its product cards, each rendered too."""
+        yield from response.follow_all(
+            css="section.market a.title", callback=self.parse_product, render=True
+        )
 
     def parse_product(self, response: Response) -> Iterator[dict[str, Any] | Request]:
         product = response.css("article.product-detail")

@@ -5,6 +5,7 @@ layer; the middleware classes are public so that DOWNLOADER_MIDDLEWARES can name
 subclass or switch them off.
 """
 
+from skitter.downloader._browser import BrowserTransport, wants_render
 from skitter.downloader._cookies import CookiesMiddleware
 from skitter.downloader._downloader import DOWNLOADER_MIDDLEWARES_BASE, Downloader
 from skitter.downloader._headers import (
@@ -23,6 +24,7 @@ from skitter.downloader._transport import AiohttpTransport, Transport
 __all__ = [
     "DOWNLOADER_MIDDLEWARES_BASE",
     "AiohttpTransport",
+    "BrowserTransport",
     "CookiesMiddleware",
     "DefaultHeadersMiddleware",
     "DownloadHandler",
@@ -37,4 +39,5 @@ __all__ = [
     "UserAgentMiddleware",
     "compose",
     "parse_retry_after",
+    "wants_render",
 ]

@@ -10,14 +10,22 @@ defines ``bind_transport(fetch)``; the Downloader calls it with the part of the 
 *inside* that middleware, ending at the transport. Its own requests thus get the
 headers, proxy, cookies and redirects of the layers below it, and never loop back
 through itself.
+
+Requests to render (``request.render``, or the spider's ``render`` attribute / the
+BROWSER_RENDER setting) go to a ``BrowserTransport`` at the centre of the same onion;
+everything else, and robots.txt always, goes to the HTTP transport. The browser starts
+on the first such request, so a crawl that renders nothing never starts Chromium.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any
 
 from skitter._components import build_components
 from skitter._types import CrawlContext
+from skitter.downloader._browser import BrowserTransport, wants_render
+from skitter.downloader._cookies import CookiesMiddleware
 from skitter.downloader._middleware import DownloadHandler, DownloadResult, compose
 from skitter.downloader._transport import AiohttpTransport, Transport
 from skitter.http import Request
@@ -47,27 +55,52 @@ class Downloader:
     """
 
     def __init__(
-        self, crawler: CrawlContext, spider: Any, transport: Transport | None = None
+        self,
+        crawler: CrawlContext,
+        spider: Any,
+        transport: Transport | None = None,
+        browser: Transport | None = None,
     ) -> None:
+        settings = crawler.settings
         if transport is None:
-            transport = AiohttpTransport(crawler.settings, crawler.stats)
+            transport = AiohttpTransport(settings, crawler.stats)
         self.crawler = crawler
         self.transport: Transport = transport
         self.middlewares: list[Any] = build_components(
-            DOWNLOADER_MIDDLEWARES_BASE, crawler.settings["DOWNLOADER_MIDDLEWARES"], crawler
+            DOWNLOADER_MIDDLEWARES_BASE, settings["DOWNLOADER_MIDDLEWARES"], crawler
         )
         self._spider = spider
+        if browser is None:
+            cookies = self.middleware(CookiesMiddleware)
+            browser = BrowserTransport(
+                settings, crawler.stats, cookie_jars=cookies.jar if cookies else None
+            )
+        self.browser: Transport = browser
         for i, mw in enumerate(self.middlewares):
             bind = getattr(mw, "bind_transport", None)
-            if callable(bind):
+            if callable(bind):  # robots.txt and the like: plain HTTP, never rendered
                 bind(compose(self.middlewares[i + 1 :], self.transport.fetch, spider))
-        self._handler: DownloadHandler = compose(self.middlewares, self.transport.fetch, spider)
+        own = getattr(spider, "render", None)
+        render_default = bool(settings["BROWSER_RENDER"] if own is None else own)
+        http_fetch, browser_fetch = self.transport.fetch, self.browser.fetch
+
+        def route(request: Request) -> Awaitable[DownloadResult]:
+            # A plain function returning the coroutine: no extra frame on the hot path.
+            if wants_render(request, render_default):
+                return browser_fetch(request)
+            return http_fetch(request)
+
+        self._handler: DownloadHandler = compose(self.middlewares, route, spider)
 
     async def open(self) -> None:
         await self.transport.open()
+        await self.browser.open()
 
     async def close(self) -> None:
-        await self.transport.close()
+        try:
+            await self.browser.close()
+        finally:
+            await self.transport.close()
 
     async def __aenter__(self) -> Downloader:
         await self.open()

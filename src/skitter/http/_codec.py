@@ -66,6 +66,7 @@ class _Wire(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
     auto_recrawl: bool
     itag: str | None
     taskid: str | None
+    render: bool = False  # appended: payloads written before it read as False
 
 
 class _Head(msgspec.Struct, array_like=True):
@@ -215,6 +216,7 @@ def encode_request(request: Request, spider: object | None = None) -> bytes:
         request.auto_recrawl,
         request.itag,
         request.taskid if request.has_explicit_taskid else None,
+        request.render,
     )
     try:
         return _encoder.encode(wire)
@@ -293,6 +295,7 @@ def decode_request(data: bytes, spider: object | None = None) -> Request:
             auto_recrawl=wire.auto_recrawl,
             itag=wire.itag,
             taskid=wire.taskid,
+            render=wire.render,
         )
     except (InvalidURL, TypeError, ValueError) as exc:
         raise CodecError(f"stored request <{url}> is not a valid request: {exc}") from None

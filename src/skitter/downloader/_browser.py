@@ -1,0 +1,377 @@
+"""The browser transport: a Request rendered by headless Chromium, as a Response.
+
+Requests with ``render=True`` (or every request of a spider whose ``render`` attribute
+or the BROWSER_RENDER setting says so, unless ``meta["dont_render"]``) come here instead
+of to ``AiohttpTransport``, under the same downloader middlewares. The contract is the
+HTTP transport's: ``fetch`` returns the response for any status and raises one of
+skitter's errors naming the request. What differs, and why:
+
+- ``body`` is the rendered DOM (``page.content()``, UTF-8; ``Content-Type`` says so,
+  since the server's charset no longer describes it), not the bytes the server sent.
+  A main document that is not HTML (JSON, XML, an image) is returned as the browser
+  received it. ``status`` and ``headers`` are the main document's, ``url`` the page's
+  final URL, ``flags`` holds ``"rendered"``.
+- The browser follows redirects itself (RedirectMiddleware sees the final response);
+  the URLs left behind are recorded in ``meta["redirect_urls"]`` as it would.
+- Headers the middlewares set are sent with the main document; ``User-Agent`` becomes
+  the page's user agent (JavaScript and sub-requests see it too). ``Cookie``,
+  ``Accept-Encoding`` and the other headers the browser manages are left to it.
+- Cookies: each page starts in a fresh browser context. With BROWSER_SHARE_COOKIES it is
+  seeded from CookiesMiddleware's jar (per ``meta["cookiejar"]``) and its cookies go back
+  into the jar when the page is done; without, the page starts with none, and the main
+  document's ``Set-Cookie`` headers are removed so the HTTP jar stays separate too.
+- DOWNLOAD_TIMEOUT (``meta["download_timeout"]``) bounds the page from navigation until
+  its HTML is read: a page that never finishes loading fails with DownloadTimeout, which
+  RetryMiddleware retries. DOWNLOAD_MAXSIZE bounds the rendered HTML (an endless main
+  document cannot be cut off mid-body by the browser: it ends at the timeout).
+- A browser that dies under a page fails that request with ConnectionLost (retried by
+  the scheduler); the next request starts Chromium again. Nothing is lost.
+
+Per-request meta keys:
+
+``browser_wait_until``  ``"load"`` (default: BROWSER_WAIT_UNTIL), ``"domcontentloaded"``,
+                        ``"networkidle"`` or ``"commit"``: when navigation counts as done
+``browser_wait_for``    a CSS selector to wait for after that (content built late by
+                        JavaScript); not appearing in time is a DownloadTimeout
+``browser_keep_page``   hand the live Playwright page to the callback as
+                        ``response.meta["browser_page"]`` (for clicks, scrolls, waits in an
+                        async callback). The callback MUST ``await page.close()``: an open
+                        page holds one of BROWSER_CONCURRENCY slots. Only pages with a
+                        status below 400 are kept (others rarely reach a callback); leftover
+                        pages are closed when the crawl ends.
+
+Stats: the HTTP transport's ``downloader/*`` keys, plus ``browser/page_count``,
+``browser/launch_count``, ``browser/restart_count`` and ``browser/blocked_request_count``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Any
+
+from multidict import CIMultiDict
+from yarl import URL
+
+from skitter.downloader._browser_cookies import cookies_for_browser, store_browser_cookies
+from skitter.downloader._browser_errors import is_playwright_error, timed_out, translate
+from skitter.downloader._browser_launch import BrowserUnavailable
+from skitter.downloader._browser_pool import BrowserPool, PageLease
+from skitter.exceptions import (
+    ConfigError,
+    ConnectionLost,
+    InvalidURL,
+    RequestError,
+    ResponseTooLarge,
+)
+from skitter.http import Request, Response
+
+if TYPE_CHECKING:
+    from aiohttp import CookieJar
+    from playwright.async_api import Response as PageResponse
+    from playwright.async_api import Route
+
+    from skitter._types import StatsSink
+    from skitter.settings import Settings
+
+__all__ = ["BrowserTransport", "wants_render"]
+
+logger = logging.getLogger("skitter.downloader.browser")
+
+WAIT_UNTIL = frozenset({"load", "domcontentloaded", "networkidle", "commit"})
+_HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+# Headers the browser computes itself; sending ours would duplicate or contradict them.
+_BROWSER_HEADERS = frozenset(
+    {
+        "accept-encoding",
+        "connection",
+        "content-length",
+        "cookie",
+        "host",
+        "keep-alive",
+        "proxy-authorization",
+        "te",
+        "transfer-encoding",
+        "upgrade",
+        "user-agent",  # set as the context's user agent instead
+    }
+)
+
+CookieJars = Callable[[Hashable], "CookieJar"]
+
+
+def wants_render(request: Request, default: bool) -> bool:
+    """Whether ``request`` goes to the browser: ``render=True``, or the spider's default
+    unless ``meta["dont_render"]`` opts this request out."""
+    return request.render or (default and not request.meta.get("dont_render"))
+
+
+class BrowserTransport:
+    """Renders requests in headless Chromium; same contract as ``AiohttpTransport``.
+
+    ``cookie_jars(key)`` is CookiesMiddleware's ``jar`` method: given, and with
+    BROWSER_SHARE_COOKIES on, pages share that spider's cookie session.
+    """
+
+    def __init__(
+        self, settings: Settings, stats: StatsSink, *, cookie_jars: CookieJars | None = None
+    ) -> None:
+        self._stats = stats
+        self._pool = BrowserPool(settings, stats)
+        self._timeout: float = settings["DOWNLOAD_TIMEOUT"]
+        self._maxsize: int = settings["DOWNLOAD_MAXSIZE"]
+        self._warnsize: int = settings["DOWNLOAD_WARNSIZE"]
+        self._blocked = frozenset(str(kind).lower() for kind in settings["BROWSER_BLOCK_RESOURCES"])
+        self._wait_until: str = settings["BROWSER_WAIT_UNTIL"]
+        if self._wait_until not in WAIT_UNTIL:
+            raise ConfigError(
+                f"BROWSER_WAIT_UNTIL must be one of {sorted(WAIT_UNTIL)}, got {self._wait_until!r}"
+            )
+        self._cookie_jars = cookie_jars if settings["BROWSER_SHARE_COOKIES"] else None
+        if settings["BROWSER_SHARE_COOKIES"] and cookie_jars is None:
+            logger.warning(
+                "BROWSER_SHARE_COOKIES is on but CookiesMiddleware is not: "
+                "rendered pages get no cookies"
+            )
+        self._unavailable_logged = False
+
+    @property
+    def started(self) -> bool:
+        """True once Chromium runs: stays False for a crawl that renders nothing."""
+        return self._pool.started
+
+    @property
+    def pool(self) -> BrowserPool:
+        return self._pool
+
+    # -- lifetime: Chromium starts on the first fetch, not here ---------------------------
+    async def open(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        await self._pool.close()
+
+    async def __aenter__(self) -> BrowserTransport:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    # -- fetching ---------------------------------------------------------------------
+    async def fetch(self, request: Request) -> Response:
+        """Render ``request``; return the response whatever its status."""
+        stats = self._stats
+        stats.inc("downloader/request_count")
+        stats.inc(f"downloader/request_method_count/{request.method}")
+        try:
+            response = await self._render(request)
+        except RequestError as exc:
+            stats.inc("downloader/exception_count")
+            stats.inc(f"downloader/exception_type_count/{type(exc).__name__}")
+            raise
+        stats.inc("downloader/response_count")
+        stats.inc(f"downloader/response_status_count/{response.status}")
+        stats.inc("downloader/response_bytes", len(response.body))
+        return response
+
+    def _timeout_of(self, request: Request) -> float | None:
+        value = request.meta.get("download_timeout")
+        return (value if value is not None else self._timeout) or None
+
+    async def _render(self, request: Request) -> Response:
+        if not request.url[:8].lower().startswith(("http://", "https://")):
+            raise InvalidURL(
+                f"cannot render {request!r}: only http:// and https:// URLs are supported",
+                request=request,
+            )
+        meta = request.meta
+        wait_until = meta.get("browser_wait_until") or self._wait_until
+        if wait_until not in WAIT_UNTIL:
+            raise RequestError(
+                f"cannot render {request!r}: meta['browser_wait_until'] must be one of "
+                f"{sorted(WAIT_UNTIL)}, got {wait_until!r}",
+                request=request,
+            )
+        timeout = self._timeout_of(request)
+        try:
+            lease = await self._pool.acquire(**_context_options(request))
+        except BrowserUnavailable as exc:
+            if not self._unavailable_logged:
+                self._unavailable_logged = True
+                logger.error("Cannot render pages: %s", exc)
+            raise RequestError(f"cannot render {request!r}: {exc}", request=request) from None
+        except Exception as exc:
+            if not is_playwright_error(exc):
+                raise
+            raise translate(exc, request, None, timeout) from None
+        from playwright.async_api import Error as PlaywrightError  # imported by now
+
+        kept = False
+        try:
+            if timeout is not None:
+                lease.context.set_default_timeout(timeout * 1000)
+            try:
+                async with asyncio.timeout(timeout):
+                    response = await self._navigate(lease, request, wait_until)
+            except TimeoutError:
+                raise timed_out(request, wait_until, timeout) from None
+            except PlaywrightError as exc:
+                raise translate(exc, request, lease, timeout) from None
+            if meta.get("browser_keep_page") and response.status < 400:
+                lease.keep()
+                meta["browser_page"] = lease.page
+                kept = True
+            return response
+        finally:
+            if not kept:
+                await lease.close()
+
+    async def _navigate(self, lease: PageLease, request: Request, wait_until: str) -> Response:
+        page, meta = lease.page, request.meta
+        jar = self._jar_for(request)
+        if jar is not None and len(jar):
+            await lease.context.add_cookies(cookies_for_browser(jar))  # type: ignore[arg-type]
+        await page.route("**/*", self._router(lease, request))
+        started = time.monotonic()
+        main = await page.goto(request.url, wait_until=wait_until)  # type: ignore[arg-type]
+        selector = meta.get("browser_wait_for")
+        if selector:
+            await page.wait_for_selector(selector, state="attached")
+        if main is None:  # no network navigation happened (cannot be for http URLs)
+            raise ConnectionLost(f"{request!r}: the browser loaded no document", request=request)
+        meta["download_latency"] = _latency(main, started)
+        _record_redirects(main, meta)
+        headers = CIMultiDict((h["name"], h["value"]) for h in await main.headers_array())
+        for name in ("Content-Encoding", "Content-Length"):
+            headers.popall(name, None)  # describe the network bytes, not this body
+        if jar is None:
+            headers.popall("Set-Cookie", None)  # the browser's cookies are not the jar's
+        content_type = headers.get("Content-Type", "")
+        mime = content_type.split(";", 1)[0].strip().lower()
+        if not mime or mime in _HTML_TYPES:
+            body = (await page.content()).encode("utf-8")
+            headers["Content-Type"] = f"{mime or 'text/html'}; charset=utf-8"
+            flags = ["rendered"]
+        else:
+            body = await main.body()
+            flags = ["browser"]
+        self._check_size(request, len(body))
+        if jar is not None:
+            store_browser_cookies(jar, await lease.context.cookies())
+        server = await main.server_addr()
+        return Response(
+            page.url,
+            main.status,
+            headers,
+            body,
+            request,
+            flags=flags,
+            ip_address=server["ipAddress"] if server else None,
+        )
+
+    def _router(self, lease: PageLease, request: Request) -> Callable[[Route], Any]:
+        """The page's request handler: blocks unwanted resources, and sends the main
+        document with the request's method, body and headers."""
+        from playwright.async_api import Error as PlaywrightError
+
+        blocked, stats, page = self._blocked, self._stats, lease.page
+        first_navigation = True
+
+        async def route(route: Route) -> None:
+            nonlocal first_navigation
+            sent = route.request
+            try:
+                if sent.resource_type in blocked:
+                    stats.inc("browser/blocked_request_count")
+                    await route.abort("blockedbyclient")
+                elif first_navigation and sent.frame == page.main_frame:
+                    first_navigation = False
+                    await route.continue_(**_main_document(request, sent.headers))
+                else:
+                    await route.continue_()
+            except PlaywrightError:
+                pass  # the page was closed or crashed meanwhile; navigation reports it
+
+        return route
+
+    def _jar_for(self, request: Request) -> CookieJar | None:
+        jars = self._cookie_jars
+        if jars is None or request.meta.get("dont_merge_cookies"):
+            return None
+        return jars(request.meta.get("cookiejar"))
+
+    def _check_size(self, request: Request, size: int) -> None:
+        maxsize = request.meta.get("download_maxsize", self._maxsize)
+        if maxsize and size > maxsize:
+            raise ResponseTooLarge(
+                f"{request!r}: rendered page of {size} bytes is larger than DOWNLOAD_MAXSIZE "
+                f"({maxsize} bytes)",
+                request=request,
+            )
+        warnsize = request.meta.get("download_warnsize", self._warnsize)
+        if warnsize and size > warnsize:
+            logger.warning(
+                "%r: rendered page of %d bytes is larger than DOWNLOAD_WARNSIZE (%d bytes)",
+                request,
+                size,
+                warnsize,
+            )
+
+
+def _context_options(request: Request) -> dict[str, Any]:
+    """Options of the page's fresh context: user agent, proxy, no service workers (they
+    would answer requests from their cache, past the router)."""
+    options: dict[str, Any] = {"service_workers": "block"}
+    if request.has_headers:
+        user_agent = request.headers.get("User-Agent")
+        if user_agent:
+            options["user_agent"] = user_agent
+    proxy = request.meta.get("proxy")
+    if proxy:
+        url = URL(proxy)
+        server: dict[str, str] = {"server": str(url.with_user(None).with_path(""))}
+        if url.user:
+            server["username"] = url.user
+            server["password"] = url.password or ""
+        options["proxy"] = server
+    return options
+
+
+def _main_document(request: Request, browser_headers: dict[str, str]) -> dict[str, Any]:
+    """``route.continue_`` arguments that make the main document ``request``."""
+    headers = dict(browser_headers)
+    if request.has_headers:
+        for name in {name.lower() for name in request.headers}:
+            if name not in _BROWSER_HEADERS:
+                headers[name] = ", ".join(request.headers.getall(name))
+    out: dict[str, Any] = {"headers": headers}
+    if request.method != "GET":
+        out["method"] = request.method
+    if request.body:
+        out["post_data"] = request.body
+    return out
+
+
+def _latency(main: PageResponse, started: float) -> float:
+    """Seconds until the main document's headers came, as the HTTP transport reports."""
+    timing = main.request.timing
+    response_start = timing.get("responseStart", -1)
+    if response_start is not None and response_start >= 0:
+        return response_start / 1000
+    return time.monotonic() - started
+
+
+def _record_redirects(main: PageResponse, meta: dict[str, Any]) -> None:
+    """Put the redirects the browser followed where RedirectMiddleware would."""
+    urls: list[str] = []
+    previous = main.request.redirected_from
+    while previous is not None:
+        urls.append(previous.url)
+        previous = previous.redirected_from
+    if urls:
+        urls.reverse()
+        meta["redirect_urls"] = [*meta.get("redirect_urls", ()), *urls]
+        meta["redirect_times"] = meta.get("redirect_times", 0) + len(urls)

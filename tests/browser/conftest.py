@@ -1,0 +1,186 @@
+"""Fixtures for the browser transport tests: a local site whose pages need JavaScript,
+and real headless Chromium (the system's, never a downloaded one).
+
+Without Chromium or Playwright these tests are skipped with a reason that says what to
+install; under CI (``CI=true``) they fail instead, so a CI that lost its Chromium is red,
+not silently green.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections import Counter
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+from skitter.downloader._browser_launch import browser_problem
+from skitter.testing._server import serve_app
+
+ITEM_COUNT = 3
+
+
+@pytest.fixture(scope="session")
+def chromium() -> None:
+    """Require Playwright and Chromium: skip loudly without them, fail under CI."""
+    problem = browser_problem()
+    if problem is None:
+        return
+    message = f"browser tests need Chromium and Playwright: {problem}"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def chromium_pids() -> list[int]:
+    """Main Chromium processes started by this test process (its descendants only)."""
+    parents: dict[int, int] = {}
+    commands: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        pid = int(entry.name)
+        parents[pid] = int(stat.rsplit(")", 1)[1].split()[1])
+        commands[pid] = cmdline
+    me = os.getpid()
+
+    def descends(pid: int) -> bool:
+        while pid > 1:
+            pid = parents.get(pid, 0)
+            if pid == me:
+                return True
+        return False
+
+    return [
+        pid
+        for pid, cmd in commands.items()
+        if "--remote-debugging-pipe" in cmd and "--type=" not in cmd and descends(pid)
+    ]
+
+
+def kill_chromium() -> int:
+    """SIGKILL the Chromium this process started; how many were killed."""
+    pids = chromium_pids()
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL)
+    return len(pids)
+
+
+class JsSite:
+    """Pages whose content exists only after their JavaScript runs, and counters of what
+    the browser asked for."""
+
+    def __init__(self) -> None:
+        self.hits: Counter[str] = Counter()
+        self.release = asyncio.Event()  # lets hanging handlers end when the test ends
+        self.on_slow_script: list[object] = []  # callables run when /slow.js is asked for
+        self.app = web.Application()
+        routes = self.app.router
+        routes.add_get("/items", self.items)
+        routes.add_get("/item/{n}", self.item)
+        routes.add_get("/pixel.png", self.pixel)
+        routes.add_get("/font.woff2", self.pixel)
+        routes.add_get("/hangs-once", self.hangs_once)
+        routes.add_get("/never.js", self.never)
+        routes.add_get("/slow.js", self.slow_script)
+        routes.add_get("/echo", self.echo)
+        routes.add_get("/set-cookie", self.set_cookie)
+        routes.add_get("/late", self.late)
+
+    def _count(self, request: web.Request) -> None:
+        self.hits[request.path] += 1
+
+    async def items(self, request: web.Request) -> web.Response:
+        """A list built by JavaScript after load, with an image the browser should skip."""
+        self._count(request)
+        script = (
+            f"for (let n = 1; n <= {ITEM_COUNT}; n++) {{"
+            "const a = document.createElement('a'); a.href = '/item/' + n;"
+            "a.className = 'item'; a.textContent = 'Item ' + n;"
+            "document.getElementById('list').appendChild(a); }"
+        )
+        return _html(
+            '<div id="list"></div><img src="/pixel.png">'
+            f"<script>window.addEventListener('load', () => {{ {script} }});</script>"
+        )
+
+    async def item(self, request: web.Request) -> web.Response:
+        """One item page: its name is written by JavaScript; ``?slow=1`` loads /slow.js."""
+        self._count(request)
+        n = request.match_info["n"]
+        slow = '<script src="/slow.js"></script>' if request.query.get("slow") else ""
+        return _html(
+            f"{slow}<h1></h1><script>document.querySelector('h1').textContent = "
+            f"'Item ' + {int(n)};</script>"
+        )
+
+    async def pixel(self, request: web.Request) -> web.Response:
+        self._count(request)
+        return web.Response(body=b"\x89PNG\r\n\x1a\n", content_type="image/png")
+
+    async def hangs_once(self, request: web.Request) -> web.Response:
+        """Its script never arrives the first time (the load event never fires)."""
+        self._count(request)
+        script = '<script src="/never.js"></script>' if self.hits[request.path] == 1 else ""
+        return _html(f"{script}<p id='done'>loaded</p>")
+
+    async def never(self, request: web.Request) -> web.Response:
+        self._count(request)
+        await self.release.wait()
+        return web.Response(text="", content_type="application/javascript")
+
+    async def slow_script(self, request: web.Request) -> web.Response:
+        self._count(request)
+        for action in self.on_slow_script:
+            action()  # type: ignore[operator]
+        return web.Response(text="", content_type="application/javascript")
+
+    async def echo(self, request: web.Request) -> web.Response:
+        """The request's headers and cookies, written into the page."""
+        self._count(request)
+        lines = "".join(f"<li data-name='{k.lower()}'>{v}</li>" for k, v in request.headers.items())
+        cookies = "".join(f"<li data-cookie='{k}'>{v}</li>" for k, v in request.cookies.items())
+        return _html(f"<ul id='headers'>{lines}</ul><ul id='cookies'>{cookies}</ul>")
+
+    async def set_cookie(self, request: web.Request) -> web.Response:
+        """A cookie from the server and one from JavaScript."""
+        self._count(request)
+        response = _html("<script>document.cookie = 'js=from-script; path=/';</script>")
+        response.set_cookie("server", "from-header")
+        return response
+
+    async def late(self, request: web.Request) -> web.Response:
+        """Content that appears a while after the load event."""
+        self._count(request)
+        return _html(
+            "<script>window.addEventListener('load', () => setTimeout(() => {"
+            "const p = document.createElement('p'); p.id = 'late'; p.textContent = 'here';"
+            "document.body.appendChild(p); }, 300));</script>"
+        )
+
+
+def _html(body: str) -> web.Response:
+    return web.Response(
+        text=f"<!DOCTYPE html><html><head><title>t</title></head><body>{body}</body></html>",
+        content_type="text/html",
+    )
+
+
+@pytest.fixture
+async def site(chromium: None) -> AsyncIterator[tuple[JsSite, str]]:
+    """The JavaScript site, served on 127.0.0.1: ``(site, base_url)``."""
+    js_site = JsSite()
+    async with serve_app(js_site.app) as base_url:
+        try:
+            yield js_site, base_url
+        finally:
+            js_site.release.set()
