@@ -13,16 +13,17 @@ from collections import Counter
 from urllib.parse import urldefrag, urljoin
 
 import aiohttp
-from _report import Meter, child_args
+from _report import Meter, child_args, host_of
 from parsel import Selector
 
 
-async def crawl(start_url: str, concurrency: int) -> tuple[int, int, Counter[str]]:
+async def crawl(start_url: str, concurrency: int) -> tuple[int, int, Counter[str], Counter[str]]:
     queue: asyncio.Queue[str] = asyncio.Queue()
     seen = {start_url}
     queue.put_nowait(start_url)
     pages = items = 0
     errors: Counter[str] = Counter()
+    hosts: Counter[str] = Counter()
     connector = aiohttp.TCPConnector(limit=concurrency)
     async with aiohttp.ClientSession(connector=connector) as session:
 
@@ -38,6 +39,7 @@ async def crawl(start_url: str, concurrency: int) -> tuple[int, int, Counter[str
                         errors[f"HTTP {response.status}"] += 1
                         continue
                     pages += 1
+                    hosts[host_of(url)] += 1
                     selector = Selector(text=text)
                     for item in selector.css("div.item"):
                         _ = {
@@ -60,14 +62,14 @@ async def crawl(start_url: str, concurrency: int) -> tuple[int, int, Counter[str
             await queue.join()
             for task in workers:
                 task.cancel()
-    return pages, items, errors
+    return pages, items, errors, hosts
 
 
 def main() -> None:
     args = child_args()
     meter = Meter()
-    pages, items, errors = asyncio.run(crawl(args.start_url, args.concurrency))
-    meter.report(pages, items, errors=dict(errors))
+    pages, items, errors, hosts = asyncio.run(crawl(args.start_url, args.concurrency))
+    meter.report(pages, items, hosts=dict(hosts), errors=dict(errors))
 
 
 if __name__ == "__main__":

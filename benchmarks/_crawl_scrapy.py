@@ -1,16 +1,19 @@
 """The Scrapy contender, run by crawl_bench.py as ``scrapy runspider _crawl_scrapy.py``.
 
 Settings come from the command line (``-s``) so the parent shows them in one place; the
-spider only counts pages and items and reports its own rusage when it closes.
+spider only counts pages, items and pages per host and reports its own rusage when it
+closes. Scrapy's download slots are by hostname, so every port of a multi-host site
+shares one slot.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
 import scrapy
-from _report import Meter
+from _report import Meter, host_of
 from scrapy import signals
 
 
@@ -22,6 +25,7 @@ class BenchSpider(scrapy.Spider):
         self.start_urls = [start_url]
         self.pages = 0
         self.items = 0
+        self.hosts: Counter[str] = Counter()
         self.meter: Meter | None = None
 
     @classmethod
@@ -35,6 +39,7 @@ class BenchSpider(scrapy.Spider):
 
     def parse(self, response: Any) -> Iterator[Any]:
         self.pages += 1
+        self.hosts[host_of(response.url)] += 1
         for item in response.css("div.item"):
             self.items += 1
             yield {"name": item.css(".name::text").get(), "price": item.css(".price::text").get()}
@@ -46,6 +51,7 @@ class BenchSpider(scrapy.Spider):
         self.meter.report(
             self.pages,
             self.items,
+            hosts=dict(self.hosts),
             reason=reason,
             errors=stats.get("log_count/ERROR", 0),
             scraped=stats.get("item_scraped_count", 0),

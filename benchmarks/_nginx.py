@@ -4,20 +4,32 @@ The benchmark serves the synthetic site with nginx so the server costs next to n
 ``NginxServer.cpu_seconds()`` (master plus workers, from ``/proc/<pid>/stat``) lets
 each run show that the crawler, not nginx, was the bottleneck. Every path nginx writes
 (pid, error log, temp dirs) is inside the work directory, so no root is needed.
+
+A multi-host site is served on several ports by one ``server`` block with one
+``listen`` per port: the same worker and root for all, so the number of hosts changes
+nothing on the server side but the ports the crawler connects to.
 """
 
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["NginxMissing", "NginxServer", "find_nginx", "serve_with_nginx"]
+__all__ = [
+    "NginxMissing",
+    "NginxServer",
+    "find_nginx",
+    "ports_free",
+    "reserve_ports",
+    "serve_with_nginx",
+]
 
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 _CONF = """\
@@ -42,7 +54,7 @@ http {{
     uwsgi_temp_path {work}/uwsgi;
     scgi_temp_path {work}/scgi;
     server {{
-        listen 127.0.0.1:{port};
+{listen}
         root {root};
         location / {{ try_files $uri =404; }}
     }}
@@ -65,10 +77,46 @@ def find_nginx() -> str:
     return found
 
 
-def _free_port() -> int:
+def _bindable(port: int) -> bool:
     with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as nginx does
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def ports_free(ports: Sequence[int]) -> bool:
+    """Whether nginx could listen on all of ``ports`` now."""
+    return all(_bindable(port) for port in ports)
+
+
+def _ephemeral_floor() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32_768
+
+
+def reserve_ports(count: int) -> list[int]:
+    """``count`` distinct free five-digit ports below the ephemeral range.
+
+    A multi-host site has its ports written into its links, so they are chosen before
+    the site is generated and must stay free until nginx starts (and, for a reused
+    site, across invocations). Ports below the range the kernel hands out for port 0
+    are not taken by the test servers and clients other people run meanwhile.
+    """
+    floor = min(_ephemeral_floor(), 65_536)
+    candidates = list(range(20_000, max(floor, 20_000 + 10 * count)))
+    random.shuffle(candidates)
+    found: list[int] = []
+    for port in candidates:
+        if _bindable(port):
+            found.append(port)
+            if len(found) == count:
+                return found
+    raise RuntimeError(f"no {count} free ports on 127.0.0.1 between 20000 and {floor}")
 
 
 def _proc_cpu(pid: int) -> float:
@@ -95,11 +143,15 @@ def _children(pid: int) -> list[int]:
 
 
 class NginxServer:
-    """A running nginx: ``base_url`` to crawl, ``cpu_seconds()`` to account for it."""
+    """A running nginx: ``base_url`` (the first port's) to crawl, ``cpu_seconds()`` to
+    account for it."""
 
-    def __init__(self, process: subprocess.Popen[bytes], base_url: str, error_log: Path) -> None:
+    def __init__(
+        self, process: subprocess.Popen[bytes], ports: Sequence[int], error_log: Path
+    ) -> None:
         self.process = process
-        self.base_url = base_url
+        self.ports = tuple(ports)
+        self.base_url = f"http://127.0.0.1:{ports[0]}"
         self.error_log = error_log
 
     def log_tail(self, lines: int = 5) -> str:
@@ -116,16 +168,18 @@ class NginxServer:
 
 
 @contextmanager
-def serve_with_nginx(root: Path, work: Path) -> Iterator[NginxServer]:
-    """Serve ``root`` on a free loopback port until the block ends."""
+def serve_with_nginx(root: Path, work: Path, ports: Sequence[int] = ()) -> Iterator[NginxServer]:
+    """Serve ``root`` on 127.0.0.1 until the block ends: on each of ``ports``, or on one
+    free port if none is given."""
     binary = find_nginx()
     work.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
+    ports = list(ports) or reserve_ports(1)
+    listen = "\n".join(f"        listen 127.0.0.1:{port};" for port in ports)
     # As root, nginx drops its workers to "nobody", who may not read a private temp
     # dir; unprivileged, the user directive is ignored, so only set it for root.
     user = "user root;\n" if os.geteuid() == 0 else ""
     conf = work / "nginx.conf"
-    conf.write_text(_CONF.format(user=user, work=work, port=port, root=root.resolve()))
+    conf.write_text(_CONF.format(user=user, work=work, listen=listen, root=root.resolve()))
     log = work / "error.log"
     process = subprocess.Popen(
         [binary, "-p", str(work), "-c", str(conf), "-e", str(log)],
@@ -133,8 +187,9 @@ def serve_with_nginx(root: Path, work: Path) -> Iterator[NginxServer]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        _wait_listening(process, port, log)
-        yield NginxServer(process, f"http://127.0.0.1:{port}", log)
+        for port in ports:
+            _wait_listening(process, port, log)
+        yield NginxServer(process, ports, log)
     finally:
         process.terminate()
         try:

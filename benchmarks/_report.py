@@ -4,6 +4,9 @@ Each crawler runs in its own process so that its peak RSS and CPU time are its o
 The child reads ``getrusage(RUSAGE_SELF)`` when the crawl starts and when it ends
 (imports and interpreter start-up are not counted) and prints one line,
 ``BENCH-RESULT {json}``, on stdout; whatever else the crawler prints is ignored.
+Besides pages and items, each child counts its pages per host (``host_of``: the
+``host:port`` of a URL), so the parent can check that a multi-host crawl fetched every
+page from the port it lives on.
 """
 
 from __future__ import annotations
@@ -14,9 +17,14 @@ import resource
 import time
 from typing import Any
 
-__all__ = ["MARKER", "Meter", "child_args"]
+__all__ = ["MARKER", "Meter", "child_args", "host_of"]
 
 MARKER = "BENCH-RESULT "
+
+
+def host_of(url: str) -> str:
+    """The ``host:port`` of an absolute ``http://`` URL (cheap: called once per page)."""
+    return url.split("/", 3)[2]
 
 
 def _cpu() -> float:

@@ -9,14 +9,23 @@ those written another way (relative, ``./``, ``../``, root-relative, with a
 ``#fragment``), so a crawler's URL joining and dupe filter do real work. Filler
 paragraphs bring each page to a size drawn between 5 and 15 KB.
 
-The same seed and page count always give the same bytes; ``manifest.json`` records
-what a complete crawl must find.
+A multi-host site is the same site spread over ``ports`` of 127.0.0.1 (a host is a
+port, since only loopback is used): page ``i`` lives on ``ports[i % len(ports)]`` and
+every link is absolute, ``http://127.0.0.1:<port>/p/...``, to the target page's own
+port, plain or with a ``#fragment``. Every page keeps one canonical URL, so a crawl
+that fetched a page through the wrong port would count it twice. The links, items and
+sizes do not depend on the number of ports (all ports have five digits), so a 1-port
+and an 8-port site differ only in where the pages live.
+
+The same seed, page count and ports always give the same bytes; ``manifest.json``
+records what a complete crawl must find.
 """
 
 from __future__ import annotations
 
 import json
 import random
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from html import escape
 from pathlib import Path
@@ -46,6 +55,16 @@ class Manifest:
     bytes: int
     seed: int
     start_path: str
+    ports: tuple[int, ...] = ()
+    """The ports of a multi-host site (absolute links); empty for the relative site."""
+
+    @property
+    def hosts(self) -> int:
+        return max(1, len(self.ports))
+
+    def pages_per_host(self) -> list[int]:
+        """How many pages live on each port, in the order of ``ports``."""
+        return [len(range(k, self.pages, self.hosts)) for k in range(self.hosts)]
 
 
 def _path(i: int, width: int) -> tuple[str, str]:
@@ -53,10 +72,14 @@ def _path(i: int, width: int) -> tuple[str, str]:
     return bucket, f"{i:0{width}d}.html"
 
 
-def _href(src: int, dst: int, width: int, style: int) -> str:
-    """A link from page ``src`` to page ``dst``, written in one of five equivalent ways."""
+def _href(src: int, dst: int, width: int, style: int, ports: Sequence[int]) -> str:
+    """A link from page ``src`` to page ``dst``, written in one of five equivalent ways
+    (absolute, to the target's port, with or without a fragment on a multi-host site)."""
     src_bucket, _ = _path(src, width)
     bucket, name = _path(dst, width)
+    if ports:
+        url = f"http://127.0.0.1:{ports[dst % len(ports)]}/p/{bucket}/{name}"
+        return url + ("", "", "", "#reviews", "#top")[style]
     if style == 0:
         return f"/p/{bucket}/{name}"
     if style == 1:
@@ -77,13 +100,15 @@ def _paragraphs(rng: random.Random, count: int) -> list[str]:
 
 
 def _page(
-    rng: random.Random, i: int, n: int, width: int, filler: list[str]
+    rng: random.Random, i: int, n: int, width: int, filler: list[str], ports: Sequence[int]
 ) -> tuple[str, int, int]:
     targets = [rng.randrange(1, n) for _ in range(LINKS_RANDOM)]
     if i + 1 < n:
         targets.insert(0, i + 1)
-    hrefs = [_href(i, t, width, rng.randrange(5)) for t in targets]
-    hrefs += [_href(i, rng.choice(targets), width, rng.randrange(5)) for _ in range(LINKS_REPEATED)]
+    hrefs = [_href(i, t, width, rng.randrange(5), ports) for t in targets]
+    hrefs += [
+        _href(i, rng.choice(targets), width, rng.randrange(5), ports) for _ in range(LINKS_REPEATED)
+    ]
     rng.shuffle(hrefs)
     nav = "".join(
         f'<li><a href="{escape(h)}">Page {h.rsplit("/", 1)[-1]}</a></li>\n' for h in hrefs
@@ -110,14 +135,18 @@ def _page(
     return "".join(body), item_count, len(hrefs)
 
 
-def generate_site(root: Path, pages: int, seed: int = 1) -> Manifest:
-    """Write a ``pages``-page site under ``root`` (created if needed) and its manifest."""
+def generate_site(root: Path, pages: int, seed: int = 1, ports: Sequence[int] = ()) -> Manifest:
+    """Write a ``pages``-page site under ``root`` (created if needed) and its manifest:
+    with relative links, or spread over ``ports`` with absolute links."""
+    if any(not 10_000 <= port <= 65_535 for port in ports):
+        # Five-digit ports keep every page's size the same whatever the ports are.
+        raise ValueError(f"site ports must have five digits, got {list(ports)}")
     rng = random.Random(seed)
     width = max(5, len(str(pages - 1)))
     filler = _paragraphs(rng, 300)
     items = links = total = 0
     for i in range(pages):
-        html, item_count, link_count = _page(rng, i, pages, width, filler)
+        html, item_count, link_count = _page(rng, i, pages, width, filler, ports)
         bucket, name = _path(i, width)
         directory = root / "p" / bucket
         if i % 1000 == 0:
@@ -128,7 +157,7 @@ def generate_site(root: Path, pages: int, seed: int = 1) -> Manifest:
         links += link_count
         total += len(data)
     bucket, name = _path(0, width)
-    manifest = Manifest(pages, items, links, total, seed, f"/p/{bucket}/{name}")
+    manifest = Manifest(pages, items, links, total, seed, f"/p/{bucket}/{name}", tuple(ports))
     (root / "manifest.json").write_text(json.dumps(asdict(manifest), indent=2))
     return manifest
 
@@ -136,6 +165,8 @@ def generate_site(root: Path, pages: int, seed: int = 1) -> Manifest:
 def load_manifest(root: Path) -> Manifest | None:
     """The manifest of a site generated earlier under ``root``, if there is one."""
     try:
-        return Manifest(**json.loads((root / "manifest.json").read_text()))
-    except (OSError, ValueError, TypeError):
+        fields = json.loads((root / "manifest.json").read_text())
+        fields["ports"] = tuple(fields.get("ports", ()))
+        return Manifest(**fields)
+    except (OSError, ValueError, TypeError, AttributeError):
         return None

@@ -8,6 +8,12 @@ and nginx's CPU time, then skitter's ratios to the others, all measured in this 
 
     PYTHONPATH=src .venv/bin/python benchmarks/crawl_bench.py              # 20,000 pages
     PYTHONPATH=src .venv/bin/python benchmarks/crawl_bench.py --pages 2000 --runs 1
+
+``--hosts N`` spreads the site over N ports of 127.0.0.1 (a host is a port), with
+every link absolute to its page's own port; skitter runs with one download slot per
+port. ``--compare-hosts 1,8`` crawls a 1-host and an 8-host version of the same site in
+one invocation (runs interleaved) and prints each crawler's 8-host/1-host ratios: the
+cost of spreading a crawl over slots, which should stay under 10 %.
 """
 
 from __future__ import annotations
@@ -22,18 +28,32 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from _nginx import NginxMissing, NginxServer, find_nginx, serve_with_nginx
+from _nginx import (
+    NginxMissing,
+    NginxServer,
+    find_nginx,
+    ports_free,
+    reserve_ports,
+    serve_with_nginx,
+)
 from _report import MARKER
 from _sitegen import Manifest, generate_site, load_manifest
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
-CRAWLERS = ("skitter", "raw", "scrapy")
+CRAWLERS = ("skitter", "skitter-job", "raw", "scrapy")
 METRICS = ("pages_per_s", "cpu_per_1k", "maxrss_mb", "nginx_cpu")
+HOSTS_TARGET = 0.9
+"""Issue 4: skitter's pages/s over 8 hosts must be at least 0.9x its 1-host figure."""
+BUSY_FLOOR = 0.85
+"""Below this CPU/wall ratio a CPU-bound crawler was kept waiting (see RunResult.busy)."""
+SLOTS_CHECKED_FROM = 1000
+"""Pages from which skitter's sampled slots must include every host (see _check_hosts)."""
 
 
 class BenchmarkFailed(RuntimeError):
@@ -43,12 +63,15 @@ class BenchmarkFailed(RuntimeError):
 @dataclass(frozen=True)
 class RunResult:
     crawler: str
+    hosts: int
     pages: int
     items: int
     elapsed: float
     cpu: float
     maxrss_mb: float
     nginx_cpu: float
+    load: float
+    """The machine's 1-minute load average when the run ended."""
 
     @property
     def pages_per_s(self) -> float:
@@ -58,8 +81,19 @@ class RunResult:
     def cpu_per_1k(self) -> float:
         return self.cpu / self.pages * 1000
 
+    @property
+    def busy(self) -> float:
+        """The crawler's CPU over wall time: near 1 for a CPU-bound crawler that had a
+        CPU to itself; lower when it waited, for the server or for other processes."""
+        return self.cpu / self.elapsed
+
     def figures(self) -> dict[str, float]:
-        return {m: getattr(self, m) for m in METRICS} | {"elapsed": self.elapsed, "cpu": self.cpu}
+        return {m: getattr(self, m) for m in METRICS} | {
+            "elapsed": self.elapsed,
+            "cpu": self.cpu,
+            "busy": self.busy,
+            "load": self.load,
+        }
 
 
 def _command(crawler: str, start_url: str, concurrency: int) -> list[str]:
@@ -76,7 +110,7 @@ def _command(crawler: str, start_url: str, concurrency: int) -> list[str]:
         for name, value in settings.items():
             command += ["-s", f"{name}={value}"]
         return command
-    script = HERE / f"_crawl_{crawler}.py"
+    script = HERE / f"_crawl_{crawler.replace('-', '_')}.py"
     return [sys.executable, str(script), start_url, "--concurrency", str(concurrency)]
 
 
@@ -113,42 +147,120 @@ def run_once(
             f"{data['items']} of {manifest.items} items ({_extra(data)})\n"
             f"nginx error log:\n{nginx.log_tail()}"
         )
+    _check_hosts(crawler, data, nginx, manifest)
     return RunResult(
         crawler,
+        manifest.hosts,
         data["pages"],
         data["items"],
         data["elapsed"],
         data["cpu"],
         data["maxrss_mb"],
         nginx_cpu,
+        os.getloadavg()[0],
     )
 
 
+def _check_hosts(
+    crawler: str, data: dict[str, Any], nginx: NginxServer, manifest: Manifest
+) -> None:
+    """Every page came from the port it lives on, and skitter gave each port a slot.
+
+    Pages per host must match the site exactly (a page fetched through the wrong port
+    would also have changed the page count). skitter's slots are sampled every 200
+    pages: a slot that is not one of the site's ``host:port`` (slots by hostname, say)
+    fails the run, and so does a missing one once the sampling is dense enough to
+    have seen all.
+    """
+    expected = {
+        f"127.0.0.1:{port}": n
+        for port, n in zip(nginx.ports, manifest.pages_per_host(), strict=True)
+    }
+    if data.get("hosts") != expected:
+        raise BenchmarkFailed(
+            f"{crawler}: pages per host {data.get('hosts')}, expected {expected} "
+            "(every page from its own port)"
+        )
+    if not crawler.startswith("skitter"):
+        return
+    slots = set(data.get("slots", ()))
+    stray = slots - expected.keys()
+    missing = expected.keys() - slots if manifest.pages >= SLOTS_CHECKED_FROM else set()
+    if stray or missing:
+        raise BenchmarkFailed(
+            f"skitter: download slots {sorted(slots)}, expected one per host:port "
+            f"{sorted(expected)} (DOWNLOAD_SLOT_BY=netloc)"
+        )
+
+
 def _extra(data: dict[str, Any]) -> str:
-    skip = {"pages", "items", "elapsed", "cpu", "maxrss_mb"}
+    skip = {"pages", "items", "elapsed", "cpu", "maxrss_mb", "stats"}
     return ", ".join(f"{k}={v}" for k, v in data.items() if k not in skip) or "no details"
 
 
-def _site(args: argparse.Namespace, tmp: Path) -> tuple[Path, Manifest]:
+def _site(args: argparse.Namespace, tmp: Path, hosts: int) -> tuple[Path, Manifest]:
+    """The site to crawl for ``hosts`` hosts: reused from ``--site-dir`` when it has the
+    same pages, seed and number of hosts and its ports are free; generated otherwise.
+
+    The plain single-host site (relative links) lives in the site directory itself;
+    an absolute-link site over N ports (``--hosts`` above 1, and every site of
+    ``--compare-hosts``) in its ``hosts-N`` subdirectory.
+    """
+    absolute = args.compare_hosts is not None or hosts > 1
     root = args.site_dir or tmp / "site"
+    if absolute:
+        root = root / f"hosts-{hosts}"
     manifest = load_manifest(root)
-    if manifest and (manifest.pages, manifest.seed) == (args.pages, args.seed):
-        print(f"reusing the site in {root}", file=sys.stderr)
-        return root, manifest
+    wanted = (args.pages, args.seed, hosts if absolute else 0)
+    if manifest and (manifest.pages, manifest.seed, len(manifest.ports)) == wanted:
+        if ports_free(manifest.ports):
+            print(f"reusing the site in {root}", file=sys.stderr)
+            return root, manifest
+        print(f"the ports of the site in {root} are in use: regenerating", file=sys.stderr)
     started = time.perf_counter()
-    manifest = generate_site(root, args.pages, args.seed)
+    ports = reserve_ports(hosts) if absolute else []
+    manifest = generate_site(root, args.pages, args.seed, ports)
     took = time.perf_counter() - started
-    print(f"generated {manifest.pages} pages in {root} ({took:.1f} s)", file=sys.stderr)
+    where = f" on ports {', '.join(map(str, ports))}" if ports else ""
+    print(f"generated {manifest.pages} pages in {root}{where} ({took:.1f} s)", file=sys.stderr)
     return root, manifest
 
 
-def summarise(results: list[RunResult], crawlers: list[str]) -> dict[str, dict[str, float]]:
-    """The median of each figure over the runs, per crawler."""
+def summarise(
+    results: list[RunResult], crawlers: list[str], host_counts: list[int]
+) -> dict[tuple[str, int], dict[str, float]]:
+    """The median of each figure over the runs, per crawler and number of hosts."""
     medians = {}
     for crawler in crawlers:
-        runs = [r.figures() for r in results if r.crawler == crawler]
-        medians[crawler] = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+        for hosts in host_counts:
+            runs = [r.figures() for r in results if (r.crawler, r.hosts) == (crawler, hosts)]
+            medians[crawler, hosts] = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
     return medians
+
+
+def host_ratios(
+    medians: dict[tuple[str, int], dict[str, float]], host_counts: list[int]
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Per crawler, each host count's median figures divided by the first count's
+    (``"8/1"``: 8 hosts over 1 host)."""
+    base = host_counts[0]
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for (crawler, hosts), mine in medians.items():
+        if hosts == base:
+            continue
+        theirs = medians[crawler, base]
+        out.setdefault(crawler, {})[f"{hosts}/{base}"] = {
+            m: mine[m] / theirs[m] if theirs[m] else float("nan") for m in METRICS
+        }
+    return out
+
+
+def run_ratios(results: list[RunResult], crawler: str, hosts: int, base: int) -> list[float]:
+    """pages/s on ``hosts`` hosts over pages/s on ``base`` hosts, run by run: the runs
+    are interleaved, so each pair saw about the same load on the machine."""
+    mine = [r.pages_per_s for r in results if (r.crawler, r.hosts) == (crawler, hosts)]
+    theirs = [r.pages_per_s for r in results if (r.crawler, r.hosts) == (crawler, base)]
+    return [a / b for a, b in zip(mine, theirs, strict=True)]
 
 
 def ratios(medians: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
@@ -156,27 +268,34 @@ def ratios(medians: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
     if "skitter" not in medians:
         return {}
     mine = medians["skitter"]
-    return {
-        f"skitter/{other}": {m: mine[m] / theirs[m] if theirs[m] else float("nan") for m in METRICS}
+
+    def divide(a: dict[str, float], b: dict[str, float]) -> dict[str, float]:
+        return {m: a[m] / b[m] if b[m] else float("nan") for m in METRICS}
+
+    out = {
+        f"skitter/{other}": divide(mine, theirs)
         for other, theirs in medians.items()
-        if other != "skitter"
+        if other not in ("skitter", "skitter-job")
     }
+    if "skitter-job" in medians:  # issue 5: a job directory against the memory frontier
+        out["skitter-job/skitter"] = divide(medians["skitter-job"], mine)
+    return out
 
 
 def _versions(crawlers: list[str]) -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
-    names = {"skitter": "skitter", "raw": "aiohttp", "scrapy": "scrapy"}
+    names = {"skitter": "skitter", "skitter-job": "skitter", "raw": "aiohttp", "scrapy": "scrapy"}
     found = {"python": platform.python_version()}
     for crawler in crawlers:
         try:
             found[names[crawler]] = version(names[crawler])
         except PackageNotFoundError:
-            found[names[crawler]] = "source" if crawler == "skitter" else "?"
+            found[names[crawler]] = "source" if crawler.startswith("skitter") else "?"
     return found
 
 
-def render(manifest: Manifest, args: argparse.Namespace, medians: dict, rel: dict) -> str:
+def _header(manifest: Manifest, args: argparse.Namespace) -> list[str]:
     avg_kb = manifest.bytes / manifest.pages / 1024
     versions = ", ".join(f"{k} {v}" for k, v in _versions(args.crawlers).items())
     lines = [
@@ -184,16 +303,37 @@ def render(manifest: Manifest, args: argparse.Namespace, medians: dict, rel: dic
         f"links and {manifest.items / manifest.pages:.1f} items per page), concurrency "
         f"{args.concurrency}, median of {args.runs} run(s), {os.cpu_count()} CPUs",
         versions,
-        "",
-        f"{'crawler':<16}{'pages/s':>10}{'CPU s/1k pages':>16}{'peak RSS MB':>13}"
-        f"{'nginx CPU s':>13}{'nginx busy':>12}",
     ]
-    for crawler, m in medians.items():
-        busy = m["nginx_cpu"] / m["elapsed"] * 100
+    if manifest.ports:
+        hosts = "hosts are" if args.compare_hosts else f"{manifest.hosts} hosts,"
         lines.append(
-            f"{crawler:<16}{m['pages_per_s']:>10.0f}{m['cpu_per_1k']:>16.3f}"
-            f"{m['maxrss_mb']:>13.1f}{m['nginx_cpu']:>13.2f}{busy:>11.0f}%"
+            f"{hosts} ports of 127.0.0.1, every link absolute; slots: skitter one per "
+            "host:port (DOWNLOAD_SLOT_BY=netloc), scrapy one (by hostname), raw none"
         )
+    return lines
+
+
+def _figures_row(label: str, m: dict[str, float]) -> str:
+    busy = m["nginx_cpu"] / m["elapsed"] * 100
+    return (
+        f"{label:<16}{m['pages_per_s']:>10.0f}{m['cpu_per_1k']:>16.3f}"
+        f"{m['maxrss_mb']:>13.1f}{m['nginx_cpu']:>13.2f}{busy:>11.0f}%"
+    )
+
+
+def _ratio_row(label: str, r: dict[str, float]) -> str:
+    return f"{label:<16}{r['pages_per_s']:>9.2f}x{r['cpu_per_1k']:>15.2f}x{r['maxrss_mb']:>12.2f}x"
+
+
+_COLUMNS = (
+    f"{'pages/s':>10}{'CPU s/1k pages':>16}{'peak RSS MB':>13}{'nginx CPU s':>13}{'nginx busy':>12}"
+)
+
+
+def render(manifest: Manifest, args: argparse.Namespace, medians: dict, rel: dict) -> str:
+    lines = [*_header(manifest, args), "", f"{'crawler':<16}{_COLUMNS}"]
+    for crawler, m in medians.items():
+        lines.append(_figures_row(crawler, m))
     if rel:
         lines.append("")
         for name, r in rel.items():
@@ -202,6 +342,48 @@ def render(manifest: Manifest, args: argparse.Namespace, medians: dict, rel: dic
                 f"{r['maxrss_mb']:>12.2f}x"
             )
         lines.append("(pages/s: higher is better for skitter; CPU and RSS: lower is better)")
+    return "\n".join(lines)
+
+
+def render_hosts(
+    manifest: Manifest,
+    args: argparse.Namespace,
+    medians: dict[tuple[str, int], dict[str, float]],
+    rel: dict[str, dict[str, dict[str, float]]],
+    results: list[RunResult],
+) -> str:
+    """The --compare-hosts table: each crawler on each number of hosts, then its ratios
+    to the first number of hosts (median ratios, and pages/s ratios run by run)."""
+    lines = [*_header(manifest, args), "", f"{'crawler, hosts':<16}{_COLUMNS}{'crawler busy':>14}"]
+    for (crawler, hosts), m in medians.items():
+        lines.append(f"{_figures_row(f'{crawler}, {hosts}', m)}{m['busy']:>13.0%}")
+    base = args.host_counts[0]
+    lines += ["", f"{'hosts ratio':<16}{'pages/s':>10}{'CPU s/1k pages':>16}{'peak RSS MB':>13}"]
+    for crawler, by_count in rel.items():
+        for label, r in by_count.items():
+            lines.append(_ratio_row(f"{crawler}, {label}", r))
+    lines.append("")
+    for crawler, by_count in rel.items():
+        for label in by_count:
+            hosts = int(label.split("/")[0])
+            each = ", ".join(f"{x:.2f}" for x in run_ratios(results, crawler, hosts, base))
+            lines.append(f"{crawler} {label} hosts pages/s, run by run: {each}")
+    starved = [r for r in results if r.busy < BUSY_FLOOR]
+    if starved:
+        lines.append(
+            f"note: {len(starved)} of {len(results)} runs had the crawler busy below "
+            f"{BUSY_FLOOR:.0%} of the time (load average up to "
+            f"{max(r.load for r in results):.1f} on {os.cpu_count()} CPUs): it waited, most "
+            "likely for other processes, and pages/s moved with them; CPU s/1k pages is "
+            "the steadier figure"
+        )
+    if "skitter" in rel:
+        for label, r in rel["skitter"].items():
+            verdict = "met" if r["pages_per_s"] >= HOSTS_TARGET else "NOT met"
+            lines.append(
+                f"target: skitter pages/s {label} hosts >= {HOSTS_TARGET:.2f}x: "
+                f"{r['pages_per_s']:.2f}x, {verdict}"
+            )
     return "\n".join(lines)
 
 
@@ -214,13 +396,35 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=1, help="site generator seed")
     parser.add_argument("--site-dir", type=Path, help="generate (or reuse) the site here")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    spread = parser.add_mutually_exclusive_group()
+    spread.add_argument(
+        "--hosts", type=int, default=1, help="serve the site on N ports (hosts) of 127.0.0.1"
+    )
+    spread.add_argument(
+        "--compare-hosts",
+        metavar="N,M",
+        help="crawl the site on each number of hosts (e.g. 1,8) and compare them",
+    )
     args = parser.parse_args(argv)
     args.crawlers = [c.strip() for c in args.only.split(",") if c.strip()]
     unknown = set(args.crawlers) - set(CRAWLERS)
     if unknown or not args.crawlers:
         parser.error(f"--only takes some of {', '.join(CRAWLERS)}; got {args.only!r}")
-    if args.pages < 1 or args.runs < 1 or args.concurrency < 1:
-        parser.error("--pages, --runs and --concurrency must be positive")
+    if args.pages < 1 or args.runs < 1 or args.concurrency < 1 or args.hosts < 1:
+        parser.error("--pages, --runs, --concurrency and --hosts must be positive")
+    args.host_counts = [args.hosts]
+    if args.compare_hosts is not None:
+        try:
+            args.host_counts = [int(n) for n in args.compare_hosts.split(",")]
+        except ValueError:
+            parser.error(f"--compare-hosts takes numbers like 1,8; got {args.compare_hosts!r}")
+        counts = args.host_counts
+        if len(counts) < 2 or len(set(counts)) != len(counts) or min(counts) < 1:
+            parser.error(
+                f"--compare-hosts takes two or more distinct positive numbers; got {counts}"
+            )
+    if max(args.host_counts) > args.pages:
+        parser.error("every host needs a page: --pages must be at least the number of hosts")
     return args
 
 
@@ -238,12 +442,18 @@ def main(argv: list[str] | None = None) -> int:
         print("scrapy is not installed (pip install -e '.[bench]'): skipped", file=sys.stderr)
         args.crawlers.remove("scrapy")
 
-    with tempfile.TemporaryDirectory(prefix="skitter-bench-") as tmp_name:
+    with tempfile.TemporaryDirectory(prefix="skitter-bench-") as tmp_name, ExitStack() as stack:
         tmp = Path(tmp_name)
-        root, manifest = _site(args, tmp)
+        sites = {hosts: _site(args, tmp, hosts) for hosts in args.host_counts}
+        servers = {
+            hosts: stack.enter_context(serve_with_nginx(root, tmp / f"nginx-{hosts}", m.ports))
+            for hosts, (root, m) in sites.items()
+        }
         results: list[RunResult] = []
-        with serve_with_nginx(root, tmp / "nginx") as nginx:
-            for run in range(1, args.runs + 1):
+        for run in range(1, args.runs + 1):
+            for hosts, nginx in servers.items():
+                manifest = sites[hosts][1]
+                label = f" {hosts} host(s)" if len(servers) > 1 else ""
                 for crawler in args.crawlers:
                     try:
                         result = run_once(crawler, nginx, manifest, args.concurrency, tmp)
@@ -252,24 +462,39 @@ def main(argv: list[str] | None = None) -> int:
                         return 1
                     results.append(result)
                     print(
-                        f"run {run}/{args.runs} {crawler}: {result.pages_per_s:.0f} pages/s, "
-                        f"{result.cpu:.2f} s CPU, {result.maxrss_mb:.0f} MB",
+                        f"run {run}/{args.runs} {crawler}{label}: "
+                        f"{result.pages_per_s:.0f} pages/s, "
+                        f"{result.cpu:.2f} s CPU ({result.busy:.0%} busy), "
+                        f"{result.maxrss_mb:.0f} MB, load average {result.load:.1f}",
                         file=sys.stderr,
                     )
 
-    medians = summarise(results, args.crawlers)
-    rel = ratios(medians)
-    print(render(manifest, args, medians, rel))
-    if args.json:
-        report = {
-            "site": asdict(manifest),
-            "concurrency": args.concurrency,
-            "versions": _versions(args.crawlers),
-            "cpus": os.cpu_count(),
-            "runs": [asdict(r) for r in results],
-            "median": medians,
-            "ratios": rel,
+    manifest = sites[args.host_counts[0]][1]  # the sites differ only in their ports
+    by_hosts = summarise(results, args.crawlers, args.host_counts)
+    report: dict[str, Any] = {
+        "concurrency": args.concurrency,
+        "versions": _versions(args.crawlers),
+        "cpus": os.cpu_count(),
+        "runs": [asdict(r) for r in results],
+    }
+    if args.compare_hosts is None:
+        medians = {crawler: m for (crawler, _), m in by_hosts.items()}
+        rel = ratios(medians)
+        print(render(manifest, args, medians, rel))
+        report |= {"site": asdict(manifest), "median": medians, "ratios": rel}
+    else:
+        host_rel = host_ratios(by_hosts, args.host_counts)
+        print(render_hosts(manifest, args, by_hosts, host_rel, results))
+        report |= {
+            "sites": {str(hosts): asdict(m) for hosts, (_, m) in sites.items()},
+            "median": {
+                crawler: {str(h): m for (c, h), m in by_hosts.items() if c == crawler}
+                for crawler in args.crawlers
+            },
+            "host_ratios": host_rel,
+            "target": HOSTS_TARGET,
         }
+    if args.json:
         args.json.write_text(json.dumps(report, indent=2))
     return 0
 

@@ -1,5 +1,10 @@
 """``python -m skitter``: the same as the ``skitter`` command."""
 
-from skitter.cli import main
+import sys
 
-raise SystemExit(main())
+try:
+    from skitter.cli import main
+
+    sys.exit(main())
+except KeyboardInterrupt:  # Ctrl-C while still starting up: nothing to save yet
+    sys.exit(130)

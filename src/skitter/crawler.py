@@ -14,12 +14,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from skitter._clock import Clock, SystemClock
+from skitter._job import JobDir
 from skitter.downloader import Downloader
 from skitter.engine import Engine, Project, ProjectMonitor, Stats
-from skitter.frontier import FrontierCounts, MemoryFrontier, TaskInfo, TaskState
+from skitter.frontier import FrontierCounts, MemoryFrontier, SqliteFrontier, TaskInfo, TaskState
 from skitter.pipelines import ItemPipelineManager
 from skitter.scheduler import (
     SERVICE_RETRY_DELAYS,
@@ -49,6 +51,8 @@ class Crawler:
         cli_settings: Mapping[str, Any] | None = None,
         env: Mapping[str, str] | None = None,
         clock: Clock | None = None,
+        job_dir: str | Path | None = None,
+        job_mode: str = "resume",
         **spider_kwargs: Any,
     ) -> None:
         if not (isinstance(spidercls, type) and issubclass(spidercls, Spider)):
@@ -69,6 +73,9 @@ class Crawler:
         self._engine: Engine | None = None
         self._scheduler: ProjectScheduler | None = None
         self._monitor: ProjectMonitor | None = None
+        #: Where the crawl keeps its state to stop and go on (None: in memory only).
+        self.job = JobDir(job_dir, job_mode) if job_dir is not None else None
+        self._project: Project | None = None
 
     def build(self, mode: str = "crawl") -> Project:
         """Instantiate the spider and every component; the engine runs the result.
@@ -79,7 +86,7 @@ class Crawler:
         settings = self.settings
         self.spider = spider = self.spidercls.from_crawler(self, **self._spider_kwargs)
         scheduler = ProjectScheduler(
-            MemoryFrontier(),
+            self.job.frontier(spider) if self.job is not None else MemoryFrontier(),
             retry=RetryPolicy(
                 self._retry_delays(spider, mode),
                 settings["RETRY_TIMES"] if settings["RETRY_ENABLED"] else 0,
@@ -108,7 +115,7 @@ class Crawler:
         )
         self._scheduler = scheduler
         self._monitor = ProjectMonitor(self.clock)
-        return Project(
+        self._project = Project(
             name=spider.name,
             spider=spider,
             settings=settings,
@@ -119,6 +126,14 @@ class Crawler:
             pipelines=ItemPipelineManager.from_crawler(self),
             monitor=self._monitor,
         )
+        return self._project
+
+    async def open_job(self) -> None:
+        """Load the job directory, if any: resume, fresh or recrawl (after ``build``)."""
+        if self.job is not None and self._project is not None:
+            frontier = self._project.scheduler.frontier
+            assert isinstance(frontier, SqliteFrontier)
+            await self.job.open(self._project, frontier)
 
     def _retry_delays(self, spider: Spider, mode: str) -> Any:
         """The spider's ``retry_delay``, else RETRY_DELAYS if set, else the mode's table."""
@@ -250,6 +265,7 @@ async def _run_engine(crawlers: Sequence[Crawler], mode: str = "crawl") -> None:
     )
     for crawler in crawlers:
         crawler._engine = engine
+        await crawler.open_job()
     await engine.run()
 
 

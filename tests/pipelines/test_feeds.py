@@ -343,3 +343,56 @@ def test_file_uri_and_time_placeholder(tmp_path) -> None:
         {f"file://{tmp_path}/%(time)s.jsonl": {}}, now=datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)
     )
     assert opts.path == tmp_path / "2024-01-02T03-04-05+00-00.jsonl"
+
+
+def _exporter(path: Path, fmt: str | None = None) -> FeedExporter:
+    options = {"format": fmt} if fmt else {}
+    (feed,) = parse_feeds({str(path): options}, spider_name="s", now=datetime.now(UTC))
+    return FeedExporter(feed)
+
+
+def test_jsonl_cut_mid_record_is_truncated_to_its_last_complete_line(tmp_path: Path) -> None:
+    path = tmp_path / "items.jsonl"
+    path.write_bytes(b'{"n": 1}\n{"n": 2}\n{"n": 3, "na')  # killed mid-write
+    feed = _exporter(path)
+    feed.open()
+    feed.process_item({"n": 4}, None)
+    feed.close()
+    assert [json.loads(line)["n"] for line in path.read_text().splitlines()] == [1, 2, 4]
+
+
+def test_a_json_array_left_open_by_a_crash_is_continued(tmp_path: Path) -> None:
+    path = tmp_path / "items.json"
+    path.write_bytes(b'[\n{"n": 1},\n{"n": 2}')  # no closing bracket
+    feed = _exporter(path)
+    feed.open()
+    feed.process_item({"n": 3}, None)
+    feed.close()
+    assert [item["n"] for item in json.loads(path.read_text())] == [1, 2, 3]
+
+
+@pytest.mark.parametrize("ext", ["jsonl", "json", "csv"])
+def test_resume_at_cuts_back_to_a_checkpointed_size(tmp_path: Path, ext: str) -> None:
+    path = tmp_path / f"items.{ext}"
+    feed = _exporter(path)
+    feed.open()
+    feed.process_item({"n": 1}, None)
+    checkpoint = feed.position()
+    feed.process_item({"n": 2}, None)  # a task that did not complete before the crash
+    feed.flush()
+    on_disk_at_crash = path.read_bytes()  # the process dies here, without closing
+    feed.close()
+    path.write_bytes(on_disk_at_crash)
+    again = _exporter(path)
+    again.resume_at = checkpoint
+    again.open()
+    again.process_item({"n": 3}, None)
+    again.close()
+    if ext == "jsonl":
+        got = [json.loads(line)["n"] for line in path.read_text().splitlines()]
+    elif ext == "json":
+        got = [item["n"] for item in json.loads(path.read_text())]
+    else:
+        with path.open() as f:
+            got = [int(row["n"]) for row in csv.DictReader(f)]
+    assert got == [1, 3]

@@ -167,7 +167,7 @@ class ProgressDisplay:
         self._log = logger or log
         self._meter = RateMeter()
         self._started_at = self._clock.monotonic()
-        self._previous = (0, 0)
+        self._previous: tuple[int, int] | None = None
         self._task: asyncio.Task[None] | None = None
         self._live: Live | None = None
 
@@ -199,7 +199,8 @@ class ProgressDisplay:
         pages = int(_number(snapshot.get("pages")))
         items = int(_number(snapshot.get("items")))
         per_min = 60.0 / self.interval if self.interval > 0 else 0.0
-        previous_pages, previous_items = self._previous
+        # The first line is the baseline: a resumed job starts with its earlier counts.
+        previous_pages, previous_items = self._previous or (pages, items)
         self._previous = (pages, items)
         return format_logstats(
             pages, items, (pages - previous_pages) * per_min, (items - previous_items) * per_min

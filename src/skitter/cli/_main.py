@@ -16,6 +16,7 @@ from typing import Any
 from rich.console import Console
 
 from skitter import __version__
+from skitter._job import JOB_MODES
 from skitter.cli._loader import load_spiders
 from skitter.cli._run import UiOptions, finish, run_with_signals, setup_logging
 from skitter.crawler import Crawler
@@ -62,6 +63,16 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_run_options(serve)
     _add_ui_options(serve, always_on=True)
 
+    job = commands.add_parser(
+        "job",
+        help="show a job directory's state; put its failed tasks back in the queue",
+    )
+    job.add_argument("directory", metavar="DIR", help="a job directory (from --job-dir)")
+    job.add_argument("--failed", type=int, default=20, metavar="N", help="failed tasks to list")
+    job.add_argument("--retry-failed", action="store_true", help="queue FAILED tasks again")
+    job.add_argument("--domain", help="with --retry-failed: only tasks on this domain")
+    job.add_argument("--reason", help="with --retry-failed: only reasons containing this")
+
     demo = commands.add_parser("demo", help="serve the bundled demo shop on 127.0.0.1 and crawl it")
     demo.add_argument(
         "-o",
@@ -106,6 +117,18 @@ def _add_run_options(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--stats-json", metavar="FILE", help="write the final stats as JSON")
     cmd.add_argument("-L", "--loglevel", default=None, help="log level (overrides LOG_LEVEL)")
     cmd.add_argument("--no-progress", action="store_true", help="no live progress line")
+    cmd.add_argument(
+        "--job-dir",
+        metavar="DIR",
+        help="keep the crawl's state in DIR: stop (even kill) and run again to go on",
+    )
+    cmd.add_argument(
+        "--job-mode",
+        choices=JOB_MODES,
+        default="resume",
+        help="when DIR holds a job: resume it (default), start fresh, or recrawl "
+        "everything it knows",
+    )
 
 
 def _add_ui_options(cmd: argparse.ArgumentParser, always_on: bool) -> None:
@@ -167,7 +190,18 @@ def _run(
         feeds = _feeds(args, cls.name or cls.__name__, several)
         if feeds:
             settings["FEEDS"] = feeds
-        crawlers.append(Crawler(cls, cli_settings=settings, **spider_args))
+        job_dir = None
+        if args.job_dir:
+            job_dir = Path(args.job_dir) / (cls.name or cls.__name__) if several else args.job_dir
+        crawlers.append(
+            Crawler(
+                cls,
+                cli_settings=settings,
+                job_dir=job_dir,
+                job_mode=args.job_mode,
+                **spider_args,
+            )
+        )
     level = args.loglevel or crawlers[0].settings["LOG_LEVEL"]
     setup_logging(level, console)
     all_stats, forced = asyncio.run(
@@ -183,6 +217,12 @@ def _run(
     return EXIT_INTERRUPTED if forced else EXIT_OK
 
 
+def _cmd_job(args: argparse.Namespace, console: Console) -> int:
+    from skitter.cli._jobcmd import show_job
+
+    return asyncio.run(show_job(args, console))
+
+
 def _cmd_demo(args: argparse.Namespace, console: Console) -> int:
     from skitter.cli._demo import run_demo
 
@@ -194,7 +234,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _build_parser()
     args = parser.parse_args(argv)
     console = Console(stderr=True)
-    handlers = {"crawl": _cmd_crawl, "serve": _cmd_serve, "demo": _cmd_demo}
+    handlers = {"crawl": _cmd_crawl, "serve": _cmd_serve, "job": _cmd_job, "demo": _cmd_demo}
     try:
         return handlers[args.command](args, console)
     except ConfigError as exc:

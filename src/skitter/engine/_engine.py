@@ -223,18 +223,34 @@ class Engine:
 
     # -- start requests -------------------------------------------------------------------
     async def _feed(self, project: Project) -> None:
-        """Pull start requests lazily: only while the project's queue is low."""
+        """Pull start requests lazily: only while the project's queue is low.
+
+        ``project.start_offset`` counts the start requests queued so far; a resumed job
+        skips that many. A ``dont_filter`` start request gets a taskid from its position,
+        so one queued again after a crash merges with itself instead of running twice.
+        """
+        if project.start_exhausted:  # a resumed job that had queued them all
+            return
+        index = 0
         try:
             source = project.spider_mw.process_start_requests(
                 aiter_output(project.spider.start_requests())
             )
             async for request in source:
                 if project.closing is not None:
-                    break
+                    return  # not exhausted: a resumed job goes on from here
+                if index < project.start_offset:
+                    index += 1
+                    continue
                 if not isinstance(request, Request):
                     self._count_bad_output(project, request, "start_requests")
-                    continue
-                await self._enqueue(project, [request])
+                else:
+                    if request.dont_filter and not request.has_explicit_taskid:
+                        with contextlib.suppress(InvalidURL):  # enqueue reports it
+                            request.taskid = f"{request.fingerprint.hex()}-s{index}"
+                    await self._enqueue(project, [request])
+                index += 1
+                project.start_offset = index
                 while (
                     project.scheduler.queued_estimate >= self._low_water and project.closing is None
                 ):
@@ -243,9 +259,8 @@ class Engine:
         except Exception:
             log.exception("Error while obtaining start requests of spider %s", project.name)
             project.stats.inc("engine/start_requests_errors")
-        finally:
-            project.start_exhausted = True
-            self._wakeup.set()
+        project.start_exhausted = True
+        self._wakeup.set()
 
     async def _enqueue(self, project: Project, requests: list[Request]) -> None:
         if project.has_callback_config:

@@ -43,6 +43,8 @@ class Project:
 
     in_flight: int = 0
     start_exhausted: bool = False
+    #: Start requests queued so far (a resumed job skips them).
+    start_offset: int = 0
     #: Why the project is closing (None while it runs); set once.
     closing: str | None = None
     closed: bool = False

@@ -644,6 +644,10 @@ class SqliteFrontier(Frontier):
         self._mirror = None
         self.report = None
 
+    async def clear_meta(self) -> None:
+        """Forget what checkpoints stored (a fresh job)."""
+        self._db.execute("DELETE FROM meta")
+
     async def flush_all(self) -> None:
         """Fresh start: forget every task, queued or finished (queue and dupe filter)."""
         self._rewrite(("DELETE FROM tasks", ()))

@@ -158,9 +158,9 @@ class JsonLinesExporter(ItemExporter):
     def start(self, existing: bool) -> None:
         self._check_ascii_compatible()
         super().start(existing)
-        if existing and _last_byte(self.file) not in (b"", b"\n"):
-            # An earlier run was killed mid-line: start ours on a line of its own.
-            self.file.write(b"\n")
+        if existing:
+            # An earlier run was killed mid-line: drop the partial record.
+            truncate_partial_line(self.file)
 
     def export(self, item: Any) -> None:
         self.file.write(self._dumps(item, newline=True))
@@ -191,6 +191,13 @@ class JsonExporter(ItemExporter):
             file.truncate()
             return False
         if last != b"]":
+            if _starts_array(file) and last in (b"[", b"}"):
+                # An array left open (the crawl was killed, or the file was cut back to
+                # a checkpoint): go on after its last item.
+                self._first = last == b"["
+                file.seek(end + 1)
+                file.truncate()
+                return True
             name = getattr(file, "name", "the file")
             raise ConfigError(
                 f"cannot append to {name}: it does not end with a JSON array; "
@@ -242,8 +249,7 @@ class CsvExporter(ItemExporter):
                     self.fields,
                 )
             self._set_fields(header, write=False)
-            if _last_byte(self.file) not in (b"", b"\n"):
-                self.file.write(self._encode_text("\r\n"))
+            truncate_partial_line(self.file)  # a row cut by a crash is dropped
         elif self.fields is not None:
             self._set_fields(self.fields, write=True)
 
@@ -306,6 +312,35 @@ def _cell(value: Any) -> Any:
         except orjson.JSONEncodeError:
             return json.dumps(value, default=_stdlib_default)
     return str(value)
+
+
+def truncate_partial_line(file: IO[bytes]) -> None:
+    """Cut a file of lines back to its last complete line (a crash may leave half a
+    record); the position ends at the end of the file."""
+    end = file.seek(0, 2)
+    if end == 0 or _last_byte(file) == b"\n":
+        return
+    pos = end
+    while pos > 0:
+        step = min(pos, 1 << 16)
+        file.seek(pos - step)
+        chunk = file.read(step)
+        newline = chunk.rfind(b"\n")
+        if newline >= 0:
+            keep = pos - step + newline + 1
+            break
+        pos -= step
+    else:
+        keep = 0
+    file.seek(keep)
+    file.truncate()
+
+
+def _starts_array(file: IO[bytes]) -> bool:
+    file.seek(0)
+    head = file.read(64).lstrip()
+    file.seek(0, 2)
+    return head.startswith(b"[")
 
 
 def _last_byte(file: IO[bytes]) -> bytes:

@@ -176,6 +176,10 @@ class FeedExporter:
         self._unflushed = 0
         self._flushed_at = 0.0
         self._count_key = f"feedexport/item_count/{options.format}"
+        #: When resuming a job: the size the file had at the job's last checkpoint.
+        #: Everything after it was written for tasks whose completion was not recorded,
+        #: which will be crawled again, so it is cut off on open.
+        self.resume_at: int | None = None
 
     # -- pipeline face ----------------------------------------------------------------
     def open_spider(self, spider: Any) -> None:
@@ -215,6 +219,9 @@ class FeedExporter:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 existing = not opts.overwrite and path.is_file() and path.stat().st_size > 0
                 file = open(path, "r+b" if existing else "wb", buffering=1 << 16)  # noqa: SIM115
+                if existing and self.resume_at is not None:
+                    file.truncate(min(self.resume_at, path.stat().st_size))
+                    existing = self.resume_at > 0
             except OSError as exc:
                 raise ConfigError(f"cannot open feed {opts.uri!r}: {exc}") from exc
         exporter = FEED_FORMATS[opts.format](
@@ -230,10 +237,25 @@ class FeedExporter:
         self._flushed_at = self._clock.monotonic()
 
     def flush(self) -> None:
-        if self._file is not None:
+        if self._file is not None and not self._closed:
             self._file.flush()
         self._unflushed = 0
         self._flushed_at = self._clock.monotonic()
+
+    @property
+    def key(self) -> str:
+        """How a job's checkpoint names this feed."""
+        return str(self.options.path or self.options.uri)
+
+    def position(self) -> int | None:
+        """The file's size once flushed: what a job checkpoint records (None for stdout,
+        or before the file is open)."""
+        if self._file is None or self.options.path is None:
+            return None
+        if self._closed:
+            return self.options.path.stat().st_size
+        self._file.flush()
+        return self._file.tell()
 
     def close(self) -> None:
         """Finish the document and close the file; safe to call twice, never skipped."""

@@ -81,6 +81,11 @@ class ItemPipelineManager:
         self._opened: list[Any] = []
         self._returned_none: set[str] = set()
 
+    @property
+    def feeds(self) -> list[FeedExporter]:
+        """The feed exporters, last in the chain."""
+        return self._feeds
+
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> ItemPipelineManager:
         """ITEM_PIPELINES in order, then one FeedExporter per FEEDS entry."""
