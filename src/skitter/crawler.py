@@ -18,10 +18,19 @@ from pathlib import Path
 from typing import Any
 
 from skitter._clock import Clock, SystemClock
+from skitter._cluster import ClusterJob
 from skitter._job import JobDir
 from skitter.downloader import Downloader
 from skitter.engine import Engine, Project, ProjectMonitor, Stats
-from skitter.frontier import FrontierCounts, MemoryFrontier, SqliteFrontier, TaskInfo, TaskState
+from skitter.exceptions import ConfigError
+from skitter.frontier import (
+    Frontier,
+    FrontierCounts,
+    MemoryFrontier,
+    SqliteFrontier,
+    TaskInfo,
+    TaskState,
+)
 from skitter.pipelines import ItemPipelineManager
 from skitter.scheduler import (
     SERVICE_RETRY_DELAYS,
@@ -53,6 +62,8 @@ class Crawler:
         clock: Clock | None = None,
         job_dir: str | Path | None = None,
         job_mode: str = "resume",
+        redis_url: str | None = None,
+        job: str | None = None,
         **spider_kwargs: Any,
     ) -> None:
         if not (isinstance(spidercls, type) and issubclass(spidercls, Spider)):
@@ -75,6 +86,10 @@ class Crawler:
         self._monitor: ProjectMonitor | None = None
         #: Where the crawl keeps its state to stop and go on (None: in memory only).
         self.job = JobDir(job_dir, job_mode) if job_dir is not None else None
+        #: Set for a worker of a distributed crawl (``skitter worker``).
+        self.cluster = ClusterJob(redis_url, job or "") if redis_url else None
+        if self.job is not None and self.cluster is not None:
+            raise ConfigError("a crawl keeps its state in a job directory or in Redis, not both")
         self._project: Project | None = None
 
     def build(self, mode: str = "crawl") -> Project:
@@ -85,8 +100,25 @@ class Crawler:
         """
         settings = self.settings
         self.spider = spider = self.spidercls.from_crawler(self, **self._spider_kwargs)
+        cluster = self.cluster
+        if cluster is not None:
+            frontier: Frontier = cluster.make_frontier(spider, settings)
+            politeness = cluster.politeness()
+            shared: dict[str, Any] = {
+                "lease_seconds": settings["LEASE_SECONDS"],
+                # hold few leases: the other workers take the rest
+                "max_held": 2 * settings["CONCURRENT_REQUESTS"],
+                "owner": cluster.owner,
+                "cluster_bucket": politeness.take_token,
+            }
+        else:
+            frontier = self.job.frontier(spider) if self.job is not None else MemoryFrontier()
+            shared = {
+                "lease_seconds": settings["PROCESSING_TIMEOUT"],
+                "max_held": settings["SCHEDULER_MAX_HELD"],
+            }
         scheduler = ProjectScheduler(
-            self.job.frontier(spider) if self.job is not None else MemoryFrontier(),
+            frontier,
             retry=RetryPolicy(
                 self._retry_delays(spider, mode),
                 settings["RETRY_TIMES"] if settings["RETRY_ENABLED"] else 0,
@@ -109,9 +141,8 @@ class Crawler:
             burst=_first_set(getattr(spider, "burst", None), settings["BURST"]),
             max_rate=settings["MAX_RATE"],
             max_burst=settings["MAX_BURST"],
-            lease_seconds=settings["PROCESSING_TIMEOUT"],
-            max_held=settings["SCHEDULER_MAX_HELD"],
             slot_of=slot_key_function(settings["DOWNLOAD_SLOT_BY"]),
+            **shared,
         )
         self._scheduler = scheduler
         self._monitor = ProjectMonitor(self.clock)
@@ -126,6 +157,9 @@ class Crawler:
             pipelines=ItemPipelineManager.from_crawler(self),
             monitor=self._monitor,
         )
+        if cluster is not None:
+            self._project.start_claim = cluster.start_claim(settings["LEASE_SECONDS"])
+            self._project.flush_feeds_before_ack = True
         return self._project
 
     async def open_job(self) -> None:
@@ -134,6 +168,8 @@ class Crawler:
             frontier = self._project.scheduler.frontier
             assert isinstance(frontier, SqliteFrontier)
             await self.job.open(self._project, frontier)
+        if self.cluster is not None and self._project is not None:
+            await self.cluster.open(self._project, self.settings)
 
     def _retry_delays(self, spider: Spider, mode: str) -> Any:
         """The spider's ``retry_delay``, else RETRY_DELAYS if set, else the mode's table."""
@@ -259,6 +295,7 @@ async def _run_engine(crawlers: Sequence[Crawler], mode: str = "crawl") -> None:
         # Upkeep (lease renewal, reclaim) runs several times per lease, at most each second.
         housekeeping_interval=min(1.0, min(c.settings["PROCESSING_TIMEOUT"] for c in crawlers) / 5),
         serve=mode == "serve",
+        idle_grace=first["WORKER_IDLE_TIMEOUT"] if any(c.cluster for c in crawlers) else 0.0,
         fair_share=FairShare(
             first["FAIRSHARE_MIN"], first["FAIRSHARE_MAX"], first["FAIRSHARE_WINDOW"]
         ),
@@ -266,7 +303,12 @@ async def _run_engine(crawlers: Sequence[Crawler], mode: str = "crawl") -> None:
     for crawler in crawlers:
         crawler._engine = engine
         await crawler.open_job()
-    await engine.run()
+    try:
+        await engine.run()
+    finally:
+        for crawler in crawlers:
+            if crawler.cluster is not None:
+                await crawler.cluster.close(crawler.settings)
 
 
 async def run_crawlers(crawlers: Sequence[Crawler], *, mode: str = "crawl") -> list[dict[str, Any]]:

@@ -6,6 +6,7 @@ middlewares, pipelines and callbacks to steer the crawl. Keeping them apart mean
 
     SkitterError
     ├── ConfigError                  bad settings, spider that cannot be loaded
+    ├── FrontierUnavailable          the task store (Redis) cannot be reached for now
     ├── RequestError                 carries .request
     │   ├── InvalidURL               the URL cannot be fetched (scheme, host, syntax)
     │   ├── TransportError           the network failed us
@@ -43,6 +44,7 @@ __all__ = [
     "CrawlControl",
     "DownloadTimeout",
     "DropItem",
+    "FrontierUnavailable",
     "HttpError",
     "IgnoreRequest",
     "InvalidURL",
@@ -106,6 +108,12 @@ class HttpError(RequestError):
     def __init__(self, message: str, *, response: Response) -> None:
         super().__init__(message, request=response.request)
         self.response = response
+
+
+class FrontierUnavailable(SkitterError):
+    """The task store cannot be reached (Redis restarting, network down). Nothing is
+    lost: the engine pauses dispatch and tries again; leases it could not settle expire
+    and their tasks run again."""
 
 
 class CallbackError(SkitterError):

@@ -122,6 +122,26 @@ _REGISTRY: list[Setting] = [
         "Leased tasks a process keeps in its slot queues; more are leased only when none "
         "of those can start.",
     ),
+    # -- distributed crawling on Redis (SPEC §4) -------------------------------------------
+    Setting(
+        "LEASE_SECONDS",
+        30.0,
+        float,
+        "Workers: how long a leased task is a worker's before others may take it "
+        "(renewed while it runs).",
+    ),
+    Setting(
+        "WORKER_IDLE_TIMEOUT",
+        5.0,
+        float,
+        "Workers: seconds the whole cluster must be idle before they exit; -1 = wait "
+        "for pushed URLs forever.",
+    ),
+    Setting("REDIS_QUEUE_KIND", "priority", str, "Workers: priority, fifo or lifo."),
+    Setting("REDIS_PERSIST", True, bool, "Workers: keep queue and dupe filter after the crawl."),
+    Setting(
+        "REDIS_FLUSH_ON_START", False, bool, "Workers: clear the job's queue and filter first."
+    ),
     # -- downloader ---------------------------------------------------------------------
     Setting("USER_AGENT", "skitter/0.1", str, "The User-Agent header of every request."),
     Setting(

@@ -63,6 +63,29 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_run_options(serve)
     _add_ui_options(serve, always_on=True)
 
+    worker = commands.add_parser(
+        "worker",
+        help="join a distributed crawl on Redis (run any number, on any machines)",
+        description="Crawls with the other workers of the same --job through a shared "
+        "Redis frontier: leases, dupe filter and the project's rate are shared; a worker "
+        "that dies loses nothing. Workers exit once the whole cluster has been idle for "
+        "WORKER_IDLE_TIMEOUT seconds (-1: wait for pushed URLs forever).",
+    )
+    worker.add_argument("targets", nargs=1, metavar="SPIDER", help="spider.py or spider.py:Name")
+    worker.add_argument("--redis", required=True, metavar="URL", help="redis://host:port/db")
+    worker.add_argument("--job", required=True, metavar="NAME", help="the crawl's name")
+    _add_run_options(worker)
+    _add_ui_options(worker, always_on=False)
+
+    push = commands.add_parser("push", help="queue URLs for the workers of a job")
+    push.add_argument("urls", nargs="+", metavar="URL")
+    push.add_argument("--redis", required=True, metavar="URL", help="redis://host:port/db")
+    push.add_argument("--job", required=True, metavar="NAME", help="the crawl's name")
+    push.add_argument(
+        "--spider", required=True, metavar="NAME", help="the spider's name (its project)"
+    )
+    push.add_argument("--priority", type=int, default=0)
+
     job = commands.add_parser(
         "job",
         help="show a job directory's state; put its failed tasks back in the queue",
@@ -199,6 +222,8 @@ def _run(
                 cli_settings=settings,
                 job_dir=job_dir,
                 job_mode=args.job_mode,
+                redis_url=getattr(args, "redis", None),
+                job=getattr(args, "job", None),
                 **spider_args,
             )
         )
@@ -215,6 +240,18 @@ def _run(
     )
     finish(crawlers, all_stats, args, console)
     return EXIT_INTERRUPTED if forced else EXIT_OK
+
+
+def _cmd_worker(args: argparse.Namespace, console: Console) -> int:
+    if args.job_dir:
+        raise ConfigError("a worker keeps its state in Redis: --job-dir does not apply")
+    return _run(load_spiders(args.targets[0]), args, console, "crawl")
+
+
+def _cmd_push(args: argparse.Namespace, console: Console) -> int:
+    from skitter.cli._push import push_urls
+
+    return asyncio.run(push_urls(args, console))
 
 
 def _cmd_job(args: argparse.Namespace, console: Console) -> int:
@@ -234,7 +271,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _build_parser()
     args = parser.parse_args(argv)
     console = Console(stderr=True)
-    handlers = {"crawl": _cmd_crawl, "serve": _cmd_serve, "job": _cmd_job, "demo": _cmd_demo}
+    handlers = {
+        "crawl": _cmd_crawl,
+        "serve": _cmd_serve,
+        "worker": _cmd_worker,
+        "push": _cmd_push,
+        "job": _cmd_job,
+        "demo": _cmd_demo,
+    }
     try:
         return handlers[args.command](args, console)
     except ConfigError as exc:

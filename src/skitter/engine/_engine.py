@@ -27,6 +27,7 @@ from typing import Any
 from skitter.engine._project import Project
 from skitter.exceptions import (
     CloseSpider,
+    FrontierUnavailable,
     HttpError,
     IgnoreRequest,
     InvalidURL,
@@ -58,6 +59,7 @@ class Engine:
         housekeeping_interval: float = 1.0,
         serve: bool = False,
         fair_share: FairShare | None = None,
+        idle_grace: float = 0.0,
     ) -> None:
         if not projects:
             raise ValueError("the engine needs at least one project")
@@ -75,6 +77,11 @@ class Engine:
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = False
         self._next_project = 0
+        self._outage_delay = 0.0
+        #: Workers: how long the (cluster-wide) idle state must last before the crawl
+        #: ends; negative = never (wait for pushed URLs).
+        self._idle_grace = idle_grace
+        self._idle_since: float | None = None
         self._tg: asyncio.TaskGroup | None = None
 
     # -- control ----------------------------------------------------------------------
@@ -117,12 +124,39 @@ class Engine:
                 await project.close()
 
     async def _dispatch(self) -> None:
+        while not self._stopping:
+            try:
+                if await self._dispatch_some():
+                    return
+            except FrontierUnavailable as exc:
+                await self._ride_out(exc)
+
+    async def _ride_out(self, exc: FrontierUnavailable) -> None:
+        """The frontier is out of reach: dispatch nothing for a while, then try again
+        (0.5 s, doubling to 5 s). Running tasks go on; their acks wait for it too."""
+        if self._outage_delay == 0:
+            log.warning("Task store unavailable, pausing dispatch: %s", exc)
+        for project in self.projects:
+            project.stats.inc("engine/frontier_unavailable")
+        self._outage_delay = min(5.0, max(0.5, self._outage_delay * 2))
+        await asyncio.sleep(self._outage_delay)
+
+    async def _dispatch_some(self) -> bool:
+        """Dispatch until nothing more can start; True once every project is finished."""
         sem = self._sem
         while not self._stopping:
             await sem.acquire()
             self._wakeup.clear()
-            picked = await self._pick()
+            try:
+                picked = await self._pick()
+            except BaseException:
+                sem.release()
+                raise
+            if self._outage_delay:
+                log.info("Task store reachable again, dispatching")
+                self._outage_delay = 0.0
             if picked is not None:
+                self._idle_since = None
                 project, lease = picked
                 project.in_flight += 1
                 task = self._tg.create_task(self._process(project, lease))  # type: ignore[union-attr]
@@ -131,13 +165,14 @@ class Engine:
                 continue
             sem.release()
             if await self._all_finished():
-                return
+                return True
             timeout = await self._next_wakeup()
             try:
                 async with asyncio.timeout(timeout):
                     await self._wakeup.wait()
             except TimeoutError:
                 pass
+        return False
 
     async def _pick(self) -> tuple[Project, Lease] | None:
         """The next dispatchable task. With several projects, fair share decides whose
@@ -181,6 +216,7 @@ class Engine:
                     project.start_exhausted
                     and project.in_flight == 0
                     and await project.scheduler.is_finished()
+                    and self._idle_long_enough()
                 ):
                     project.request_close("finished")
                 else:
@@ -189,8 +225,20 @@ class Engine:
                 done = False
         return done
 
+    def _idle_long_enough(self) -> bool:
+        """Nothing to do anywhere: for a worker, only after ``idle_grace`` seconds of it
+        (another worker may still yield requests, or URLs may be pushed)."""
+        if self._idle_grace == 0:
+            return True
+        now = time.monotonic()
+        if self._idle_since is None:
+            self._idle_since = now
+        return self._idle_grace > 0 and now - self._idle_since >= self._idle_grace
+
     async def _next_wakeup(self) -> float | None:
         waits = []
+        if self._idle_since is not None:
+            waits.append(0.5)  # look at the cluster again soon
         for project in self.projects:
             if project.closing is None:
                 wait = await project.scheduler.next_wakeup()
@@ -217,7 +265,8 @@ class Engine:
             await asyncio.sleep(self._housekeeping_interval)
             for project in self.projects:
                 if project.closing is None:
-                    await project.scheduler.maintain(project.monitor.active.keys())
+                    with contextlib.suppress(FrontierUnavailable):  # the dispatcher reports it
+                        await project.scheduler.maintain(project.monitor.active.keys())
                     self._check_limits(project)
             self._wakeup.set()
 
@@ -231,6 +280,14 @@ class Engine:
         """
         if project.start_exhausted:  # a resumed job that had queued them all
             return
+        claim = project.start_claim
+        if claim is not None:  # a worker: feed only while holding the cluster's claim
+            offset = await claim.wait_turn()
+            if offset is None:
+                project.start_exhausted = True
+                self._wakeup.set()
+                return
+            project.start_offset = offset
         index = 0
         try:
             source = project.spider_mw.process_start_requests(
@@ -248,9 +305,12 @@ class Engine:
                     if request.dont_filter and not request.has_explicit_taskid:
                         with contextlib.suppress(InvalidURL):  # enqueue reports it
                             request.taskid = f"{request.fingerprint.hex()}-s{index}"
-                    await self._enqueue(project, [request])
+                    await self._enqueue_patiently(project, request)
                 index += 1
                 project.start_offset = index
+                if claim is not None:
+                    with contextlib.suppress(Exception):  # best effort: taskids dedupe
+                        await claim.progress(index)
                 while (
                     project.scheduler.queued_estimate >= self._low_water and project.closing is None
                 ):
@@ -260,7 +320,22 @@ class Engine:
             log.exception("Error while obtaining start requests of spider %s", project.name)
             project.stats.inc("engine/start_requests_errors")
         project.start_exhausted = True
+        if claim is not None:
+            with contextlib.suppress(Exception):
+                await claim.finished()
         self._wakeup.set()
+
+    async def _enqueue_patiently(self, project: Project, request: Request) -> None:
+        """Queue a start request, waiting out an unreachable frontier rather than
+        dropping it."""
+        delay = 0.5
+        while True:
+            try:
+                await self._enqueue(project, [request])
+                return
+            except FrontierUnavailable:
+                await asyncio.sleep(delay)
+                delay = min(5.0, delay * 2)
 
     async def _enqueue(self, project: Project, requests: list[Request]) -> None:
         if project.has_callback_config:
@@ -294,6 +369,15 @@ class Engine:
 
     # -- one task ---------------------------------------------------------------------
     async def _process(self, project: Project, lease: Lease) -> None:
+        try:
+            await self._run_task(project, lease)
+        except FrontierUnavailable as exc:
+            # Its ack (or nack, or its children's push) could not be written: the lease
+            # expires and the task runs again, here or on another worker. Nothing lost.
+            log.warning("Task store unavailable; %s will run again: %s", lease.request, exc)
+            project.stats.inc("engine/tasks_left_to_lease_expiry")
+
+    async def _run_task(self, project: Project, lease: Lease) -> None:
         request = lease.request
         scheduler = project.scheduler
         monitor = project.monitor
@@ -311,6 +395,8 @@ class Engine:
             if project.limits:
                 self._check_limits(project)
             items = await self._handle_response(project, result)
+            if project.flush_feeds_before_ack:
+                project.pipelines.flush_feeds()
             await scheduler.complete(lease)
             ok = True
         except RetryLater as exc:
@@ -337,6 +423,9 @@ class Engine:
             project.request_close(exc.reason)
             await scheduler.complete(lease)
             ok = True
+        except FrontierUnavailable:
+            reason = "task store unavailable"
+            raise
         except Exception as exc:  # a bug in a middleware: contain it to this request
             reason = f"{type(exc).__name__}: {exc}"
             log.exception("Unexpected error processing %s", request)
@@ -451,6 +540,8 @@ class Engine:
             items = await self._consume(project, callback, output, batch)
         except CloseSpider as exc:
             project.request_close(exc.reason)
+        except FrontierUnavailable:
+            raise  # the children could not be queued: the task must not be acknowledged
         except Exception as exc:
             alternative = await project.spider_mw.process_exception(response, exc)
             if alternative is None:

@@ -45,6 +45,11 @@ class Project:
     start_exhausted: bool = False
     #: Start requests queued so far (a resumed job skips them).
     start_offset: int = 0
+    #: For workers of a distributed crawl: who feeds the start requests (``StartClaim``).
+    start_claim: Any = None
+    #: Flush the feeds before each ack (a shared frontier acknowledges at once, so the
+    #: items must be in the file by then).
+    flush_feeds_before_ack: bool = False
     #: Why the project is closing (None while it runs); set once.
     closing: str | None = None
     closed: bool = False

@@ -86,6 +86,12 @@ class ItemPipelineManager:
         """The feed exporters, last in the chain."""
         return self._feeds
 
+    def flush_feeds(self) -> None:
+        """Hand every feed's buffered items to the operating system (they survive the
+        process being killed from then on)."""
+        for feed in self._feeds:
+            feed.flush()
+
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> ItemPipelineManager:
         """ITEM_PIPELINES in order, then one FeedExporter per FEEDS entry."""

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from skitter._clock import Clock
 from skitter._types import StatsSink
@@ -67,6 +67,7 @@ class ProjectScheduler:
         max_held: int = 10_000,
         owner: str = "",
         slot_of: Callable[[Request], str] = slot_key,
+        cluster_bucket: Callable[[float, float, float], Awaitable[float]] | None = None,
     ) -> None:
         self.frontier = frontier
         self.retry_policy = retry
@@ -96,6 +97,11 @@ class ProjectScheduler:
         self.backlog = 0
         #: Set by a person (UI, API): no dispatches until resumed.
         self.paused = False
+        #: Workers: ``take_token(now, rate, burst) -> seconds to wait`` on the bucket the
+        #: whole cluster shares; the local bucket then only holds the rate and burst.
+        self._cluster_bucket = cluster_bucket
+        self._token_in_hand = False
+        self._token_wait_until = 0.0
         if rate is not None:
             self.set_rate(rate, burst)
 
@@ -195,20 +201,39 @@ class ProjectScheduler:
         (pause, breaker, token bucket) are checked first, then the task's slot."""
         if self.paused:
             return None
-        bucket = self.bucket
+        bucket = self.bucket if self._cluster_bucket is None else None
         if bucket is not None and bucket.tokens < 1:
             return None
         breaker = self.breaker
         if breaker is not None and not breaker.would_allow:
             self._report_breaker()
             return None
+        if self._cluster_bucket is not None and not await self._cluster_token():
+            return None
         lease = await self._next_for_slot()
         if lease is not None:
+            self._token_in_hand = False
             if bucket is not None:
                 bucket.try_take()
             if breaker is not None:
                 breaker.allow()
         return lease
+
+    async def _cluster_token(self) -> bool:
+        """A token of the cluster's bucket for the next dispatch (kept if nothing could
+        start, so none is wasted)."""
+        if self._token_in_hand or self.bucket is None or self.bucket.rate is None:
+            return True
+        now = self._clock.time()
+        if now < self._token_wait_until:
+            return False
+        assert self._cluster_bucket is not None
+        wait = await self._cluster_bucket(now, self.bucket.rate, self.bucket.burst)
+        if wait > 0:
+            self._token_wait_until = now + min(wait, 60.0)
+            return False
+        self._token_in_hand = True
+        return True
 
     async def _next_for_slot(self) -> Lease | None:
         queues = self.slots
@@ -357,7 +382,10 @@ class ProjectScheduler:
             reopens = breaker.reopens_at
             return max(0.0, reopens - now) if reopens is not None else None
         waits: list[float] = []
-        if self.bucket is not None and self.bucket.tokens < 1:
+        if self._cluster_bucket is not None:
+            if self._token_wait_until > self._clock.time():
+                waits.append(self._token_wait_until - self._clock.time())
+        elif self.bucket is not None and self.bucket.tokens < 1:
             waits.append(self.bucket.wait_time())
         due = await self.frontier.next_due()
         if due is not None:

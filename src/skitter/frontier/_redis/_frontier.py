@@ -30,19 +30,21 @@ NOSCRIPT. Keys are described in ``_keys.py``.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import uuid
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import msgspec
+from redis import exceptions as redis_errors
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import ResponseError
 
-from skitter.exceptions import CodecError, ConfigError
+from skitter.exceptions import CodecError, ConfigError, FrontierUnavailable
 from skitter.frontier._base import Frontier, FrontierCounts, Lease, PushOutcome, TaskInfo
 from skitter.frontier._memory import check_request
 from skitter.frontier._redis._keys import JobKeys
@@ -79,6 +81,25 @@ def _retry() -> Retry:
 def _num(x: float) -> str:
     """A time as Redis and Lua read it back exactly (``repr`` of a float round-trips)."""
     return repr(float(x))
+
+
+_DOWN = (redis_errors.ConnectionError, redis_errors.TimeoutError, redis_errors.BusyLoadingError)
+
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+
+
+def _translated(method: F) -> F:
+    """Report Redis being out of reach as ``FrontierUnavailable``, which the engine
+    rides out, rather than as the client's own exceptions."""
+
+    @functools.wraps(method)
+    async def wrapper(self: RedisFrontier, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await method(self, *args, **kwargs)
+        except _DOWN as exc:
+            raise FrontierUnavailable(f"Redis for {self.project}/{self.job}: {exc}") from exc
+
+    return wrapper  # type: ignore[return-value]
 
 
 class RedisFrontier(Frontier):
@@ -135,6 +156,7 @@ class RedisFrontier(Frontier):
         return f"<RedisFrontier {self.keys.meta.rsplit(':', 1)[0]} kind={self.kind}>"
 
     # -- queueing -------------------------------------------------------------------------
+    @_translated
     async def push(
         self, requests: Sequence[Request], now: float, *, force: Sequence[bool] | None = None
     ) -> list[PushOutcome]:
@@ -173,6 +195,7 @@ class RedisFrontier(Frontier):
         return [PushOutcome(outcome) for outcome in outcomes]
 
     # -- leases ---------------------------------------------------------------------------
+    @_translated
     async def lease(
         self, limit: int, now: float, lease_seconds: float, owner: str = ""
     ) -> list[Lease]:
@@ -232,18 +255,22 @@ class RedisFrontier(Frontier):
         self._tokens.pop((taskid, owner), None)
         return bool(done)
 
+    @_translated
     async def ack(self, taskid: str, now: float, owner: str = "") -> bool:
         return await self._finish(self._scripts.ack, taskid, now, owner)
 
+    @_translated
     async def nack(
         self, taskid: str, now: float, retry_at: float | None, reason: str, owner: str = ""
     ) -> bool:
         retry = "" if retry_at is None else _num(retry_at)
         return await self._finish(self._scripts.nack, taskid, now, owner, retry, reason)
 
+    @_translated
     async def mark_bad(self, taskid: str, now: float, reason: str, owner: str = "") -> bool:
         return await self._finish(self._scripts.mark_bad, taskid, now, owner, reason, "0")
 
+    @_translated
     async def renew(
         self, taskids: Sequence[str], now: float, lease_seconds: float, owner: str = ""
     ) -> int:
@@ -257,6 +284,7 @@ class RedisFrontier(Frontier):
         args = [self.kind, _num(now + lease_seconds), owner, *pairs]
         return int(await self._scripts.renew(self._keys, args))
 
+    @_translated
     async def reclaim_expired(self, now: float) -> int:
         total = 0
         while True:
@@ -267,14 +295,17 @@ class RedisFrontier(Frontier):
                 return total
 
     # -- queries --------------------------------------------------------------------------
+    @_translated
     async def counts(self, now: float) -> FrontierCounts:
         ready, delayed, processing = await self._scripts.counts(self._keys, [self.kind, _num(now)])
         return FrontierCounts(int(ready), int(delayed), int(processing))
 
+    @_translated
     async def next_due(self) -> float | None:
         first = await self.client.zrange(self.keys.delayed, 0, 0, withscores=True)
         return float(first[0][1]) if first else None
 
+    @_translated
     async def task(self, taskid: str) -> TaskInfo | None:
         async with self.client.pipeline(transaction=True) as pipe:
             pipe.hget(self.keys.tasks, taskid)
@@ -287,6 +318,7 @@ class RedisFrontier(Frontier):
         entries = await self.client.hgetall(self.keys.bad)
         return sorted((parse_bad(k, v) for k, v in entries.items()), key=lambda e: e.time)
 
+    @_translated
     async def drop(self) -> None:
         """Delete every key of this job: queue, states, dupe filter (``flush_on_start``)."""
         await self.client.delete(*self._keys)

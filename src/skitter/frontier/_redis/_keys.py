@@ -30,6 +30,25 @@ key                   type    holds
                               was moved aside as unreadable or unsafe; never executed
 ====================  ======  ==================================================================
 
+Cluster-wide politeness, the Bloom filter and shared stats (not frontier scripts' KEYS;
+``S`` is a slot name, percent-encoded like project and job):
+
+====================  ======  ==================================================================
+key                   type    holds
+====================  ======  ==================================================================
+``P:permits:S``       zset    permit id -> expiry of a download permit held for slot S
+                              (expires when idle)
+``P:pace:S``          hash    ``next`` (earliest next start), ``backoff`` (back-off end) of
+                              slot S (expires when both have passed)
+``P:bucket``          hash    ``tokens``, ``stamp`` of the project's shared token bucket
+``P:bloom``           hash    ``bits``, ``hashes``, ``block`` (the filter's shape, fixed on
+                              first use), ``count`` (fingerprints added)
+``P:bloom:N``         string  block N of the Bloom filter's bitmap
+``P:stats``           hash    stat -> cluster-wide sum of ``inc`` (HINCRBY/HINCRBYFLOAT)
+``P:stats:max``       zset    stat -> cluster-wide ``max`` (ZADD GT)
+``P:stats:set``       hash    stat -> last ``set`` value from any worker (JSON)
+====================  ======  ==================================================================
+
 An *entry* is the task's sequence number as 16 hex digits followed by its taskid.
 """
 
@@ -71,3 +90,46 @@ class JobKeys:
     def all(self) -> list[str]:
         """Every key, in KEYS order."""
         return [getattr(self, name) for name in _NAMES]
+
+    # -- keys outside the frontier scripts' KEYS (politeness, Bloom filter, stats) -----------
+    @property
+    def tag(self) -> str:
+        """``prefix:{project:job}``: what every key of the job starts with."""
+        return self.meta[: -len(":meta")]
+
+    def permits(self, slot: str) -> str:
+        """The download permits held for ``slot`` by all workers."""
+        return f"{self.tag}:permits:{_escape(slot, 'slot')}"
+
+    def pace(self, slot: str) -> str:
+        """The next allowed start and the back-off end of ``slot``."""
+        return f"{self.tag}:pace:{_escape(slot, 'slot')}"
+
+    @property
+    def bucket(self) -> str:
+        """The project's token bucket, shared by all workers."""
+        return f"{self.tag}:bucket"
+
+    @property
+    def bloom(self) -> str:
+        """The Bloom filter's shape and count."""
+        return f"{self.tag}:bloom"
+
+    def bloom_block(self, index: int) -> str:
+        """Block ``index`` of the Bloom filter's bitmap."""
+        return f"{self.tag}:bloom:{int(index)}"
+
+    @property
+    def stats(self) -> str:
+        """Cluster-wide counters."""
+        return f"{self.tag}:stats"
+
+    @property
+    def stats_max(self) -> str:
+        """Cluster-wide maxima."""
+        return f"{self.tag}:stats:max"
+
+    @property
+    def stats_set(self) -> str:
+        """Cluster-wide set values, last writer wins."""
+        return f"{self.tag}:stats:set"

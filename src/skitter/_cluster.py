@@ -1,0 +1,139 @@
+"""What the workers of one distributed crawl share besides the frontier.
+
+Start requests are produced by one worker at a time: the first to claim them. The claim
+is a lease (renewed while that worker feeds), and the number of start requests queued so
+far is recorded in Redis after each one, so when the claimer dies another worker takes
+the claim over and continues at that position; start requests re-queued around a crash
+carry taskids from their position and merge with themselves, so none runs twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from skitter.exceptions import ConfigError
+from skitter.settings import Settings
+
+if TYPE_CHECKING:  # redis is an optional dependency: imported only by workers
+    from redis.asyncio import Redis
+
+    from skitter.frontier import RedisFrontier
+    from skitter.frontier._redis._keys import JobKeys
+    from skitter.frontier._redis._politeness import RedisPoliteness
+
+__all__ = ["ClusterJob", "StartClaim", "worker_id"]
+
+log = logging.getLogger("skitter.cluster")
+
+
+class StartClaim:
+    """One job's start requests, fed by one worker at a time."""
+
+    def __init__(self, redis: Redis, keys: JobKeys, owner: str, lease_seconds: float) -> None:
+        self._redis = redis
+        self._owner = owner
+        self._lease_ms = max(1000, int(lease_seconds * 1000))
+        prefix = f"{keys.meta.rsplit(':', 1)[0]}"
+        self._claim = f"{prefix}:start-claim"
+        self._progress = f"{prefix}:start"  # hash: offset, done
+
+    async def wait_turn(self, poll: float = 1.0) -> int | None:
+        """Block until this worker holds the claim (returns the offset to go on from) or
+        the start requests are all queued (returns None)."""
+        from redis.exceptions import ConnectionError, TimeoutError
+
+        while True:
+            try:
+                done, offset = await self._redis.hmget(self._progress, "done", "offset")
+                if done:
+                    return None
+                if await self._redis.set(self._claim, self._owner, nx=True, px=self._lease_ms):
+                    start = int(offset or 0)
+                    if start:
+                        log.info("Taking over the start requests at position %d", start)
+                    return start
+            except (ConnectionError, TimeoutError):
+                pass
+            await asyncio.sleep(poll)
+
+    async def progress(self, offset: int) -> None:
+        """Record how many start requests are queued, and renew the claim."""
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.hset(self._progress, "offset", offset)
+            pipe.pexpire(self._claim, self._lease_ms)
+            await pipe.execute()
+
+    async def finished(self) -> None:
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.hset(self._progress, "done", 1)
+            pipe.delete(self._claim)
+            await pipe.execute()
+
+    async def clear(self) -> None:
+        await self._redis.delete(self._claim, self._progress)
+
+
+def worker_id() -> str:
+    """This worker's name in leases and permits: host, process, and a random tag (a
+    restarted worker is a new owner: its predecessor's leases are not its own)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+class ClusterJob:
+    """One worker's membership in a distributed crawl on Redis."""
+
+    def __init__(self, redis_url: str, job: str) -> None:
+        if not job:
+            raise ConfigError("a distributed crawl needs a job name (--job NAME)")
+        self.redis_url = redis_url
+        self.job = job
+        self.owner = worker_id()
+        self.frontier: RedisFrontier | None = None
+
+    def make_frontier(self, spider: Any, settings: Settings) -> RedisFrontier:
+        from skitter.frontier import RedisFrontier
+
+        self.frontier = RedisFrontier(
+            self.redis_url,
+            project=spider.name,
+            job=self.job,
+            spider=spider,
+            kind=settings["REDIS_QUEUE_KIND"],
+        )
+        return self.frontier
+
+    def politeness(self) -> RedisPoliteness:
+        from skitter.frontier._redis._politeness import RedisPoliteness
+
+        assert self.frontier is not None
+        return RedisPoliteness(self.frontier.client, self.frontier.keys, owner=self.owner)
+
+    def start_claim(self, lease_seconds: float) -> StartClaim:
+        assert self.frontier is not None
+        return StartClaim(self.frontier.client, self.frontier.keys, self.owner, lease_seconds)
+
+    async def open(self, project: Any, settings: Settings) -> None:
+        assert self.frontier is not None
+        log.info("Worker %s joining job %r on %s", self.owner, self.job, self.redis_url)
+        if settings["REDIS_FLUSH_ON_START"]:
+            log.warning("REDIS_FLUSH_ON_START: clearing job %r", self.job)
+            await self.frontier.drop()
+            await project.start_claim.clear()
+
+    async def close(self, settings: Settings) -> None:
+        """Without REDIS_PERSIST, the last worker out clears the job's keys."""
+        frontier = self.frontier
+        if frontier is None or settings["REDIS_PERSIST"]:
+            return
+        try:
+            counts = await frontier.counts(0.0)
+            if not (counts.ready or counts.delayed or counts.processing):
+                await frontier.drop()
+                await self.start_claim(1.0).clear()
+        except Exception:  # best effort on the way out
+            log.warning("Could not clear job %r on exit", self.job, exc_info=True)

@@ -1,0 +1,39 @@
+"""``skitter push URL... --redis URL --job NAME --spider NAME``: queue URLs for workers.
+
+The pushed requests go through the same frontier script as the workers' own, so a URL
+the job has already crawled (or queued) is not queued twice.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import Counter
+
+from rich.console import Console
+
+from skitter.exceptions import ConfigError
+from skitter.http import Request
+
+__all__ = ["push_urls"]
+
+
+async def push_urls(args: argparse.Namespace, console: Console) -> int:
+    from skitter.frontier import RedisFrontier
+
+    try:
+        requests = [Request(url, priority=args.priority) for url in args.urls]
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    frontier = RedisFrontier(args.redis, project=args.spider, job=args.job)
+    try:
+        outcomes = await frontier.push(requests, time.time())
+    finally:
+        await frontier.close()
+    counts = Counter(outcome.name.lower() for outcome in outcomes)
+    queued = counts["new"] + counts["recrawl"]
+    console.print(
+        f"{queued} queued for job {args.job!r} ({counts['merged']} already queued, "
+        f"{counts['ignored']} already crawled)"
+    )
+    return 0

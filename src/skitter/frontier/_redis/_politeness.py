@@ -1,0 +1,186 @@
+"""Politeness that holds for all workers of one job together (SPEC §4, issue 6).
+
+Each worker's ``SlotQueues`` keeps its own slots; with N workers that would be N times
+the concurrency and N times the rate a host agreed to. ``RedisPoliteness`` is the shared
+part: before a download starts, the worker takes a **permit** for the slot from Redis,
+and the project's **token bucket** lives in Redis too. Every check-and-take is one Lua
+script (one round trip), so two workers never both take the last permit or token.
+
+A slot may start a download, for the whole cluster, when all of these hold:
+
+- fewer than ``concurrency`` unexpired permits are out for it;
+- ``delay`` seconds have passed since the previous start, by any worker;
+- no back-off (429/503, Retry-After) reported by any worker is running.
+
+Permits are leases. Each is scored by its expiry (``now + lease_seconds``) in a sorted set
+per slot, and the acquire script drops expired ones itself: a worker killed while holding
+permits cannot take the slot's concurrency with it for longer than one lease. A download
+that outlives its lease keeps its permits with ``renew`` (one round trip for all of them).
+
+Times are epoch seconds from each caller's clock, so tests drive them with plain
+numbers. Across machines this needs clocks in step (NTP): a worker whose clock is ``s``
+seconds ahead sees other workers' permits lapse ``s`` seconds early and their delays end
+early. Keep leases much longer than any skew. Idle slot keys expire (PEXPIRE) ``idle_ttl``
+seconds after the last thing they hold has passed, so a crawl of a million hosts does not
+leave a million keys behind; a slot without a delay or back-off keeps no pace key at all.
+
+Round trips: ``acquire``, ``release``, ``renew`` (any number of permits) and
+``take_token`` are one EVALSHA each (plus one SCRIPT LOAD per script after a Redis
+restart). Redis errors propagate as ``redis``'s exceptions.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import uuid
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from skitter.frontier._redis._keys import JobKeys
+from skitter.frontier._redis._lua import lua_number, register
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+__all__ = ["RedisPoliteness"]
+
+
+class RedisPoliteness:
+    """Download permits per slot and a token bucket, shared by every worker of a job.
+
+    ``redis`` is a ``redis.asyncio.Redis`` client (the caller's to configure and close);
+    ``owner`` names this worker in permit ids, for a human reading Redis. ``busy_wait`` is
+    the wait ``acquire`` answers when the slot is full: only a finishing download frees
+    it, and no worker can know when. ``idle_ttl`` is how long a slot's keys outlive what
+    they hold (Scrapy keeps idle slots 60 s); it also absorbs clock skew between workers.
+    """
+
+    def __init__(
+        self,
+        redis: Redis,
+        keys: JobKeys,
+        *,
+        owner: str,
+        busy_wait: float = 0.05,
+        idle_ttl: float = 60.0,
+    ) -> None:
+        self.client = redis
+        self.keys = keys
+        self.owner = owner
+        self.busy_wait = _positive("busy_wait", busy_wait)
+        self.idle_ttl = _non_negative("idle_ttl", idle_ttl)
+        self._acquire = register(redis, "slot_acquire")
+        self._release = register(redis, "slot_release")
+        self._renew = register(redis, "slot_renew")
+        self._take = register(redis, "bucket_take")
+        # Unique across restarts of a worker that keeps its name.
+        self._id_prefix = f"{owner}.{uuid.uuid4().hex[:12]}."
+        self._ids = itertools.count()
+
+    def __repr__(self) -> str:
+        return f"<RedisPoliteness {self.keys.tag} owner={self.owner!r}>"
+
+    async def acquire(
+        self, slot: str, now: float, *, concurrency: int, delay: float, lease_seconds: float
+    ) -> tuple[str | None, float]:
+        """Take a download permit for ``slot``: ``(permit_id, 0.0)`` when granted, else
+        ``(None, seconds to wait before trying again)``.
+
+        ``delay`` is the pause before the next start by any worker, as the caller computed
+        it (randomized, AutoThrottle's, robots.txt's Crawl-delay); ``lease_seconds`` how
+        long the permit lasts unless released or renewed."""
+        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+            raise ValueError(f"slot concurrency must be an integer >= 1, got {concurrency!r}")
+        _non_negative("delay", delay)
+        _positive("lease_seconds", lease_seconds)
+        permit = f"{self._id_prefix}{next(self._ids)}"
+        args = [
+            lua_number(now),
+            concurrency,
+            lua_number(delay),
+            lua_number(now + lease_seconds),
+            permit,
+            lua_number(self.busy_wait),
+            lua_number(self.idle_ttl),
+        ]
+        wait = float(await self._acquire([self.keys.permits(slot), self.keys.pace(slot)], args))
+        return (permit, 0.0) if wait <= 0 else (None, wait)
+
+    async def release(
+        self, slot: str, permit_id: str, now: float, *, backoff_until: float | None = None
+    ) -> bool:
+        """Give the permit back. ``backoff_until`` (epoch seconds, after a 429/503 or a
+        Retry-After) keeps every worker off the slot until then; back-offs from several
+        workers never shorten each other. False if the permit had already lapsed."""
+        args = [
+            permit_id,
+            lua_number(now),
+            "" if backoff_until is None else lua_number(backoff_until),
+            lua_number(self.idle_ttl),
+        ]
+        released = await self._release([self.keys.permits(slot), self.keys.pace(slot)], args)
+        return bool(released)
+
+    async def renew(
+        self, permits: Sequence[tuple[str, str]], now: float, lease_seconds: float
+    ) -> list[bool]:
+        """Extend ``(slot, permit_id)`` permits to ``now + lease_seconds``, in one round
+        trip. False for a permit that had lapsed: it is not brought back, since the slot
+        may have handed its place to another download already."""
+        if not permits:
+            return []
+        _positive("lease_seconds", lease_seconds)
+        keys = [self.keys.permits(slot) for slot, _ in permits]
+        args = [lua_number(now), lua_number(now + lease_seconds), lua_number(self.idle_ttl)]
+        args += [permit_id for _, permit_id in permits]
+        return [bool(flag) for flag in await self._renew(keys, args)]
+
+    async def take_token(self, now: float, rate: float, burst: float) -> float:
+        """Take a token from the project's bucket: 0.0 if one was taken, else the seconds
+        until one is available (``inf`` if never: a rate of 0, or a burst below 1).
+
+        ``rate`` and ``burst`` are passed on every call, so a change (web UI, API) applies
+        to the whole cluster from the next call on; tokens already earned are kept,
+        capped at the new burst."""
+        _non_negative("rate", rate)
+        _non_negative("burst", burst)
+        args = [lua_number(now), lua_number(rate), lua_number(burst)]
+        return float(await self._take([self.keys.bucket], args))
+
+    async def clear(self) -> int:
+        """Delete every politeness key of the job (``flush_on_start``); the number deleted.
+
+        Slot keys are found with SCAN, so this costs a round trip per thousand keys; the
+        crawl should not be running."""
+        deleted = int(await self.client.delete(self.keys.bucket))
+        for kind in ("permits", "pace"):
+            pattern = f"{_glob_escape(self.keys.tag)}:{kind}:*"
+            batch: list[bytes] = []
+            async for key in self.client.scan_iter(match=pattern, count=1000):
+                batch.append(key)
+                if len(batch) >= 1000:
+                    deleted += int(await self.client.delete(*batch))
+                    batch.clear()
+            if batch:
+                deleted += int(await self.client.delete(*batch))
+        return deleted
+
+
+def _glob_escape(text: str) -> str:
+    """``text`` as a literal in a SCAN MATCH pattern."""
+    return "".join("\\" + c if c in "*?[]\\" else c for c in text)
+
+
+def _non_negative(name: str, value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    if not (value >= 0 and math.isfinite(value)):
+        raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
+    return float(value)
+
+
+def _positive(name: str, value: float) -> float:
+    if _non_negative(name, value) <= 0:
+        raise ValueError(f"{name} must be > 0, got {value!r}")
+    return float(value)

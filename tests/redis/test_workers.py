@@ -1,0 +1,187 @@
+"""Workers end to end: real ``skitter worker`` processes sharing a real redis-server,
+crawling a local site. One is SIGKILLed and restarted, Redis itself is stopped and
+started again, the project's rate holds across workers, and pushed URLs reach waiting
+workers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from skitter.testing._redis import RedisServer, require_redis_server
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+PAGES = 300
+
+SPIDER = """
+from skitter import Request, Spider
+
+
+class Tree(Spider):
+    name = "tree"
+
+    def start_requests(self):
+        if self.settings.get("BASE"):
+            yield Request(self.settings["BASE"] + "/p/0")
+
+    def parse(self, response):
+        n = int(response.url.rsplit("/", 1)[1])
+        yield {"n": n}
+        for m in (2 * n + 1, 2 * n + 2):
+            if m < PAGES:
+                yield response.follow(f"/p/{m}")
+""".replace("PAGES", str(PAGES))
+
+
+class Site:
+    def __init__(self, latency: float = 0.02) -> None:
+        self.latency = latency
+        self.served: list[tuple[float, int]] = []
+        self.app = web.Application()
+        self.app.router.add_get("/p/{n}", self.handle)
+
+    async def handle(self, request: web.Request) -> web.Response:
+        await asyncio.sleep(self.latency)
+        self.served.append((time.monotonic(), int(request.match_info["n"])))
+        return web.Response(text="<html>ok</html>", content_type="text/html")
+
+
+@pytest.fixture
+def redis_server() -> Iterator[RedisServer]:
+    with RedisServer(aof=True, binary=require_redis_server()) as server:
+        yield server
+
+
+@pytest.fixture
+def spider_file(tmp_path: Path) -> Path:
+    path = tmp_path / "tree.py"
+    path.write_text(textwrap.dedent(SPIDER))
+    return path
+
+
+def worker(
+    spider_file: Path, redis_url: str, out: Path, base: str | None, *settings: str
+) -> list[str]:
+    cmd = [
+        sys.executable, "-m", "skitter", "worker", str(spider_file), "--redis", redis_url,
+        "--job", "test", "-o", str(out), "--no-progress",
+        "-s", "CONCURRENT_REQUESTS=4", "-s", "STATS_DUMP=false", "-s", "LEASE_SECONDS=3",
+        "-s", "WORKER_IDLE_TIMEOUT=2",
+    ]  # fmt: skip
+    if base:
+        cmd += ["-s", f"BASE={base}"]
+    for setting in settings:
+        cmd += ["-s", setting]
+    return cmd
+
+
+async def start(cmd: list[str]) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        *cmd, env={**os.environ, "PYTHONPATH": SRC},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+
+
+async def finish(proc: asyncio.subprocess.Process) -> str:
+    out, _ = await asyncio.wait_for(proc.communicate(), timeout=90)
+    text = out.decode()
+    assert proc.returncode == 0, text
+    return text
+
+
+def items(files: list[Path]) -> list[int]:
+    found = []
+    for path in files:
+        if path.exists():
+            found += [json.loads(line)["n"] for line in path.read_text().splitlines() if line]
+    return found
+
+
+async def test_a_worker_killed_three_times_loses_nothing(
+    serve: Any, tmp_path: Path, redis_server: RedisServer, spider_file: Path
+) -> None:
+    site = Site(latency=0.03)
+    base = await serve(site.app)
+    outs = [tmp_path / f"w{i}.jsonl" for i in range(3)]
+    steady = [await start(worker(spider_file, redis_server.url, outs[i], base)) for i in (0, 1)]
+    victim_files = []
+    for round_ in range(3):
+        out = tmp_path / f"victim{round_}.jsonl"
+        victim_files.append(out)
+        victim = await start(worker(spider_file, redis_server.url, out, base))
+        await asyncio.sleep(0.8)
+        victim.kill()
+        await victim.wait()
+    last = tmp_path / "victim-last.jsonl"
+    victim_files.append(last)
+    restarted = await start(worker(spider_file, redis_server.url, last, base))
+    for proc in [*steady, restarted]:
+        await finish(proc)
+    got = items(outs[:2] + victim_files)
+    assert set(got) == set(range(PAGES))  # every item, from some worker
+    assert len(got) - len(set(got)) <= 3 * 4  # at most the victim's in-flight, each time
+
+
+async def test_redis_stopped_for_five_seconds_mid_crawl(
+    serve: Any, tmp_path: Path, redis_server: RedisServer, spider_file: Path
+) -> None:
+    site = Site(latency=0.03)
+    base = await serve(site.app)
+    outs = [tmp_path / f"w{i}.jsonl" for i in range(2)]
+    procs = [await start(worker(spider_file, redis_server.url, out, base)) for out in outs]
+    await asyncio.sleep(1.0)
+    redis_server.stop()
+    stopped_at = time.monotonic()
+    await asyncio.sleep(5.0)
+    redis_server.start()
+    texts = [await finish(proc) for proc in procs]
+    assert set(items(outs)) == set(range(PAGES))
+    assert any("Task store unavailable" in text for text in texts)
+    served_while_down = [n for t, n in site.served if stopped_at + 1.0 < t < stopped_at + 5.0]
+    assert len(served_while_down) < 10  # dispatch paused (only in-flight ones ended)
+
+
+async def test_the_projects_rate_holds_across_workers(
+    serve: Any, tmp_path: Path, redis_server: RedisServer, spider_file: Path
+) -> None:
+    site = Site(latency=0.0)
+    base = await serve(site.app)
+    outs = [tmp_path / f"w{i}.jsonl" for i in range(2)]
+    limited = ("RATE=4", "BURST=1", "CLOSESPIDER_TIMEOUT=12")
+    procs = [
+        await start(worker(spider_file, redis_server.url, out, base, *limited)) for out in outs
+    ]
+    for proc in procs:
+        await finish(proc)
+    times = sorted(t for t, _ in site.served)
+    window = [t for t in times if times[0] + 1 <= t < times[0] + 9]
+    assert 4 * 8 * 0.9 <= len(window) <= 4 * 8 * 1.1, len(window)  # 4/s, not 8/s
+
+
+async def test_pushed_urls_reach_waiting_workers(
+    serve: Any, tmp_path: Path, redis_server: RedisServer, spider_file: Path
+) -> None:
+    site = Site()
+    base = await serve(site.app)
+    out = tmp_path / "w.jsonl"
+    waiting = await start(worker(spider_file, redis_server.url, out, None, "WORKER_IDLE_TIMEOUT=4"))
+    await asyncio.sleep(1.5)
+    assert waiting.returncode is None  # idle, but waiting for URLs
+    push = await start(
+        [sys.executable, "-m", "skitter", "push", f"{base}/p/1", f"{base}/p/2", "--redis",
+         redis_server.url, "--job", "test", "--spider", "tree"]
+    )  # fmt: skip
+    assert "2 queued" in await finish(push)
+    await finish(waiting)
+    # the two pushed subtrees: everything but page 0
+    assert set(items([out])) == set(range(1, PAGES))
