@@ -16,7 +16,7 @@ import socket
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from skitter.exceptions import ConfigError
+from skitter.exceptions import ConfigError, FrontierUnavailable
 from skitter.settings import Settings
 
 if TYPE_CHECKING:  # redis is an optional dependency: imported only by workers
@@ -107,11 +107,11 @@ class ClusterJob:
         )
         return self.frontier
 
-    def politeness(self) -> RedisPoliteness:
+    def politeness(self) -> Any:
         from skitter.frontier._redis._politeness import RedisPoliteness
 
         assert self.frontier is not None
-        return RedisPoliteness(self.frontier.client, self.frontier.keys, owner=self.owner)
+        return _Guarded(RedisPoliteness(self.frontier.client, self.frontier.keys, owner=self.owner))
 
     def start_claim(self, lease_seconds: float) -> StartClaim:
         assert self.frontier is not None
@@ -137,3 +137,24 @@ class ClusterJob:
                 await self.start_claim(1.0).clear()
         except Exception:  # best effort on the way out
             log.warning("Could not clear job %r on exit", self.job, exc_info=True)
+
+
+class _Guarded:
+    """Redis out of reach reads as ``FrontierUnavailable`` here too, as it does from the
+    frontier, so the engine rides it out the same way."""
+
+    def __init__(self, inner: RedisPoliteness) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._inner, name)
+
+        async def guarded(*args: Any, **kwargs: Any) -> Any:
+            from redis.exceptions import ConnectionError, TimeoutError
+
+            try:
+                return await method(*args, **kwargs)
+            except (ConnectionError, TimeoutError) as exc:
+                raise FrontierUnavailable(f"Redis (politeness): {exc}") from exc
+
+        return guarded

@@ -110,6 +110,7 @@ class Crawler:
                 "max_held": 2 * settings["CONCURRENT_REQUESTS"],
                 "owner": cluster.owner,
                 "cluster_bucket": politeness.take_token,
+                "cluster_slots": politeness,
             }
         else:
             frontier = self.job.frontier(spider) if self.job is not None else MemoryFrontier()

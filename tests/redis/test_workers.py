@@ -185,3 +185,50 @@ async def test_pushed_urls_reach_waiting_workers(
     await finish(waiting)
     # the two pushed subtrees: everything but page 0
     assert set(items([out])) == set(range(1, PAGES))
+
+
+class InFlightSite(Site):
+    def __init__(self, latency: float) -> None:
+        super().__init__(latency)
+        self.in_flight = 0
+        self.max_in_flight = 0
+
+    async def handle(self, request: web.Request) -> web.Response:
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            return await super().handle(request)
+        finally:
+            self.in_flight -= 1
+
+
+async def test_a_slots_delay_and_concurrency_hold_across_workers(
+    serve: Any, tmp_path: Path, redis_server: RedisServer, spider_file: Path
+) -> None:
+    site = InFlightSite(latency=0.0)
+    base = await serve(site.app)
+    outs = [tmp_path / f"w{i}.jsonl" for i in range(2)]
+    paced = (
+        'DOWNLOAD_SLOTS={"127.0.0.1": {"delay": 0.25, "randomize_delay": false}}',
+        "CLOSESPIDER_TIMEOUT=10",
+    )
+    procs = [await start(worker(spider_file, redis_server.url, o, base, *paced)) for o in outs]
+    for proc in procs:
+        await finish(proc)
+    times = sorted(t for t, _ in site.served)
+    window = [t for t in times if times[0] + 1 <= t < times[0] + 7]
+    assert 4 * 6 * 0.9 <= len(window) <= 4 * 6 * 1.1, len(window)  # 4/s for both, not 8/s
+
+
+async def test_a_slot_limited_to_two_sees_two_in_flight_across_workers(
+    serve: Any, tmp_path: Path, redis_server: RedisServer, spider_file: Path
+) -> None:
+    site = InFlightSite(latency=0.1)
+    base = await serve(site.app)
+    outs = [tmp_path / f"w{i}.jsonl" for i in range(2)]
+    limited = ('DOWNLOAD_SLOTS={"127.0.0.1": {"concurrency": 2}}', "CLOSESPIDER_TIMEOUT=6")
+    procs = [await start(worker(spider_file, redis_server.url, o, base, *limited)) for o in outs]
+    for proc in procs:
+        await finish(proc)
+    assert len(site.served) > 20
+    assert site.max_in_flight == 2  # each worker alone would allow 2: together still 2

@@ -460,7 +460,7 @@ class Engine:
             raise
         finally:
             scheduler = project.scheduler
-            scheduler.download_finished(
+            await scheduler.download_finished(
                 lease,
                 latency=time.monotonic() - started,
                 status=status,

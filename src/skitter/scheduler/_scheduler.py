@@ -23,13 +23,15 @@ Life of a task::
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any
 
 from skitter._clock import Clock
 from skitter._types import StatsSink
-from skitter.exceptions import ConfigError, InvalidURL
+from skitter.exceptions import ConfigError, FrontierUnavailable, InvalidURL
 from skitter.frontier import Frontier, Lease, PushOutcome
 from skitter.http import Request
 from skitter.scheduler._breaker import BreakerState, CircuitBreaker
@@ -68,6 +70,7 @@ class ProjectScheduler:
         owner: str = "",
         slot_of: Callable[[Request], str] = slot_key,
         cluster_bucket: Callable[[float, float, float], Awaitable[float]] | None = None,
+        cluster_slots: Any = None,
     ) -> None:
         self.frontier = frontier
         self.retry_policy = retry
@@ -100,6 +103,9 @@ class ProjectScheduler:
         #: Workers: ``take_token(now, rate, burst) -> seconds to wait`` on the bucket the
         #: whole cluster shares; the local bucket then only holds the rate and burst.
         self._cluster_bucket = cluster_bucket
+        #: Workers: slot permits shared by the cluster (``RedisPoliteness``).
+        self._cluster_slots = cluster_slots
+        self._permits: dict[str, tuple[str, str]] = {}  # taskid -> (slot, permit id)
         self._token_in_hand = False
         self._token_wait_until = 0.0
         if rate is not None:
@@ -249,11 +255,42 @@ class ProjectScheduler:
             popped = queues.pop(self._clock.monotonic())
         if popped is None:
             return None
-        lease = popped[1]
+        key, lease = popped
+        if self._cluster_slots is not None and not await self._cluster_permit(key, lease):
+            return None
         del self._held[lease.taskid]
         if lease.retried:
             lease.request.meta["retry_times"] = lease.retried
         return lease
+
+    async def _cluster_permit(self, key: str, lease: Lease) -> bool:
+        """Workers: the slot's permit across the cluster (its concurrency, delay and
+        back-off hold for all workers). When refused, the local slot waits as long as the
+        cluster says and the task goes back to its queue."""
+        assert self._cluster_slots is not None
+        delay = self.slots.stats(key)[key].delay
+        try:
+            permit, wait = await self._cluster_slots.acquire(
+                key,
+                self._clock.time(),
+                concurrency=self.slots.policies[key].concurrency,
+                delay=delay,
+                lease_seconds=self._lease_seconds,
+            )
+        except FrontierUnavailable:
+            self._give_back(key, lease, 1.0)
+            raise
+        if permit is None:
+            self._give_back(key, lease, wait)
+            self._stats.inc("scheduler/cluster_slot_waits")
+            return False
+        self._permits[lease.taskid] = (key, permit)
+        return True
+
+    def _give_back(self, key: str, lease: Lease, wait: float) -> None:
+        """Undo a local pop: the slot waits ``wait`` seconds, the task queues again."""
+        self.slots.finished(key, self._clock.monotonic(), retry_after=wait)
+        self.slots.push(key, lease.request.priority, lease)
 
     async def _lease_more(self) -> bool:
         """Lease a batch from the frontier into the slot queues; False if none is due."""
@@ -272,7 +309,7 @@ class ProjectScheduler:
             push(slot_of(lease.request), lease.request.priority, lease)
         return True
 
-    def download_finished(
+    async def download_finished(
         self,
         lease: Lease,
         *,
@@ -283,15 +320,23 @@ class ProjectScheduler:
     ) -> None:
         """The download of ``lease`` ended: free its slot, and let the slot learn from
         it (AutoThrottle from the latency, back-off from a 429/503 or Retry-After, the
-        slot's breaker from ``ok``)."""
+        slot's breaker from ``ok``). A worker also hands its cluster permit back, with
+        the slot's back-off for every worker."""
+        key = self.slot_of(lease.request)
+        now = self._clock.monotonic()
         self.slots.finished(
-            self.slot_of(lease.request),
-            self._clock.monotonic(),
-            latency=latency,
-            status=status,
-            retry_after=retry_after,
-            ok=ok,
+            key, now, latency=latency, status=status, retry_after=retry_after, ok=ok
         )
+        permit = self._permits.pop(lease.taskid, None)
+        if permit is not None and self._cluster_slots is not None:
+            backoff = self.slots.stats(key).get(key)
+            until = None
+            if backoff is not None and backoff.backoff_until is not None:
+                until = self._clock.time() + max(0.0, backoff.backoff_until - now)
+            with contextlib.suppress(FrontierUnavailable):  # the permit's lease expires
+                await self._cluster_slots.release(
+                    permit[0], permit[1], self._clock.time(), backoff_until=until
+                )
 
     def set_crawl_delay(self, slot: str, seconds: float | None) -> None:
         """robots.txt asked for ``Crawl-delay: seconds`` on this slot (cached: cheap)."""
@@ -417,6 +462,10 @@ class ProjectScheduler:
             held.extend(in_flight)
             if held:
                 await self.frontier.renew(held, now, self._lease_seconds, self._owner)
+            if self._permits and self._cluster_slots is not None:
+                await self._cluster_slots.renew(
+                    list(self._permits.values()), now, self._lease_seconds
+                )
         reclaimed = await self.frontier.reclaim_expired(now)
         if reclaimed:
             self._stats.inc("scheduler/leases_reclaimed", reclaimed)
