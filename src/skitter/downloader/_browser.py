@@ -47,6 +47,7 @@ Stats: the HTTP transport's ``downloader/*`` keys, plus ``browser/page_count``,
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Hashable
@@ -62,6 +63,7 @@ from skitter.downloader._browser_pool import BrowserPool, PageLease
 from skitter.exceptions import (
     ConfigError,
     ConnectionLost,
+    DownloadTimeout,
     InvalidURL,
     RequestError,
     ResponseTooLarge,
@@ -77,6 +79,8 @@ if TYPE_CHECKING:
     from skitter.settings import Settings
 
 __all__ = ["BrowserTransport", "wants_render"]
+
+_CLOSE_TIMEOUT = 5.0
 
 logger = logging.getLogger("skitter.downloader.browser")
 
@@ -197,7 +201,14 @@ class BrowserTransport:
             )
         timeout = self._timeout_of(request)
         try:
-            lease = await self._pool.acquire(**_context_options(request))
+            # Bounded too: a browser being (re)started after a crash may never answer.
+            async with asyncio.timeout(timeout):
+                lease = await self._pool.acquire(**_context_options(request))
+        except TimeoutError:
+            raise DownloadTimeout(
+                f"{request!r}: no browser page within {timeout} seconds (Chromium starting?)",
+                request=request,
+            ) from None
         except BrowserUnavailable as exc:
             if not self._unavailable_logged:
                 self._unavailable_logged = True
@@ -227,7 +238,10 @@ class BrowserTransport:
             return response
         finally:
             if not kept:
-                await lease.close()
+                # The page of a browser that just died may never confirm its closing.
+                with contextlib.suppress(Exception):
+                    async with asyncio.timeout(_CLOSE_TIMEOUT):
+                        await lease.close()
 
     async def _navigate(self, lease: PageLease, request: Request, wait_until: str) -> Response:
         page, meta = lease.page, request.meta
