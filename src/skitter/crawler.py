@@ -111,6 +111,7 @@ class Crawler:
                 "owner": cluster.owner,
                 "cluster_bucket": politeness.take_token,
                 "cluster_slots": politeness,
+                "eager_lease": False,
             }
         else:
             frontier = self.job.frontier(spider) if self.job is not None else MemoryFrontier()

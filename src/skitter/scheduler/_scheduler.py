@@ -9,10 +9,12 @@ delayed retries by the retry table, and feed the breakers. All decisions are mad
 sans-I/O cores (``_slotqueue``, ``_retry``, ``_tokenbucket``, ``_breaker``); this module
 only sequences them, awaits the frontier, and reports what happened.
 
-How many leased tasks wait here: more are leased only when none of those held can start
-now, up to ``max_held``. So a slow host whose tasks crowd the head of the frontier
-cannot idle the others (its tasks pile up here while the others' keep flowing), and a
-shared frontier is not drained by one worker while its slots are busy.
+How many leased tasks wait here, up to ``max_held``: with a local frontier, whatever is
+due is pulled in before each dispatch (so a new high-priority task is seen at once);
+with a shared one, more is leased only when none of the tasks held can start (a round
+trip saved per page, and the other workers keep their share). Either way a slow host
+whose tasks crowd the head of the frontier cannot idle the others: its tasks pile up
+here while the others' keep flowing.
 
 Life of a task::
 
@@ -71,6 +73,7 @@ class ProjectScheduler:
         slot_of: Callable[[Request], str] = slot_key,
         cluster_bucket: Callable[[float, float, float], Awaitable[float]] | None = None,
         cluster_slots: Any = None,
+        eager_lease: bool = True,
     ) -> None:
         self.frontier = frontier
         self.retry_policy = retry
@@ -105,6 +108,10 @@ class ProjectScheduler:
         self._cluster_bucket = cluster_bucket
         #: Workers: slot permits shared by the cluster (``RedisPoliteness``).
         self._cluster_slots = cluster_slots
+        #: Look at the frontier before each dispatch (cheap in memory: new high-priority
+        #: tasks are seen at once); a shared frontier is asked only when nothing held can
+        #: start, which saves a round trip per page.
+        self._eager_lease = eager_lease
         self._permits: dict[str, tuple[str, str]] = {}  # taskid -> (slot, permit id)
         self._token_in_hand = False
         self._token_wait_until = 0.0
@@ -243,7 +250,7 @@ class ProjectScheduler:
 
     async def _next_for_slot(self) -> Lease | None:
         queues = self.slots
-        if not self._dry and len(self._held) < self._max_held:
+        if self._eager_lease and not self._dry and len(self._held) < self._max_held:
             # Pull what is due into the slot queues first, so that a task of higher
             # priority than those held is seen at once, not after them.
             await self._lease_more()
