@@ -106,7 +106,7 @@ class QueueMachine(RuleBasedStateMachine):
                 return
             assert outcome.name == "MERGED"
             task.priority = max(task.priority, priority)
-            if task.where == "delayed" and exetime < task.when:
+            if task.where == "delayed" and not task.retried and exetime < task.when:
                 self._place(task, exetime)
             return
         if task is not None:

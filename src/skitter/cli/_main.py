@@ -20,7 +20,7 @@ from skitter._job import JOB_MODES
 from skitter.cli._loader import load_spiders
 from skitter.cli._run import UiOptions, finish, run_with_signals, setup_logging
 from skitter.crawler import Crawler
-from skitter.exceptions import ConfigError
+from skitter.exceptions import ConfigError, SkitterError
 from skitter.spider import Spider
 
 __all__ = ["main"]
@@ -164,9 +164,8 @@ def _add_ui_options(cmd: argparse.ArgumentParser, always_on: bool) -> None:
     cmd.add_argument(
         "--ui-token",
         metavar="TOKEN",
-        default=os.environ.get("SKITTER_UI_TOKEN"),
         help="require TOKEN for every dashboard request; needed beyond loopback "
-        "(default: $SKITTER_UI_TOKEN)",
+        "(default: $SKITTER_UI_TOKEN, which does not by itself turn the dashboard on)",
     )
 
 
@@ -175,7 +174,8 @@ def _ui_options(args: argparse.Namespace, mode: str) -> UiOptions | None:
     wanted = mode == "serve" or getattr(args, "ui", False)
     if not (wanted or args.ui_host or args.ui_port is not None or args.ui_token):
         return None
-    return UiOptions(args.ui_host or "127.0.0.1", args.ui_port or 0, args.ui_token or None)
+    token = args.ui_token or os.environ.get("SKITTER_UI_TOKEN") or None
+    return UiOptions(args.ui_host or "127.0.0.1", args.ui_port or 0, token)
 
 
 def _feeds(args: argparse.Namespace, spider_name: str, several: bool) -> dict[str, Any]:
@@ -284,6 +284,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         console.print(f"[red]error:[/red] {exc}")
         return EXIT_USAGE
+    except SkitterError as exc:  # e.g. a bad URL to push, Redis out of reach
+        console.print(f"[red]error:[/red] {exc}")
+        return EXIT_FAILED
     except KeyboardInterrupt:
         # A Ctrl-C outside the crawl (while loading, or during the final report): the
         # feeds are already closed, so stopping here loses nothing.

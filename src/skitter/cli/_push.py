@@ -12,7 +12,7 @@ from collections import Counter
 
 from rich.console import Console
 
-from skitter.exceptions import ConfigError
+from skitter.exceptions import ConfigError, InvalidURL
 from skitter.http import Request
 
 __all__ = ["push_urls"]
@@ -23,7 +23,9 @@ async def push_urls(args: argparse.Namespace, console: Console) -> int:
 
     try:
         requests = [Request(url, priority=args.priority) for url in args.urls]
-    except ValueError as exc:
+        for request in requests:
+            request.fingerprint  # noqa: B018 - a URL that cannot be parsed fails here
+    except InvalidURL as exc:
         raise ConfigError(str(exc)) from None
     frontier = RedisFrontier(args.redis, project=args.spider, job=args.job)
     try:

@@ -4,7 +4,9 @@ One frontier holds one project's tasks. Every backend (memory, SQLite, Redis) ke
 the same promises, checked by one contract suite (``skitter.testing.frontier_contract``):
 
 - **one entry per taskid**: pushing a taskid that is queued (ready or delayed) merges
-  into the queued entry: the higher priority and the earlier exetime win;
+  into the queued entry: the higher priority and the earlier exetime win, except that a
+  task waiting for a retry keeps its retry time (a failing page is not made due again
+  by every page that links to it);
 - **order**: ``lease`` hands out due tasks by priority (higher first), strictly FIFO
   within a priority (by first push);
 - **delayed tasks**: a task whose exetime is in the future is not leased before then;

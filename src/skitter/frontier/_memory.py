@@ -239,7 +239,8 @@ class MemoryTaskQueue:
         return outcome
 
     def _merge(self, rec: Record, tk: TaskKey, request: Request, now: float) -> PushOutcome:
-        """One entry per taskid: the higher priority and the earlier exetime win."""
+        """One entry per taskid: the higher priority and the earlier exetime win (but a
+        retry's time is kept)."""
         where = rec[_WHERE]
         if where == _PROCESSING:
             return _IGNORED
@@ -262,7 +263,9 @@ class MemoryTaskQueue:
             return _MERGED
         if higher:
             rec[_KEY] = new_key  # its delayed entry is ordered by exetime, not by key
-        if request.exetime < rec[_WHEN]:
+        # A task waiting for a retry keeps its back-off: a link to it found again on
+        # another page must not make a failing page due at once.
+        if request.exetime < rec[_WHEN] and not rec[_RETRIED]:
             rec = self._replace(tk, rec)
             self._dead_delayed += 1
             if request.exetime <= now:

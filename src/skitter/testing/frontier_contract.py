@@ -99,6 +99,17 @@ class FrontierContract:
         assert await lease_urls(frontier, T0 + 10) == ["http://example.com/a"]
         assert await lease_urls(frontier, T0 + 100) == []
 
+    async def test_a_retry_keeps_its_time_when_the_task_is_pushed_again(
+        self, frontier: Frontier
+    ) -> None:
+        await frontier.push([req("a")], T0)
+        taskid = await lease_one(frontier)
+        assert await frontier.nack(taskid, T0 + 1, T0 + 100, "HTTP 500")
+        await frontier.push([req("a")], T0 + 2)  # another page links to it again
+        assert await frontier.counts(T0 + 2) == FrontierCounts(ready=0, delayed=1, processing=0)
+        assert await lease_urls(frontier, T0 + 50) == []
+        assert await lease_urls(frontier, T0 + 100) == ["http://example.com/a"]
+
     async def test_merge_can_make_a_delayed_task_due(self, frontier: Frontier) -> None:
         await frontier.push([req("a", exetime=T0 + 100)], T0)
         await frontier.push([req("a")], T0)

@@ -11,7 +11,8 @@
 --         arguments because Redis's cmsgpack cannot read msgpack's bin type
 -- Returns: an array of PushOutcome values, 1 NEW, 2 MERGED, 3 RECRAWL, 4 IGNORED.
 --
--- A queued taskid is merged (higher priority and earlier exetime win; the first request
+-- A queued taskid is merged (higher priority and earlier exetime win, except that a
+-- task waiting for a retry keeps its retry time; the first request
 -- is kept); a processing one is IGNORED (its running attempt stands for it); a finished
 -- one is queued again only if forced, its age has passed or its itag changed.
 
@@ -40,7 +41,8 @@ local function merge(tid, rec, priority, exetime)
       redis.call('ZADD', K_READY, num(-priority), entry_of(tid, rec))
     end
   end
-  if rec[WHERE] == DELAYED and exetime < rec[WHEN] then
+  -- a task waiting for a retry keeps its back-off, whoever links to it again
+  if rec[WHERE] == DELAYED and rec[RETRIED] == 0 and exetime < rec[WHEN] then
     changed = true
     if exetime <= now then
       redis.call('ZREM', K_DELAYED, entry_of(tid, rec))
