@@ -11,8 +11,9 @@ running — a task covers download, callback and pipelines, so a callback that y
 keeps the crawl alive until it returns. The loop wakes on three things only: a task
 finished, requests were queued, or the scheduler's next due time passed; it never polls.
 
-Every failure of one request or callback is caught in ``_process``, logged with the
-request and callback, counted, and the crawl goes on. Cancellation is never swallowed.
+Every failure of one request or callback is caught in ``_process`` (downloads) or by the
+``Scraper`` (callbacks and what they yield), logged with the request and callback,
+counted, and the crawl goes on. Cancellation is never swallowed.
 """
 
 from __future__ import annotations
@@ -21,14 +22,14 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from skitter.engine._project import Project
+from skitter.engine._scraper import Scraper
 from skitter.exceptions import (
     CloseSpider,
     FrontierUnavailable,
-    HttpError,
     IgnoreRequest,
     InvalidURL,
     RequestError,
@@ -43,8 +44,6 @@ from skitter.spider import aiter_output, apply_callback_config, periodic_methods
 __all__ = ["Engine"]
 
 log = logging.getLogger("skitter.engine")
-
-_FLUSH_AT = 256  # requests yielded by one callback are queued in batches of this size
 
 
 class Engine:
@@ -83,6 +82,7 @@ class Engine:
         self._idle_grace = idle_grace
         self._idle_since: float | None = None
         self._tg: asyncio.TaskGroup | None = None
+        self._scraper = Scraper(self._enqueue, self._check_limits)
 
     # -- control ----------------------------------------------------------------------
     def stop(self, reason: str = "shutdown") -> None:
@@ -300,7 +300,7 @@ class Engine:
                     index += 1
                     continue
                 if not isinstance(request, Request):
-                    self._count_bad_output(project, request, "start_requests")
+                    self._scraper.count_bad_output(project, request, "start_requests")
                 else:
                     if request.dont_filter and not request.has_explicit_taskid:
                         with contextlib.suppress(InvalidURL):  # enqueue reports it
@@ -358,7 +358,7 @@ class Engine:
                     elif is_item(obj):
                         await project.pipelines.process_item(obj, project.spider)
                     elif obj is not None:
-                        self._count_bad_output(project, obj, name)
+                        self._scraper.count_bad_output(project, obj, name)
             except Exception:
                 log.exception("Error in periodic callback %s", name)
                 project.stats.inc("engine/periodic_errors")
@@ -394,7 +394,7 @@ class Engine:
             status = result.status
             if project.limits:
                 self._check_limits(project)
-            items = await self._handle_response(project, result)
+            items = await self._scraper.handle_response(project, result)
             if project.flush_feeds_before_ack:
                 project.pipelines.flush_feeds()
             await scheduler.complete(lease)
@@ -408,17 +408,17 @@ class Engine:
             project.stats.inc("engine/ignored_requests")
             log.debug("Ignored %s: %s", request, exc.reason)
             await scheduler.bad(lease, reason)
-            await self._errback(project, request, exc)
+            await self._scraper.errback(project, request, exc)
         except InvalidURL as exc:
             reason = str(exc)
             log.warning("Bad URL %s: %s", request, exc)
             await scheduler.bad(lease, reason)
-            await self._errback(project, request, exc)
+            await self._scraper.errback(project, request, exc)
         except RequestError as exc:
             reason = f"{type(exc).__name__}: {exc}"
             log.error("Error downloading %s: %s", request, exc)
             await scheduler.fail(lease, reason)
-            await self._errback(project, request, exc)
+            await self._scraper.errback(project, request, exc)
         except CloseSpider as exc:
             project.request_close(exc.reason)
             await scheduler.complete(lease)
@@ -487,118 +487,8 @@ class Engine:
             # Out of retries on a status: the spider still gets the last response, and
             # the HTTP error filter decides whether its callback or errback sees it.
             project.stats.inc("response_received_count")
-            return await self._handle_response(project, exc.response)
-        return await self._errback(project, request, exc.cause or exc)
-
-    # -- spider side ------------------------------------------------------------------
-    async def _handle_response(self, project: Project, response: Response) -> int:
-        """Run the response through the spider; returns how many items it yielded."""
-        request = response.request
-        try:
-            await project.spider_mw.process_input(response)
-        except Exception as exc:
-            if isinstance(exc, HttpError):
-                log.info("Ignoring response %s: HTTP status code is not handled", response)
-            return await self._errback(project, request, exc, response)
-        callback = request.callback or project.spider.parse
-        return await self._run_callback(project, response, callback, response, **request.cb_kwargs)
-
-    async def _errback(
-        self,
-        project: Project,
-        request: Request,
-        exc: BaseException,
-        response: Response | None = None,
-    ) -> int:
-        if request.errback is None:
-            if not isinstance(exc, HttpError | IgnoreRequest):
-                project.stats.inc(f"engine/failed_requests/{type(exc).__name__}")
-            return 0
-        if getattr(exc, "request", None) is None:
-            with contextlib.suppress(AttributeError):
-                exc.request = request  # type: ignore[attr-defined]
-        if response is None:
-            response = getattr(exc, "response", None) or Response(
-                request.url, status=0, request=request, flags=["failed"]
-            )
-        return await self._run_callback(project, response, request.errback, exc)
-
-    async def _run_callback(
-        self,
-        project: Project,
-        response: Response,
-        callback: Callable[..., Any],
-        *args: Any,
-        **kwargs: Any,
-    ) -> int:
-        batch: list[Request] = []
-        items = 0
-        try:
-            output = project.spider_mw.process_output(
-                response, aiter_output(callback(*args, **kwargs))
-            )
-            items = await self._consume(project, callback, output, batch)
-        except CloseSpider as exc:
-            project.request_close(exc.reason)
-        except FrontierUnavailable:
-            raise  # the children could not be queued: the task must not be acknowledged
-        except Exception as exc:
-            alternative = await project.spider_mw.process_exception(response, exc)
-            if alternative is None:
-                name = getattr(callback, "__qualname__", repr(callback))
-                log.error(
-                    "Spider error processing %s (callback %s)",
-                    response.request,
-                    name,
-                    exc_info=exc,
-                )
-                project.stats.inc(f"spider_exceptions/{type(exc).__name__}")
-                project.stats.inc("spider_exceptions/count")
-                self._check_limits(project)
-            else:
-                items += await self._consume(project, callback, alternative, batch)
-        finally:
-            if batch:
-                await self._enqueue(project, batch)
-        return items
-
-    async def _consume(
-        self,
-        project: Project,
-        callback: Callable[..., Any],
-        output: AsyncIterable[Any],
-        batch: list[Request],
-    ) -> int:
-        """Route a callback's output; returns how many items it held."""
-        pipelines = project.pipelines
-        spider = project.spider
-        items = 0
-        async for obj in output:
-            if isinstance(obj, Request):
-                batch.append(obj)
-                if len(batch) >= _FLUSH_AT:
-                    await self._enqueue(project, batch[:])
-                    batch.clear()
-            elif obj is None:
-                continue
-            elif is_item(obj):
-                items += 1
-                await pipelines.process_item(obj, spider)
-                if project.limits:
-                    self._check_limits(project)
-            else:
-                self._count_bad_output(project, obj, getattr(callback, "__qualname__", "?"))
-        return items
-
-    def _count_bad_output(self, project: Project, obj: object, where: str) -> None:
-        project.stats.inc(f"spider_exceptions/CallbackError/{type(obj).__name__}")
-        log.error(
-            "%s yielded a %s (%.80r); expected a Request, an item (dict, dataclass, attrs, "
-            "pydantic) or None",
-            where,
-            type(obj).__name__,
-            obj,
-        )
+            return await self._scraper.handle_response(project, exc.response)
+        return await self._scraper.errback(project, request, exc.cause or exc)
 
     def _check_limits(self, project: Project) -> None:
         """The CLOSESPIDER_* settings, checked where their counters move."""

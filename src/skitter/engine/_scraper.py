@@ -1,0 +1,148 @@
+"""The scraper: runs a spider's callbacks and errbacks, and routes what they yield.
+
+Requests go to the scheduler in batches (one push per callback, or per 256 requests of a
+long one), items to the pipelines one by one (so CLOSESPIDER_ITEMCOUNT and the pipelines'
+back-pressure hold), and anything else is reported with the callback's name and counted:
+the crawl goes on. A frontier that cannot be reached is the one error passed up: the
+task's children could not be queued, so the task must not be acknowledged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterable, Awaitable, Callable
+from typing import Any
+
+from skitter.engine._project import Project
+from skitter.exceptions import CloseSpider, FrontierUnavailable, HttpError, IgnoreRequest
+from skitter.http import Request, Response
+from skitter.items import is_item
+from skitter.spider import aiter_output
+
+__all__ = ["Scraper"]
+
+log = logging.getLogger("skitter.engine")
+
+_FLUSH_AT = 256  # requests yielded by one callback are queued in batches of this size
+
+
+class Scraper:
+    """Callbacks in, requests and items out. One per engine; stateless between calls."""
+
+    def __init__(
+        self,
+        enqueue: Callable[[Project, list[Request]], Awaitable[None]],
+        check_limits: Callable[[Project], None],
+    ) -> None:
+        self._enqueue = enqueue
+        self._check_limits = check_limits
+
+    async def handle_response(self, project: Project, response: Response) -> int:
+        """Run the response through the spider; returns how many items it yielded."""
+        request = response.request
+        try:
+            await project.spider_mw.process_input(response)
+        except Exception as exc:
+            if isinstance(exc, HttpError):
+                log.info("Ignoring response %s: HTTP status code is not handled", response)
+            return await self.errback(project, request, exc, response)
+        callback = request.callback or project.spider.parse
+        return await self.run_callback(project, response, callback, response, **request.cb_kwargs)
+
+    async def errback(
+        self,
+        project: Project,
+        request: Request,
+        exc: BaseException,
+        response: Response | None = None,
+    ) -> int:
+        if request.errback is None:
+            if not isinstance(exc, HttpError | IgnoreRequest):
+                project.stats.inc(f"engine/failed_requests/{type(exc).__name__}")
+            return 0
+        if getattr(exc, "request", None) is None:
+            with contextlib.suppress(AttributeError):
+                exc.request = request  # type: ignore[attr-defined]
+        if response is None:
+            response = getattr(exc, "response", None) or Response(
+                request.url, status=0, request=request, flags=["failed"]
+            )
+        return await self.run_callback(project, response, request.errback, exc)
+
+    async def run_callback(
+        self,
+        project: Project,
+        response: Response,
+        callback: Callable[..., Any],
+        *args: Any,
+        **kwargs: Any,
+    ) -> int:
+        batch: list[Request] = []
+        items = 0
+        try:
+            output = project.spider_mw.process_output(
+                response, aiter_output(callback(*args, **kwargs))
+            )
+            items = await self._consume(project, callback, output, batch)
+        except CloseSpider as exc:
+            project.request_close(exc.reason)
+        except FrontierUnavailable:
+            raise  # the children could not be queued: the task must not be acknowledged
+        except Exception as exc:
+            alternative = await project.spider_mw.process_exception(response, exc)
+            if alternative is None:
+                name = getattr(callback, "__qualname__", repr(callback))
+                log.error(
+                    "Spider error processing %s (callback %s)",
+                    response.request,
+                    name,
+                    exc_info=exc,
+                )
+                project.stats.inc(f"spider_exceptions/{type(exc).__name__}")
+                project.stats.inc("spider_exceptions/count")
+                self._check_limits(project)
+            else:
+                items += await self._consume(project, callback, alternative, batch)
+        finally:
+            if batch:
+                await self._enqueue(project, batch)
+        return items
+
+    async def _consume(
+        self,
+        project: Project,
+        callback: Callable[..., Any],
+        output: AsyncIterable[Any],
+        batch: list[Request],
+    ) -> int:
+        """Route a callback's output; returns how many items it held."""
+        pipelines = project.pipelines
+        spider = project.spider
+        items = 0
+        async for obj in output:
+            if isinstance(obj, Request):
+                batch.append(obj)
+                if len(batch) >= _FLUSH_AT:
+                    await self._enqueue(project, batch[:])
+                    batch.clear()
+            elif obj is None:
+                continue
+            elif is_item(obj):
+                items += 1
+                await pipelines.process_item(obj, spider)
+                if project.limits:
+                    self._check_limits(project)
+            else:
+                self.count_bad_output(project, obj, getattr(callback, "__qualname__", "?"))
+        return items
+
+    def count_bad_output(self, project: Project, obj: object, where: str) -> None:
+        project.stats.inc(f"spider_exceptions/CallbackError/{type(obj).__name__}")
+        log.error(
+            "%s yielded a %s (%.80r); expected a Request, an item (dict, dataclass, attrs, "
+            "pydantic) or None",
+            where,
+            type(obj).__name__,
+            obj,
+        )
