@@ -113,7 +113,8 @@ _REGISTRY: list[Setting] = [
         "DOWNLOAD_SLOT_BY",
         "host",
         str,
-        "What a download slot is: host (Scrapy's) or netloc (host and port).",
+        "What a download slot is: host (Scrapy's), netloc (host and port) or ip (the "
+        "resolved address: hosts on one server share its limits).",
     ),
     Setting(
         "SCHEDULER_MAX_HELD",

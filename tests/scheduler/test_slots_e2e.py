@@ -222,3 +222,60 @@ async def test_robots_crawl_delay_spaces_a_hosts_downloads(serve: Any) -> None:
     gaps = [b - a for a, b in itertools.pairwise(arrivals)]
     # the first downloads may start before robots.txt is read; after that, 0.3 s apart
     assert min(gaps[2:]) >= 0.3 * 0.98, gaps
+
+
+async def test_slots_by_ip_join_hosts_on_one_address(serve: Any) -> None:
+    together = {"now": 0, "max": 0}  # in flight on both servers at once
+
+    async def handle(request: web.Request) -> web.Response:
+        together["now"] += 1
+        together["max"] = max(together["max"], together["now"])
+        try:
+            await asyncio.sleep(0.05)
+            return web.Response(text="ok")
+        finally:
+            together["now"] -= 1
+
+    bases = []
+    for _ in range(2):
+        app = web.Application()
+        app.router.add_get("/p/{n}", handle)
+        bases.append(await serve(app))
+
+    class Ports(Spider):
+        name = "ports"
+
+        def start_requests(self) -> Any:
+            for n in range(12):
+                for base in bases:
+                    yield Request(f"{base}/p/{n}")
+
+        def parse(self, response: Response) -> None:
+            return None
+
+    for by, limit in (("ip", 3), ("netloc", 6)):
+        together["max"] = 0
+        settings = {"DOWNLOAD_SLOT_BY": by, "CONCURRENT_REQUESTS_PER_DOMAIN": 3}
+        await Crawler(Ports, settings).run()
+        # by ip: one address, one slot of 3 for both ports; by netloc: a slot each
+        assert together["max"] == limit, (by, together["max"])
+
+
+async def test_ip_slot_key_resolves_ahead_and_caches() -> None:
+    from skitter.scheduler._slots import IpSlotKey
+
+    asked: list[str] = []
+
+    async def resolver(host: str) -> str | None:
+        asked.append(host)
+        return {"a.example": "10.0.0.1", "b.example": "10.0.0.1"}.get(host)
+
+    key = IpSlotKey(resolver)
+    requests = [Request(f"http://{h}/x") for h in ("a.example", "b.example", "c.example")]
+    assert key(requests[0]) == "a.example"  # not resolved yet: the host is its own slot
+    await key.prepare(requests)
+    await key.prepare(requests)  # cached: not asked again
+    assert sorted(asked) == ["a.example", "b.example", "c.example"]
+    assert [key(r) for r in requests] == ["10.0.0.1", "10.0.0.1", "c.example"]
+    pinned = Request("http://a.example/y", meta={"download_slot": "mine"})
+    assert key(pinned) == "mine"

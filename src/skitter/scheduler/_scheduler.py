@@ -309,6 +309,9 @@ class ProjectScheduler:
             self._dry = True  # until something is queued, or upkeep looks again
             return False
         self.backlog = max(0, self.backlog - len(leases))
+        prepare = getattr(self.slot_of, "prepare", None)
+        if prepare is not None:  # slots by IP: resolve the batch's new hosts first
+            await prepare(lease.request for lease in leases)
         push = self.slots.push
         slot_of = self.slot_of
         for lease in leases:

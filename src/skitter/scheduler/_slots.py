@@ -17,9 +17,10 @@ scheduler has moved to ``SlotQueues``.
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SLOT_KEYS",
+    "IpSlotKey",
     "SlotPolicies",
     "SlotPolicy",
     "SlotState",
@@ -72,13 +74,64 @@ def netloc_slot_key(request: Request) -> str:
     return url[start:end].rpartition("@")[2].lower()
 
 
-SLOT_KEYS: dict[str, Callable[[Request], str]] = {"host": slot_key, "netloc": netloc_slot_key}
+Resolver = Callable[[str], Awaitable[str | None]]
+
+
+async def _resolve(host: str) -> str | None:
+    """The first address of ``host`` (None when it does not resolve)."""
+    try:
+        infos = await asyncio.get_running_loop().getaddrinfo(host, None)
+    except OSError:
+        return None
+    return str(infos[0][4][0]) if infos else None
+
+
+class IpSlotKey:
+    """Slots by resolved IP address: hosts served by one machine share its politeness.
+
+    Calling it is synchronous (the scheduler's hot path); ``prepare`` resolves the hosts
+    of a batch of requests ahead, through the event loop's resolver, and caches them. A
+    host not resolved (yet, or at all) is its own slot.
+    """
+
+    def __init__(self, resolver: Resolver = _resolve, cache_size: int = 100_000) -> None:
+        self._resolver = resolver
+        self._cache_size = cache_size
+        self._ips: dict[str, str] = {}
+
+    def __call__(self, request: Request) -> str:
+        meta = request.meta
+        if meta:
+            key = meta.get("download_slot")
+            if key is not None:
+                return str(key)
+        host = url_host(request.url)
+        return self._ips.get(host, host)
+
+    async def prepare(self, requests: Iterable[Request]) -> None:
+        hosts = {url_host(r.url) for r in requests} - self._ips.keys()
+        hosts.discard("")
+        if not hosts:
+            return
+        if len(self._ips) + len(hosts) > self._cache_size:
+            self._ips.clear()  # a crude bound; resolving again is cheap
+        ordered = sorted(hosts)
+        found = await asyncio.gather(*(self._resolver(host) for host in ordered))
+        for host, ip in zip(ordered, found, strict=True):
+            self._ips[host] = ip if ip is not None else host
+
+
+SLOT_KEYS: dict[str, Callable[[], Callable[[Request], str]]] = {
+    "host": lambda: slot_key,
+    "netloc": lambda: netloc_slot_key,
+    "ip": IpSlotKey,
+}
 
 
 def slot_key_function(by: str) -> Callable[[Request], str]:
-    """The slot function for DOWNLOAD_SLOT_BY (``host`` or ``netloc``)."""
+    """The slot function for DOWNLOAD_SLOT_BY (``host``, ``netloc`` or ``ip``)."""
     try:
-        return SLOT_KEYS[by]
+        return SLOT_KEYS[by]()
     except KeyError:
         raise ConfigError(
             f"DOWNLOAD_SLOT_BY must be one of {', '.join(SLOT_KEYS)}, got {by!r}"
