@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
+from typing import Any
 
 import pytest
 from aiohttp import web
 
-from skitter.testing._server import serve_app
+from skitter.settings import Settings
+from skitter.testing import TestCrawler, serve_app
 
 Serve = Callable[[web.Application], Awaitable[str]]
 
@@ -23,3 +25,13 @@ async def serve() -> AsyncIterator[Serve]:
             return await stack.enter_async_context(serve_app(app))
 
         yield start
+
+
+@pytest.fixture
+def make_crawler() -> Callable[..., TestCrawler]:
+    """``make_crawler(NAME=value, ...)``: a crawl context for testing one component."""
+
+    def make(**settings: Any) -> TestCrawler:
+        return TestCrawler(Settings(settings))
+
+    return make

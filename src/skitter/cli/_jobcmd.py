@@ -15,7 +15,7 @@ from rich.table import Table
 from skitter._job import JobDir
 from skitter.exceptions import ConfigError
 from skitter.frontier import TaskInfo, TaskState
-from skitter.http import url_host
+from skitter.http import in_domain
 
 __all__ = ["show_job"]
 
@@ -36,9 +36,9 @@ async def show_job(args: argparse.Namespace, console: Console) -> int:
             domain, reason = args.domain, args.reason
 
             def match(info: TaskInfo) -> bool:
-                host = url_host(info.url)
-                in_domain = domain is None or host == domain or host.endswith("." + domain)
-                return in_domain and (reason is None or reason in info.reason)
+                return (domain is None or in_domain(info.url, domain)) and (
+                    reason is None or reason in info.reason
+                )
 
             count = await frontier.requeue_failed(match)
             console.print(f"{count} failed tasks queued again; run the crawl to fetch them.")

@@ -54,7 +54,7 @@ from skitter.frontier._base import (
     TaskInfo,
     TaskState,
 )
-from skitter.http import Request, url_host
+from skitter.http import Request, in_domain
 
 __all__ = ["MemoryFrontier", "MemoryTaskQueue", "check_request", "task_key"]
 
@@ -142,12 +142,6 @@ def check_request(request: Request) -> None:
 
 def _taskid_of(tk: TaskKey) -> str:
     return tk.hex() if isinstance(tk, bytes) else tk
-
-
-def _in_domain(url: str, domain: str) -> bool:
-    host = url_host(url)
-    domain = domain.lower().strip(".")
-    return host == domain or host.endswith("." + domain)
 
 
 def _recrawl_due(done: float | _Finished, request: Request, now: float) -> bool:
@@ -445,7 +439,7 @@ class MemoryTaskQueue:
             if not isinstance(done, _Finished) or done.state is not TaskState.FAILED:
                 del self._failed_requests[tk]
                 continue
-            if domain is not None and not _in_domain(request.url, domain):
+            if domain is not None and not in_domain(request.url, domain):
                 continue
             if reason is not None and reason not in done.reason:
                 continue

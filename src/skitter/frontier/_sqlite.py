@@ -73,7 +73,7 @@ from skitter.frontier._memory import (
     check_request,
     task_key,
 )
-from skitter.http import Request, url_host
+from skitter.http import Request, in_domain
 from skitter.http._codec import decode_request, encode_request
 
 try:
@@ -593,7 +593,7 @@ class SqliteFrontier(Frontier):
         next flush; otherwise the rows are rewritten on disk (``requeue_failed``)."""
 
         def match(info: TaskInfo) -> bool:
-            return (domain is None or _in_domain(info.url, domain)) and (
+            return (domain is None or in_domain(info.url, domain)) and (
                 reason is None or reason in info.reason
             )
 
@@ -688,12 +688,6 @@ class SqliteFrontier(Frontier):
             )
         )
         return len(chosen)
-
-
-def _in_domain(url: str, domain: str) -> bool:
-    host = url_host(url)
-    domain = domain.lower().strip(".")
-    return host == domain or host.endswith("." + domain)
 
 
 def _info(row: sqlite3.Row) -> TaskInfo:

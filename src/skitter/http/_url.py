@@ -17,7 +17,7 @@ from urllib.parse import SplitResult, urljoin, urlsplit
 
 from w3lib.url import safe_url_string
 
-__all__ = ["LinkResolver", "canonicalize_url", "fingerprint", "url_host"]
+__all__ = ["LinkResolver", "canonicalize_url", "fingerprint", "in_domain", "url_host"]
 
 _DEFAULT_PORT_NUMBERS = {"http": "80", "https": "443"}
 
@@ -125,6 +125,13 @@ def url_host(url: str) -> str:
     if colon >= 0:
         netloc = netloc[:colon]
     return netloc.lower()
+
+
+def in_domain(url: str, domain: str) -> bool:
+    """Whether ``url``'s host is ``domain`` or one of its subdomains."""
+    host = url_host(url)
+    domain = domain.lower().strip(".")
+    return host == domain or host.endswith("." + domain)
 
 
 class LinkResolver:

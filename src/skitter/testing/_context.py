@@ -1,4 +1,6 @@
-"""A crawl context for pipeline tests: real Settings and Stats, a fake clock."""
+"""A stand-in for the crawler, for testing one component (a middleware, a pipeline) on
+its own: real Settings, stats in a dict, a fake clock. Scrapy users know the idea as
+``get_crawler``."""
 
 from __future__ import annotations
 
@@ -6,15 +8,14 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-import pytest
-
 from skitter._clock import FakeClock
 from skitter.settings import Settings
 
+__all__ = ["DictStats", "TestCrawler"]
 
-class Stats(dict[str, Any]):
-    """The StatsSink protocol over a dict (the engine package is not imported here, so
-    these tests do not depend on it)."""
+
+class DictStats(dict[str, Any]):
+    """The StatsSink protocol over a plain dict."""
 
     def inc(self, key: str, count: int = 1) -> None:
         self[key] = self.get(key, 0) + count
@@ -28,17 +29,13 @@ class Stats(dict[str, Any]):
 
 
 @dataclass
-class FakeCrawler:
+class TestCrawler:
+    """Satisfies ``CrawlContext``: ``TestCrawler(Settings({...}))``."""
+
+    __test__ = False  # not a pytest test class, whatever its name
+
     settings: Settings
-    stats: Stats = field(default_factory=Stats)
+    stats: DictStats = field(default_factory=DictStats)
     spider: Any = None
     clock: FakeClock = field(default_factory=FakeClock)
     logger: logging.Logger = field(default_factory=lambda: logging.getLogger("skitter.test"))
-
-
-@pytest.fixture
-def make_crawler():
-    def make(**settings: Any) -> FakeCrawler:
-        return FakeCrawler(Settings(settings))
-
-    return make
