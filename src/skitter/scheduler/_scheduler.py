@@ -480,10 +480,3 @@ class ProjectScheduler:
         if reclaimed:
             self._stats.inc("scheduler/leases_reclaimed", reclaimed)
             log.warning("Re-queued %d tasks whose lease expired", reclaimed)
-
-    def release_held(self) -> list[Lease]:
-        """Hand back every lease held here but not started (for a clean shutdown)."""
-        self.slots.drain()
-        held = list(self._held.values())
-        self._held.clear()
-        return held
