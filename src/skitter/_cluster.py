@@ -10,6 +10,7 @@ carry taskids from their position and merge with themselves, so none runs twice.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
@@ -25,6 +26,7 @@ if TYPE_CHECKING:  # redis is an optional dependency: imported only by workers
     from skitter.frontier import RedisFrontier
     from skitter.frontier._redis._keys import JobKeys
     from skitter.frontier._redis._politeness import RedisPoliteness
+    from skitter.frontier._redis._stats import RedisStats
 
 __all__ = ["ClusterJob", "StartClaim", "worker_id"]
 
@@ -94,6 +96,8 @@ class ClusterJob:
         self.job = job
         self.owner = worker_id()
         self.frontier: RedisFrontier | None = None
+        self._stats: RedisStats | None = None
+        self._stats_task: asyncio.Task[None] | None = None
 
     def make_frontier(self, spider: Any, settings: Settings) -> RedisFrontier:
         from skitter.frontier import RedisFrontier
@@ -113,6 +117,17 @@ class ClusterJob:
         assert self.frontier is not None
         return _Guarded(RedisPoliteness(self.frontier.client, self.frontier.keys, owner=self.owner))
 
+    def stats(self) -> RedisStats:
+        from skitter.frontier._redis._stats import RedisStats
+
+        assert self.frontier is not None
+        self._stats = RedisStats(self.frontier.client, self.frontier.keys)
+        return self._stats
+
+    async def totals(self) -> dict[str, Any]:
+        assert self._stats is not None
+        return await self._stats.totals()
+
     def start_claim(self, lease_seconds: float) -> StartClaim:
         assert self.frontier is not None
         return StartClaim(self.frontier.client, self.frontier.keys, self.owner, lease_seconds)
@@ -124,9 +139,24 @@ class ClusterJob:
             log.warning("REDIS_FLUSH_ON_START: clearing job %r", self.job)
             await self.frontier.drop()
             await project.start_claim.clear()
+            if self._stats is not None:
+                await self._stats.clear()
+        if self._stats is not None:
+            self._stats_task = asyncio.create_task(self._stats.run(), name="skitter-stats")
 
     async def close(self, settings: Settings) -> None:
-        """Without REDIS_PERSIST, the last worker out clears the job's keys."""
+        """Flush the stats once more; without REDIS_PERSIST, the last worker out clears
+        the job's keys."""
+        task, self._stats_task = self._stats_task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self._stats is not None:
+            try:
+                await self._stats.flush()
+            except Exception:  # Redis gone for good: the local stats are still printed
+                log.warning("Could not write the final stats to Redis", exc_info=True)
         frontier = self.frontier
         if frontier is None or settings["REDIS_PERSIST"]:
             return

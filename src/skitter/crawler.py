@@ -103,6 +103,9 @@ class Crawler:
         cluster = self.cluster
         if cluster is not None:
             frontier: Frontier = cluster.make_frontier(spider, settings)
+            # Count into Redis too (before any component takes the stats object), so the
+            # job's totals add up over every worker.
+            self.stats = cluster.stats()
             politeness = cluster.politeness()
             shared: dict[str, Any] = {
                 "lease_seconds": settings["LEASE_SECONDS"],
@@ -239,6 +242,12 @@ class Crawler:
                 }
             )
         return out
+
+    async def cluster_stats(self) -> dict[str, Any]:
+        """A worker's view of the whole job's statistics, summed over every worker."""
+        if self.cluster is None:
+            raise RuntimeError("cluster_stats() is for workers (redis_url=...)")
+        return await self.cluster.totals()
 
     async def queue_counts(self) -> FrontierCounts:
         """Tasks ready, delayed and processing in this project's frontier."""

@@ -232,3 +232,28 @@ async def test_a_slot_limited_to_two_sees_two_in_flight_across_workers(
         await finish(proc)
     assert len(site.served) > 20
     assert site.max_in_flight == 2  # each worker alone would allow 2: together still 2
+
+
+async def test_stats_add_up_in_redis_over_the_workers(
+    serve: Any, tmp_path: Path, redis_server: RedisServer, spider_file: Path
+) -> None:
+    from redis.asyncio import Redis
+
+    from skitter.frontier._redis import JobKeys
+    from skitter.frontier._redis._stats import RedisStats
+
+    site = Site()
+    base = await serve(site.app)
+    outs = [tmp_path / f"w{i}.jsonl" for i in range(2)]
+    procs = [await start(worker(spider_file, redis_server.url, out, base)) for out in outs]
+    for proc in procs:
+        await finish(proc)
+    per_worker = [len(items([out])) for out in outs]
+    assert sum(per_worker) == PAGES
+    client = Redis.from_url(redis_server.url)
+    try:
+        totals = await RedisStats(client, JobKeys.for_job("tree", "test")).totals()
+    finally:
+        await client.aclose()
+    assert totals["item_scraped_count"] == PAGES  # both workers' counts, summed in Redis
+    assert totals["response_received_count"] == PAGES
