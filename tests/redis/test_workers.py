@@ -99,6 +99,15 @@ async def finish(proc: asyncio.subprocess.Process) -> str:
     return text
 
 
+async def run_workers(
+    spider_file: Path, redis_url: str, outs: list[Path], base: str, *settings: str
+) -> None:
+    """One worker per output file, all on one job; returns when every one exited 0."""
+    procs = [await start(worker(spider_file, redis_url, out, base, *settings)) for out in outs]
+    for proc in procs:
+        await finish(proc)
+
+
 def items(files: list[Path]) -> list[int]:
     found = []
     for path in files:
@@ -158,11 +167,7 @@ async def test_the_projects_rate_holds_across_workers(
     base = await serve(site.app)
     outs = [tmp_path / f"w{i}.jsonl" for i in range(2)]
     limited = ("RATE=4", "BURST=1", "CLOSESPIDER_TIMEOUT=12")
-    procs = [
-        await start(worker(spider_file, redis_server.url, out, base, *limited)) for out in outs
-    ]
-    for proc in procs:
-        await finish(proc)
+    await run_workers(spider_file, redis_server.url, outs, base, *limited)
     times = sorted(t for t, _ in site.served)
     window = [t for t in times if times[0] + 1 <= t < times[0] + 9]
     assert 4 * 8 * 0.9 <= len(window) <= 4 * 8 * 1.1, len(window)  # 4/s, not 8/s
@@ -212,9 +217,7 @@ async def test_a_slots_delay_and_concurrency_hold_across_workers(
         'DOWNLOAD_SLOTS={"127.0.0.1": {"delay": 0.25, "randomize_delay": false}}',
         "CLOSESPIDER_TIMEOUT=10",
     )
-    procs = [await start(worker(spider_file, redis_server.url, o, base, *paced)) for o in outs]
-    for proc in procs:
-        await finish(proc)
+    await run_workers(spider_file, redis_server.url, outs, base, *paced)
     times = sorted(t for t, _ in site.served)
     window = [t for t in times if times[0] + 1 <= t < times[0] + 7]
     assert 4 * 6 * 0.9 <= len(window) <= 4 * 6 * 1.1, len(window)  # 4/s for both, not 8/s
@@ -227,9 +230,7 @@ async def test_a_slot_limited_to_two_sees_two_in_flight_across_workers(
     base = await serve(site.app)
     outs = [tmp_path / f"w{i}.jsonl" for i in range(2)]
     limited = ('DOWNLOAD_SLOTS={"127.0.0.1": {"concurrency": 2}}', "CLOSESPIDER_TIMEOUT=6")
-    procs = [await start(worker(spider_file, redis_server.url, o, base, *limited)) for o in outs]
-    for proc in procs:
-        await finish(proc)
+    await run_workers(spider_file, redis_server.url, outs, base, *limited)
     assert len(site.served) > 20
     assert site.max_in_flight == 2  # each worker alone would allow 2: together still 2
 
@@ -245,9 +246,7 @@ async def test_stats_add_up_in_redis_over_the_workers(
     site = Site()
     base = await serve(site.app)
     outs = [tmp_path / f"w{i}.jsonl" for i in range(2)]
-    procs = [await start(worker(spider_file, redis_server.url, out, base)) for out in outs]
-    for proc in procs:
-        await finish(proc)
+    await run_workers(spider_file, redis_server.url, outs, base)
     per_worker = [len(items([out])) for out in outs]
     assert sum(per_worker) == PAGES
     client = Redis.from_url(redis_server.url)
