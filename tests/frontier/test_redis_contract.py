@@ -8,13 +8,13 @@ import pytest
 
 from skitter.frontier import Frontier, RedisFrontier
 from skitter.testing._redis import redis_server_fixture, redis_url_fixture
-from skitter.testing.frontier_contract import FrontierContract
+from skitter.testing.frontier_contract import FailedTasksContract, FrontierContract
 
 redis_server = redis_server_fixture()
 redis_url = redis_url_fixture()
 
 
-class TestRedisFrontier(FrontierContract):
+class TestRedisFrontier(FrontierContract, FailedTasksContract):
     @pytest.fixture
     async def frontier(self, redis_url: str) -> AsyncIterator[Frontier]:
         frontier = RedisFrontier(redis_url, project="contract", job="test")

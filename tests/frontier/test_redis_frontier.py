@@ -384,3 +384,67 @@ async def test_a_given_client_is_left_open(redis_url: str) -> None:
     await frontier.close()
     assert await client.ping()
     await client.aclose()
+
+
+async def test_a_retried_failure_keeps_its_priority_and_leaves_the_failed_list(
+    make: Make,
+) -> None:
+    frontier = make()
+    await frontier.push([req("low", priority=1), req("high", priority=9)], T0)
+    for lease in await frontier.lease(10, T0, LEASE):
+        assert await frontier.nack(lease.taskid, T0 + 1, None, "HTTP 500")
+    await frontier.push([req("middle", priority=5)], T0 + 2)
+    assert await frontier.retry_failed(T0 + 3) == 2
+    assert await frontier.tasks(TaskState.FAILED) == []
+    assert await urls(frontier, T0 + 3) == [
+        "http://example.com/high",
+        "http://example.com/middle",
+        "http://example.com/low",
+    ]
+
+
+async def test_a_failure_queued_again_by_a_push_is_no_longer_listed(make: Make) -> None:
+    frontier = make()
+    await frontier.push([req("a")], T0)
+    [lease] = await frontier.lease(1, T0, LEASE)
+    await frontier.nack(lease.taskid, T0 + 1, None, "HTTP 500")
+    assert [t.url for t in await frontier.tasks(TaskState.FAILED)] == ["http://example.com/a"]
+    outcome = await frontier.push([req("a")], T0 + 2, force=[True])
+    assert outcome == [PushOutcome.RECRAWL]
+    assert await frontier.tasks(TaskState.FAILED) == []
+    assert await frontier.retry_failed(T0 + 3) == 0  # queued once, not twice
+    assert await urls(frontier, T0 + 3) == ["http://example.com/a"]
+
+
+async def test_retry_failed_by_domain_pages_through_a_long_list(make: Make) -> None:
+    frontier = make()
+    pages = [Request(f"http://{host}.example/{i}") for i in range(600) for host in ("a", "b")]
+    await frontier.push(pages, T0)
+    for lease in await frontier.lease(2000, T0, LEASE):
+        await frontier.nack(lease.taskid, T0 + 1, None, "timeout")
+    assert await frontier.retry_failed(T0 + 2, domain="b.example") == 600
+    left = await frontier.tasks(TaskState.FAILED, limit=2000)
+    assert len(left) == 600 and all(t.url.startswith("http://a.example/") for t in left)
+
+
+async def test_bad_tasks_are_listed_most_recent_first(make: Make) -> None:
+    frontier = make()
+    await frontier.push([req("x"), req("y")], T0)
+    for i, lease in enumerate(await frontier.lease(10, T0, LEASE)):
+        await frontier.mark_bad(lease.taskid, T0 + 1 + i, f"forbidden {i}")
+    bad = await frontier.tasks(TaskState.BAD)
+    assert [t.reason for t in bad] == ["forbidden 1", "forbidden 0"]
+    with pytest.raises(ValueError, match="SUCCESS"):
+        await frontier.tasks(TaskState.SUCCESS)
+
+
+async def test_leased_shows_every_workers_tasks_in_flight(make: Make) -> None:
+    one, two = make(), make()
+    await one.push([req("a"), req("b", priority=1)], T0)
+    await one.lease(1, T0, LEASE, owner="w1")
+    await two.lease(1, T0 + 5, LEASE, owner="w2")
+    leased = await two.leased()
+    assert [(t.url, t.owner, t.deadline) for t in leased] == [
+        ("http://example.com/b", "w1", T0 + LEASE),
+        ("http://example.com/a", "w2", T0 + 5 + LEASE),
+    ]

@@ -2,6 +2,6 @@
 
 from skitter.frontier._redis._frontier import QueueKind, RedisFrontier
 from skitter.frontier._redis._keys import JobKeys
-from skitter.frontier._redis._records import BadEntry
+from skitter.frontier._redis._records import BadEntry, LeasedTask
 
-__all__ = ["BadEntry", "JobKeys", "QueueKind", "RedisFrontier"]
+__all__ = ["BadEntry", "JobKeys", "LeasedTask", "QueueKind", "RedisFrontier"]

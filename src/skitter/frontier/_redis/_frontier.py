@@ -34,7 +34,7 @@ import functools
 import itertools
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import msgspec
@@ -45,12 +45,25 @@ from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import ResponseError
 
 from skitter.exceptions import CodecError, ConfigError, FrontierUnavailable
-from skitter.frontier._base import Frontier, FrontierCounts, Lease, PushOutcome, TaskInfo
+from skitter.frontier._base import (
+    Frontier,
+    FrontierCounts,
+    Lease,
+    PushOutcome,
+    TaskInfo,
+    TaskState,
+)
 from skitter.frontier._memory import check_request
 from skitter.frontier._redis._keys import JobKeys
-from skitter.frontier._redis._records import BadEntry, parse_bad, task_info
+from skitter.frontier._redis._records import (
+    BadEntry,
+    LeasedTask,
+    leased_task,
+    parse_bad,
+    task_info,
+)
 from skitter.frontier._redis._scripts import Scripts
-from skitter.http import Request
+from skitter.http import Request, in_domain
 from skitter.http._codec import FORMAT_VERSION, decode_request, encode_request
 
 if TYPE_CHECKING:
@@ -312,6 +325,86 @@ class RedisFrontier(Frontier):
             pipe.hget(self.keys.done, taskid)
             record, done = await pipe.execute()
         return task_info(taskid, record, done)
+
+    @_translated
+    async def tasks(self, state: TaskState, limit: int = 100) -> list[TaskInfo]:
+        """FAILED or BAD tasks, most recent first, from their time index. SUCCESS is not
+        listed: the dupe filter keeps no order, and reading it whole would be a scan."""
+        index = {TaskState.FAILED: self.keys.failed, TaskState.BAD: self.keys.bad_tasks}.get(state)
+        if index is None:
+            raise ValueError(f"the Redis frontier lists FAILED and BAD tasks, not {state.name}")
+        if limit <= 0:
+            return []
+        taskids = await self.client.zrange(index, 0, limit - 1, desc=True)
+        if not taskids:
+            return []
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.hmget(self.keys.tasks, taskids)
+            pipe.hmget(self.keys.done, taskids)
+            records, done = await pipe.execute()
+        found = []
+        for raw_tid, record, outcome in zip(taskids, records, done, strict=True):
+            info = task_info(raw_tid.decode(), record, outcome)
+            if info is not None and info.state is state:
+                found.append(info)
+        return found
+
+    @_translated
+    async def retry_failed(
+        self, now: float, *, domain: str | None = None, reason: str | None = None
+    ) -> int:
+        queued = 0
+        async for taskids in self._failed_matching(domain, reason):
+            queued += int(
+                await self._scripts.retry_failed(self._keys, [self.kind, _num(now), *taskids])
+            )
+        return queued
+
+    async def _failed_matching(
+        self, domain: str | None, reason: str | None, batch: int = 500
+    ) -> AsyncIterator[list[bytes]]:
+        """FAILED taskids matching the filters, oldest first, a batch at a time. The
+        filters are applied here, not in Lua (hosts are parsed as everywhere else); the
+        script checks each task again, so one queued by another worker meanwhile is left
+        alone. The caller runs the script on a batch before asking for the next: what it
+        chose has left the index by then, and only what it skipped moves the offset."""
+        offset = 0
+        while True:
+            taskids = await self.client.zrange(self.keys.failed, offset, offset + batch - 1)
+            if not taskids:
+                return
+            outcomes = await self.client.hmget(self.keys.done, taskids)
+            chosen = []
+            for tid, outcome in zip(taskids, outcomes, strict=True):
+                info = task_info(tid.decode(), None, outcome) if outcome is not None else None
+                if info is None or info.state is not TaskState.FAILED:
+                    chosen.append(tid)  # stale: the script drops it from the index
+                elif (domain is None or in_domain(info.url, domain)) and (
+                    reason is None or reason in info.reason
+                ):
+                    chosen.append(tid)
+            offset += len(taskids) - len(chosen)
+            if chosen:
+                yield chosen
+            if len(taskids) < batch:
+                return
+
+    @_translated
+    async def leased(self, limit: int = 100) -> list[LeasedTask]:
+        """Tasks in flight in the whole cluster, the soonest lease deadline first."""
+        if limit <= 0:
+            return []
+        entries = await self.client.zrange(self.keys.processing, 0, limit - 1)
+        if not entries:
+            return []
+        taskids = [entry[16:] for entry in entries]
+        records = await self.client.hmget(self.keys.tasks, taskids)
+        found = []
+        for tid, record in zip(taskids, records, strict=True):
+            lease = leased_task(tid.decode(errors="replace"), record)
+            if lease is not None:
+                found.append(lease)
+        return found
 
     async def bad_entries(self) -> list[BadEntry]:
         """What was moved aside as unreadable or unsafe, for a human to look at."""

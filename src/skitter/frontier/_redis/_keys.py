@@ -20,14 +20,17 @@ key                   type    holds
 ``P:payloads``        hash    taskid -> the request, encoded by ``skitter.http._codec``
 ``P:done``            hash    taskid -> last outcome of a finished task: its lastcrawltime
                               alone for a plain success, else msgpack (state, lastcrawltime,
-                              itag, retried, reason, url). The dupe filter and the recrawl
-                              rule read it.
+                              itag, retried, reason, url, priority, age, auto_recrawl). The
+                              dupe filter and the recrawl rule read it.
 ``P:ready``           zset    entry, score -priority (equal scores: FIFO by entry), or a
                       list    for the ``fifo`` and ``lifo`` kinds
 ``P:delayed``         zset    entry -> exetime
 ``P:processing``      zset    entry -> lease deadline (owner and token are in the record)
 ``P:bad``             hash    entry or taskid -> "<time> <reason>\\0<raw bytes>" of what
                               was moved aside as unreadable or unsafe; never executed
+``P:failed``          zset    taskid -> time of each FAILED task (its payload is kept, for
+                              ``retry_failed``); left when the task is queued again
+``P:bad_tasks``       zset    taskid -> time of each BAD task (``mark_bad``)
 ====================  ======  ==================================================================
 
 Cluster-wide politeness, the Bloom filter and shared stats (not frontier scripts' KEYS;
@@ -59,7 +62,18 @@ from urllib.parse import quote
 
 __all__ = ["JobKeys"]
 
-_NAMES = ("meta", "tasks", "payloads", "done", "ready", "delayed", "processing", "bad")
+_NAMES = (
+    "meta",
+    "tasks",
+    "payloads",
+    "done",
+    "ready",
+    "delayed",
+    "processing",
+    "bad",
+    "failed",
+    "bad_tasks",
+)
 
 
 def _escape(name: str, what: str) -> str:
@@ -81,6 +95,8 @@ class JobKeys:
     delayed: str
     processing: str
     bad: str
+    failed: str
+    bad_tasks: str
 
     @classmethod
     def for_job(cls, project: str, job: str, prefix: str = "skitter") -> JobKeys:

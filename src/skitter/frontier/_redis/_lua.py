@@ -1,7 +1,7 @@
 """Standalone Lua scripts: the cluster-wide politeness and the Bloom filter.
 
 Unlike the frontier's scripts (``_scripts.py``), these get no ``_common.lua`` prelude:
-they do not work on the frontier's eight keys, and each is short enough to read on its
+they do not work on the frontier's ten keys, and each is short enough to read on its
 own. Like those, each is one EVALSHA per call; ``redis-py``'s ``AsyncScript`` loads it
 again after a NOSCRIPT (Redis restarted, or SCRIPT FLUSH), once per server.
 """

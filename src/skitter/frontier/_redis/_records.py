@@ -13,10 +13,12 @@ import msgspec
 
 from skitter.frontier._base import TaskInfo, TaskState
 
-__all__ = ["BadEntry", "parse_bad", "task_info"]
+__all__ = ["BadEntry", "LeasedTask", "leased_task", "parse_bad", "task_info"]
 
 # Fields of a task record (0-based here; 1-based in Lua).
 _RETRIED = 2
+_WHEN = 4
+_OWNER = 5
 _REASON = 7
 _URL = 11
 _NFIELDS = 12
@@ -28,7 +30,7 @@ def _finished(raw: bytes) -> tuple[TaskState, float, int, str, str] | None:
     """state, lastcrawltime, retried, reason, url of a ``done`` value."""
     if raw[:1] and 0x90 <= raw[0] <= 0x9F:
         try:
-            state, last, _itag, retried, reason, url = _decode(raw)
+            state, last, _itag, retried, reason, url, *_rest = _decode(raw)
             return TaskState(state), float(last), int(retried), str(reason), str(url)
         except (msgspec.DecodeError, ValueError, TypeError):
             return None
@@ -75,3 +77,33 @@ def parse_bad(key: bytes, value: bytes) -> BadEntry:
     except ValueError:
         time = 0.0
     return BadEntry(key, time, reason, raw)
+
+
+@dataclass(frozen=True, slots=True)
+class LeasedTask:
+    """A task in flight somewhere in the cluster: which worker holds it, until when."""
+
+    taskid: str
+    url: str
+    owner: str
+    deadline: float
+    retried: int
+
+
+def leased_task(taskid: str, record: bytes | None) -> LeasedTask | None:
+    """The lease recorded in a task record, or None if there is none (or it is unreadable)."""
+    if record is None:
+        return None
+    try:
+        fields = _decode(record)
+        if not isinstance(fields, list) or len(fields) != _NFIELDS:
+            return None
+        return LeasedTask(
+            taskid,
+            str(fields[_URL]),
+            str(fields[_OWNER]),
+            float(fields[_WHEN]),
+            int(fields[_RETRIED]),
+        )
+    except (msgspec.DecodeError, ValueError, TypeError):
+        return None

@@ -23,7 +23,17 @@ if TYPE_CHECKING:
 
 __all__ = ["SCRIPT_NAMES", "Scripts", "script_source"]
 
-SCRIPT_NAMES = ("push", "lease", "ack", "nack", "mark_bad", "renew", "reclaim", "counts")
+SCRIPT_NAMES = (
+    "push",
+    "lease",
+    "ack",
+    "nack",
+    "mark_bad",
+    "renew",
+    "reclaim",
+    "counts",
+    "retry_failed",
+)
 
 
 @cache
@@ -47,6 +57,7 @@ class Scripts:
     renew: AsyncScript
     reclaim: AsyncScript
     counts: AsyncScript
+    retry_failed: AsyncScript
 
     @classmethod
     def register(cls, client: Redis) -> Scripts:

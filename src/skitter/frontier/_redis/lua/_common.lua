@@ -3,7 +3,7 @@
 -- Not a script on its own: _scripts.py prepends it to each script before registering
 -- it, so each EVALSHA is self-contained (no server-side function library to install).
 --
--- KEYS, the same eight for every script, all under one hash tag so that one crawl's
+-- KEYS, the same ten for every script, all under one hash tag so that one crawl's
 -- keys live on one Redis Cluster shard (see _keys.py for the full description):
 --   KEYS[1] meta        hash: kind, version, seq (the global FIFO sequence)
 --   KEYS[2] tasks       hash: taskid -> record of a queued or processing task (msgpack)
@@ -13,6 +13,8 @@
 --   KEYS[6] delayed     zset: entry -> exetime
 --   KEYS[7] processing  zset: entry -> lease deadline
 --   KEYS[8] bad         hash: entry or taskid -> reason .. "\0" .. raw bytes moved aside
+--   KEYS[9] failed      zset: taskid -> time it FAILED (its payload is kept for a retry)
+--   KEYS[10] bad_tasks  zset: taskid -> time it was marked BAD
 -- ARGV[1] is always the queue kind: "priority", "fifo" or "lifo".
 --
 -- An *entry* (the member of ready, delayed and processing) is the task's sequence number
@@ -24,6 +26,7 @@
 
 local K_META, K_TASKS, K_PAYLOADS, K_DONE = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local K_READY, K_DELAYED, K_PROCESSING, K_BAD = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local K_FAILED, K_BAD_TASKS = KEYS[9], KEYS[10]
 local KIND = ARGV[1]
 
 -- Fields of a task record (a msgpack array).
@@ -130,15 +133,28 @@ end
 --
 -- A plain first-attempt success without itag (most tasks) is stored as its lastcrawltime
 -- alone; anything else as msgpack {state, lastcrawltime, itag or false, retried, reason,
--- url}, as the memory frontier does.
-local function seen_put(tid, state, now, itag, retried, reason, url)
+-- url, priority, age, auto_recrawl}, as the memory frontier does. FAILED and BAD tasks are
+-- also indexed by time (K_FAILED, K_BAD_TASKS), for listing and retrying them.
+local function seen_put(tid, state, now, rec, reason, url)
   local value
-  if state == SUCCESS and retried == 0 and not itag then
+  if state == SUCCESS and rec[RETRIED] == 0 and not rec[ITAG] then
     value = num(now)
   else
-    value = cmsgpack.pack({state, now, itag or false, retried, reason, url})
+    value = cmsgpack.pack({state, now, rec[ITAG] or false, rec[RETRIED], reason, url,
+      rec[PRIORITY], rec[AGE], rec[AUTO]})
   end
   redis.call('HSET', K_DONE, tid, value)
+  if state == FAILED then
+    redis.call('ZADD', K_FAILED, num(now), tid)
+  elseif state == BAD then
+    redis.call('ZADD', K_BAD_TASKS, num(now), tid)
+  end
+end
+
+-- A finished task is queued again: its last outcome stops being listed as current.
+local function unlist_finished(tid)
+  redis.call('ZREM', K_FAILED, tid)
+  redis.call('ZREM', K_BAD_TASKS, tid)
 end
 
 -- state, lastcrawltime, itag (false if none) of a finished task, or nil.
@@ -193,9 +209,12 @@ local function current(tid, owner, token)
 end
 
 -- End a task for good: it leaves every structure, its outcome goes to the dupe filter.
+-- A FAILED task keeps its payload, for retry_failed.
 local function finish(tid, rec, state, now, reason, url)
   redis.call('ZREM', K_PROCESSING, entry_of(tid, rec))
   redis.call('HDEL', K_TASKS, tid)
-  redis.call('HDEL', K_PAYLOADS, tid)
-  seen_put(tid, state, now, rec[ITAG], rec[RETRIED], reason, url)
+  if state ~= FAILED then
+    redis.call('HDEL', K_PAYLOADS, tid)
+  end
+  seen_put(tid, state, now, rec, reason, url)
 end

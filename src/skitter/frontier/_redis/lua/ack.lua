@@ -1,7 +1,7 @@
 -- ack.lua: the task succeeded (Frontier.ack).
 --
--- KEYS: the eight keys of _common.lua (meta, tasks, payloads, done, ready, delayed,
---       processing, bad).
+-- KEYS: the ten keys of _common.lua (meta, tasks, payloads, done, ready, delayed,
+--       processing, bad, failed, bad_tasks).
 -- ARGV[1] kind: "priority" | "fifo" | "lifo"
 -- ARGV[2] now: epoch seconds
 -- ARGV[3] taskid
@@ -21,7 +21,7 @@ local auto = rec[AUTO] and rec[AGE] >= 0
 if auto then
   -- keep the payload: the same request is queued again
   redis.call('ZREM', K_PROCESSING, entry_of(tid, rec))
-  seen_put(tid, SUCCESS, now, rec[ITAG], rec[RETRIED], '', '')
+  seen_put(tid, SUCCESS, now, rec, '', '')
   enqueue(tid, next_seq(), rec[PRIORITY], now + rec[AGE], rec[ITAG], rec[AGE], rec[AUTO],
     rec[URL], now)
 else

@@ -1,7 +1,7 @@
 -- counts.lua: tasks ready (due), delayed (not yet due) and processing (Frontier.counts).
 --
--- KEYS: the eight keys of _common.lua (meta, tasks, payloads, done, ready, delayed,
---       processing, bad).
+-- KEYS: the ten keys of _common.lua (meta, tasks, payloads, done, ready, delayed,
+--       processing, bad, failed, bad_tasks).
 -- ARGV[1] kind: "priority" | "fifo" | "lifo"
 -- ARGV[2] now: epoch seconds
 -- Returns: {ready, delayed, processing}

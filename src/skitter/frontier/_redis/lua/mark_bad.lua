@@ -1,8 +1,8 @@
 -- mark_bad.lua: the task can never succeed (Frontier.mark_bad), or its stored request
 -- could not be decoded (a malformed or malicious payload) and must never run.
 --
--- KEYS: the eight keys of _common.lua (meta, tasks, payloads, done, ready, delayed,
---       processing, bad).
+-- KEYS: the ten keys of _common.lua (meta, tasks, payloads, done, ready, delayed,
+--       processing, bad, failed, bad_tasks).
 -- ARGV[1] kind: "priority" | "fifo" | "lifo"
 -- ARGV[2] now: epoch seconds
 -- ARGV[3] taskid

@@ -1,7 +1,7 @@
 -- nack.lua: the attempt failed (Frontier.nack).
 --
--- KEYS: the eight keys of _common.lua (meta, tasks, payloads, done, ready, delayed,
---       processing, bad).
+-- KEYS: the ten keys of _common.lua (meta, tasks, payloads, done, ready, delayed,
+--       processing, bad, failed, bad_tasks).
 -- ARGV[1] kind: "priority" | "fifo" | "lifo"
 -- ARGV[2] now: epoch seconds
 -- ARGV[3] taskid

@@ -1,7 +1,7 @@
 -- push.lua: queue a batch of requests (Frontier.push), one outcome per request.
 --
--- KEYS: the eight keys of _common.lua (meta, tasks, payloads, done, ready, delayed,
---       processing, bad).
+-- KEYS: the ten keys of _common.lua (meta, tasks, payloads, done, ready, delayed,
+--       processing, bad, failed, bad_tasks).
 -- ARGV[1] kind: "priority" | "fifo" | "lifo"
 -- ARGV[2] now: epoch seconds
 -- ARGV[3] batch: msgpack array of requests, each
@@ -75,6 +75,9 @@ for i, r in ipairs(batch) do
       if not r[7] and not recrawl_due(tid, itag, age, now) then
         outcome = IGNORED
       end
+    end
+    if outcome == RECRAWL then
+      unlist_finished(tid)
     end
     if outcome ~= IGNORED then
       redis.call('HSET', K_PAYLOADS, tid, ARGV[4 + i])

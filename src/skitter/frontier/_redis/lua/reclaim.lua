@@ -1,8 +1,8 @@
 -- reclaim.lua: put tasks whose lease expired back in the ready queue
 -- (Frontier.reclaim_expired). Any worker may run it: a dead worker's tasks come back.
 --
--- KEYS: the eight keys of _common.lua (meta, tasks, payloads, done, ready, delayed,
---       processing, bad).
+-- KEYS: the ten keys of _common.lua (meta, tasks, payloads, done, ready, delayed,
+--       processing, bad, failed, bad_tasks).
 -- ARGV[1] kind: "priority" | "fifo" | "lifo"
 -- ARGV[2] now: epoch seconds; a lease whose deadline is <= now has expired
 -- ARGV[3] limit: most processing entries looked at by this call

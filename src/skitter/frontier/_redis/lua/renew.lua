@@ -1,7 +1,7 @@
 -- renew.lua: extend the leases of tasks still being processed (Frontier.renew).
 --
--- KEYS: the eight keys of _common.lua (meta, tasks, payloads, done, ready, delayed,
---       processing, bad).
+-- KEYS: the ten keys of _common.lua (meta, tasks, payloads, done, ready, delayed,
+--       processing, bad, failed, bad_tasks).
 -- ARGV[1] kind: "priority" | "fifo" | "lifo"
 -- ARGV[2] deadline: now + lease seconds
 -- ARGV[3] owner
