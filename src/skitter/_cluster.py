@@ -108,6 +108,7 @@ class ClusterJob:
             job=self.job,
             spider=spider,
             kind=settings["REDIS_QUEUE_KIND"],
+            push_cache=settings["REDIS_PUSH_CACHE"],
         )
         return self.frontier
 

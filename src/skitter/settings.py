@@ -139,6 +139,13 @@ _REGISTRY: list[Setting] = [
         "for pushed URLs forever.",
     ),
     Setting("REDIS_QUEUE_KIND", "priority", str, "Workers: priority, fifo or lifo."),
+    Setting(
+        "REDIS_PUSH_CACHE",
+        100_000,
+        int,
+        "Workers: taskids a worker remembers pushing, so that links to them are not "
+        "sent to Redis again (0 = off).",
+    ),
     Setting("REDIS_PERSIST", True, bool, "Workers: keep queue and dupe filter after the crawl."),
     Setting(
         "REDIS_FLUSH_ON_START", False, bool, "Workers: clear the job's queue and filter first."

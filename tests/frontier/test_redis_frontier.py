@@ -5,6 +5,7 @@ NOSCRIPT and restart recovery, and one round trip per operation."""
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -339,6 +340,18 @@ async def test_times_survive_redis_exactly(make: Make) -> None:
     assert info.lastcrawltime == now + 2
 
 
+async def scripts_run(client: Redis, operation: Awaitable[object]) -> int:
+    """How many EVALSHA Redis ran while ``operation`` ran."""
+
+    async def calls() -> int:
+        stats = await client.info("commandstats")
+        return int(stats.get("cmdstat_evalsha", {}).get("calls", 0))
+
+    before = await calls()
+    await operation
+    return await calls() - before
+
+
 async def test_each_operation_is_one_round_trip(make: Make, client: Redis) -> None:
     frontier = make()
     # Load every script once: the first call of each on a server costs a NOSCRIPT.
@@ -348,16 +361,7 @@ async def test_each_operation_is_one_round_trip(make: Make, client: Redis) -> No
     await frontier.ack(warm.taskid, T0)
     await frontier.counts(T0)
 
-    async def evalsha_calls(operation: Awaitable[object]) -> int:
-        before = await client.info("commandstats")
-        await operation
-        after = await client.info("commandstats")
-
-        def calls(stats: dict[str, Any]) -> int:
-            return int(stats.get("cmdstat_evalsha", {}).get("calls", 0))
-
-        return calls(after) - calls(before)
-
+    evalsha_calls = functools.partial(scripts_run, client)
     assert await evalsha_calls(frontier.push([req(f"n{i}") for i in range(200)], T0)) == 1
     leases = await frontier.lease(100, T0, LEASE)
     assert len(leases) == 100
@@ -448,3 +452,64 @@ async def test_leased_shows_every_workers_tasks_in_flight(make: Make) -> None:
         ("http://example.com/b", "w1", T0 + LEASE),
         ("http://example.com/a", "w2", T0 + 5 + LEASE),
     ]
+
+
+async def test_links_a_worker_already_pushed_are_not_sent_again(make: Make, client: Redis) -> None:
+    frontier = make(push_cache=100)
+    await frontier.push([req("a"), req("b"), req("e", exetime=T0 + 100)], T0)
+    outcomes = await frontier.push([req("a"), req("b"), req("c")], T0)
+    assert outcomes == [PushOutcome.IGNORED, PushOutcome.IGNORED, PushOutcome.NEW]
+    assert await scripts_run(client, frontier.push([req("a"), req("c")], T0)) == 0
+    assert await frontier.counts(T0) == FrontierCounts(3, 1, 0)
+    assert await scripts_run(client, frontier.push([req("e", exetime=T0 + 200)], T0)) == 0
+    # What could change the stored task still goes to Redis.
+    for request in (
+        req("a", priority=5),  # a higher priority
+        req("e", exetime=T0 + 50),  # an earlier exetime
+        req("c", age=60),  # a recrawl rule
+        req("c", itag="v2"),
+    ):
+        assert await scripts_run(client, frontier.push([request], T0)) == 1
+    assert await scripts_run(client, frontier.push([req("d")], T0, force=[True])) == 1
+    assert await scripts_run(client, frontier.push([req("d")], T0, force=[True])) == 1
+    assert (await urls(frontier))[0] == "http://example.com/a"  # its priority was raised
+
+
+async def test_the_push_cache_forgets_the_least_recently_used(make: Make, client: Redis) -> None:
+    frontier = make(push_cache=10)
+    await frontier.push([req(f"r{i}") for i in range(10)], T0)
+    await frontier.push([req("r0")], T0)  # used again: the most recent now
+    await frontier.push([req(f"s{i}") for i in range(5)], T0)  # r1, r2, ... forgotten
+    assert await scripts_run(client, frontier.push([req("r0"), req("s4")], T0)) == 0
+    assert await scripts_run(client, frontier.push([req("r1")], T0)) == 1
+    assert await frontier.counts(T0) == FrontierCounts(15, 0, 0)
+
+
+async def test_a_dropped_job_forgets_what_was_pushed(make: Make) -> None:
+    frontier = make(push_cache=100)
+    await frontier.push([req("a")], T0)
+    await frontier.drop()
+    assert await frontier.push([req("a")], T0) == [PushOutcome.NEW]
+
+
+async def test_concurrent_acks_share_one_round_trip_and_are_fenced_one_by_one(
+    make: Make, client: Redis
+) -> None:
+    frontier, other = make(), make()
+    await frontier.push([req(f"a{i}") for i in range(10)], T0)
+    leases = await frontier.lease(10, T0, LEASE)
+    # The first lease expires and another worker takes it: its old holder is refused.
+    await frontier.renew([lease.taskid for lease in leases[1:]], T0 + LEASE - 1, LEASE)
+    assert await other.reclaim_expired(T0 + LEASE + 1) == 1
+    [taken] = await other.lease(1, T0 + LEASE + 1, LEASE)
+    assert taken.taskid == leases[0].taskid
+    answers: list[bool] = []
+
+    async def ack_all() -> None:
+        acks = (frontier.ack(lease.taskid, T0 + LEASE + 2) for lease in leases)
+        answers.extend(await asyncio.gather(*acks))
+
+    assert await scripts_run(client, ack_all()) == 1
+    assert answers == [False] + [True] * 9
+    assert await frontier.counts(T0 + LEASE + 2) == FrontierCounts(0, 0, 1)
+    assert await other.ack(taken.taskid, T0 + LEASE + 3)

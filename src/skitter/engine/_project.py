@@ -107,6 +107,7 @@ class Project:
             ("spider.closed", self._spider_closed(reason)),
             ("pipelines", self.pipelines.close_spider(self.spider)),
             ("downloader", self.downloader.close()),
+            ("scheduler", self.scheduler.close()),
             ("frontier", self.scheduler.frontier.close()),
         ]
         for what, step in steps:

@@ -25,7 +25,6 @@ Life of a task::
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -37,6 +36,7 @@ from skitter.exceptions import ConfigError, FrontierUnavailable, InvalidURL
 from skitter.frontier import Frontier, Lease, PushOutcome
 from skitter.http import Request
 from skitter.scheduler._breaker import BreakerState, CircuitBreaker
+from skitter.scheduler._permits import ClusterPermits
 from skitter.scheduler._retry import RetryPolicy
 from skitter.scheduler._slotqueue import SlotQueues, SlotStats
 from skitter.scheduler._slots import slot_key
@@ -107,12 +107,15 @@ class ProjectScheduler:
         #: whole cluster shares; the local bucket then only holds the rate and burst.
         self._cluster_bucket = cluster_bucket
         #: Workers: slot permits shared by the cluster (``RedisPoliteness``).
-        self._cluster_slots = cluster_slots
+        self._permits = (
+            ClusterPermits(cluster_slots, lease_seconds=lease_seconds)
+            if cluster_slots is not None
+            else None
+        )
         #: Look at the frontier before each dispatch (cheap in memory: new high-priority
         #: tasks are seen at once); a shared frontier is asked only when nothing held can
         #: start, which saves a round trip per page.
         self._eager_lease = eager_lease
-        self._permits: dict[str, tuple[str, str]] = {}  # taskid -> (slot, permit id)
         self._token_in_hand = False
         self._token_wait_until = 0.0
         if rate is not None:
@@ -263,7 +266,7 @@ class ProjectScheduler:
         if popped is None:
             return None
         key, lease = popped
-        if self._cluster_slots is not None and not await self._cluster_permit(key, lease):
+        if self._permits is not None and not await self._cluster_permit(key, lease):
             return None
         del self._held[lease.taskid]
         if lease.retried:
@@ -274,24 +277,22 @@ class ProjectScheduler:
         """Workers: the slot's permit across the cluster (its concurrency, delay and
         back-off hold for all workers). When refused, the local slot waits as long as the
         cluster says and the task goes back to its queue."""
-        assert self._cluster_slots is not None
-        delay = self.slots.stats(key)[key].delay
+        assert self._permits is not None
         try:
-            permit, wait = await self._cluster_slots.acquire(
+            wait = await self._permits.take(
                 key,
+                lease.taskid,
                 self._clock.time(),
                 concurrency=self.slots.policies[key].concurrency,
-                delay=delay,
-                lease_seconds=self._lease_seconds,
+                delay=self.slots.stats(key)[key].delay,
             )
         except FrontierUnavailable:
             self._give_back(key, lease, 1.0)
             raise
-        if permit is None:
+        if wait > 0:
             self._give_back(key, lease, wait)
             self._stats.inc("scheduler/cluster_slot_waits")
             return False
-        self._permits[lease.taskid] = (key, permit)
         return True
 
     def _give_back(self, key: str, lease: Lease, wait: float) -> None:
@@ -337,16 +338,18 @@ class ProjectScheduler:
         self.slots.finished(
             key, now, latency=latency, status=status, retry_after=retry_after, ok=ok
         )
-        permit = self._permits.pop(lease.taskid, None)
-        if permit is not None and self._cluster_slots is not None:
-            backoff = self.slots.stats(key).get(key)
+        if self._permits is not None:
+            slot = self.slots.stats(key).get(key)
             until = None
-            if backoff is not None and backoff.backoff_until is not None:
-                until = self._clock.time() + max(0.0, backoff.backoff_until - now)
-            with contextlib.suppress(FrontierUnavailable):  # the permit's lease expires
-                await self._cluster_slots.release(
-                    permit[0], permit[1], self._clock.time(), backoff_until=until
-                )
+            if slot is not None and slot.backoff_until is not None:
+                until = self._clock.time() + max(0.0, slot.backoff_until - now)
+            await self._permits.give_back(
+                lease.taskid,
+                self._clock.time(),
+                backoff_until=until,
+                delay=slot.delay if slot is not None else 0.0,
+                more_queued=slot is not None and slot.queued > 0,
+            )
 
     def set_crawl_delay(self, slot: str, seconds: float | None) -> None:
         """robots.txt asked for ``Crawl-delay: seconds`` on this slot (cached: cheap)."""
@@ -466,17 +469,22 @@ class ProjectScheduler:
             self._report_breaker()
         self._dry = False  # delayed tasks may have come due, other workers may have pushed
         now = self._clock.time()
-        if now >= self._next_renewal:
+        renew = now >= self._next_renewal
+        if renew:
             self._next_renewal = now + self._lease_seconds / 3
             held = list(self._held)
             held.extend(in_flight)
             if held:
                 await self.frontier.renew(held, now, self._lease_seconds, self._owner)
-            if self._permits and self._cluster_slots is not None:
-                await self._cluster_slots.renew(
-                    list(self._permits.values()), now, self._lease_seconds
-                )
+        if self._permits is not None:
+            await self._permits.upkeep(now, renew)
         reclaimed = await self.frontier.reclaim_expired(now)
         if reclaimed:
             self._stats.inc("scheduler/leases_reclaimed", reclaimed)
             log.warning("Re-queued %d tasks whose lease expired", reclaimed)
+
+    async def close(self) -> None:
+        """The crawl is over here: hand the cluster's permits back at once."""
+        if self._permits is not None:
+            self._stats.inc("scheduler/cluster_permits_reused", self._permits.reused)
+            await self._permits.close(self._clock.time())

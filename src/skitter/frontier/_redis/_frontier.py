@@ -6,7 +6,8 @@ machines share one crawl and a killed worker loses nothing:
 
 - **Atomic changes.** Every change is one Lua script (``lua/*.lua``), so two workers never
   lease the same task and a crash between two commands cannot exist. Each method is one
-  round trip (EVALSHA): a whole batch of pushes, a whole batch of leases, one ack.
+  round trip (EVALSHA): a whole batch of pushes, a whole batch of leases; acks made in
+  the same turn of the event loop go together.
 - **Fencing.** A lease carries the owner and a token unique to the lease call. Only the
   frontier object that leased a task can ack, nack, renew or mark it bad, and only while
   its lease is current: once it expired and was reclaimed (and maybe re-leased to another
@@ -30,11 +31,12 @@ NOSCRIPT. Keys are described in ``_keys.py``.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import itertools
 import logging
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import msgspec
@@ -91,6 +93,15 @@ def _retry() -> Retry:
     return Retry(ExponentialWithJitterBackoff(base=0.05, cap=1.0), 3)
 
 
+_IGNORED = PushOutcome.IGNORED
+
+
+def _never_recrawls(request: Request) -> bool:
+    """Once pushed, pushing it again changes nothing unless its priority or exetime
+    does: no ``age`` to expire, no ``itag`` to change, no auto-recrawl."""
+    return request.age < 0 and request.itag is None and not request.auto_recrawl
+
+
 def _num(x: float) -> str:
     """A time as Redis and Lua read it back exactly (``repr`` of a float round-trips)."""
     return repr(float(x))
@@ -125,6 +136,16 @@ class RedisFrontier(Frontier):
     how many due delayed tasks one lease moves to ready, ``reclaim_batch`` how many expired
     leases one script call puts back: both keep each script call short, since Redis runs
     nothing else meanwhile.
+
+    ``push_cache`` (workers set it) is how many taskids this object remembers having
+    pushed. Pages link to the same pages over and over; a link this worker already
+    pushed, with no higher priority nor earlier exetime than then, cannot change what
+    Redis holds (merges only raise the priority and bring the exetime forward; a
+    finished task with ``age`` -1 is never recrawled). Such a link is answered IGNORED
+    at once, without being encoded or sent. Requests that can recrawl (forced, an
+    ``age``, an ``itag``, ``auto_recrawl``) always go to Redis. The answer is exact but
+    for the outcome (IGNORED where Redis might have said MERGED): off by default, so the
+    contract's outcomes hold.
     """
 
     def __init__(
@@ -138,6 +159,7 @@ class RedisFrontier(Frontier):
         key_prefix: str = "skitter",
         promote_limit: int = 10_000,
         reclaim_batch: int = 1_000,
+        push_cache: int = 0,
     ) -> None:
         if kind not in _KINDS:
             raise ValueError(f"queue kind must be one of {', '.join(_KINDS)}, got {kind!r}")
@@ -164,6 +186,14 @@ class RedisFrontier(Frontier):
         self._tokens: dict[tuple[str, str], str] = {}
         self._token_prefix = uuid.uuid4().hex[:12]
         self._calls = itertools.count()
+        if push_cache < 0:
+            raise ValueError(f"push_cache must be >= 0, got {push_cache!r}")
+        self._push_cache = push_cache
+        # acks waiting for the next flush: (now, taskid, owner, token, future)
+        self._acks: list[tuple[str, str, str, str, asyncio.Future[int]]] = []
+        self._ack_flusher: asyncio.Task[None] | None = None
+        # taskid -> (highest priority, earliest exetime) pushed by this object
+        self._pushed: dict[str, tuple[int, float]] = {}
 
     def __repr__(self) -> str:
         return f"<RedisFrontier {self.keys.meta.rsplit(':', 1)[0]} kind={self.kind}>"
@@ -179,12 +209,26 @@ class RedisFrontier(Frontier):
             return []
         batch: list[list[Any]] = []
         payloads: list[bytes] = []
+        outcomes: list[PushOutcome] = [_IGNORED] * len(requests)
+        sent: list[int] = []  # indexes of the requests sent to Redis
+        pushed = self._pushed if self._push_cache else None
         # Every request is checked and encoded first: a bad one changes nothing.
         for i, request in enumerate(requests):
             check_request(request)
             priority = int(request.priority)
             if not -_MAX_PRIORITY < priority < _MAX_PRIORITY:
                 raise ValueError(f"priority of {request!r} is out of range: {priority}")
+            if pushed is not None and (force is None or not force[i]):
+                known = pushed.get(request.taskid)
+                if (
+                    known is not None
+                    and priority <= known[0]
+                    and request.exetime >= known[1]
+                    and _never_recrawls(request)
+                ):
+                    pushed[request.taskid] = pushed.pop(request.taskid)  # recently used
+                    continue
+            sent.append(i)
             batch.append(
                 [
                     request.taskid,
@@ -198,14 +242,36 @@ class RedisFrontier(Frontier):
                 ]
             )
             payloads.append(encode_request(request, self.spider))
+        if not sent:
+            return outcomes
         args = [self.kind, _num(now), _encode_batch(batch), FORMAT_VERSION, *payloads]
         try:
-            outcomes = await self._scripts.push(self._keys, args)
+            answers = await self._scripts.push(self._keys, args)
         except ResponseError as exc:
             if "skitter:" in str(exc):
                 raise ConfigError(f"{self!r}: {exc}") from None
             raise
-        return [PushOutcome(outcome) for outcome in outcomes]
+        for i, answer in zip(sent, answers, strict=True):
+            outcomes[i] = PushOutcome(answer)
+        if pushed is not None:
+            self._remember(requests[i] for i in sent)
+        return outcomes
+
+    def _remember(self, requests: Iterable[Request]) -> None:
+        """Note what Redis now holds for these taskids (see ``push_cache``); the least
+        recently used tenth is forgotten when the cache is full."""
+        pushed = self._pushed
+        for request in requests:
+            if not _never_recrawls(request):
+                continue
+            taskid, priority, exetime = request.taskid, int(request.priority), request.exetime
+            known = pushed.pop(taskid, None)
+            if known is not None:
+                priority, exetime = max(priority, known[0]), min(exetime, known[1])
+            pushed[taskid] = (priority, exetime)
+        if len(pushed) > self._push_cache:
+            for taskid in list(itertools.islice(pushed, len(pushed) - self._push_cache * 9 // 10)):
+                del pushed[taskid]
 
     # -- leases ---------------------------------------------------------------------------
     @_translated
@@ -270,7 +336,39 @@ class RedisFrontier(Frontier):
 
     @_translated
     async def ack(self, taskid: str, now: float, owner: str = "") -> bool:
-        return await self._finish(self._scripts.ack, taskid, now, owner)
+        """Acks from concurrent tasks share a round trip: each joins the batch that the
+        next flush sends (one script call for all of them); while a flush is out, the
+        acks that arrive meanwhile wait for the next one."""
+        token = self._tokens.pop((taskid, owner), None)
+        if token is None:
+            return False
+        done = asyncio.get_running_loop().create_future()
+        self._acks.append((_num(now), taskid, owner, token, done))
+        if self._ack_flusher is None or self._ack_flusher.done():
+            self._ack_flusher = asyncio.create_task(self._flush_acks())
+        return bool(await done)
+
+    async def _flush_acks(self) -> None:
+        await asyncio.sleep(0)  # let the acks of this turn of the loop join
+        while self._acks:
+            batch, self._acks = self._acks, []
+            args: list[str] = [self.kind]
+            for now, taskid, owner, token, _ in batch:
+                args += (now, taskid, owner, token)
+            try:
+                answers = await self._scripts.ack(self._keys, args)
+            except asyncio.CancelledError:
+                for *_, done in batch:
+                    done.cancel()
+                raise
+            except Exception as exc:  # each waiting ack raises it (Redis down...)
+                for *_, done in batch:
+                    if not done.done():
+                        done.set_exception(exc)
+                continue
+            for (*_, done), answer in zip(batch, answers, strict=True):
+                if not done.done():
+                    done.set_result(answer)
 
     @_translated
     async def nack(
@@ -416,7 +514,10 @@ class RedisFrontier(Frontier):
         """Delete every key of this job: queue, states, dupe filter (``flush_on_start``)."""
         await self.client.delete(*self._keys)
         self._tokens.clear()
+        self._pushed.clear()
 
     async def close(self) -> None:
+        if self._ack_flusher is not None:
+            await asyncio.gather(self._ack_flusher, return_exceptions=True)
         if self._owns_client:
             await self.client.aclose()

@@ -1,0 +1,149 @@
+"""A worker's download permits from the cluster, and handing them on (SPEC §4).
+
+A worker may start a download only with a permit for its slot from the shared politeness
+store (``RedisPoliteness``): that is what keeps a host's concurrency, delay and back-off
+for all workers together. Taking and returning a permit per page costs two round trips,
+most of what a page costs a worker in Redis.
+
+When a slot has no delay and no back-off, its permits only count downloads in flight.
+A download that ends while this worker has more tasks queued for the same slot then
+keeps its permit as a *spare*, and the next download of that slot starts on it with no
+round trip: the cluster's count of downloads in flight is the same either way. A spare
+goes back to the cluster when it was not used by the next upkeep (about a second), when
+it has been handed on for ``reuse_for`` seconds (so permits keep changing hands between
+workers sharing a busy slot), and when the crawl closes. A slot with a delay or a
+back-off takes a fresh permit for every download, which is what moves its pace on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Protocol
+
+from skitter.exceptions import FrontierUnavailable
+
+__all__ = ["ClusterPermits", "PermitStore"]
+
+
+class PermitStore(Protocol):
+    """What ``RedisPoliteness`` offers (``_cluster._Guarded`` raises
+    ``FrontierUnavailable`` for it when Redis is out of reach)."""
+
+    async def acquire(
+        self, slot: str, now: float, *, concurrency: int, delay: float, lease_seconds: float
+    ) -> tuple[str | None, float]: ...
+
+    async def release(
+        self, slot: str, permit_id: str, now: float, *, backoff_until: float | None = None
+    ) -> bool: ...
+
+    async def renew(
+        self, permits: list[tuple[str, str]], now: float, lease_seconds: float
+    ) -> list[bool]: ...
+
+
+@dataclass(slots=True)
+class _Permit:
+    slot: str
+    id: str
+    acquired: float  # epoch seconds
+    parked: float = 0.0  # when it became a spare
+
+
+class ClusterPermits:
+    """The permits this worker holds: one per download in flight, and spares."""
+
+    def __init__(self, store: PermitStore, *, lease_seconds: float, reuse_for: float = 2.0) -> None:
+        self.store = store
+        self.lease_seconds = lease_seconds
+        self.reuse_for = reuse_for
+        self._out: dict[str, _Permit] = {}  # taskid -> the permit of its download
+        self._spares: dict[str, list[_Permit]] = {}  # slot -> permits to hand on
+        #: Downloads started on a spare: round trips saved, for the stats.
+        self.reused = 0
+
+    def __len__(self) -> int:
+        return len(self._out) + sum(map(len, self._spares.values()))
+
+    async def take(
+        self, slot: str, taskid: str, now: float, *, concurrency: int, delay: float
+    ) -> float:
+        """A permit for ``taskid``'s download: 0.0 when it has one, else the seconds the
+        cluster says to wait."""
+        spares = self._spares.get(slot)
+        if spares:
+            permit = spares.pop()
+            if not spares:
+                del self._spares[slot]
+            if delay == 0:
+                self._out[taskid] = permit
+                self.reused += 1
+                return 0.0
+            await self._release(permit, now)  # the slot was given a delay meanwhile
+        permit_id, wait = await self.store.acquire(
+            slot, now, concurrency=concurrency, delay=delay, lease_seconds=self.lease_seconds
+        )
+        if permit_id is None:
+            return wait
+        self._out[taskid] = _Permit(slot, permit_id, now)
+        return 0.0
+
+    async def give_back(
+        self,
+        taskid: str,
+        now: float,
+        *,
+        backoff_until: float | None,
+        delay: float,
+        more_queued: bool,
+    ) -> None:
+        """``taskid``'s download ended: keep its permit as a spare if the slot can use it
+        at once (more tasks queued here, no delay, no back-off), else return it, with the
+        back-off (epoch seconds) that every worker must respect."""
+        permit = self._out.pop(taskid, None)
+        if permit is None:
+            return
+        if (
+            more_queued
+            and delay == 0
+            and backoff_until is None
+            and now - permit.acquired < self.reuse_for
+        ):
+            permit.parked = now
+            self._spares.setdefault(permit.slot, []).append(permit)
+            return
+        await self._release(permit, now, backoff_until)
+
+    async def upkeep(self, now: float, renew: bool) -> None:
+        """Return the spares nobody used since the last upkeep; with ``renew``, extend
+        every permit still held (they are leases, and lapse otherwise)."""
+        stale = [p for p in self._all_spares() if now - p.parked >= 0.5]
+        for permit in stale:
+            self._spares[permit.slot].remove(permit)
+            if not self._spares[permit.slot]:
+                del self._spares[permit.slot]
+            await self._release(permit, now)
+        if renew and len(self):
+            held = [(p.slot, p.id) for p in (*self._out.values(), *self._all_spares())]
+            await self.store.renew(held, now, self.lease_seconds)
+
+    async def close(self, now: float) -> None:
+        """Return every permit: a closing worker must not keep a slot's share for a
+        whole lease."""
+        permits = [*self._out.values(), *self._all_spares()]
+        self._out.clear()
+        self._spares.clear()
+        for permit in permits:
+            await self._release(permit, now)
+
+    def _all_spares(self) -> Iterator[_Permit]:
+        for spares in self._spares.values():
+            yield from spares
+
+    async def _release(
+        self, permit: _Permit, now: float, backoff_until: float | None = None
+    ) -> None:
+        with contextlib.suppress(FrontierUnavailable):  # the permit's lease expires
+            await self.store.release(permit.slot, permit.id, now, backoff_until=backoff_until)
