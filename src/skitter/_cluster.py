@@ -109,6 +109,9 @@ class ClusterJob:
             spider=spider,
             kind=settings["REDIS_QUEUE_KIND"],
             push_cache=settings["REDIS_PUSH_CACHE"],
+            dupefilter=settings["REDIS_DUPEFILTER"],
+            bloom_capacity=settings["REDIS_BLOOM_CAPACITY"],
+            bloom_error_rate=settings["REDIS_BLOOM_ERROR_RATE"],
         )
         return self.frontier
 
@@ -155,6 +158,9 @@ class ClusterJob:
                 await task
         if self._stats is not None:
             try:
+                if self.frontier is not None:  # the Bloom filter's fill, for the record
+                    for name, value in (await self.frontier.dupefilter_stats()).items():
+                        self._stats.set(name, value)
                 await self._stats.flush()
             except Exception:  # Redis gone for good: the local stats are still printed
                 log.warning("Could not write the final stats to Redis", exc_info=True)

@@ -146,6 +146,25 @@ _REGISTRY: list[Setting] = [
         "Workers: taskids a worker remembers pushing, so that links to them are not "
         "sent to Redis again (0 = off).",
     ),
+    Setting(
+        "REDIS_DUPEFILTER",
+        "exact",
+        str,
+        "Workers: 'exact' (every finished task's outcome and time: recrawl by age and itag) "
+        "or 'bloom' (successes as a few bits each: no recrawl by age or itag).",
+    ),
+    Setting(
+        "REDIS_BLOOM_CAPACITY",
+        10_000_000,
+        int,
+        "Workers: URLs the Bloom filter is sized for (more raise its false-positive rate).",
+    ),
+    Setting(
+        "REDIS_BLOOM_ERROR_RATE",
+        0.001,
+        float,
+        "Workers: the Bloom filter's false-positive rate at capacity (0.001: 1.8 bytes per URL).",
+    ),
     Setting("REDIS_PERSIST", True, bool, "Workers: keep queue and dupe filter after the crawl."),
     Setting(
         "REDIS_FLUSH_ON_START", False, bool, "Workers: clear the job's queue and filter first."

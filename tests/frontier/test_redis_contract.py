@@ -20,3 +20,16 @@ class TestRedisFrontier(FrontierContract, FailedTasksContract):
         frontier = RedisFrontier(redis_url, project="contract", job="test")
         yield frontier
         await frontier.close()
+
+
+class TestRedisFrontierWithBloomFilter(FrontierContract, FailedTasksContract):
+    keeps_crawl_times = False
+
+    @pytest.fixture
+    async def frontier(self, redis_url: str) -> AsyncIterator[Frontier]:
+        frontier = RedisFrontier(
+            redis_url, project="contract", job="bloom", dupefilter="bloom", bloom_capacity=10_000
+        )
+        yield frontier
+        await frontier.drop()
+        await frontier.close()

@@ -513,3 +513,61 @@ async def test_concurrent_acks_share_one_round_trip_and_are_fenced_one_by_one(
     assert answers == [False] + [True] * 9
     assert await frontier.counts(T0 + LEASE + 2) == FrontierCounts(0, 0, 1)
     assert await other.ack(taken.taskid, T0 + LEASE + 3)
+
+
+# -- the Bloom filter as the dupe filter ------------------------------------------------------
+async def test_with_the_bloom_filter_successes_take_bits_not_records(
+    make: Make, client: Redis
+) -> None:
+    frontier = make(dupefilter="bloom", bloom_capacity=1_000, bloom_error_rate=0.001)
+    pages = [req(f"p{i}") for i in range(50)]
+    await frontier.push(pages, T0)
+    for lease in await frontier.lease(100, T0, LEASE):
+        assert await frontier.ack(lease.taskid, T0 + 1)
+    assert await client.hlen(frontier.keys.done) == 0
+    assert await frontier.push(pages, T0 + 2) == [PushOutcome.IGNORED] * 50
+    assert await frontier.push(pages[:1], T0 + 2, force=[True]) == [PushOutcome.RECRAWL]
+    info = await frontier.task(pages[1].taskid)
+    assert info is not None and info.state is TaskState.SUCCESS
+    stats = await frontier.dupefilter_stats()
+    assert stats["dupefilter/bloom/count"] == 50
+    assert 0 < stats["dupefilter/bloom/false_positive_rate"] < 1e-6
+    assert stats["dupefilter/bloom/memory_bytes"] == frontier.bloom.shape.memory_bytes  # type: ignore[union-attr]
+
+
+async def test_with_the_bloom_filter_a_failure_keeps_its_record_until_it_succeeds(
+    make: Make, client: Redis
+) -> None:
+    frontier = make(dupefilter="bloom", bloom_capacity=1_000)
+    await frontier.push([req("flaky")], T0)
+    [lease] = await frontier.lease(1, T0, LEASE)
+    await frontier.nack(lease.taskid, T0 + 1, None, "HTTP 500")
+    [failed] = await frontier.tasks(TaskState.FAILED)
+    assert (failed.url, failed.reason) == ("http://example.com/flaky", "HTTP 500")
+    assert await frontier.retry_failed(T0 + 2) == 1
+    [lease] = await frontier.lease(1, T0 + 2, LEASE)
+    assert await frontier.ack(lease.taskid, T0 + 3)
+    assert await client.hlen(frontier.keys.done) == 0
+    assert await frontier.push([req("flaky")], T0 + 4) == [PushOutcome.IGNORED]
+
+
+async def test_with_the_bloom_filter_age_and_itag_do_not_recrawl_and_say_so(
+    make: Make, caplog: pytest.LogCaptureFixture
+) -> None:
+    frontier = make(dupefilter="bloom", bloom_capacity=1_000)
+    await frontier.push([req("a")], T0)
+    [lease] = await frontier.lease(1, T0, LEASE)
+    await frontier.ack(lease.taskid, T0)
+    with caplog.at_level("WARNING", logger="skitter.frontier.redis"):
+        again = await frontier.push([req("a", age=0), req("a", itag="v2")], T0 + 10)
+        await frontier.push([req("a", age=0)], T0 + 10)
+    assert again == [PushOutcome.IGNORED, PushOutcome.IGNORED]
+    warnings = [r.getMessage() for r in caplog.records if "Bloom filter" in r.getMessage()]
+    assert len(warnings) == 1 and "REDIS_DUPEFILTER='exact'" in warnings[0]
+
+
+async def test_workers_with_differently_sized_bloom_filters_are_refused(make: Make) -> None:
+    await make(dupefilter="bloom", bloom_capacity=1_000).push([req("a")], T0)
+    other = make(dupefilter="bloom", bloom_capacity=50_000)
+    with pytest.raises(ConfigError, match="created with bits="):
+        await other.push([req("b")], T0)

@@ -76,15 +76,15 @@ async def test_the_false_positive_rate_is_near_the_target(client: Redis, keys: J
 
 async def test_a_filter_split_in_blocks_works_like_one(client: Redis, keys: JobKeys) -> None:
     bloom = RedisBloomFilter(client, keys, capacity=2_000, error_rate=0.01, block_bits=4_096)
-    assert len(bloom._keys) - 1 == -(-bloom.shape.bits // 4_096) >= 4
+    assert len(bloom.redis_keys) - 1 == -(-bloom.shape.bits // 4_096) >= 4
     items = fingerprints(2_000, seed=3)
     assert sum(await bloom.add_many(items)) >= 1_980
     assert all(await bloom.contains_many(items)), "a Bloom filter never forgets"
     rate = sum(await bloom.contains_many(fingerprints(5_000, seed=4))) / 5_000
     assert 0.005 <= rate <= 0.02
-    for index in range(len(bloom._keys) - 1):
+    for index in range(len(bloom.redis_keys) - 1):
         assert await client.strlen(keys.bloom_block(index)) <= 4_096 // 8
-    assert await client.strlen(keys.bloom_block(len(bloom._keys) - 2)) > 0
+    assert await client.strlen(keys.bloom_block(len(bloom.redis_keys) - 2)) > 0
 
 
 async def test_workers_must_agree_on_the_shape(client: Redis, keys: JobKeys) -> None:

@@ -26,9 +26,9 @@ Past its capacity the filter still works, but its false-positive rate climbs (tw
 capacity at 0.1 % gives 5.7 %): size it for the whole crawl, and watch
 ``false_positive_rate(await count())`` in the stats.
 
-Positions: one BLAKE2b-128 of the fingerprint (stdlib, fast, and its two 64-bit halves
-are independent hashes) gives ``h1, h2``; the script derives the k positions by enhanced
-double hashing, so a fingerprint costs two numbers on the wire, not k. The bitmap is
+Positions: the script derives the k positions from the fingerprint's SHA-1 by enhanced
+double hashing (``lua/_bloom.lua``), so the fingerprint alone goes on the wire, and the
+frontier's own scripts, which share that code, find the same bits. The bitmap is
 split into blocks of ``block_bits`` (one key each, all under the job's hash tag): one
 Redis string holds at most 2^32 bits, and smaller keys are gentler on replication and
 on a DEL (``clear`` uses UNLINK). The first SETBIT near the end of a block allocates the
@@ -44,7 +44,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from hashlib import blake2b
 from typing import TYPE_CHECKING
 
 from redis.exceptions import ResponseError
@@ -125,9 +124,10 @@ class RedisBloomFilter:
         self.batch_size = batch_size
         self.block_bits = block_bits
         blocks = -(-self.shape.bits // block_bits)
-        self._keys = [keys.bloom, *(keys.bloom_block(i) for i in range(blocks))]
+        #: The filter's keys: its hash, then the blocks of its bitmap.
+        self.redis_keys = [keys.bloom, *(keys.bloom_block(i) for i in range(blocks))]
         self._args = [str(self.shape.bits), str(self.shape.hashes), str(block_bits)]
-        self._script = register(redis, "bloom_add")
+        self._script = register(redis, "bloom_add", "_bloom")
 
     def __repr__(self) -> str:
         shape = self.shape
@@ -153,24 +153,25 @@ class RedisBloomFilter:
     async def clear(self) -> None:
         """Forget everything (``flush_on_start``); UNLINK frees the blocks in the
         background."""
-        await self.client.unlink(*self._keys)
+        await self.client.unlink(*self.redis_keys)
 
     async def _run(self, mode: str, fingerprints: Sequence[str | bytes]) -> list[bool]:
         results: list[bool] = []
-        m = self.shape.bits
         for start in range(0, len(fingerprints), self.batch_size):
-            args = [mode, *self._args]
-            for fingerprint in fingerprints[start : start + self.batch_size]:
-                data = fingerprint.encode() if isinstance(fingerprint, str) else fingerprint
-                digest = blake2b(data, digest_size=16).digest()
-                args.append(int.from_bytes(digest[:8], "little") % m)
-                # A zero step would put all k positions on one bit.
-                args.append(int.from_bytes(digest[8:], "little") % m or 1)
-            try:
-                flags = await self._script(self._keys, args)
-            except ResponseError as exc:
-                if "skitter:" in str(exc):
-                    raise ConfigError(f"{self!r}: {exc}") from None
-                raise
+            batch = fingerprints[start : start + self.batch_size]
+            flags = await self._call(mode, batch)
             results.extend(bool(flag) for flag in flags)
         return results
+
+    async def fix_shape(self) -> None:
+        """Write the filter's shape, or check it against the one already written:
+        ``ConfigError`` if they differ. The frontier's scripts read it from there."""
+        await self._call("shape", ())
+
+    async def _call(self, mode: str, fingerprints: Sequence[str | bytes]) -> list[int]:
+        try:
+            return list(await self._script(self.redis_keys, [mode, *self._args, *fingerprints]))
+        except ResponseError as exc:
+            if "skitter:" in str(exc):
+                raise ConfigError(f"{self!r}: {exc}") from None
+            raise

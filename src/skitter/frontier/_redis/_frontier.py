@@ -56,6 +56,7 @@ from skitter.frontier._base import (
     TaskState,
 )
 from skitter.frontier._memory import check_request
+from skitter.frontier._redis._bloom import RedisBloomFilter
 from skitter.frontier._redis._keys import JobKeys
 from skitter.frontier._redis._records import (
     BadEntry,
@@ -74,6 +75,7 @@ if TYPE_CHECKING:
 __all__ = ["QueueKind", "RedisFrontier"]
 
 QueueKind = Literal["priority", "fifo", "lifo"]
+DupeFilter = Literal["exact", "bloom"]
 _KINDS = ("priority", "fifo", "lifo")
 _MAX_PRIORITY = 2**53  # Lua numbers are doubles: larger priorities would lose their order
 
@@ -160,6 +162,9 @@ class RedisFrontier(Frontier):
         promote_limit: int = 10_000,
         reclaim_batch: int = 1_000,
         push_cache: int = 0,
+        dupefilter: DupeFilter = "exact",
+        bloom_capacity: int = 10_000_000,
+        bloom_error_rate: float = 0.001,
     ) -> None:
         if kind not in _KINDS:
             raise ValueError(f"queue kind must be one of {', '.join(_KINDS)}, got {kind!r}")
@@ -179,6 +184,18 @@ class RedisFrontier(Frontier):
         self.kind: QueueKind = kind
         self.keys = JobKeys.for_job(project, job, key_prefix)
         self._keys = self.keys.all()
+        if dupefilter not in ("exact", "bloom"):
+            raise ValueError(f"dupefilter must be 'exact' or 'bloom', got {dupefilter!r}")
+        #: With ``dupefilter="bloom"``: the filter that holds the successes (its keys come
+        #: after the frontier's in every script call).
+        self.bloom: RedisBloomFilter | None = None
+        if dupefilter == "bloom":
+            self.bloom = RedisBloomFilter(
+                self.client, self.keys, capacity=bloom_capacity, error_rate=bloom_error_rate
+            )
+            self._keys += self.bloom.redis_keys
+        self._bloom_ready = False
+        self._warned_recrawl = False
         self._scripts = Scripts.register(self.client)
         self._promote_limit = promote_limit
         self._reclaim_batch = reclaim_batch
@@ -198,6 +215,37 @@ class RedisFrontier(Frontier):
     def __repr__(self) -> str:
         return f"<RedisFrontier {self.keys.meta.rsplit(':', 1)[0]} kind={self.kind}>"
 
+    async def _ready(self) -> None:
+        """Before the first script call: the Bloom filter's shape must be in Redis (the
+        scripts read it there), and the same as every other worker's."""
+        if self.bloom is not None and not self._bloom_ready:
+            await self.bloom.fix_shape()
+            self._bloom_ready = True
+
+    def _warn_recrawl(self, request: Request) -> None:
+        if request.age >= 0 or request.itag is not None:
+            self._warned_recrawl = True
+            logger.warning(
+                "%r: the Bloom filter keeps no crawl times or itags, so a finished task is "
+                "not recrawled for its age or a new itag (%s); forced requests still are. "
+                "Use REDIS_DUPEFILTER='exact' to recrawl by age or itag.",
+                self,
+                request,
+            )
+
+    async def dupefilter_stats(self) -> dict[str, float]:
+        """The Bloom filter's fill, for the crawl's stats: fingerprints added, the
+        false-positive rate expected at that count, and its bitmap's size."""
+        if self.bloom is None:
+            return {}
+        count = await self.bloom.count()
+        shape = self.bloom.shape
+        return {
+            "dupefilter/bloom/count": count,
+            "dupefilter/bloom/false_positive_rate": shape.false_positive_rate(count),
+            "dupefilter/bloom/memory_bytes": shape.memory_bytes,
+        }
+
     # -- queueing -------------------------------------------------------------------------
     @_translated
     async def push(
@@ -207,6 +255,7 @@ class RedisFrontier(Frontier):
             raise ValueError(f"{len(requests)} requests but {len(force)} force flags")
         if not requests:
             return []
+        await self._ready()
         batch: list[list[Any]] = []
         payloads: list[bytes] = []
         outcomes: list[PushOutcome] = [_IGNORED] * len(requests)
@@ -228,6 +277,8 @@ class RedisFrontier(Frontier):
                 ):
                     pushed[request.taskid] = pushed.pop(request.taskid)  # recently used
                     continue
+            if self.bloom is not None and not self._warned_recrawl:
+                self._warn_recrawl(request)
             sent.append(i)
             batch.append(
                 [
@@ -278,6 +329,7 @@ class RedisFrontier(Frontier):
     async def lease(
         self, limit: int, now: float, lease_seconds: float, owner: str = ""
     ) -> list[Lease]:
+        await self._ready()
         deadline = now + lease_seconds
         token = f"{self._token_prefix}.{next(self._calls)}"
         leases: list[Lease] = []
@@ -422,7 +474,15 @@ class RedisFrontier(Frontier):
             pipe.hget(self.keys.tasks, taskid)
             pipe.hget(self.keys.done, taskid)
             record, done = await pipe.execute()
-        return task_info(taskid, record, done)
+        info = task_info(taskid, record, done)
+        if (
+            info is None
+            and self.bloom is not None
+            and (await self.bloom.contains_many([taskid]))[0]
+        ):
+            # crawled (or a false positive): the Bloom filter keeps no time or URL
+            info = TaskInfo(taskid, "", TaskState.SUCCESS, 0, 0.0, "")
+        return info
 
     @_translated
     async def tasks(self, state: TaskState, limit: int = 100) -> list[TaskInfo]:
@@ -515,6 +575,7 @@ class RedisFrontier(Frontier):
         await self.client.delete(*self._keys)
         self._tokens.clear()
         self._pushed.clear()
+        self._bloom_ready = False
 
     async def close(self) -> None:
         if self._ack_flusher is not None:

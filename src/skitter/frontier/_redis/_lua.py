@@ -1,9 +1,10 @@
-"""Standalone Lua scripts: the cluster-wide politeness and the Bloom filter.
+"""Loading the Lua scripts, and the standalone ones: cluster politeness, the Bloom filter.
 
 Unlike the frontier's scripts (``_scripts.py``), these get no ``_common.lua`` prelude:
 they do not work on the frontier's ten keys, and each is short enough to read on its
-own. Like those, each is one EVALSHA per call; ``redis-py``'s ``AsyncScript`` loads it
-again after a NOSCRIPT (Redis restarted, or SCRIPT FLUSH), once per server.
+own (the Bloom filter's gets the bit positions of ``_bloom.lua``). Like those, each is
+one EVALSHA per call; ``redis-py``'s ``AsyncScript`` loads it again after a NOSCRIPT
+(Redis restarted, or SCRIPT FLUSH), once per server.
 """
 
 from __future__ import annotations
@@ -16,18 +17,27 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
     from redis.commands.core import AsyncScript
 
-__all__ = ["lua_number", "register"]
+__all__ = ["lua_file", "lua_number", "register", "script_text"]
 
 
 @cache
-def _source(name: str) -> str:
-    lua = files("skitter.frontier._redis").joinpath("lua")
-    return lua.joinpath(f"{name}.lua").read_text(encoding="utf-8")
+def lua_file(name: str) -> str:
+    """The text of ``lua/<name>.lua``."""
+    return files("skitter.frontier._redis").joinpath("lua", f"{name}.lua").read_text("utf-8")
 
 
-def register(client: Redis, name: str) -> AsyncScript:
-    """Script ``lua/<name>.lua``, bound to ``client``."""
-    return client.register_script(_source(name))
+@cache
+def script_text(name: str, preludes: tuple[str, ...] = ()) -> str:
+    """Script ``name`` preceded by the shared definitions it uses (``_bloom``,
+    ``_common``): one self-contained text, so each call stays one EVALSHA."""
+    parts = [lua_file(prelude) for prelude in preludes]
+    parts.append(f"-- ==== {name}.lua ====\n{lua_file(name)}")
+    return "\n".join(parts)
+
+
+def register(client: Redis, name: str, *preludes: str) -> AsyncScript:
+    """Script ``lua/<name>.lua`` after ``preludes``, bound to ``client``."""
+    return client.register_script(script_text(name, preludes))
 
 
 def lua_number(x: float) -> str:

@@ -2,8 +2,9 @@
 
 Each multi-key change is one script (``lua/<name>.lua``, with a KEYS/ARGV header), so
 two workers never see a half-done change and a worker killed between two commands
-loses nothing. ``lua/_common.lua`` is prepended to each: its helpers are shared without
-a server-side library, and each script stays one self-contained EVALSHA.
+loses nothing. ``lua/_bloom.lua`` and ``lua/_common.lua`` are prepended to each: their
+helpers are shared without a server-side library, and each script stays one
+self-contained EVALSHA.
 
 Scripts are registered once per client. ``redis-py``'s ``AsyncScript`` sends EVALSHA and,
 on NOSCRIPT (Redis restarted, or SCRIPT FLUSH), loads the script and sends it again, so
@@ -13,9 +14,9 @@ a restarted server costs one extra round trip per script, once.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
-from importlib.resources import files
 from typing import TYPE_CHECKING
+
+from skitter.frontier._redis._lua import script_text
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -36,13 +37,9 @@ SCRIPT_NAMES = (
 )
 
 
-@cache
 def script_source(name: str) -> str:
     """The full text of script ``name``: the shared definitions, then the script."""
-    lua = files("skitter.frontier._redis").joinpath("lua")
-    common = lua.joinpath("_common.lua").read_text(encoding="utf-8")
-    body = lua.joinpath(f"{name}.lua").read_text(encoding="utf-8")
-    return f"{common}\n-- ==== {name}.lua ====\n{body}"
+    return script_text(name, ("_bloom", "_common"))
 
 
 @dataclass(frozen=True, slots=True)

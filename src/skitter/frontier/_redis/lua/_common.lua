@@ -15,6 +15,9 @@
 --   KEYS[8] bad         hash: entry or taskid -> reason .. "\0" .. raw bytes moved aside
 --   KEYS[9] failed      zset: taskid -> time it FAILED (its payload is kept for a retry)
 --   KEYS[10] bad_tasks  zset: taskid -> time it was marked BAD
+--   KEYS[11] bloom      with REDIS_DUPEFILTER=bloom only: the Bloom filter's hash (its
+--                       shape, written by RedisBloomFilter.fix_shape), and from KEYS[12]
+--                       on the blocks of its bitmap
 -- ARGV[1] is always the queue kind: "priority", "fifo" or "lifo".
 --
 -- An *entry* (the member of ready, delayed and processing) is the task's sequence number
@@ -27,6 +30,7 @@
 local K_META, K_TASKS, K_PAYLOADS, K_DONE = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local K_READY, K_DELAYED, K_PROCESSING, K_BAD = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local K_FAILED, K_BAD_TASKS = KEYS[9], KEYS[10]
+local K_BLOOM = KEYS[11]  -- nil: the exact filter
 local KIND = ARGV[1]
 
 -- Fields of a task record (a msgpack array).
@@ -128,14 +132,39 @@ local function ready_count()
 end
 
 -- -- the dupe filter: finished tasks ------------------------------------------------------
--- The one seam for another filter (a Bloom filter on bitmaps): seen_get and seen_put are
--- the only readers and writers of K_DONE.
+-- seen_put and seen_get are the only writers and readers of K_DONE and the Bloom filter.
 --
--- A plain first-attempt success without itag (most tasks) is stored as its lastcrawltime
--- alone; anything else as msgpack {state, lastcrawltime, itag or false, retried, reason,
--- url, priority, age, auto_recrawl}, as the memory frontier does. FAILED and BAD tasks are
--- also indexed by time (K_FAILED, K_BAD_TASKS), for listing and retrying them.
+-- Exact filter: a plain first-attempt success without itag (most tasks) is stored as its
+-- lastcrawltime alone; anything else as msgpack {state, lastcrawltime, itag or false,
+-- retried, reason, url, priority, age, auto_recrawl}, as the memory frontier does.
+-- Bloom filter: a success only sets the task's bits (a few bits instead of ~100 bytes);
+-- FAILED and BAD tasks keep their exact records, few as they are, for listing and retry.
+-- FAILED and BAD tasks are also indexed by time (K_FAILED, K_BAD_TASKS).
+local bloom_m, bloom_k, bloom_block
+
+-- bloom_bits on this job's filter (see _bloom.lua); its shape is read once per call.
+local function bloom(tid, set)
+  if not bloom_m then
+    local shape = redis.call('HMGET', K_BLOOM, 'bits', 'hashes', 'block')
+    if not shape[1] then
+      if not set then
+        return 0  -- nothing was ever added
+      end
+      error({err = 'skitter: the Bloom filter has no shape (its keys were deleted?)'})
+    end
+    bloom_m, bloom_k, bloom_block = tonumber(shape[1]), tonumber(shape[2]), tonumber(shape[3])
+  end
+  return bloom_bits(12, bloom_m, bloom_k, bloom_block, tid, set)
+end
+
 local function seen_put(tid, state, now, rec, reason, url)
+  if K_BLOOM and state == SUCCESS then
+    if bloom(tid, true) == 0 then
+      redis.call('HINCRBY', K_BLOOM, 'count', 1)
+    end
+    redis.call('HDEL', K_DONE, tid)  -- an earlier failure, now history
+    return
+  end
   local value
   if state == SUCCESS and rec[RETRIED] == 0 and not rec[ITAG] then
     value = num(now)
@@ -157,25 +186,33 @@ local function unlist_finished(tid)
   redis.call('ZREM', K_BAD_TASKS, tid)
 end
 
--- state, lastcrawltime, itag (false if none) of a finished task, or nil.
+-- state, lastcrawltime, itag (false if none), exact of a finished task, or nil. exact is
+-- false for a success known only to the Bloom filter: no time, no itag.
 local function seen_get(tid)
   local raw = redis.call('HGET', K_DONE, tid)
   if not raw then
+    if K_BLOOM and bloom(tid, false) == 1 then
+      return SUCCESS, 0, false, false
+    end
     return nil
   end
   local first = string.byte(raw, 1) or 0
   if first >= 0x90 and first <= 0x9f then
     local ok, t = pcall(cmsgpack.unpack, raw)
     if ok and type(t) == 'table' and type(t[2]) == 'number' then
-      return t[1], t[2], t[3] or false
+      return t[1], t[2], t[3] or false, true
     end
   end
-  return SUCCESS, tonumber(raw) or 0, false
+  return SUCCESS, tonumber(raw) or 0, false, true
 end
 
--- pyspider's rule: the incoming request's itag and age decide.
-local function recrawl_due(tid, itag, age, now)
-  local _, last, old_itag = seen_get(tid)
+-- pyspider's rule: the incoming request's itag and age decide. The Bloom filter keeps
+-- neither times nor itags: what it has seen is never due again (unless forced).
+-- last, old_itag and exact are what seen_get said of the finished task.
+local function recrawl_due(itag, age, now, last, old_itag, exact)
+  if not exact then
+    return false
+  end
   if itag and itag ~= old_itag then
     return true
   end

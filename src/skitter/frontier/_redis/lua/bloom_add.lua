@@ -1,23 +1,19 @@
 -- bloom_add.lua: add fingerprints to the Bloom filter, or look them up
--- (RedisBloomFilter.add_many, RedisBloomFilter.contains_many).
+-- (RedisBloomFilter.add_many, RedisBloomFilter.contains_many). _bloom.lua comes first.
 --
 -- KEYS[1]     bloom   hash: bits, hashes, block (the filter's shape), count (added)
 -- KEYS[1 + b] block b of the bitmap (a string of `block` bits; the last one shorter)
--- ARGV[1]     mode: "add" or "check"
+-- ARGV[1]     mode: "add", "check" or "shape" (only fix or check the shape)
 -- ARGV[2]     bits    m, the size of the whole filter
 -- ARGV[3]     hashes  k, the bit positions per fingerprint
 -- ARGV[4]     block   bits per block key
--- ARGV[4 + 2j - 1], ARGV[4 + 2j]: h1, h2 of fingerprint j, both already reduced mod m
+-- ARGV[4 + j] fingerprint j
 -- Returns one integer per fingerprint: for "add", 1 if it was new (some bit was still
 -- 0: a duplicate earlier in the same batch counts as seen); for "check", 1 if it may be
 -- present (all bits set).
---
--- The k positions are enhanced double hashing (Dillinger & Manolios): x = h1, y = h2;
--- each step takes x, then x += y, y += i (mod m). Every value stays below m < 2^53, so
--- Lua's doubles compute them exactly.
 
 local K_BLOOM = KEYS[1]
-local add = ARGV[1] == 'add'
+local mode = ARGV[1]
 local m, k, block = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 
 -- Two workers must agree on the shape, or their positions would mean nothing to each
@@ -30,35 +26,20 @@ if shape[1] then
       .. 'not bits=%s hashes=%s block=%s', shape[1], tostring(shape[2]),
       tostring(shape[3]), ARGV[2], ARGV[3], ARGV[4]))
   end
-elseif add then
+elseif mode ~= 'check' then
   redis.call('HSET', K_BLOOM, 'bits', ARGV[2], 'hashes', ARGV[3], 'block', ARGV[4])
 end
 
 local out = {}
 local added = 0
-for j = 1, (#ARGV - 4) / 2 do
-  local x = tonumber(ARGV[3 + 2 * j])
-  local y = tonumber(ARGV[4 + 2 * j])
-  local hit = 1
-  for i = 1, k do
-    local b = math.floor(x / block)
-    local key, offset = KEYS[2 + b], x - b * block
-    if add then
-      if redis.call('SETBIT', key, offset, 1) == 0 then
-        hit = 0
-      end
-    elseif redis.call('GETBIT', key, offset) == 0 then
-      hit = 0
-      break
-    end
-    x = (x + y) % m
-    y = (y + i) % m
-  end
+local add = mode == 'add'
+for j = 5, #ARGV do
+  local hit = bloom_bits(2, m, k, block, ARGV[j], add)
   if add then
-    out[j] = 1 - hit
+    out[#out + 1] = 1 - hit
     added = added + 1 - hit
   else
-    out[j] = hit
+    out[#out + 1] = hit
   end
 end
 if added > 0 then

@@ -70,9 +70,10 @@ for i, r in ipairs(batch) do
     outcomes[i] = merge(tid, rec, priority, exetime)
   else
     local outcome = NEW
-    if seen_get(tid) then
+    local state, last, old_itag, exact = seen_get(tid)
+    if state then
       outcome = RECRAWL
-      if not r[7] and not recrawl_due(tid, itag, age, now) then
+      if not r[7] and not recrawl_due(itag, age, now, last, old_itag, exact) then
         outcome = IGNORED
       end
     end
