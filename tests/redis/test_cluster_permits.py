@@ -4,6 +4,7 @@ cluster exceed a slot's concurrency; spares go back when unused, when old, and a
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -114,3 +115,18 @@ async def test_close_returns_every_permit(
     await mine.close(T0 + 0.2)
     assert await held(client, keys) == 0
     assert len(mine) == 0
+
+
+async def test_a_download_starting_while_upkeep_returns_spares_gets_a_fresh_permit(
+    mine: ClusterPermits, client: Redis, keys: JobKeys
+) -> None:
+    for taskid in ("t1", "t2", "t3"):
+        await mine.take(HOST, taskid, T0, concurrency=3, delay=0)
+    for taskid in ("t1", "t2"):
+        await mine.give_back(taskid, T0 + 0.1, backoff_until=None, delay=0, more_queued=True)
+    # upkeep awaits Redis for each stale spare it returns; the take runs in between.
+    await asyncio.gather(
+        mine.upkeep(T0 + 1, renew=False), mine.take(HOST, "t4", T0 + 1, concurrency=3, delay=0)
+    )
+    assert mine.reused == 0
+    assert await held(client, keys) == 2  # t3's and t4's

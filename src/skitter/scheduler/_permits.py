@@ -119,11 +119,17 @@ class ClusterPermits:
     async def upkeep(self, now: float, renew: bool) -> None:
         """Return the spares nobody used since the last upkeep; with ``renew``, extend
         every permit still held (they are leases, and lapse otherwise)."""
-        stale = [p for p in self._all_spares() if now - p.parked >= 0.5]
+        # Taken out of the spares before the first await: a download may start on one
+        # meanwhile, and must not find a permit that is being returned.
+        stale: list[_Permit] = []
+        for slot, spares in list(self._spares.items()):
+            fresh = [p for p in spares if now - p.parked < 0.5]
+            stale += (p for p in spares if now - p.parked >= 0.5)
+            if fresh:
+                self._spares[slot] = fresh
+            else:
+                del self._spares[slot]
         for permit in stale:
-            self._spares[permit.slot].remove(permit)
-            if not self._spares[permit.slot]:
-                del self._spares[permit.slot]
             await self._release(permit, now)
         if renew and len(self):
             held = [(p.slot, p.id) for p in (*self._out.values(), *self._all_spares())]
