@@ -81,6 +81,7 @@ if TYPE_CHECKING:
 __all__ = ["BrowserTransport", "wants_render"]
 
 _CLOSE_TIMEOUT = 5.0
+_PAGE_WAIT = 30.0  # seconds a request may wait for a browser page, at least
 
 logger = logging.getLogger("skitter.downloader.browser")
 
@@ -200,13 +201,16 @@ class BrowserTransport:
                 request=request,
             )
         timeout = self._timeout_of(request)
+        # Waiting for a page is not downloading: Chromium takes seconds to start (more on
+        # a busy machine), so the wait gets at least _PAGE_WAIT; it is bounded all the
+        # same, since a browser being (re)started after a crash may never answer.
+        page_wait = None if timeout is None else max(timeout, _PAGE_WAIT)
         try:
-            # Bounded too: a browser being (re)started after a crash may never answer.
-            async with asyncio.timeout(timeout):
+            async with asyncio.timeout(page_wait):
                 lease = await self._pool.acquire(**_context_options(request))
         except TimeoutError:
             raise DownloadTimeout(
-                f"{request!r}: no browser page within {timeout} seconds (Chromium starting?)",
+                f"{request!r}: no browser page within {page_wait} seconds (Chromium starting?)",
                 request=request,
             ) from None
         except BrowserUnavailable as exc:

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from skitter._tasks import cancel_and_wait
 from skitter.engine._project import Project
 from skitter.engine._scraper import Scraper
 from skitter.exceptions import (
@@ -118,7 +119,8 @@ class Engine:
                 await self._dispatch()
                 await self._drain()
                 for task in helpers:
-                    task.cancel()
+                    with contextlib.suppress(Exception):  # the TaskGroup reports it
+                        await cancel_and_wait(task)
         finally:
             for project in self.projects:
                 await project.close()
@@ -256,7 +258,8 @@ class Engine:
         )
         _done, pending = await asyncio.wait(running, timeout=self._shutdown_timeout)
         for task in pending:
-            task.cancel()
+            with contextlib.suppress(Exception):  # the TaskGroup reports it
+                await cancel_and_wait(task)
         if pending:
             log.warning("Cancelled %d requests still running at shutdown", len(pending))
 
