@@ -10,19 +10,20 @@ carry taskids from their position and merge with themselves, so none runs twice.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import socket
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from skitter._tasks import cancel_and_wait
 from skitter.exceptions import ConfigError, FrontierUnavailable
 from skitter.settings import Settings
 
 if TYPE_CHECKING:  # redis is an optional dependency: imported only by workers
     from redis.asyncio import Redis
 
+    from skitter._presence import WorkerPresence
     from skitter.frontier import RedisFrontier
     from skitter.frontier._redis._keys import JobKeys
     from skitter.frontier._redis._politeness import RedisPoliteness
@@ -98,6 +99,9 @@ class ClusterJob:
         self.frontier: RedisFrontier | None = None
         self._stats: RedisStats | None = None
         self._stats_task: asyncio.Task[None] | None = None
+        #: Heartbeats and the dashboard's control record (``_presence``).
+        self._presence: WorkerPresence | None = None
+        self._presence_task: asyncio.Task[None] | None = None
 
     def make_frontier(self, spider: Any, settings: Settings) -> RedisFrontier:
         from skitter.frontier import RedisFrontier
@@ -136,26 +140,47 @@ class ClusterJob:
         assert self.frontier is not None
         return StartClaim(self.frontier.client, self.frontier.keys, self.owner, lease_seconds)
 
-    async def open(self, project: Any, settings: Settings) -> None:
+    async def open(self, project: Any, settings: Settings, crawler: Any = None) -> None:
+        """Join the job; with ``crawler``, also publish heartbeats for it and apply the
+        job's control record (rate, burst, pause set from ``skitter dashboard``)."""
+        from skitter._presence import WorkerPresence
+        from skitter.frontier._redis._control import JobControl
+
         assert self.frontier is not None
         log.info("Worker %s joining job %r on %s", self.owner, self.job, self.redis_url)
+        control = JobControl(self.frontier.client, self.frontier.keys)
         if settings["REDIS_FLUSH_ON_START"]:
             log.warning("REDIS_FLUSH_ON_START: clearing job %r", self.job)
             await self.frontier.drop()
             await project.start_claim.clear()
+            await control.clear()
             if self._stats is not None:
                 await self._stats.clear()
         if self._stats is not None:
             self._stats_task = asyncio.create_task(self._stats.run(), name="skitter-stats")
+        if crawler is not None:
+            self._presence = WorkerPresence(control, self.owner, crawler)
+            await self._presence.beat()  # a pause or rate set beforehand holds from the start
+            self._presence_task = asyncio.create_task(self._presence.run(), name="skitter-presence")
 
     async def close(self, settings: Settings) -> None:
         """Flush the stats once more; without REDIS_PERSIST, the last worker out clears
         the job's keys."""
-        task, self._stats_task = self._stats_task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        try:
+            await self._close(settings)
+        finally:
+            if self.frontier is not None:
+                # The engine closed the frontier (and its client) before this ran; what
+                # was written since reconnected, so release those connections too.
+                await self.frontier.client.aclose()
+
+    async def _close(self, settings: Settings) -> None:
+        for task in (self._stats_task, self._presence_task):
+            if task is not None:
+                await cancel_and_wait(task)
+        self._stats_task = self._presence_task = None
+        if self._presence is not None:
+            await self._presence.beat()  # the last one says "done" (and counts the last tasks)
         if self._stats is not None:
             try:
                 if self.frontier is not None:  # the Bloom filter's fill, for the record
@@ -172,6 +197,8 @@ class ClusterJob:
             if not (counts.ready or counts.delayed or counts.processing):
                 await frontier.drop()
                 await self.start_claim(1.0).clear()
+                if self._presence is not None:  # a new run of the job starts unsteered
+                    await self._presence.control.clear(roster=False)
         except Exception:  # best effort on the way out
             log.warning("Could not clear job %r on exit", self.job, exc_info=True)
 

@@ -174,7 +174,7 @@ class Crawler:
             assert isinstance(frontier, SqliteFrontier)
             await self.job.open(self._project, frontier)
         if self.cluster is not None and self._project is not None:
-            await self.cluster.open(self._project, self.settings)
+            await self.cluster.open(self._project, self.settings, self)
 
     def _retry_delays(self, spider: Spider, mode: str) -> Any:
         """The spider's ``retry_delay``, else RETRY_DELAYS if set, else the mode's table."""

@@ -86,6 +86,33 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     push.add_argument("--priority", type=int, default=0)
 
+    dash = commands.add_parser(
+        "dashboard",
+        help="the web UI of a distributed crawl: every job's workers on one Redis",
+        description="Shows and steers the jobs that `skitter worker` processes run on "
+        "one Redis: queues, counts, workers alive, tasks in flight, failed tasks (retry "
+        "them); a rate, burst, pause or resume set here reaches every worker within "
+        "about a second. Runs until Ctrl-C; the URL is printed at start.",
+    )
+    dash.add_argument("--redis", required=True, metavar="URL", help="redis://host:port/db")
+    dash.add_argument(
+        "--job",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="show this job (repeat for several; default: every job found)",
+    )
+    dash.add_argument(
+        "--prefix", default="skitter", help="the jobs' Redis key prefix (default: %(default)s)"
+    )
+    dash.add_argument("--host", default="127.0.0.1", help="address (default: %(default)s)")
+    dash.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    dash.add_argument(
+        "--ui-token",
+        metavar="TOKEN",
+        help="require TOKEN for every request; needed beyond loopback (default: $SKITTER_UI_TOKEN)",
+    )
+
     job = commands.add_parser(
         "job",
         help="show a job directory's state; put its failed tasks back in the queue",
@@ -254,6 +281,13 @@ def _cmd_push(args: argparse.Namespace, console: Console) -> int:
     return asyncio.run(push_urls(args, console))
 
 
+def _cmd_dashboard(args: argparse.Namespace, console: Console) -> int:
+    from skitter.cli._dashcmd import run_dashboard
+
+    setup_logging("INFO", console)
+    return asyncio.run(run_dashboard(args, console))
+
+
 def _cmd_job(args: argparse.Namespace, console: Console) -> int:
     from skitter.cli._jobcmd import show_job
 
@@ -276,6 +310,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "serve": _cmd_serve,
         "worker": _cmd_worker,
         "push": _cmd_push,
+        "dashboard": _cmd_dashboard,
         "job": _cmd_job,
         "demo": _cmd_demo,
     }

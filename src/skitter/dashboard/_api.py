@@ -14,12 +14,14 @@ Routes (``{name}`` is a project, i.e. a spider name)::
     GET  /api/session                  {"csrf": TOKEN} for scripts that POST
 
 Errors are ``{"error": message}`` with 400 (bad input, or a rate above MAX_RATE; the
-message is the crawler's own), 404 (no such project) or 409 (the project is not
-running). Every POST needs the ``X-Skitter-CSRF`` header (see ``_security``).
+message is the crawler's own), 404 (no such project), 409 (the project is not
+running) or 503 (a cluster job's Redis cannot be reached). Every POST needs the
+``X-Skitter-CSRF`` header (see ``_security``).
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -29,10 +31,10 @@ from aiohttp import web
 
 from skitter.dashboard._security import Guard, json_error
 from skitter.dashboard._views import project_detail, project_name, project_summary
-from skitter.exceptions import ConfigError
+from skitter.exceptions import ConfigError, FrontierUnavailable
 
 if TYPE_CHECKING:
-    from skitter.crawler import Crawler
+    from skitter.dashboard._live import LiveProject
 
 __all__ = ["ControlApi"]
 
@@ -47,8 +49,10 @@ class _BadInput(Exception):
 class ControlApi:
     """Handlers over a fixed list of crawlers, looked up by project name."""
 
-    def __init__(self, crawlers: Sequence[Crawler], guard: Guard, clock: Callable[[], float]):
-        self._crawlers = list(crawlers)
+    def __init__(
+        self, crawlers: Sequence[LiveProject], guard: Guard, clock: Callable[[], float]
+    ) -> None:
+        self._crawlers = crawlers  # read on every request: it may grow (cluster jobs)
         self._guard = guard
         self._now = clock
 
@@ -66,8 +70,8 @@ class ControlApi:
         router.add_post("/api/projects/{name}/retry", self.retry)
 
     @property
-    def crawlers(self) -> list[Crawler]:
-        return self._crawlers
+    def crawlers(self) -> list[LiveProject]:
+        return list(self._crawlers)
 
     # -- reading ------------------------------------------------------------------------
     async def session(self, request: web.Request) -> web.Response:
@@ -114,7 +118,7 @@ class ControlApi:
         rate = _number_or_none(body, "rate")
         burst = _number_or_none(body, "burst")
         try:
-            crawler.set_rate(rate, burst)
+            await _done(crawler.set_rate(rate, burst))
         except ConfigError as exc:
             raise _BadInput(str(exc)) from None
         _wake(crawler)  # a higher rate should take effect now, not at the next due time
@@ -123,13 +127,13 @@ class ControlApi:
     async def pause(self, request: web.Request) -> web.Response:
         crawler = self._running(request)
         await _body(request)
-        crawler.pause()
+        await _done(crawler.pause())
         return _json(await project_summary(crawler))
 
     async def resume(self, request: web.Request) -> web.Response:
         crawler = self._running(request)
         await _body(request)
-        crawler.resume()
+        await _done(crawler.resume())
         return _json(await project_summary(crawler))
 
     async def retry(self, request: web.Request) -> web.Response:
@@ -141,17 +145,17 @@ class ControlApi:
         return _json({"retried": count})
 
     # -- lookup ---------------------------------------------------------------------------
-    def _find(self, name: str) -> Crawler | None:
+    def _find(self, name: str) -> LiveProject | None:
         return next((c for c in self._crawlers if project_name(c) == name), None)
 
-    def _get(self, request: web.Request) -> Crawler:
+    def _get(self, request: web.Request) -> LiveProject:
         name = request.match_info["name"]
         crawler = self._find(name)
         if crawler is None:
             raise _Problem(404, f"no project named {name!r}")
         return crawler
 
-    def _running(self, request: web.Request) -> Crawler:
+    def _running(self, request: web.Request) -> LiveProject:
         crawler = self._get(request)
         status = crawler.status
         if status == "new":
@@ -169,6 +173,8 @@ class ControlApi:
             return json_error(exc.status, exc.message)
         except _BadInput as exc:
             return json_error(400, str(exc))
+        except FrontierUnavailable as exc:  # a cluster's Redis, restarting say
+            return json_error(503, str(exc))
 
 
 class _Problem(Exception):
@@ -222,7 +228,13 @@ def _text_or_none(body: dict[str, Any], key: str) -> str | None:
     return value
 
 
-def _wake(crawler: Crawler) -> None:
+async def _done(result: object) -> None:
+    """Wait for a control call that returned an awaitable (a cluster job's Redis write)."""
+    if inspect.isawaitable(result):
+        await result
+
+
+def _wake(crawler: LiveProject) -> None:
     engine = crawler.engine
     if engine is not None:
         engine.wake()

@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING, Any
 from skitter.dashboard._views import project_name
 
 if TYPE_CHECKING:
-    from skitter.crawler import Crawler
+    from skitter.dashboard._live import LiveProject
 
 __all__ = ["CONTENT_TYPE", "render_metrics"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 PREFIX = "skitter_"
-STATUSES = ("new", "running", "paused", "checking", "done")
+STATUSES = ("new", "running", "paused", "checking", "idle", "done")
 
 #: Stats that hold a value at a point in time, not a count that only grows.
 _GAUGE_STATS = frozenset({"start_time", "finish_time", "elapsed_time_seconds"})
@@ -121,7 +121,7 @@ def _is_gauge_stat(key: str) -> bool:
     return key in _GAUGE_STATS or key.endswith(("_max", "/max"))
 
 
-async def render_metrics(crawlers: Iterable[Crawler]) -> str:
+async def render_metrics(crawlers: Iterable[LiveProject]) -> str:
     """The exposition text for every crawler the dashboard shows."""
     out = _Exposition()
     for crawler in crawlers:
@@ -133,7 +133,7 @@ async def render_metrics(crawlers: Iterable[Crawler]) -> str:
     return out.render()
 
 
-def _stats(out: _Exposition, crawler: Crawler, project: str) -> None:
+def _stats(out: _Exposition, crawler: LiveProject, project: str) -> None:
     labels = {"project": project}
     for key, value in crawler.stats.to_dict().items():
         if _is_gauge_stat(key):
@@ -142,16 +142,25 @@ def _stats(out: _Exposition, crawler: Crawler, project: str) -> None:
             out.add(metric_name(key, "_total"), "counter", f"stats counter {key}", labels, value)
 
 
-async def _project(out: _Exposition, crawler: Crawler, project: str) -> None:
+async def _project(out: _Exposition, crawler: LiveProject, project: str) -> None:
     labels = {"project": project}
     status = crawler.status
     for state in STATUSES:
         out.add(
             PREFIX + "project_status",
             "gauge",
-            "1 for the project's current status (new, running, paused, checking, done)",
+            "1 for the project's current status (new, running, paused, checking, idle, done)",
             {**labels, "status": state},
             state == status,
+        )
+    cluster = getattr(crawler, "cluster_summary", None)
+    if cluster is not None:
+        out.add(
+            PREFIX + "project_workers",
+            "gauge",
+            "live workers of a distributed job",
+            labels,
+            cluster()["workers"],
         )
     rate, burst = crawler.rate
     if rate is not None:
@@ -180,7 +189,7 @@ async def _project(out: _Exposition, crawler: Crawler, project: str) -> None:
         )
 
 
-def _slots(out: _Exposition, crawler: Crawler, project: str) -> None:
+def _slots(out: _Exposition, crawler: LiveProject, project: str) -> None:
     for slot in crawler.slot_stats():
         labels = {"project": project, "slot": str(slot.get("slot", ""))}
         for key, value in slot.items():

@@ -19,7 +19,7 @@ a restart, and one request per second is far below what a person can read.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
@@ -32,7 +32,7 @@ from skitter.dashboard._security import Guard, Handler, check_exposure
 from skitter.exceptions import ConfigError
 
 if TYPE_CHECKING:
-    from skitter.crawler import Crawler
+    from skitter.dashboard._live import LiveProject
 
 __all__ = ["Dashboard"]
 
@@ -65,24 +65,30 @@ class Dashboard:
 
     Listening on anything but loopback needs ``token``; every request must then carry
     it (``Authorization: Bearer TOKEN``, or a session from ``/login``).
+
+    ``crawlers`` is read afresh on every request, so it may be a live sequence that
+    changes (``ClusterSource`` adds jobs as they appear); such a one may start empty,
+    given a ``clock`` (epoch seconds) for the page's "updated" time.
     """
 
     def __init__(
         self,
-        crawlers: Sequence[Crawler],
+        crawlers: Sequence[LiveProject],
         *,
         host: str = "127.0.0.1",
         port: int = 0,
         token: str | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         check_exposure(host, token)
-        if not crawlers:
+        if not crawlers and clock is None:
             raise ValueError("the dashboard needs at least one crawler")
         self.host = host
         self.port = port
         self.guard = Guard(token)
-        self.api = ControlApi(crawlers, self.guard, clock=lambda: crawlers[0].clock.time())
-        self._crawlers = list(crawlers)
+        now = clock if clock is not None else (lambda: crawlers[0].clock.time())
+        self.api = ControlApi(crawlers, self.guard, clock=now)
+        self._crawlers = crawlers if clock is not None else list(crawlers)
         self._runner: web.AppRunner | None = None
         self._url: str | None = None
         self._files = {name: _read_static(name) for name in _STATIC}

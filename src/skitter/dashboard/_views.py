@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
-    from skitter.crawler import Crawler
+    from skitter.dashboard._live import LiveProject
     from skitter.engine import ActiveTask, Outcome
     from skitter.frontier import TaskInfo
 
@@ -33,19 +33,19 @@ FAILED_LIMIT = 100
 _WINDOWS: tuple[tuple[str, float | None], ...] = (("5m", 300.0), ("1h", 3600.0), ("all", None))
 
 
-def project_name(crawler: Crawler) -> str:
+def project_name(crawler: LiveProject) -> str:
     """The project's name: its spider's, also before the spider is built."""
     if crawler.spider is not None:
         return str(crawler.spider.name)
     return crawler.spidercls.name or crawler.spidercls.__name__
 
 
-def _is_live(crawler: Crawler) -> bool:
+def _is_live(crawler: LiveProject) -> bool:
     """True once the crawler has a scheduler (it is running or has run)."""
     return crawler.status != "new"
 
 
-async def project_summary(crawler: Crawler) -> dict[str, Any]:
+async def project_summary(crawler: LiveProject) -> dict[str, Any]:
     """One row of the projects table: status, rate, queues, counters, pages/s."""
     rate, burst = crawler.rate
     settings = crawler.settings
@@ -65,6 +65,9 @@ async def project_summary(crawler: Crawler) -> dict[str, Any]:
         "started": crawler.stats.get("start_time"),
         "finish_reason": crawler.stats.get("finish_reason"),
     }
+    cluster = getattr(crawler, "cluster_summary", None)
+    if cluster is not None:  # a job of a distributed crawl: its name and live workers
+        summary.update(cluster())
     if not _is_live(crawler):
         return summary
     counts = await crawler.queue_counts()
@@ -87,7 +90,7 @@ async def project_summary(crawler: Crawler) -> dict[str, Any]:
     return summary
 
 
-async def project_detail(crawler: Crawler) -> dict[str, Any]:
+async def project_detail(crawler: LiveProject) -> dict[str, Any]:
     """The panels below the table for one project: active tasks, recent results,
     recent failures, failed tasks and download slots."""
     detail: dict[str, Any] = {

@@ -190,6 +190,7 @@
   function makeProjectRow(name) {
     const row = { name, project: null };
     row.status = el("span");
+    row.workers = el("span", { class: "workers muted" });
     row.rate = td("rate-cell");
     row.toggle = el("button", { type: "button", class: "toggle", onclick: () => toggle(row) });
     row.cells = {};
@@ -199,7 +200,7 @@
     row.chart = td("chart");
     const c = row.cells;
     row.tr = el("tr", { dataset: { project: name } },
-      td("name", el("strong", {}, name)), td(null, row.status), row.rate,
+      td("name", el("strong", {}, name), row.workers), td(null, row.status), row.rate,
       c.ready, c.delayed, c.processing, c.c5m, c.c1h, c.call, c.items, row.chart,
       td(null, row.toggle));
     row.tr.addEventListener("click", (event) => {
@@ -216,6 +217,11 @@
     row.status.className = statusClass(p.status);
     row.status.textContent = p.status;
     row.status.title = p.finish_reason ? `finished: ${p.finish_reason}` : "";
+    if (typeof p.workers === "number") { // a job of a distributed crawl (skitter dashboard --redis)
+      row.workers.textContent = ` ${p.workers} worker${p.workers === 1 ? "" : "s"}`;
+      const errors = Array.isArray(p.control_errors) ? p.control_errors : [];
+      row.status.title = errors.length ? `workers refused: ${errors.join("; ")}` : row.status.title;
+    }
     if (!state.editing.has(p.name)) {
       const button = el("button", {
         type: "button", class: "rate", title: "click to change rate and burst",
@@ -233,7 +239,7 @@
     c.items.textContent = num(p.items);
     row.chart.replaceChildren(sparkline(p.pages_per_second),
       el("span", { class: "speed" }, `${num(p.speed)}/s`));
-    const live = p.status === "running" || p.status === "paused" || p.status === "checking";
+    const live = ["running", "paused", "checking", "idle"].includes(p.status);
     row.toggle.textContent = p.status === "paused" ? "Resume" : "Pause";
     row.toggle.disabled = !live;
   }

@@ -50,6 +50,10 @@ key                   type    holds
 ``P:stats``           hash    stat -> cluster-wide sum of ``inc`` (HINCRBY/HINCRBYFLOAT)
 ``P:stats:max``       zset    stat -> cluster-wide ``max`` (ZADD GT)
 ``P:stats:set``       hash    stat -> last ``set`` value from any worker (JSON)
+``P:control``         hash    ``rate``, ``burst``, ``rate_seq``, ``paused``, ``pause_seq``,
+                              ``updated``: what the dashboard asks every worker to apply
+``P:workers``         hash    worker id -> its latest heartbeat (JSON); the hash expires an
+                              hour after the last one (see ``_control.py``)
 ====================  ======  ==================================================================
 
 An *entry* is the task's sequence number as 16 hex digits followed by its taskid.
@@ -149,3 +153,13 @@ class JobKeys:
     def stats_set(self) -> str:
         """Cluster-wide set values, last writer wins."""
         return f"{self.tag}:stats:set"
+
+    @property
+    def control(self) -> str:
+        """The rate, burst and pause the dashboard set for every worker."""
+        return f"{self.tag}:control"
+
+    @property
+    def workers(self) -> str:
+        """The roster: each worker's latest heartbeat."""
+        return f"{self.tag}:workers"

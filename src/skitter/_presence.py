@@ -1,0 +1,165 @@
+"""A worker's side of the cluster dashboard: its heartbeat, and the job's control record.
+
+Once a second (``interval``) a worker of a distributed crawl publishes what a dashboard
+in another process needs to show and steer it (``skitter dashboard --redis``): its
+status, its rate and burst now and by default, the MAX_RATE and MAX_BURST it would
+refuse beyond, what it is downloading, its latest results and failures, its busiest
+slots. In the same round trip it reads the job's control record and applies what
+changed since it last looked, through the same ``Crawler`` methods a local dashboard
+calls (``set_rate``, ``pause``, ``resume``).
+
+It also adds this worker's finished tasks to two cluster-wide counters,
+``task_attempts/succeeded`` and ``task_attempts/failed`` (the monitor's counts, as
+deltas into the job's shared stats), so the dashboard can count successes and
+failures over time for the whole job from one number each.
+
+A Redis outage costs heartbeats, never the crawl: the error is logged once and the next
+beat tries again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from redis.exceptions import RedisError
+
+from skitter.exceptions import ConfigError
+
+if TYPE_CHECKING:
+    from skitter.crawler import Crawler
+    from skitter.engine import Outcome
+    from skitter.frontier._redis._control import ControlRecord, JobControl
+
+__all__ = ["FAILED", "SUCCEEDED", "WorkerPresence"]
+
+log = logging.getLogger("skitter.cluster")
+
+SUCCEEDED = "task_attempts/succeeded"
+FAILED = "task_attempts/failed"
+#: How much of its live state a heartbeat carries (it is rewritten every second).
+_ACTIVE, _OUTCOMES, _SLOTS = 50, 20, 20
+
+
+class WorkerPresence:
+    """Heartbeats for one worker's crawler, and the job's control record applied to it."""
+
+    def __init__(
+        self, control: JobControl, owner: str, crawler: Crawler, *, interval: float = 1.0
+    ) -> None:
+        self.control = control
+        self.owner = owner
+        self.interval = interval
+        self._crawler = crawler
+        self._started = crawler.clock.time()
+        self._default = crawler.rate
+        self._rate_seq = 0
+        self._pause_seq = 0
+        self._counted = (0, 0)
+        self._error: str | None = None
+        self._failing = False
+
+    async def run(self) -> None:
+        """Beat every ``interval`` seconds until cancelled."""
+        while True:
+            await self.beat()
+            await asyncio.sleep(self.interval)
+
+    async def beat(self) -> None:
+        """Publish a heartbeat and apply the control record; Redis errors are logged."""
+        self._count()
+        try:
+            record = await self.control.beat(self.owner, self.heartbeat())
+        except (RedisError, OSError) as exc:
+            if not self._failing:
+                log.warning("Worker %s: cannot reach Redis for heartbeats: %s", self.owner, exc)
+            self._failing = True
+            return
+        self._failing = False
+        self.apply(record)
+
+    def apply(self, record: ControlRecord) -> None:
+        """Apply the parts of ``record`` that changed since the last look."""
+        crawler = self._crawler
+        if record.rate_seq != self._rate_seq:
+            self._rate_seq = record.rate_seq
+            try:
+                crawler.set_rate(record.rate, record.burst)
+                self._error = None
+            except ConfigError as exc:  # the dashboard checks first; a newer worker may differ
+                log.warning("Worker %s: cannot apply the job's rate: %s", self.owner, exc)
+                self._error = str(exc)
+        if record.pause_seq != self._pause_seq:
+            self._pause_seq = record.pause_seq
+            if record.paused:
+                log.info("Worker %s: paused from the dashboard", self.owner)
+                crawler.pause()
+            else:
+                log.info("Worker %s: resumed from the dashboard", self.owner)
+                crawler.resume()
+
+    def _count(self) -> None:
+        """Add the tasks finished since the last beat to the job's shared counters."""
+        monitor = self._crawler.monitor
+        if monitor is None:
+            return
+        success, failure = monitor.counts()
+        last_success, last_failure = self._counted
+        stats = self._crawler.stats
+        if success > last_success:
+            stats.inc(SUCCEEDED, success - last_success)
+        if failure > last_failure:
+            stats.inc(FAILED, failure - last_failure)
+        self._counted = (success, failure)
+
+    def heartbeat(self) -> dict[str, Any]:
+        crawler = self._crawler
+        settings = crawler.settings
+        rate, burst = crawler.rate
+        beat: dict[str, Any] = {
+            "seen": crawler.clock.time(),
+            "started": self._started,
+            "interval": self.interval,
+            "status": crawler.status,
+            "rate": rate,
+            "burst": burst,
+            "default_rate": self._default[0],
+            "default_burst": self._default[1],
+            "max_rate": settings["MAX_RATE"],
+            "max_burst": settings["MAX_BURST"],
+            "lease_seconds": settings["LEASE_SECONDS"],
+            "finish_reason": crawler.stats.get("finish_reason"),
+            "control_error": self._error,
+            # the control record's changes applied so far (the dashboard shows a change
+            # as made from when it is asked until every worker has it)
+            "rate_seq": self._rate_seq,
+            "pause_seq": self._pause_seq,
+            "active": [],
+            "recent": [],
+            "failures": [],
+            "slots": [],
+        }
+        monitor = crawler.monitor
+        if monitor is not None:
+            active = sorted(monitor.active.values(), key=lambda task: task.started)[:_ACTIVE]
+            beat["active"] = [[t.taskid, t.url, t.slot, t.attempt, t.started] for t in active]
+            beat["recent"] = [_outcome(o) for o in list(monitor.recent)[-_OUTCOMES:]]
+            beat["failures"] = [_outcome(o) for o in list(monitor.failures)[-_OUTCOMES:]]
+        if crawler.status != "new":
+            slots = crawler.slot_stats()
+            slots.sort(key=lambda s: s["in_flight"] + s["queued"], reverse=True)
+            beat["slots"] = slots[:_SLOTS]
+        return beat
+
+
+def _outcome(outcome: Outcome) -> list[Any]:
+    return [
+        outcome.taskid,
+        outcome.url,
+        outcome.ok,
+        outcome.status,
+        outcome.reason,
+        outcome.items,
+        outcome.at,
+    ]

@@ -1,0 +1,194 @@
+"""``ClusterSource``: the jobs of a distributed crawl, found in Redis and kept fresh.
+
+It is the list of projects a ``Dashboard`` shows for ``skitter dashboard --redis``: a
+live ``Sequence`` of ``ClusterProject``, one per job, that grows as jobs appear::
+
+    async with ClusterSource("redis://127.0.0.1:6379/0") as jobs:
+        async with Dashboard(jobs, clock=jobs.clock.time) as ui:
+            print("dashboard at", ui.url)
+            await asyncio.Event().wait()
+
+**Finding jobs.** Every job has a ``P:meta`` hash once something was queued, and a
+``P:workers`` roster once a worker started; SCAN finds both (only those of the ``jobs``
+named, if any). A SCAN walks the whole keyspace, which a large crawl makes long (a key
+per slot, per Bloom block), so it runs every ``rescan`` seconds at most and never more
+often than ten times its own duration. A job whose keys are all gone leaves the list.
+
+**Sampling.** Each job is read once a second (``interval``): totals, control record,
+roster, queue counts and leases, a few round trips. The windowed counts and the pages/s
+chart are built from these samples (see ``_cluster``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from collections.abc import Iterator, Sequence
+from types import TracebackType
+from typing import Self, overload
+from urllib.parse import unquote
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from skitter._clock import Clock, SystemClock
+from skitter._tasks import cancel_and_wait
+from skitter.dashboard._cluster import ClusterProject
+from skitter.exceptions import ConfigError, FrontierUnavailable
+from skitter.frontier._redis import JobKeys
+
+__all__ = ["ClusterSource"]
+
+log = logging.getLogger("skitter.dashboard")
+
+
+class ClusterSource(Sequence[ClusterProject]):
+    """The jobs on ``redis_url`` (all, or those named in ``jobs``), sorted by name."""
+
+    def __init__(
+        self,
+        redis_url: str,
+        jobs: Sequence[str] = (),
+        *,
+        prefix: str = "skitter",
+        interval: float = 1.0,
+        rescan: float = 5.0,
+        clock: Clock | None = None,
+    ) -> None:
+        if not prefix or any(c in prefix for c in "{}"):
+            raise ConfigError(f"the key prefix must be non-empty without braces, got {prefix!r}")
+        self.redis_url = redis_url
+        self.jobs = tuple(jobs)
+        self.prefix = prefix
+        self.interval = interval
+        self.rescan = rescan
+        self.clock: Clock = clock or SystemClock()
+        self.client: Redis | None = None
+        self._projects: list[ClusterProject] = []
+        self._task: asyncio.Task[None] | None = None
+        self._next_scan = 0.0
+        self._failing = False
+        self._key = re.compile(
+            rf"^{re.escape(prefix)}:\{{([^:{{}}]+):([^:{{}}]+)\}}:(?:meta|workers)$"
+        )
+
+    # -- Sequence -----------------------------------------------------------------------------
+    @overload
+    def __getitem__(self, index: int) -> ClusterProject: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[ClusterProject]: ...
+    def __getitem__(self, index: int | slice) -> ClusterProject | Sequence[ClusterProject]:
+        return self._projects[index]
+
+    def __len__(self) -> int:
+        return len(self._projects)
+
+    def __iter__(self) -> Iterator[ClusterProject]:
+        return iter(list(self._projects))
+
+    # -- lifetime -----------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Connect, find the jobs and read them once; then keep them fresh. A Redis that
+        cannot be reached is a ConfigError (the command's mistake, not the crawl's)."""
+        if self.client is not None:
+            raise RuntimeError("the cluster source is already started")
+        self.client = Redis.from_url(self.redis_url)
+        try:
+            await self.client.ping()
+        except (RedisError, OSError) as exc:
+            await self.client.aclose()
+            self.client = None
+            raise ConfigError(f"cannot reach Redis at {self.redis_url}: {exc}") from exc
+        await self.update()
+        self._task = asyncio.create_task(self._run(), name="skitter-cluster-source")
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            await cancel_and_wait(task)
+        client, self.client = self.client, None
+        if client is not None:
+            await client.aclose()
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    # -- work ---------------------------------------------------------------------------------
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self.interval)
+            try:
+                await self.update()
+            except (RedisError, OSError, FrontierUnavailable) as exc:
+                if not self._failing:
+                    log.warning("Cannot read the jobs from Redis, will retry: %s", exc)
+                self._failing = True
+            else:
+                if self._failing:
+                    log.info("Reading the jobs from Redis again")
+                self._failing = False
+
+    async def update(self) -> None:
+        """Find jobs if a scan is due, then read every job once."""
+        if time.monotonic() >= self._next_scan:
+            started = time.monotonic()
+            await self.discover()
+            took = time.monotonic() - started
+            self._next_scan = time.monotonic() + max(self.rescan, 10 * took)
+        for project in list(self._projects):
+            await project.refresh()
+
+    async def discover(self) -> None:
+        """SCAN for the jobs' keys; add the new jobs, drop the vanished ones."""
+        client = self._require_client()
+        found: dict[tuple[str, str], None] = {}
+        for pattern in self._patterns():
+            async for key in client.scan_iter(match=pattern, count=1000):
+                match = self._key.match(key.decode(errors="replace"))
+                if match is not None:
+                    found[(unquote(match[1]), unquote(match[2]))] = None
+        known = {(p.project, p.job): p for p in self._projects}
+        projects = []
+        for project, job in found:
+            existing = known.get((project, job))
+            if existing is None:
+                existing = ClusterProject(
+                    client, project, job, clock=self.clock, prefix=self.prefix
+                )
+                await existing.refresh()
+            projects.append(existing)
+        projects.sort(key=lambda p: p.name)
+        self._projects = projects
+
+    def _patterns(self) -> list[str]:
+        prefix = _glob_escape(self.prefix)
+        if not self.jobs:
+            return [f"{prefix}:{{*}}:{suffix}" for suffix in ("meta", "workers")]
+        patterns = []
+        for job in self.jobs:
+            # the job's escaped name, as JobKeys writes it; the project is any name
+            tag = JobKeys.for_job("x", job, "p").tag
+            escaped = _glob_escape(tag[len("p:{x:") : -1])
+            patterns += [f"{prefix}:{{*:{escaped}}}:{suffix}" for suffix in ("meta", "workers")]
+        return patterns
+
+    def _require_client(self) -> Redis:
+        if self.client is None:
+            raise RuntimeError("the cluster source is not started")
+        return self.client
+
+
+def _glob_escape(text: str) -> str:
+    """``text`` as a literal in a SCAN MATCH pattern."""
+    return "".join("\\" + c if c in "*?[]\\" else c for c in text)

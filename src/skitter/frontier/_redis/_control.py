@@ -1,0 +1,146 @@
+"""What a distributed job's workers and its dashboard tell each other, in Redis (SPEC §5).
+
+A worker only knows its own scheduler; a person steering a crawl of twenty workers wants
+one rate, one pause button and one list of who is alive. Two hashes per job carry that:
+
+- ``P:control`` is the person's word: ``rate`` and ``burst`` ("" = unlimited, resp. the
+  default 10 x rate) with ``rate_seq``, and ``paused`` ("1"/"0") with ``pause_seq``.
+  Each write bumps its ``*_seq`` (HINCRBY, in the same MULTI), so a worker applies a
+  change once, when it sees a new number, and never undoes what it did not see change
+  (a rate change does not resume a project its circuit breaker paused).
+- ``P:workers`` is the roster: worker id -> its latest heartbeat (JSON: status, rate and
+  burst now and by default, MAX_RATE/MAX_BURST, last seen, what it is doing). The whole
+  hash expires ``roster_ttl`` after the last heartbeat, so a finished job's roster does
+  not outlive it for ever.
+
+``beat`` is the worker's whole per-second cost: one round trip that writes its heartbeat
+and reads the control record (HSET + PEXPIRE + HGETALL, pipelined). The dashboard reads
+both hashes and writes the control record; nothing here interprets a heartbeat beyond
+JSON, so what workers publish can grow without a change here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from skitter.frontier._redis._keys import JobKeys
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+__all__ = ["ControlRecord", "JobControl"]
+
+
+@dataclass(frozen=True, slots=True)
+class ControlRecord:
+    """The job's control record as last read. A ``*_seq`` of 0: never set."""
+
+    rate: float | None = None
+    burst: float | None = None
+    rate_seq: int = 0
+    paused: bool = False
+    pause_seq: int = 0
+    updated: float = 0.0
+
+    @classmethod
+    def parse(cls, fields: dict[bytes, bytes]) -> ControlRecord:
+        def number(name: bytes) -> float | None:
+            raw = fields.get(name)
+            if not raw:
+                return None
+            try:
+                value = float(raw)
+            except ValueError:
+                return None
+            return value if math.isfinite(value) and value >= 0 else None
+
+        def integer(name: bytes) -> int:
+            try:
+                return int(fields.get(name) or 0)
+            except ValueError:
+                return 0
+
+        return cls(
+            rate=number(b"rate"),
+            burst=number(b"burst"),
+            rate_seq=integer(b"rate_seq"),
+            paused=fields.get(b"paused") == b"1",
+            pause_seq=integer(b"pause_seq"),
+            updated=number(b"updated") or 0.0,
+        )
+
+
+class JobControl:
+    """The control record and worker roster of one job.
+
+    ``redis`` is a ``redis.asyncio.Redis`` client with ``decode_responses=False`` (the
+    caller's to configure and close)."""
+
+    def __init__(self, redis: Redis, keys: JobKeys, *, roster_ttl: float = 3600.0) -> None:
+        if not roster_ttl > 0:
+            raise ValueError(f"roster_ttl must be > 0, got {roster_ttl!r}")
+        self.client = redis
+        self.keys = keys
+        self._ttl_ms = int(roster_ttl * 1000)
+
+    def __repr__(self) -> str:
+        return f"<JobControl {self.keys.tag}>"
+
+    # -- workers ------------------------------------------------------------------------------
+    async def beat(self, worker: str, heartbeat: dict[str, Any]) -> ControlRecord:
+        """Publish this worker's heartbeat and read the control record: one round trip."""
+        async with self.client.pipeline(transaction=False) as pipe:
+            pipe.hset(self.keys.workers, worker, _dumps(heartbeat))
+            pipe.pexpire(self.keys.workers, self._ttl_ms)
+            pipe.hgetall(self.keys.control)
+            *_, fields = await pipe.execute()
+        return ControlRecord.parse(fields)
+
+    # -- the dashboard ------------------------------------------------------------------------
+    async def read(self) -> tuple[ControlRecord, dict[str, dict[str, Any]]]:
+        """The control record and every heartbeat in the roster (by worker id)."""
+        async with self.client.pipeline(transaction=False) as pipe:
+            pipe.hgetall(self.keys.control)
+            pipe.hgetall(self.keys.workers)
+            control, roster = await pipe.execute()
+        workers = {}
+        for key, raw in roster.items():
+            try:
+                beat = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                continue  # not ours to interpret; a person may have written it
+            if isinstance(beat, dict):
+                workers[key.decode(errors="replace")] = beat
+        return ControlRecord.parse(control), workers
+
+    async def set_rate(self, rate: float | None, burst: float | None, now: float) -> None:
+        """Ask every worker to use ``rate`` and ``burst`` (None: unlimited, resp. the
+        default). The caller checks them against the workers' MAX_RATE and MAX_BURST."""
+        await self._write({"rate": _field(rate), "burst": _field(burst)}, "rate_seq", now)
+
+    async def set_paused(self, paused: bool, now: float) -> None:
+        """Ask every worker to pause (or resume) dispatching."""
+        await self._write({"paused": "1" if paused else "0"}, "pause_seq", now)
+
+    async def _write(self, mapping: dict[str, str], seq: str, now: float) -> None:
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.hset(self.keys.control, mapping={**mapping, "updated": repr(float(now))})
+            pipe.hincrby(self.keys.control, seq, 1)
+            await pipe.execute()
+
+    async def clear(self, *, roster: bool = True) -> None:
+        """Forget the control record, and the roster unless ``roster=False`` (a job
+        deleted at its end keeps its roster, for the dashboard to show it done)."""
+        await self.client.delete(self.keys.control, *([self.keys.workers] if roster else []))
+
+
+def _field(value: float | None) -> str:
+    return "" if value is None else repr(float(value))
+
+
+def _dumps(value: Any) -> bytes:
+    return orjson.dumps(value, default=str, option=orjson.OPT_NON_STR_KEYS)
