@@ -28,6 +28,7 @@ from typing import Any
 
 import redis
 
+from skitter.frontier._redis._lua import script_text
 from skitter.frontier._redis._scripts import SCRIPT_NAMES, script_source
 
 __all__ = ["CommandTally", "RedisCounters", "ScriptTimer", "script_names"]
@@ -68,12 +69,13 @@ class RedisCounters:
 def script_names() -> dict[str, str]:
     """SHA1 -> name of every Lua script a worker may send (as redis-py computes it)."""
     lua = files("skitter.frontier._redis").joinpath("lua")
-    sources = {name: script_source(name) for name in SCRIPT_NAMES}
+    sources = [(name, script_source(name)) for name in SCRIPT_NAMES]
     for entry in lua.iterdir():
         name = entry.name.removesuffix(".lua")
-        if entry.name.endswith(".lua") and not name.startswith("_") and name not in sources:
-            sources[name] = entry.read_text(encoding="utf-8")
-    return {hashlib.sha1(src.encode()).hexdigest(): name for name, src in sources.items()}
+        if entry.name.endswith(".lua") and not name.startswith("_") and name not in SCRIPT_NAMES:
+            # standalone: on its own, or after the Bloom filter's bit positions
+            sources += [(name, script_text(name)), (name, script_text(name, ("_bloom",)))]
+    return {hashlib.sha1(src.encode()).hexdigest(): name for name, src in sources}
 
 
 class CommandTally:
