@@ -235,50 +235,47 @@ async def test_a_slot_limited_to_two_sees_two_in_flight_across_workers(
     assert site.max_in_flight == 2  # each worker alone would allow 2: together still 2
 
 
-async def test_stats_add_up_in_redis_over_the_workers(
-    serve: Any, tmp_path: Path, redis_server: RedisServer, spider_file: Path
-) -> None:
+async def job_state(redis_url: str) -> tuple[dict[str, Any], int]:
+    """The job's stats summed over its workers in Redis, and how many finished tasks
+    its exact dupe filter (the ``done`` hash) holds."""
     from redis.asyncio import Redis
 
     from skitter.frontier._redis import JobKeys
     from skitter.frontier._redis._stats import RedisStats
 
+    keys = JobKeys.for_job("tree", "test")
+    client = Redis.from_url(redis_url)
+    try:
+        return await RedisStats(client, keys).totals(), int(await client.hlen(keys.done))
+    finally:
+        await client.aclose()
+
+
+async def test_stats_add_up_in_redis_over_the_workers(
+    serve: Any, tmp_path: Path, redis_server: RedisServer, spider_file: Path
+) -> None:
     site = Site()
     base = await serve(site.app)
     outs = [tmp_path / f"w{i}.jsonl" for i in range(2)]
     await run_workers(spider_file, redis_server.url, outs, base)
     per_worker = [len(items([out])) for out in outs]
     assert sum(per_worker) == PAGES
-    client = Redis.from_url(redis_server.url)
-    try:
-        totals = await RedisStats(client, JobKeys.for_job("tree", "test")).totals()
-    finally:
-        await client.aclose()
+    totals, done_records = await job_state(redis_server.url)
     assert totals["item_scraped_count"] == PAGES  # both workers' counts, summed in Redis
     assert totals["response_received_count"] == PAGES
+    assert done_records == PAGES
 
 
 async def test_workers_with_the_bloom_filter_crawl_every_page_once(
     serve: Any, tmp_path: Path, redis_server: RedisServer, spider_file: Path
 ) -> None:
-    from redis.asyncio import Redis
-
-    from skitter.frontier._redis import JobKeys
-    from skitter.frontier._redis._stats import RedisStats
-
     site = Site()
     base = await serve(site.app)
     outs = [tmp_path / f"w{i}.jsonl" for i in range(2)]
     bloom = ("REDIS_DUPEFILTER=bloom", "REDIS_BLOOM_CAPACITY=10000")
     await run_workers(spider_file, redis_server.url, outs, base, *bloom)
     assert sorted(items(outs)) == list(range(PAGES))
-    keys = JobKeys.for_job("tree", "test")
-    client = Redis.from_url(redis_server.url)
-    try:
-        totals = await RedisStats(client, keys).totals()
-        done_records = await client.hlen(keys.done)
-    finally:
-        await client.aclose()
+    totals, done_records = await job_state(redis_server.url)
     assert done_records == 0  # every success is bits in the filter
     assert totals["dupefilter/bloom/count"] == PAGES
     assert 0 < totals["dupefilter/bloom/false_positive_rate"] < 0.001

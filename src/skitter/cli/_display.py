@@ -15,7 +15,6 @@ from the snapshot skips one refresh, so a display can never take a crawl down.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import math
 from collections import deque
@@ -31,6 +30,7 @@ from rich.table import Table
 from rich.text import Text
 
 from skitter._clock import Clock, SystemClock
+from skitter._tasks import cancel_and_wait
 
 __all__ = [
     "ProgressDisplay",
@@ -228,9 +228,7 @@ class ProgressDisplay:
         """Stop refreshing; the live line is drawn one last time and kept."""
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await cancel_and_wait(task)
         live, self._live = self._live, None
         if live is not None:
             line = self.render()
