@@ -1,4 +1,4 @@
-"""A local site and a running crawl of it, for the dashboard's API and browser tests.
+"""A local site, a running crawl of it, and a headless Chromium, for the dashboard's tests.
 
 ``TreeSite`` is endless (``/p/N`` links to ``/p/2N+1`` and ``/p/2N+2``), so a crawl of
 it runs until the test stops it; it records when each request arrived, which is how
@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import shutil
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -179,3 +182,63 @@ async def running_crawl(
 @pytest.fixture
 def site() -> TreeSite:
     return TreeSite()
+
+
+# -- a real browser (headless Chromium from the system packages) ---------------------------
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+
+def _unavailable(reason: str) -> None:
+    message = f"BROWSER TESTS NOT RUN: {reason}"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Any]:
+    try:
+        from playwright.async_api import async_playwright
+    except ImportError:
+        _unavailable("Playwright is missing: pip install playwright (no `playwright install`)")
+    if not os.access(CHROMIUM, os.X_OK):
+        _unavailable(f"no Chromium at {CHROMIUM}: apt-get install -y chromium")
+    async with async_playwright() as pw:
+        chromium = await pw.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            yield chromium
+        finally:
+            await chromium.close()
+
+
+async def open_page(browser: Any, run: Running) -> tuple[Any, list[str]]:
+    """The dashboard in a new page, and a list collecting its script errors."""
+    page = await browser.new_page(viewport={"width": 1440, "height": 900})
+    page.set_default_timeout(8000)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
+
+    def on_console(msg: Any) -> None:
+        # Chromium logs every 4xx as an error; a refused rate change is one on purpose.
+        if msg.type == "error" and not msg.text.startswith("Failed to load resource"):
+            errors.append(f"console: {msg.text}")
+
+    page.on("console", on_console)
+    await page.goto(run.url)
+    return page, errors
+
+
+async def screenshot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    await page.screenshot(path=str(ARTIFACTS / f"dashboard-{name}.png"), full_page=True)

@@ -10,75 +10,11 @@ to install; under CI (``CI=true``) they fail instead.
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
-
-import pytest
 
 from skitter import Request
 
-from .conftest import Running, TreeSite, eventually, running_crawl, tree_spider
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-
-
-def _unavailable(reason: str) -> None:
-    message = f"BROWSER TESTS NOT RUN: {reason}"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(message)
-    pytest.skip(message)
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Any]:
-    try:
-        from playwright.async_api import async_playwright
-    except ImportError:
-        _unavailable("Playwright is missing: pip install playwright (no `playwright install`)")
-    if not os.access(CHROMIUM, os.X_OK):
-        _unavailable(f"no Chromium at {CHROMIUM}: apt-get install -y chromium")
-    async with async_playwright() as pw:
-        chromium = await pw.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            yield chromium
-        finally:
-            await chromium.close()
-
-
-async def open_page(browser: Any, run: Running) -> tuple[Any, list[str]]:
-    """The dashboard in a new page, and a list collecting its script errors."""
-    page = await browser.new_page(viewport={"width": 1440, "height": 900})
-    page.set_default_timeout(8000)
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
-
-    def on_console(msg: Any) -> None:
-        # Chromium logs every 4xx as an error; a refused rate change is one on purpose.
-        if msg.type == "error" and not msg.text.startswith("Failed to load resource"):
-            errors.append(f"console: {msg.text}")
-
-    page.on("console", on_console)
-    await page.goto(run.url)
-    return page, errors
-
-
-async def screenshot(page: Any, name: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    await page.screenshot(path=str(ARTIFACTS / f"dashboard-{name}.png"), full_page=True)
+from .conftest import TreeSite, eventually, open_page, running_crawl, screenshot, tree_spider
 
 
 async def test_watch_and_steer_a_running_crawl(serve: Any, browser: Any) -> None:

@@ -31,8 +31,7 @@ from skitter.frontier import RedisFrontier
 from skitter.frontier._redis import JobKeys
 from skitter.testing._redis import redis_server_fixture, redis_url_fixture
 
-from .conftest import CRAWL_SETTINGS, TreeSite, eventually, tree_spider
-from .test_browser import browser, open_page, screenshot  # noqa: F401 - the fixture
+from .conftest import CRAWL_SETTINGS, TreeSite, eventually, open_page, screenshot, tree_spider
 
 redis_server = redis_server_fixture()
 redis_url = redis_url_fixture()
@@ -408,7 +407,7 @@ def test_job_keys_name_the_control_record_and_the_roster() -> None:
 async def test_the_cluster_view_in_a_browser(
     serve: Any,
     redis_url: str,
-    browser: Any,  # noqa: F811 - the fixture of test_browser
+    browser: Any,
 ) -> None:
     from playwright.async_api import expect
 
