@@ -264,6 +264,8 @@ async def test_stats_add_up_in_redis_over_the_workers(
     assert totals["item_scraped_count"] == PAGES  # both workers' counts, summed in Redis
     assert totals["response_received_count"] == PAGES
     assert done_records == PAGES
+    # One host, no delay: downloads handed their permits on instead of a round trip each.
+    assert 0 < totals["scheduler/cluster_permits_reused"] < PAGES
 
 
 async def test_workers_with_the_bloom_filter_crawl_every_page_once(

@@ -486,5 +486,6 @@ class ProjectScheduler:
     async def close(self) -> None:
         """The crawl is over here: hand the cluster's permits back at once."""
         if self._permits is not None:
-            self._stats.inc("scheduler/cluster_permits_reused", self._permits.reused)
+            if self._permits.reused:
+                self._stats.inc("scheduler/cluster_permits_reused", self._permits.reused)
             await self._permits.close(self._clock.time())
