@@ -11,8 +11,10 @@ import brotli
 import pytest
 from aiohttp import web
 
-from skitter.exceptions import ConnectionLost, ResponseTooLarge
+from skitter.downloader import AiohttpTransport
+from skitter.exceptions import ConfigError, ConnectionLost, ResponseTooLarge
 from skitter.http import Request
+from skitter.settings import Settings
 
 from .codings import CODINGS, STACKS, encode
 from .conftest import MakeTransport
@@ -58,6 +60,11 @@ async def sized(request: web.Request) -> web.Response:
     return web.Response(body=encode(coding, b"x" * size), headers={"Content-Encoding": coding})
 
 
+async def stacked(request: web.Request) -> web.Response:
+    header = ", ".join(["gzip"] * int(request.query["n"]))
+    return web.Response(body=encode(header, b"deep"), headers={"Content-Encoding": header})
+
+
 async def many_headers(request: web.Request) -> web.Response:
     lines, size = int(request.query["lines"]), int(request.query["size"])
     headers = {f"X-Big-{i}": "v" * size for i in range(lines)}
@@ -71,6 +78,7 @@ async def base(serve) -> str:  # type: ignore[no-untyped-def]
     app.router.add_get("/cut", cut)
     app.router.add_get("/sized", sized)
     app.router.add_get("/headers", many_headers)
+    app.router.add_get("/stacked", stacked)
     return await serve(app)
 
 
@@ -211,3 +219,20 @@ async def test_headers_over_aiohttps_limits_are_response_too_large(
         await transport.fetch(Request(f"{base}/headers?{query}"))
     assert "vvvv" not in str(info.value)
     assert stats.values["downloader/exception_type_count/ResponseTooLarge"] == 1
+
+
+async def test_more_than_five_stacked_codings_are_refused(
+    base: str, make_transport: MakeTransport
+) -> None:
+    transport, _ = await make_transport()
+    assert (await transport.fetch(Request(f"{base}/stacked?n=5"))).body == b"deep"
+    with pytest.raises(ConnectionLost, match="6 stacked codings; at most 5"):
+        await transport.fetch(Request(f"{base}/stacked?n=6"))
+
+
+@pytest.mark.parametrize(
+    "name", ["DOWNLOAD_MAXSIZE", "DOWNLOAD_WARNSIZE", "DOWNLOAD_MAX_HEADERS_SIZE"]
+)
+def test_negative_size_limits_are_refused_at_start(name: str) -> None:
+    with pytest.raises(ConfigError, match=f"{name} must be 0"):
+        AiohttpTransport(Settings({name: -1}), None)  # type: ignore[arg-type]

@@ -94,6 +94,11 @@ def test_garbage_after_a_complete_gzip_or_deflate_stream_is_ignored() -> None:
     assert decode_all("deflate", zlib.compress(TEXT) + b"junk") == TEXT
 
 
+def test_a_negative_limit_is_a_programming_error() -> None:
+    with pytest.raises(ValueError, match="at least 0"):
+        decoder_for("gzip", -1)
+
+
 @pytest.mark.parametrize("header", ["compress", "gzip, foo", "", " , ", "lzma"])
 def test_unknown_coding_means_no_decoder(header: str) -> None:
     assert decoder_for(header, None) is None

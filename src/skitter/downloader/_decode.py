@@ -53,6 +53,9 @@ _BROTLI_STEP = 128 * 1024
 so it is asked for less than ``_STEP`` and what comes out past the cap is held back."""
 _ZSTD_OPTIONS = {zstd.DecompressionParameter.window_log_max: 23}  # 8 MiB, RFC 9659
 _GZIP_MAGIC = b"\x1f\x8b"
+_MAX_CODINGS = 5
+"""More stacked codings than this are refused: no server needs them, and each one costs
+a decompressor's memory (urllib3 draws the line at the same place)."""
 
 
 class DecodeError(ValueError):
@@ -336,9 +339,14 @@ def decoder_for(content_encoding: str, limit: int | None) -> BodyDecoder | None:
     """A decoder for a ``Content-Encoding`` header value, or None when it is unknown.
 
     ``limit`` caps the decoded size in bytes; ``None`` means no limit (and ``0`` means
-    an empty body, as a spent budget does).
+    an empty body, as a spent budget does). Raises ``DecodeError`` for a stack of more
+    than ``_MAX_CODINGS`` codings.
     """
+    if limit is not None and limit < 0:
+        raise ValueError(f"limit must be None or at least 0, got {limit}")
     codings = [c.strip().lower() for c in content_encoding.split(",") if c.strip()]
+    if len(codings) > _MAX_CODINGS:
+        raise DecodeError(f"{len(codings)} stacked codings; at most {_MAX_CODINGS} are undone")
     stages: list[_Stage] = []
     for coding in reversed(codings):  # the last coding applied is undone first
         make = _CODINGS.get(coding) or _ALSO_UNDONE.get(coding)

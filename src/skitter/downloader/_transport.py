@@ -53,6 +53,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 
 from skitter.downloader._decode import BodyDecoder, DecodeError, TruncatedBody, decoder_for
 from skitter.exceptions import (
+    ConfigError,
     ConnectError,
     ConnectionLost,
     DownloadTimeout,
@@ -113,6 +114,9 @@ class AiohttpTransport:
     )
 
     def __init__(self, settings: Settings, stats: StatsSink) -> None:
+        for name in ("DOWNLOAD_MAXSIZE", "DOWNLOAD_WARNSIZE", "DOWNLOAD_MAX_HEADERS_SIZE"):
+            if settings[name] < 0:
+                raise ConfigError(f"{name} must be 0 (no limit) or more, got {settings[name]}")
         self._stats = stats
         self._maxsize: int = settings["DOWNLOAD_MAXSIZE"]
         self._warnsize: int = settings["DOWNLOAD_WARNSIZE"]
@@ -255,7 +259,7 @@ class AiohttpTransport:
                     warnsize = 0
             flags: list[str] | None = None
             coding = headers.get("Content-Encoding") if has_body else None
-            decoder = decoder_for(coding, maxsize or None) if coding else None
+            decoder = _decoder_for(request, coding, maxsize) if coding else None
             if decoder is None and length is not None:
                 body = await resp.read()  # size already checked; aiohttp stops at length
             else:
@@ -319,11 +323,20 @@ async def _decoded(
     except TruncatedBody as exc:
         raise ConnectionLost(f"{request!r}: body truncated: {exc}", request=request) from None
     except DecodeError as exc:
-        raise ConnectionLost(
-            f"{request!r}: cannot decode body (Content-Encoding "
-            f"{resp.headers.get('Content-Encoding')!r}): {exc}",
-            request=request,
-        ) from None
+        raise _undecodable(request, resp.headers.get("Content-Encoding"), exc) from None
+
+
+def _decoder_for(request: Request, coding: str, maxsize: int | None) -> BodyDecoder | None:
+    try:
+        return decoder_for(coding, maxsize or None)
+    except DecodeError as exc:
+        raise _undecodable(request, coding, exc) from None
+
+
+def _undecodable(request: Request, coding: str | None, exc: DecodeError) -> ConnectionLost:
+    return ConnectionLost(
+        f"{request!r}: cannot decode body (Content-Encoding {coding!r}): {exc}", request=request
+    )
 
 
 def headers_too_large(request: Request, size: int, limit: int) -> ResponseTooLarge:
