@@ -27,7 +27,8 @@ from skitter.exceptions import ConfigError
 
 __all__ = ["SETTINGS", "Setting", "Settings"]
 
-MiB = 1024 * 1024
+KiB = 1024
+MiB = 1024 * KiB
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,7 +214,14 @@ _REGISTRY: list[Setting] = [
         "limit.",
     ),
     Setting("DOWNLOAD_WARNSIZE", 32 * MiB, int, "Log a warning for bodies above this size."),
-    Setting("COMPRESSION_ENABLED", True, bool, "Ask for and decode gzip, deflate and br."),
+    Setting(
+        "DOWNLOAD_MAX_HEADERS_SIZE",
+        256 * KiB,
+        int,
+        "Largest total of a response's header names and values in bytes; larger responses "
+        "fail, not retried. 0 = only aiohttp's limits (128 lines of at most 32 KiB).",
+    ),
+    Setting("COMPRESSION_ENABLED", True, bool, "Ask for and decode gzip, deflate, br and zstd."),
     Setting("COOKIES_ENABLED", True, bool, "Keep cookies per spider (and per meta cookiejar)."),
     Setting("REDIRECT_ENABLED", True, bool, "Follow 301/302/303/307/308 redirects."),
     Setting("REDIRECT_MAX_TIMES", 20, int, "Longest redirect chain followed."),
