@@ -117,14 +117,12 @@ class JobDir:
                 feed.resume_at = int(size)
 
     def checkpoint(self, project: Project) -> dict[str, Any]:
-        """What the frontier stores with each flush (called by it; must be quick)."""
-        feeds: dict[str, int] = {}
-        for feed in project.pipelines.feeds:
-            position = feed.position()
-            if position is not None:
-                feeds[feed.key] = position
+        """What the frontier stores with each flush (called by it; must be quick).
+        Raises StorageError if a feed is broken, so that the flush records nothing: not
+        the feed's size, and not the tasks completed since the last checkpoint, whose
+        items the feed may have lost (they run again on a resume)."""
         out: dict[str, Any] = {
-            "feeds": feeds,
+            "feeds": project.pipelines.feed_positions(),
             "stats": project.stats.to_dict(),
             "start_offset": project.start_offset,
             "start_done": project.start_exhausted,
