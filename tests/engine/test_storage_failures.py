@@ -1,12 +1,14 @@
 """A store that refuses a write stops the crawl with a clear reason and leaves the task
 at hand unacknowledged: a feed on a full disk (with or without the workers' flush before
-each ack), a feed that cannot be opened. Real crawls against a local server; the full
-disk is ``FullDisk``."""
+each ack), the job database full mid-run or at its last write. Real crawls against a
+local server; the full disk is ``FullDisk``, the full database SQLite's own SQLITE_FULL
+(``PRAGMA max_page_count``)."""
 
 from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,10 +18,11 @@ from aiohttp import web
 
 from skitter import Crawler, Request, Response, Spider
 from skitter.exceptions import ConfigError, CrawlFailed
-from skitter.frontier import MemoryFrontier, TaskState
+from skitter.frontier import MemoryFrontier, SqliteFrontier, TaskState
 from skitter.testing import FullDisk
 
 ENOSPC = "cannot write: [Errno 28] No space left on device"
+FULL_DB = "cannot write: database or disk is full"
 
 
 def site(
@@ -136,6 +139,63 @@ async def test_a_failed_flush_before_an_ack_leaves_the_task_unacked(
     assert by_state[TaskState.ACTIVE] == hits[len(written) :]
     assert len(by_state[TaskState.ACTIVE]) == 1
     assert TaskState.FAILED not in by_state  # not taken for a failed download
+
+
+class Fills(Crawler):
+    """Can make its job database full: a real SQLITE_FULL at the next write that needs a
+    page more."""
+
+    def build(self, mode: str = "crawl") -> Any:
+        project = super().build(mode)
+        self.db = project.scheduler.frontier
+        assert isinstance(self.db, SqliteFrontier)
+        return project
+
+    def fill(self) -> None:
+        connection: sqlite3.Connection = self.db._db
+        pages = connection.execute("PRAGMA page_count").fetchone()[0]
+        connection.execute(f"PRAGMA max_page_count = {pages}")
+
+
+async def test_a_job_database_full_mid_run_stops_the_crawl(serve: Any, tmp_path: Path) -> None:
+    pages = 400
+
+    def fill_at_20(count: int) -> None:
+        if count == 20:
+            crawler.fill()
+
+    app, hits = site(pages, fill_at_20)
+    base = await serve(app)
+    settings = {"BASE": base, "FEEDS": {str(tmp_path / "out.jsonl"): {}}}
+    crawler = Fills(Tree, settings, job_dir=tmp_path / "job")
+    with pytest.raises(CrawlFailed) as raised:
+        await crawler.run()
+    assert f"job database {tmp_path / 'job' / 'job.sqlite3'}: {FULL_DB}" in raised.value.reason
+    assert raised.value.stats["finish_reason"] == "failed"
+    assert crawler.status == "failed"
+    assert len(hits) < pages  # stopped, instead of crawling on without recording
+    # Room again: the resume finds the state of the last good write and finishes the job.
+    stats = await Crawler(Tree, settings, job_dir=tmp_path / "job").run()
+    assert stats["finish_reason"] == "finished"
+    assert sorted(set(lines(tmp_path / "out.jsonl"))) == list(range(pages))
+
+
+async def test_a_job_database_that_cannot_take_the_last_write_fails_the_crawl(
+    serve: Any, tmp_path: Path
+) -> None:
+    app, _hits = site(30)
+    base = await serve(app)
+
+    class FillsAtTheEnd(Tree):
+        def closed(self, reason: str) -> None:
+            self.state["big"] = "x" * 200_000  # the last checkpoint needs more pages
+            crawler.fill()
+
+    crawler = Fills(FillsAtTheEnd, {"BASE": base}, job_dir=tmp_path / "job")
+    with pytest.raises(CrawlFailed) as raised:
+        await crawler.run()
+    assert f"job database {tmp_path / 'job' / 'job.sqlite3'}: {FULL_DB}" in raised.value.reason
+    assert raised.value.stats["finish_reason"] == "failed"
 
 
 async def test_a_feed_that_cannot_be_opened_fails_before_anything_is_fetched(
