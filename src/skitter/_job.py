@@ -15,6 +15,14 @@ before the last flush (every 50 ms) is not fetched again, and no item is lost. A
 appears twice only if its task was mid-callback at a flush and the process was killed
 before the task completed (it runs again and yields the item again).
 
+A store that refuses a write stops the crawl (``StorageError``; the exit status says it
+failed) and records nothing more: a feed that cannot be written makes the checkpoint
+refuse, so neither its size nor the tasks completed since the last checkpoint are
+recorded, and a resume (once there is room again) cuts the feed back and fetches those
+tasks again; the job database failing is the same, seen from the other side. A job
+that cannot be read back (damaged file or rows, a checkpoint that is not what skitter
+writes, an empty file) is refused with a ConfigError before anything is fetched.
+
 Modes when the directory already holds a job: ``resume`` (the default), ``fresh`` (forget
 the queue, the dupe filter and the rest) and ``recrawl`` (keep what is known, queue every
 finished task again).
@@ -22,6 +30,7 @@ finished task again).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 from pathlib import Path
@@ -56,7 +65,21 @@ class JobDir:
         return self.path / DATABASE
 
     def frontier(self, spider: object) -> SqliteFrontier:
-        return SqliteFrontier(self.database, spider=spider)
+        """The job's frontier; ConfigError if its database cannot be used (see
+        ``skitter.frontier._sqlite_db``). An empty file is refused too, unless the job
+        is started afresh: a crawl never leaves one, so it was cut short by something
+        else, and taking it for a new job would crawl everything again."""
+        database = self.database
+        with contextlib.suppress(OSError):
+            if database.stat().st_size == 0:
+                if self.mode != "fresh":
+                    raise ConfigError(
+                        f"job DB is empty (0 bytes), which a crawl never writes; it may have "
+                        f"been truncated. Move it away to start a new job, or use --job-mode "
+                        f"fresh ({database})"
+                    )
+                database.unlink()
+        return SqliteFrontier(database, spider=spider)
 
     async def open(self, project: Project, frontier: SqliteFrontier) -> None:
         """Apply the mode, load the job, restore what the last checkpoint saved, and
@@ -68,7 +91,7 @@ class JobDir:
             again = await frontier.mark_all_due()
             log.info("Job %s: %d finished tasks queued again (recrawl)", self.path, again)
         report = await frontier.load()
-        meta = await frontier.meta()
+        meta = await self.saved(frontier)
         found = report.found
         if not meta and not (found.queued or found.succeeded or found.failed or found.bad):
             log.info("Job %s: new job", self.path)
@@ -93,16 +116,29 @@ class JobDir:
                 )
             self._restore(project, meta)
         frontier.checkpoint = lambda: self.checkpoint(project)
+        frontier.on_error = project.fail  # a write behind failed: dispatch nothing more
+
+    async def saved(self, frontier: SqliteFrontier) -> dict[str, Any]:
+        """What the last checkpoint saved (empty for a new job); ConfigError if it is not
+        what ``checkpoint`` writes: resuming from a guess would crawl too much or too
+        little, or cut a feed in the wrong place."""
+        meta = await frontier.meta()
+        for key, (shape, valid) in _META_SHAPES.items():
+            if key in meta and not valid(meta[key]):
+                raise ConfigError(
+                    f"job database {self.database}: the checkpoint's {key!r} is "
+                    f"{meta[key]!r:.80}, not {shape}; move the file away to start a new job, "
+                    "or start afresh with --job-mode fresh"
+                )
+        return meta
 
     def _restore(self, project: Project, meta: dict[str, Any]) -> None:
-        for key, value in (meta.get("stats") or {}).items():
+        for key, value in meta.get("stats", {}).items():
             project.stats.set(key, value)
-        state = meta.get("spider_state")
-        if isinstance(state, dict):
-            project.spider.state.update(state)
-        project.start_offset = int(meta.get("start_offset", 0))
-        project.start_exhausted = bool(meta.get("start_done", False))
-        sizes = meta.get("feeds") or {}
+        project.spider.state.update(meta.get("spider_state", {}))
+        project.start_offset = meta.get("start_offset", 0)
+        project.start_exhausted = meta.get("start_done", False)
+        sizes = meta.get("feeds", {})
         for feed in project.pipelines.feeds:
             if feed.options.overwrite:
                 log.warning(
@@ -114,17 +150,15 @@ class JobDir:
                 feed.options = dataclasses.replace(feed.options, overwrite=False)
             size = sizes.get(feed.key)
             if size is not None:
-                feed.resume_at = int(size)
+                feed.resume_at = size
 
     def checkpoint(self, project: Project) -> dict[str, Any]:
-        """What the frontier stores with each flush (called by it; must be quick)."""
-        feeds: dict[str, int] = {}
-        for feed in project.pipelines.feeds:
-            position = feed.position()
-            if position is not None:
-                feeds[feed.key] = position
+        """What the frontier stores with each flush (called by it; must be quick).
+        Raises StorageError if a feed is broken, so that the flush records nothing: not
+        the feed's size, and not the tasks completed since the last checkpoint, whose
+        items the feed may have lost (they run again on a resume)."""
         out: dict[str, Any] = {
-            "feeds": feeds,
+            "feeds": project.pipelines.feed_positions(),
             "stats": project.stats.to_dict(),
             "start_offset": project.start_offset,
             "start_done": project.start_exhausted,
@@ -140,3 +174,20 @@ class JobDir:
             else:
                 out["spider_state"] = state
         return out
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+#: What each key of a checkpoint holds, as ``checkpoint`` writes it.
+_META_SHAPES: dict[str, tuple[str, Any]] = {
+    "feeds": (
+        "a map of feed names to sizes",
+        lambda v: isinstance(v, dict) and all(_is_count(size) for size in v.values()),
+    ),
+    "stats": ("a map of statistics", lambda v: isinstance(v, dict)),
+    "spider_state": ("a map (spider.state)", lambda v: isinstance(v, dict)),
+    "start_offset": ("a count of start requests", _is_count),
+    "start_done": ("true or false", lambda v: isinstance(v, bool)),
+}

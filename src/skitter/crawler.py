@@ -17,6 +17,7 @@ closed; its ``stats`` are the final statistics, with ``finish_reason`` "failed" 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -352,7 +353,14 @@ async def _run_engine(crawlers: Sequence[Crawler], mode: str = "crawl") -> None:
             crawler.spider.name,
         )
         crawler._engine = engine
-        await crawler.open_job()
+        try:
+            await crawler.open_job()
+        except BaseException:
+            # Refused before anything ran: release every job (its lock) and say why.
+            for project in projects:
+                with contextlib.suppress(Exception):
+                    await project.scheduler.frontier.close()
+            raise
     try:
         await engine.run()
     finally:

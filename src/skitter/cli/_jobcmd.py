@@ -1,7 +1,9 @@
 """``skitter job DIR``: what a job directory holds, and putting failed tasks back.
 
 It reads the database without the spider (requests stay encoded), so it works for any
-job, even one whose spider file changed or is gone.
+job, even one whose spider file changed or is gone. A job that a crawl would refuse to
+resume (damaged, emptied, a checkpoint that is not skitter's) is refused here the same
+way, with the same message.
 """
 
 from __future__ import annotations
@@ -55,6 +57,15 @@ async def show_job(args: argparse.Namespace, console: Console) -> int:
         ):
             table.add_row(name, f"{value:,}")
         console.print(table)
+        saved = await job.saved(frontier)
+        if saved:
+            start = "all" if saved.get("start_done") else "so far"
+            console.print(
+                f"Checkpoint: {saved.get('start_offset', 0):,} start requests queued ({start})",
+                highlight=False,
+            )
+            for feed, size in sorted(saved.get("feeds", {}).items()):
+                console.print(f"  feed {feed}: {size:,} bytes", highlight=False)
         failed = await frontier.tasks(TaskState.FAILED, args.failed)
         bad = await frontier.tasks(TaskState.BAD, args.failed)
         for title, tasks in (("Failed tasks", failed), ("Bad tasks", bad)):

@@ -119,7 +119,13 @@ class Engine:
         every project (pipelines, feeds, connections), also when cancelled."""
         try:
             for project in self.projects:
-                await project.open()
+                try:
+                    await project.open()
+                except Exception as exc:
+                    # Raised to the caller (a feed that cannot be opened is refused
+                    # before anything is fetched), and the stats say "failed".
+                    project.fail(exc)
+                    raise
             async with asyncio.TaskGroup() as tg:
                 self._tg = tg
                 helpers = [tg.create_task(self._feed(p)) for p in self.projects]

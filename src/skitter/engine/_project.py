@@ -18,6 +18,7 @@ from skitter._clock import SystemClock
 from skitter.downloader import Downloader, RobotsTxtMiddleware
 from skitter.engine._monitor import ProjectMonitor
 from skitter.engine._stats import Stats
+from skitter.exceptions import FatalError
 from skitter.pipelines import ItemPipelineManager
 from skitter.scheduler import ProjectScheduler
 from skitter.settings import Settings
@@ -135,6 +136,11 @@ class Project:
         for what, step, vital in steps:
             try:
                 await step
+            except FatalError as exc:
+                # A store that refused a write says so itself (and has usually failed the
+                # crawl already, with the same words): no traceback, no second message.
+                self.stats.inc("engine/close_errors")
+                self.fail(exc, stop=False)
             except Exception as exc:
                 log.exception("Error while closing %s of spider %s", what, self.name)
                 self.stats.inc("engine/close_errors")

@@ -30,7 +30,15 @@ On open (the first operation, or ``load()``), tasks that were in flight are put 
 the queue at once -- the process that held their leases is gone -- and ``report`` says
 what was found. A task whose stored request no longer decodes (its callback was renamed
 since) is marked BAD with the ``CodecError``'s message and counted, instead of stopping
-the crawl. A lock file next to the database keeps a second process out of a job.
+the crawl; a damaged database is refused whole (``_sqlite_db``). A lock file next to the
+database keeps a second process out of a job.
+
+A write that fails (disk full, I/O error, the database locked for too long, or a
+checkpoint that refuses because a feed lost items) breaks the frontier for good: every
+later operation raises ``StorageError``, so the crawl stops instead of doing work it
+cannot record, and ``on_error`` hears of a failure in the background at once. The
+database keeps the state of the last good flush, which a resume goes on from.
+``close()`` tries one last write, and raises if the frontier ever failed.
 
 Finished tasks stay in the table: they are the dupe filter. The mirror holds them too,
 as the memory backend does, so memory use is that of the memory backend.
@@ -39,6 +47,7 @@ as the memory backend does, so memory use is that of the memory backend.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import os
@@ -51,7 +60,7 @@ from typing import Any
 
 import orjson
 
-from skitter.exceptions import CodecError, ConfigError
+from skitter.exceptions import CodecError, ConfigError, StorageError
 from skitter.frontier._base import Frontier, FrontierCounts, Lease, PushOutcome, TaskInfo, TaskState
 from skitter.frontier._memory import (
     _DELAYED,
@@ -73,6 +82,7 @@ from skitter.frontier._memory import (
     check_request,
     task_key,
 )
+from skitter.frontier._sqlite_db import check_rows, connect
 from skitter.http import Request, in_domain
 from skitter.http._codec import decode_request, encode_request
 
@@ -85,46 +95,13 @@ __all__ = ["JobCounts", "ResumeReport", "SqliteFrontier"]
 
 log = logging.getLogger("skitter.frontier")
 
-_SCHEMA_VERSION = 1
 _NEW, _MERGED, _RECRAWL, _IGNORED = PushOutcome
 _ACTIVE, _SUCCESS, _FAILED, _BAD = (int(s) for s in TaskState)
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS tasks (
-    taskid        TEXT PRIMARY KEY,
-    state         INTEGER NOT NULL,  -- TaskState
-    priority      INTEGER,
-    seq           INTEGER,           -- FIFO order within a priority
-    exetime       REAL NOT NULL,     -- not before (0: due)
-    retried       INTEGER NOT NULL,
-    deadline      REAL,              -- lease deadline while in flight, else NULL
-    owner         TEXT NOT NULL,
-    lastcrawltime REAL NOT NULL,
-    reason        TEXT NOT NULL,
-    itag          TEXT,
-    url           TEXT,
-    age           REAL,
-    auto_recrawl  INTEGER,
-    payload       BLOB               -- skitter.http._codec
-);
-CREATE INDEX IF NOT EXISTS tasks_ready ON tasks (priority DESC, seq) WHERE state = 1;
-CREATE INDEX IF NOT EXISTS tasks_delayed ON tasks (exetime) WHERE state = 1 AND exetime > 0;
-CREATE INDEX IF NOT EXISTS tasks_processing ON tasks (deadline) WHERE deadline IS NOT NULL;
-CREATE INDEX IF NOT EXISTS tasks_finished ON tasks (state, seq) WHERE state > 1;
-CREATE TABLE IF NOT EXISTS meta (   -- the job's other state, written with the tasks
-    key   TEXT PRIMARY KEY,
-    value BLOB NOT NULL             -- JSON
-);
-"""
 _UPSERT_META = (
     "INSERT INTO meta (key, value) VALUES (?, ?) "
     "ON CONFLICT(key) DO UPDATE SET value = excluded.value"
 )
-
-# Columns a finished task's upsert leaves NULL (priority, seq, url, age, auto_recrawl,
-# payload) are nullable: SQLite checks NOT NULL before it resolves ON CONFLICT.
-# The indexes serve `skitter job`, the job modes and other readers; the running crawl
-# reads the mirror. Partial, so each write touches at most two of them.
 
 _UPSERT = """
 INSERT INTO tasks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
@@ -279,7 +256,10 @@ class SqliteFrontier(Frontier):
         self._mirror: _Mirror | None = None
         self._dirty: dict[TaskKey, _New | None] = {}
         self._timer: asyncio.TimerHandle | None = None
-        self._error: BaseException | None = None
+        #: Why a write failed (None while none has): raised by every later operation.
+        self._error: str | None = None
+        self._cause: BaseException | None = None
+        self._rows_checked = False
         self._lock_fd: int | None = None
         self._closed = False
         #: What ``load()`` found; None until then.
@@ -289,34 +269,20 @@ class SqliteFrontier(Frontier):
         #: and records their sizes, so the tasks marked done and the items written never
         #: disagree after a crash.
         self.checkpoint: Callable[[], Mapping[str, Any]] | None = None
-        self._db = self._connect()
+        #: Called when a write behind fails in the background (between operations): the
+        #: crawler fails the project at once, so nothing more is dispatched.
+        self.on_error: Callable[[StorageError], None] | None = None
+        self._db = connect(self.path)
 
-    def _connect(self) -> sqlite3.Connection:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, isolation_level=None)
-        except (OSError, sqlite3.Error) as exc:
-            raise ConfigError(f"cannot open job database {self.path}: {exc}") from None
-        db.row_factory = sqlite3.Row
-        try:
-            db.execute("PRAGMA busy_timeout = 5000")
-            db.execute("PRAGMA journal_mode = WAL")
-            db.execute("PRAGMA synchronous = NORMAL")
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            if version not in (0, _SCHEMA_VERSION):
-                raise ConfigError(
-                    f"{self.path} holds a job of schema version {version}; this skitter "
-                    f"reads version {_SCHEMA_VERSION}"
-                )
-            db.executescript(_SCHEMA)
-            db.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
-        except sqlite3.DatabaseError as exc:
-            db.close()
-            raise ConfigError(f"{self.path} is not a usable job database: {exc}") from None
-        except BaseException:
-            db.close()
-            raise
-        return db
+    def _raise_if_failed(self) -> None:
+        if self._error is not None:
+            raise StorageError(self._error) from self._cause
+
+    def _check_rows(self) -> None:
+        """Refuse a job with damaged rows (once, before its tasks are first read)."""
+        if not self._rows_checked:
+            check_rows(self._db, self.path)
+            self._rows_checked = True
 
     # -- opening a job ------------------------------------------------------------------
     def _lock(self) -> None:
@@ -338,12 +304,37 @@ class SqliteFrontier(Frontier):
         return self.report
 
     def _loaded(self) -> _Mirror:
+        if self._error is not None:
+            raise StorageError(self._error) from self._cause
         mirror = self._mirror
         if mirror is not None:
             return mirror
         if self._closed:
             raise RuntimeError(f"{self.path}: frontier is closed")
         self._lock()
+        try:
+            mirror, found, reclaimed, bad = self._read()
+        except sqlite3.DatabaseError as exc:
+            raise ConfigError(f"{self.path} is not a usable job database: {exc}") from None
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute(
+                "UPDATE tasks SET deadline = NULL, owner = '' WHERE deadline IS NOT NULL"
+            )
+            self._db.executemany(
+                "UPDATE tasks SET state = 4, deadline = NULL, reason = ? WHERE taskid = ?", bad
+            )
+            self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._rollback()
+            raise StorageError(f"job database {self.path}: cannot write: {exc}") from exc
+        self._mirror = mirror
+        self.report = ResumeReport(found, reclaimed, len(bad))
+        return mirror
+
+    def _read(self) -> tuple[_Mirror, JobCounts, int, list[tuple[str, str]]]:
+        """The job's tasks in a new mirror: what was found, how many were in flight, and
+        the (reason, taskid) of those whose request no longer decodes."""
         found = self._counts()
         mirror = _Mirror()
         next_seq = self._db.execute("SELECT coalesce(max(seq), -1) + 1 FROM tasks").fetchone()[0]
@@ -366,20 +357,12 @@ class SqliteFrontier(Frontier):
             mirror.restore_active(tk, request, row)
             reclaimed += row["deadline"] is not None
         mirror.restored(next_seq)
-        self._db.execute("BEGIN IMMEDIATE")
-        self._db.execute("UPDATE tasks SET deadline = NULL, owner = '' WHERE deadline IS NOT NULL")
-        self._db.executemany(
-            "UPDATE tasks SET state = 4, deadline = NULL, reason = ? WHERE taskid = ?", bad
-        )
-        self._db.execute("COMMIT")
-        self._mirror = mirror
-        self.report = ResumeReport(found, reclaimed, len(bad))
-        return mirror
+        return mirror, found, reclaimed, bad
 
     # -- writing behind -----------------------------------------------------------------
     def _changed(self) -> None:
         """After an operation marked tasks dirty: flush now, or soon."""
-        if self._error is not None or len(self._dirty) >= self._flush_ops:
+        if len(self._dirty) >= self._flush_ops:
             self._flush_now()
         elif self._timer is None and self._dirty:
             loop = asyncio.get_running_loop()
@@ -389,10 +372,16 @@ class SqliteFrontier(Frontier):
         self._timer = None
         try:
             self._flush_now()
-        except sqlite3.Error as exc:
-            self._error = exc  # raised by the next operation, flush() or close()
+        except StorageError as exc:  # also raised by every later operation
+            if self.on_error is not None:
+                self.on_error(exc)
 
-    def _flush_now(self) -> None:
+    def _flush_now(self, *, last: bool = False) -> None:
+        """Write the dirty tasks and the checkpoint in one transaction. Any failure
+        breaks the frontier (see the module docstring); ``last`` tries once more
+        anyway (at close)."""
+        if not last:
+            self._raise_if_failed()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -400,37 +389,50 @@ class SqliteFrontier(Frontier):
         mirror = self._mirror
         if not dirty or mirror is None:
             return
-        meta = (
-            [(k, orjson.dumps(v)) for k, v in self.checkpoint().items()] if self.checkpoint else []
-        )
-        row = mirror.row
-        rows = [r for tk, payload in dirty.items() if (r := row(tk, payload)) is not None]
         db = self._db
-        db.execute("BEGIN")
         try:
+            # First, so that the feeds are flushed before the acks of their items' tasks
+            # are written (and a feed that lost items refuses the whole transaction).
+            checkpoint = self.checkpoint() if self.checkpoint is not None else {}
+            meta = [(k, orjson.dumps(v)) for k, v in checkpoint.items()]
+            row = mirror.row
+            rows = [r for tk, payload in dirty.items() if (r := row(tk, payload)) is not None]
+            db.execute("BEGIN")
             db.executemany(_UPSERT, rows)
             if meta:
                 db.executemany(_UPSERT_META, meta)
             db.execute("COMMIT")
-        except BaseException as exc:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.Error):
-                exc.add_note(f"while writing {len(rows)} tasks to {self.path}")
+        except Exception as exc:
+            self._rollback()
+            if isinstance(exc, StorageError):  # the checkpoint's: a feed lost items
+                error, cause = exc, exc.__cause__
+            else:
+                error, cause = StorageError(f"job database {self.path}: cannot write: {exc}"), exc
+            if self._error is None:
+                self._error, self._cause = str(error), cause
+            raise error from cause
+        except BaseException:
+            self._rollback()
             raise
         dirty.clear()
-        self._error = None
+
+    def _rollback(self) -> None:
+        if self._db.in_transaction:
+            with contextlib.suppress(sqlite3.Error):  # the error at hand is the one to report
+                self._db.execute("ROLLBACK")
 
     async def flush(self) -> None:
         """Write every change made so far, in one transaction."""
         self._flush_now()
 
     async def close(self) -> None:
-        """Flush, then release the database and the job lock. Idempotent."""
+        """Flush, then release the database and the job lock. Idempotent. Raises
+        StorageError if the last write fails, or if an earlier one did (it then still
+        tries the last write: whatever it records is a state the crawl really had)."""
         if self._closed:
             return
         try:
-            self._flush_now()
+            self._flush_now(last=True)
         finally:
             self._closed = True
             self._mirror = None
@@ -438,6 +440,7 @@ class SqliteFrontier(Frontier):
             if self._lock_fd is not None:
                 os.close(self._lock_fd)  # releases the flock
                 self._lock_fd = None
+        self._raise_if_failed()
 
     # -- the Frontier contract ----------------------------------------------------------
     async def push(
@@ -550,6 +553,7 @@ class SqliteFrontier(Frontier):
 
     # -- job modes and inspection (`skitter crawl --job-dir`, `skitter job DIR`) ----------
     def _counts(self) -> JobCounts:
+        self._check_rows()
         by = dict.fromkeys(("queued", "processing", _SUCCESS, _FAILED, _BAD), 0)
         query = "SELECT state, deadline IS NOT NULL, count(*) FROM tasks GROUP BY 1, 2"
         for state, in_flight, n in self._db.execute(query):
@@ -566,6 +570,7 @@ class SqliteFrontier(Frontier):
         """Tasks on disk: queued ones in queue order, finished ones most recent first
         (FAILED and BAD ones carry their reason); all of them when ``state`` is None."""
         self._flush_now()
+        self._check_rows()
         if state is None:
             query = "SELECT * FROM tasks ORDER BY seq LIMIT ?"
         elif state is TaskState.ACTIVE:
@@ -578,12 +583,20 @@ class SqliteFrontier(Frontier):
         return [_info(row) for row in self._db.execute(query, (limit,))]
 
     async def meta(self) -> dict[str, Any]:
-        """What the last checkpoint stored (empty for a new job)."""
+        """What the last checkpoint stored (empty for a new job); ConfigError if a value
+        is not JSON."""
         self._flush_now()
-        return {
-            row["key"]: orjson.loads(row["value"])
-            for row in self._db.execute("SELECT key, value FROM meta")
-        }
+        meta = {}
+        for key, value in self._db.execute("SELECT key, value FROM meta"):
+            try:
+                meta[key] = orjson.loads(value)
+            except (orjson.JSONDecodeError, TypeError) as exc:
+                raise ConfigError(
+                    f"job database {self.path}: the checkpoint's {key!r} is not valid JSON "
+                    f"({exc}); move the file away to start a new job, or start afresh with "
+                    "--job-mode fresh"
+                ) from None
+        return meta
 
     async def retry_failed(
         self, now: float, *, domain: str | None = None, reason: str | None = None
@@ -629,24 +642,30 @@ class SqliteFrontier(Frontier):
                 raise RuntimeError(f"{self.path}: {busy} tasks are in flight; stop the crawl first")
         self._lock()
         self._flush_now()
-        self._db.execute("BEGIN IMMEDIATE")
         try:
+            self._db.execute("BEGIN IMMEDIATE")
             for sql, params in statements:
                 if params:
                     self._db.executemany(sql, params)
                 else:
                     self._db.execute(sql)
             self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._rollback()
+            raise StorageError(f"job database {self.path}: cannot write: {exc}") from exc
         except BaseException:
-            if self._db.in_transaction:
-                self._db.execute("ROLLBACK")
+            self._rollback()
             raise
         self._mirror = None
         self.report = None
+        self._rows_checked = False
 
     async def clear_meta(self) -> None:
         """Forget what checkpoints stored (a fresh job)."""
-        self._db.execute("DELETE FROM meta")
+        try:
+            self._db.execute("DELETE FROM meta")
+        except sqlite3.Error as exc:
+            raise StorageError(f"job database {self.path}: cannot write: {exc}") from exc
 
     async def flush_all(self) -> None:
         """Fresh start: forget every task, queued or finished (queue and dupe filter)."""
@@ -674,6 +693,7 @@ class SqliteFrontier(Frontier):
         ones if ``bad``) again on disk, at the back, with a fresh round of retries;
         ``match`` picks some of them. Returns how many."""
         self._flush_now()
+        self._check_rows()
         states = "(3, 4)" if bad else "(3)"
         rows = self._db.execute(f"SELECT * FROM tasks WHERE state IN {states} ORDER BY seq")
         chosen = [row["taskid"] for row in rows if match is None or match(_info(row))]

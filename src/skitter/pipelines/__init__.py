@@ -6,7 +6,8 @@ from skitter.pipelines._exporters import (
     JsonExporter,
     JsonLinesExporter,
 )
-from skitter.pipelines._feeds import FEED_FORMATS, FeedExporter, FeedOptions, parse_feeds
+from skitter.pipelines._feed_options import FEED_FORMATS, FeedOptions, parse_feeds
+from skitter.pipelines._feeds import FeedExporter
 from skitter.pipelines._manager import ItemPipelineManager
 
 __all__ = [

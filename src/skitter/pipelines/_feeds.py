@@ -1,11 +1,5 @@
 """Feed exports: the FEEDS setting turned into files of scraped items.
 
-``FEEDS`` has Scrapy's shape, ``{path: {"format": ..., "overwrite": False,
-"encoding": "utf-8", "fields": [...], "indent": None, "item_classes": [...]}}``; every key
-is optional and the format defaults from the extension (``.jsonl``/``.jl``/``.ndjson``,
-``.json``, ``.csv``). The path may use ``%(name)s`` (the spider) and ``%(time)s``, be a
-``file://`` URI, or be ``-``/``stdout:`` for standard output.
-
 Each entry becomes a ``FeedExporter``, which behaves like the last item pipeline, so it
 writes exactly the items that survived every user pipeline. ``overwrite=False`` (Scrapy's
 ``-o``) continues an existing file and ``overwrite=True`` (``-O``) replaces it; a JSON
@@ -16,155 +10,40 @@ Writes go through a buffered file, flushed every ``FLUSH_ITEMS`` items or
 file shows progress. Writing is synchronous on the event loop, like Scrapy's: a buffered
 write is a memory copy, and a flush lands in the page cache. ``close()`` is synchronous
 too, so it completes even inside a cancelled task and the file is always a valid document.
+
+A file that refuses a write (disk full, I/O error) is not a bad item: any ``OSError``
+while opening, writing, flushing or closing becomes a ``StorageError`` ("feed
+'out.jsonl': cannot write: [Errno 28] No space left on device"), which stops the crawl
+without acknowledging the task at hand. The feed is then broken for good: what the
+buffer held is lost (those items are taken back out of the counts, and counted as
+``feedexport/lost_items``), everything later is refused at once, and ``position()``,
+what a job checkpoint records, raises instead of reporting a size past the last flush
+that succeeded. ``close()`` cuts the file back to that flush and finishes the document
+there if the disk takes the few bytes it needs, then raises. A path that cannot be
+opened at all is a ``ConfigError``, before the crawl starts.
 """
 
 from __future__ import annotations
 
-import codecs
+import contextlib
 import logging
+import os
 import sys
-from collections.abc import Mapping
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
 from skitter._clock import Clock, SystemClock
-from skitter._components import load_object
 from skitter._types import CrawlContext, StatsSink
-from skitter.exceptions import ConfigError
-from skitter.pipelines._exporters import (
-    CsvExporter,
-    ItemExporter,
-    JsonExporter,
-    JsonLinesExporter,
-)
+from skitter.exceptions import ConfigError, StorageError
+from skitter.pipelines._exporters import ItemExporter
+from skitter.pipelines._feed_options import FEED_FORMATS, FeedOptions, parse_feeds
 
-__all__ = ["FEED_FORMATS", "FeedExporter", "FeedOptions", "build_feeds", "parse_feeds"]
+__all__ = ["FeedExporter", "build_feeds"]
 
 log = logging.getLogger("skitter.feeds")
 
 FLUSH_ITEMS = 1000
 FLUSH_SECONDS = 1.0
-
-#: Format names (Scrapy's, plus common aliases) to exporter classes.
-FEED_FORMATS: Mapping[str, type[ItemExporter]] = {
-    "jsonl": JsonLinesExporter,
-    "jsonlines": JsonLinesExporter,
-    "jl": JsonLinesExporter,
-    "ndjson": JsonLinesExporter,
-    "json": JsonExporter,
-    "csv": CsvExporter,
-}
-_BY_EXTENSION = {".jsonl": "jsonl", ".jl": "jsonl", ".ndjson": "jsonl", ".json": "json"}
-_BY_EXTENSION[".csv"] = "csv"
-_OPTIONS = frozenset({"format", "overwrite", "encoding", "fields", "indent", "item_classes"})
-_STDOUT = ("-", "stdout:")
-
-
-@dataclass(frozen=True, slots=True)
-class FeedOptions:
-    """One validated FEEDS entry. ``path`` None means standard output."""
-
-    uri: str
-    path: Path | None
-    format: str
-    overwrite: bool = False
-    encoding: str = "utf-8"
-    fields: tuple[str, ...] | None = None
-    indent: int | None = None
-    item_classes: tuple[type, ...] = ()
-
-
-def parse_feeds(
-    feeds: Mapping[Any, Any],
-    *,
-    spider_name: str = "",
-    now: datetime | None = None,
-    encoding: str | None = None,
-) -> list[FeedOptions]:
-    """Validate FEEDS; raises ConfigError naming the entry and what is wrong with it."""
-    if not isinstance(feeds, Mapping):
-        raise ConfigError(f"FEEDS must be a dict {{path: options}}, not {type(feeds).__name__}")
-    stamp = (now or datetime.now(tz=UTC)).replace(microsecond=0).isoformat().replace(":", "-")
-    params = {"name": spider_name, "time": stamp}
-    default = encoding or "utf-8"
-    return [_parse_one(str(uri), options, params, default) for uri, options in feeds.items()]
-
-
-def _parse_one(
-    uri: str, options: Any, params: Mapping[str, str], default_encoding: str
-) -> FeedOptions:
-    if options is None:
-        options = {}
-    if not isinstance(options, Mapping):
-        raise ConfigError(f"FEEDS[{uri!r}] must be a dict of options, not {options!r}")
-    unknown = set(options) - _OPTIONS
-    if unknown:
-        raise ConfigError(
-            f"FEEDS[{uri!r}]: unsupported option(s) {sorted(map(str, unknown))}; "
-            f"skitter knows {sorted(_OPTIONS)}"
-        )
-    path = _resolve_path(uri, params)
-    fmt = options.get("format")
-    if fmt is None:
-        suffix = path.suffix.lower() if path is not None else ""
-        fmt = _BY_EXTENSION.get(suffix)
-        if fmt is None:
-            raise ConfigError(
-                f"FEEDS[{uri!r}]: cannot tell the format from the file name; add "
-                f"'format': one of {sorted(FEED_FORMATS)}"
-            )
-    fmt = str(fmt).lower()
-    if fmt not in FEED_FORMATS:
-        raise ConfigError(
-            f"FEEDS[{uri!r}]: unknown format {fmt!r}; use one of {sorted(FEED_FORMATS)}"
-        )
-    encoding = options.get("encoding") or default_encoding
-    try:
-        encoding = codecs.lookup(encoding).name
-    except LookupError:
-        raise ConfigError(f"FEEDS[{uri!r}]: unknown encoding {encoding!r}") from None
-    fields = options.get("fields")
-    if fields is not None and (
-        isinstance(fields, str) or not all(isinstance(name, str) for name in fields)
-    ):
-        raise ConfigError(f"FEEDS[{uri!r}]: 'fields' must be a list of names, not {fields!r}")
-    indent = options.get("indent")
-    if indent is not None and (not isinstance(indent, int) or indent < 0):
-        raise ConfigError(f"FEEDS[{uri!r}]: 'indent' must be a whole number >= 0 or None")
-    classes = tuple(load_object(c) for c in options.get("item_classes") or ())
-    if not all(isinstance(c, type) for c in classes):
-        raise ConfigError(f"FEEDS[{uri!r}]: 'item_classes' must name classes")
-    return FeedOptions(
-        uri=uri,
-        path=path,
-        format=FEED_FORMATS[fmt].format,
-        overwrite=bool(options.get("overwrite", False)),
-        encoding=encoding,
-        fields=tuple(fields) if fields else None,
-        indent=indent,
-        item_classes=classes,
-    )
-
-
-def _resolve_path(uri: str, params: Mapping[str, str]) -> Path | None:
-    if uri in _STDOUT:
-        return None
-    if "%(" in uri:
-        try:
-            uri = uri % params
-        except (KeyError, ValueError, TypeError) as exc:
-            raise ConfigError(
-                f"FEEDS[{uri!r}]: bad placeholder ({exc}); use %(name)s or %(time)s"
-            ) from None
-    if uri.startswith("file://"):
-        uri = uri.removeprefix("file://")
-    elif "://" in uri:
-        raise ConfigError(f"FEEDS[{uri!r}]: only local files and stdout are supported")
-    if not uri:
-        raise ConfigError("FEEDS: an empty path")
-    return Path(uri).expanduser()
 
 
 class FeedExporter:
@@ -174,48 +53,78 @@ class FeedExporter:
         self, options: FeedOptions, *, stats: StatsSink | None = None, clock: Clock | None = None
     ) -> None:
         self.options = options
+        #: Items in the file: those whose bytes reached the operating system, plus those
+        #: still in the buffer (which a failed flush takes back out, as lost).
         self.item_count = 0
+        #: Items that were accepted but whose bytes never reached the file.
+        self.lost_items = 0
         self._stats = stats
         self._clock: Clock = clock or SystemClock()
         self._file: IO[bytes] | None = None
         self._exporter: ItemExporter | None = None
         self._closed = False
-        self._unflushed = 0
+        #: Items accepted since the last flush that reached the operating system.
+        self._pending = 0
         self._flushed_at = 0.0
+        #: The file's size at that flush: what a job checkpoint may record. Never read
+        #: back with ``tell()`` after a failure, when the buffer's state is unknown.
+        self._good = 0
+        #: Why the feed cannot be written any more (None while it can).
+        self._failure: str | None = None
         self._count_key = f"feedexport/item_count/{options.format}"
         #: When resuming a job: the size the file had at the job's last checkpoint.
         #: Everything after it was written for tasks whose completion was not recorded,
         #: which will be crawled again, so it is cut off on open.
         self.resume_at: int | None = None
 
+    @property
+    def failure(self) -> str | None:
+        """Why this feed is broken (a write, flush or close failed), or None. A broken
+        feed refuses everything from then on: its file can no longer be trusted to hold
+        what it was given."""
+        return self._failure
+
     # -- pipeline face ----------------------------------------------------------------
     def open_spider(self, spider: Any) -> None:
         self.open()
 
     def process_item(self, item: Any, spider: Any) -> Any:
+        if self._failure is not None:
+            raise StorageError(self._failure)
         classes = self.options.item_classes
         if classes and not isinstance(item, classes):
             return item
         exporter = self._exporter
         if exporter is None:
             raise RuntimeError(f"{self!r} is not open")
-        exporter.export(item)
+        try:
+            exporter.export(item)
+        except OSError as exc:
+            raise self._broken("write", exc) from exc
+        if self._pending + 1 >= FLUSH_ITEMS or self._clock.monotonic() - self._flushed_at >= (
+            FLUSH_SECONDS
+        ):
+            # If this flush fails, the item is refused (its task is not acknowledged)
+            # and the ones before it are lost.
+            self._flush_file()
+        else:
+            self._pending += 1
         self.item_count += 1
         if self._stats is not None:
             self._stats.inc(self._count_key)
-        self._unflushed += 1
-        if self._unflushed >= FLUSH_ITEMS or self._clock.monotonic() - self._flushed_at >= (
-            FLUSH_SECONDS
-        ):
-            self.flush()
         return item
 
     def close_spider(self, spider: Any) -> None:
         self.close()
 
     # -- file -------------------------------------------------------------------------
+    def _open_file(self, path: Path, mode: str) -> IO[bytes]:
+        """The feed's buffered file (tests replace it with one on a disk that fills up)."""
+        return open(path, mode, buffering=1 << 16)
+
     def open(self) -> None:
-        """Open (or continue) the file and start the document."""
+        """Open (or continue) the file and start the document; the start is flushed at
+        once, so that a disk that cannot take it stops the crawl before it begins."""
         opts = self.options
         path = opts.path
         existing = False
@@ -225,29 +134,66 @@ class FeedExporter:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 existing = not opts.overwrite and path.is_file() and path.stat().st_size > 0
-                file = open(path, "r+b" if existing else "wb", buffering=1 << 16)  # noqa: SIM115
-                if existing and self.resume_at is not None:
-                    file.truncate(min(self.resume_at, path.stat().st_size))
-                    existing = self.resume_at > 0
+                file = self._open_file(path, "r+b" if existing else "wb")
             except OSError as exc:
                 raise ConfigError(f"cannot open feed {opts.uri!r}: {exc}") from exc
         exporter = FEED_FORMATS[opts.format](
             file, encoding=opts.encoding, fields=opts.fields, indent=opts.indent
         )
         try:
+            if existing and self.resume_at is not None:
+                file.truncate(min(self.resume_at, path.stat().st_size))  # type: ignore[union-attr]
+                existing = self.resume_at > 0
             exporter.start(existing)
-        except BaseException:
+            file.flush()
+            self._good = file.tell() if path is not None else 0
+        except BaseException as exc:
             if path is not None:
-                file.close()
+                with contextlib.suppress(OSError):
+                    file.close()
+            if isinstance(exc, OSError):
+                raise StorageError(f"feed {opts.uri!r}: cannot open: {exc}") from exc
             raise
         self._file, self._exporter = file, exporter
         self._flushed_at = self._clock.monotonic()
 
     def flush(self) -> None:
+        """Hand the buffered items to the operating system; StorageError if it refuses
+        them (or refused earlier)."""
+        if self._failure is not None:
+            raise StorageError(self._failure)
         if self._file is not None and not self._closed:
-            self._file.flush()
-        self._unflushed = 0
+            self._flush_file()
+
+    def _flush_file(self) -> None:
+        file = self._file
+        assert file is not None
+        try:
+            file.flush()
+            good = file.tell() if self.options.path is not None else 0
+        except OSError as exc:
+            raise self._broken("write", exc) from exc
+        self._good = good
+        self._pending = 0
         self._flushed_at = self._clock.monotonic()
+
+    def _broken(self, action: str, exc: OSError) -> StorageError:
+        """The feed failed for good: the items since the last good flush are lost (no
+        longer counted), and everything from now on is refused."""
+        self._failure = message = f"feed {self.options.uri!r}: cannot {action}: {exc}"
+        lost, self._pending = self._pending, 0
+        self.lost_items += lost
+        self.item_count -= lost
+        if self._stats is not None:
+            self._stats.inc(self._count_key, -lost)
+            self._stats.inc("feedexport/lost_items", lost)
+        log.error(
+            "%s. %d items given to it since its last flush did not reach the file; it "
+            "takes nothing more",
+            message,
+            lost,
+        )
+        return StorageError(message)
 
     @property
     def key(self) -> str:
@@ -256,34 +202,81 @@ class FeedExporter:
 
     def position(self) -> int | None:
         """The file's size once flushed: what a job checkpoint records (None for stdout,
-        or before the file is open)."""
+        or before the file is open). Never past the last write that reached the
+        operating system; a broken feed raises StorageError, so that no checkpoint
+        records the tasks whose items it lost."""
         if self._file is None or self.options.path is None:
             return None
-        if self._closed:
-            return self.options.path.stat().st_size
-        self._file.flush()
-        return self._file.tell()
+        if self._failure is not None:
+            raise StorageError(self._failure)
+        if not self._closed:
+            self._flush_file()
+        return self._good
 
     def close(self) -> None:
-        """Finish the document and close the file; safe to call twice, never skipped."""
+        """Finish the document and close the file; safe to call twice, never skipped.
+
+        A broken feed is cut back to what reached it before the failure and, if the disk
+        takes the few bytes, finished (a JSON array gets its closing bracket), so that the
+        file is a valid document of the items counted; then StorageError is raised."""
         if self._closed or self._exporter is None or self._file is None:
             self._closed = True
             return
         self._closed = True
         opts = self.options
-        ok = False
-        try:
-            self._exporter.finish()
-            self._file.flush()
-            ok = True
-        finally:
-            if opts.path is not None:
+        if self._failure is None:
+            try:
+                self._exporter.finish()
+            except OSError as exc:
+                self._broken("write", exc)
+            else:
+                with contextlib.suppress(StorageError):
+                    self._flush_file()
+        if self._failure is None and opts.path is not None:
+            try:
                 self._file.close()
-            key = "success_count" if ok else "failed_count"
-            if self._stats is not None:
-                self._stats.inc(f"feedexport/{key}/{opts.format}")
+            except OSError as exc:
+                self._broken("close", exc)
+        if self._failure is not None:
+            self._salvage()
+        key = "success_count" if self._failure is None else "failed_count"
+        if self._stats is not None:
+            self._stats.inc(f"feedexport/{key}/{opts.format}")
+        if self._failure is not None:
+            raise StorageError(self._failure)
         log.info(
             "Stored %s feed (%d items) in: %s", opts.format, self.item_count, opts.path or "stdout"
+        )
+
+    def _salvage(self) -> None:
+        """After a failure: release the file, cut it back to the last good flush (a
+        record half written is dropped) and finish the document there if possible."""
+        path = self.options.path
+        assert self._file is not None and self._exporter is not None
+        if path is None:
+            return  # standard output: what went out is out
+        with contextlib.suppress(OSError):
+            self._file.close()  # its flush fails again, but the descriptor is released
+        try:
+            with self._open_file(path, "r+b") as file:
+                file.truncate(self._good)
+                file.seek(self._good)
+                self._exporter.file = file  # the closing bytes go to the cut-back file
+                self._exporter.finish()
+                file.flush()
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.truncate(path, self._good)
+            log.warning(
+                "Feed %r could not be finished after the failure (%s): it ends after its "
+                "last complete item",
+                self.options.uri,
+                exc,
+            )
+        log.error(
+            "Feed %r holds the %d items written before the failure",
+            self.options.uri,
+            self.item_count,
         )
 
     def __repr__(self) -> str:

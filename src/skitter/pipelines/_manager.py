@@ -21,6 +21,13 @@ Outcomes of ``process_item`` and what they cost the crawl:
 - None: Scrapy forbids it; it is nearly always a forgotten ``return item``, so the item
   the pipeline received goes on, with one warning per pipeline.
 
+A feed that cannot be written (disk full, I/O error) raises ``StorageError`` from then
+on. Once one has, every item is refused at once, before any pipeline sees it: its task
+is not acknowledged, so it runs again on a resume, and the user's pipelines do not
+handle items the feeds will not hold. ``item_scraped_count`` counts only items that
+reached the files: the items a feed had buffered when it failed are taken back out of
+it (and counted as ``feedexport/lost_items``).
+
 Whether ``process_item`` is a coroutine function is settled once, when the manager is
 built, so a sync pipeline costs one plain call per item.
 """
@@ -35,7 +42,7 @@ from typing import Any
 
 from skitter._components import build_components
 from skitter._types import CrawlContext, StatsSink
-from skitter.exceptions import CloseSpider, DropItem, FatalError
+from skitter.exceptions import CloseSpider, DropItem, FatalError, StorageError
 from skitter.pipelines._feeds import FeedExporter, build_feeds
 
 __all__ = ["ItemPipelineManager"]
@@ -82,6 +89,10 @@ class ItemPipelineManager:
                 self._steps.append((_name(pipeline), method, inspect.iscoroutinefunction(method)))
         self._opened: list[Any] = []
         self._returned_none: set[str] = set()
+        #: Why a feed cannot be written (None while all can): every item is refused.
+        self._feed_failure: str | None = None
+        #: Items taken back out of item_scraped_count because a feed lost them.
+        self._uncounted = 0
 
     @property
     def feeds(self) -> list[FeedExporter]:
@@ -90,9 +101,42 @@ class ItemPipelineManager:
 
     def flush_feeds(self) -> None:
         """Hand every feed's buffered items to the operating system (they survive the
-        process being killed from then on)."""
+        process being killed from then on); StorageError if a feed cannot take them."""
+        try:
+            for feed in self._feeds:
+                feed.flush()
+        except FatalError:
+            self._check_feeds()
+            raise
+
+    def feed_positions(self) -> dict[str, int]:
+        """Each file feed's size once flushed, by ``feed.key``: what a job checkpoint
+        records. StorageError if a feed is broken: no checkpoint may record the tasks
+        whose items it lost."""
+        positions: dict[str, int] = {}
+        try:
+            for feed in self._feeds:
+                position = feed.position()
+                if position is not None:
+                    positions[feed.key] = position
+        except FatalError:
+            self._check_feeds()
+            raise
+        return positions
+
+    def _check_feeds(self) -> None:
+        """After a feed raised: refuse items from now on, and take the items it lost
+        back out of item_scraped_count (those of the feed that lost most, when several
+        did: they lost the same recent items)."""
+        lost = 0
         for feed in self._feeds:
-            feed.flush()
+            if feed.failure is not None:
+                if self._feed_failure is None:
+                    self._feed_failure = feed.failure
+                lost = max(lost, feed.lost_items)
+        if lost > self._uncounted:
+            self._stats.inc("item_scraped_count", self._uncounted - lost)
+            self._uncounted = lost
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> ItemPipelineManager:
@@ -138,6 +182,7 @@ class ItemPipelineManager:
         finally:
             for feed in feeds:
                 await self._close_one(feed, spider, errors)
+            self._check_feeds()
         if errors:
             for later in errors[1:]:
                 self._log.error("Error closing item pipeline: %s", later, exc_info=later)
@@ -159,6 +204,8 @@ class ItemPipelineManager:
         """The item as the last pipeline returned it, or None if it was dropped or a
         pipeline failed on it. Only ``CloseSpider``, a ``FatalError`` (a feed that cannot
         be written) and cancellation propagate."""
+        if self._feed_failure is not None:
+            raise StorageError(self._feed_failure)
         current = item
         for name, method, is_async in self._steps:
             try:
@@ -168,8 +215,11 @@ class ItemPipelineManager:
             except DropItem as exc:
                 self._dropped(current, exc)
                 return None
-            except (CloseSpider, FatalError):
+            except CloseSpider:
                 raise  # the end of the crawl, not of one item
+            except FatalError:
+                self._check_feeds()
+                raise
             except Exception:
                 self._log.exception(
                     "Error processing %s in item pipeline %s", _summary(current), name
