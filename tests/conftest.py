@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
@@ -43,7 +44,7 @@ class HostSite:
     hits by the host it was asked for, so a test can prove no request reached a host.
 
     ``pages`` maps a path to HTML, to ``(status, location)`` for a redirect, or to a
-    handler ``(request) -> Response``.
+    handler ``(request) -> Response`` (or a coroutine of one).
     """
 
     def __init__(self, pages: dict[str, Any]) -> None:
@@ -65,8 +66,10 @@ class HostSite:
             status, location = answer
             return web.Response(status=status, headers={"Location": location})
         if callable(answer):
-            result: web.StreamResponse = answer(request)
-            return result
+            result = answer(request)
+            if inspect.isawaitable(result):
+                result = await result
+            return result  # type: ignore[no-any-return]
         return web.Response(text=f"<html><body>{answer}</body></html>", content_type="text/html")
 
 

@@ -18,7 +18,8 @@ on the first such request, so a crawl that renders nothing never starts Chromium
 
 Scope (``_offsite``): OffsiteMiddleware is the outermost layer, and at the centre,
 right before either transport and for what ``bind_transport`` downloads too, a guard
-no setting can remove refuses every request outside ``spider.allowed_domains``.
+no setting can remove refuses every request outside ``spider.allowed_domains``. The
+browser gets the same guard for the requests a page makes on its own.
 """
 
 from __future__ import annotations
@@ -82,7 +83,10 @@ class Downloader:
         if browser is None:
             cookies = self.middleware(CookiesMiddleware)
             browser = BrowserTransport(
-                settings, crawler.stats, cookie_jars=cookies.jar if cookies else None
+                settings,
+                crawler.stats,
+                cookie_jars=cookies.jar if cookies else None,
+                offsite=guard,
             )
         self.browser: Transport = browser
         check = guard.check if guard is not None else None
