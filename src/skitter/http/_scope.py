@@ -4,6 +4,8 @@ Scope is security (DESIGN: no request leaves the allowed domains), so one ``Scop
 judges every URL of a crawl, wherever it comes from: links (the spider middleware, to
 drop them early), and every download (the Downloader's guard, robots.txt, rendered
 pages). It is sans-I/O: a value built once per spider (``Scope.of``), with caches.
+``allowed_domains`` is read then, when the crawl is built (a spider may set it in
+``__init__``); changing it later changes nothing.
 
 Entries of ``allowed_domains``:
 
