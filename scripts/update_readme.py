@@ -22,6 +22,8 @@ def _default(value: object) -> str:
         return str(value)
     if isinstance(value, int) and value >= 1024 * 1024 and value % (1024 * 1024) == 0:
         return f"{value // (1024 * 1024)} MiB"
+    if isinstance(value, int) and value >= 1024 and value % 1024 == 0:
+        return f"{value // 1024} KiB"
     if isinstance(value, dict | list):
         text = json.dumps(value)
         return text if len(text) <= 40 else "see source"

@@ -8,6 +8,7 @@ def test_all_is_pinned() -> None:
         [
             "CloseSpider",
             "ConfigError",
+            "CrawlFailed",
             "Crawler",
             "DropItem",
             "HttpError",

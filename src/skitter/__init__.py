@@ -15,6 +15,7 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "CloseSpider": "skitter.exceptions",
     "ConfigError": "skitter.exceptions",
+    "CrawlFailed": "skitter.exceptions",
     "Crawler": "skitter.crawler",
     "DropItem": "skitter.exceptions",
     "HttpError": "skitter.exceptions",
@@ -34,6 +35,7 @@ _EXPORTS = {
 __all__ = [  # literal, so tools see it; tests/test_public_api.py pins it to _EXPORTS
     "CloseSpider",
     "ConfigError",
+    "CrawlFailed",
     "Crawler",
     "DropItem",
     "HttpError",
@@ -56,6 +58,7 @@ if TYPE_CHECKING:
     from skitter.exceptions import (
         CloseSpider,
         ConfigError,
+        CrawlFailed,
         DropItem,
         HttpError,
         IgnoreRequest,

@@ -7,6 +7,11 @@ another or side by side in one process and one event loop (no ReactorNotRestarta
     stats = await Crawler(MySpider, {"CONCURRENT_REQUESTS": 32}).run()
     stats = skitter.crawl(MySpider)            # the same, from synchronous code
     await run_crawlers([Crawler(A), Crawler(B)])  # several spiders on one engine
+
+A crawl that did not do what was asked (a feed that could not be written, the job's
+state lost, start requests that broke off) raises ``CrawlFailed`` once everything is
+closed; its ``stats`` are the final statistics, with ``finish_reason`` "failed" and
+``finish_error`` saying why.
 """
 
 from __future__ import annotations
@@ -17,12 +22,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from skitter import __version__
 from skitter._clock import Clock, SystemClock
 from skitter._cluster import ClusterJob
 from skitter._job import JobDir
 from skitter.downloader import Downloader
 from skitter.engine import Engine, Project, ProjectMonitor, Stats
-from skitter.exceptions import ConfigError
+from skitter.exceptions import ConfigError, CrawlFailed
 from skitter.frontier import (
     Frontier,
     FrontierCounts,
@@ -47,6 +53,8 @@ from skitter.settings import Settings
 from skitter.spider import Spider, SpiderMiddlewareManager
 
 __all__ = ["Crawler", "crawl", "run_crawlers"]
+
+log = logging.getLogger("skitter.crawler")
 
 
 class Crawler:
@@ -84,6 +92,8 @@ class Crawler:
         self._engine: Engine | None = None
         self._scheduler: ProjectScheduler | None = None
         self._monitor: ProjectMonitor | None = None
+        if job_dir is None and self.settings["JOBDIR"]:
+            job_dir = self.settings["JOBDIR"]  # Scrapy's name for --job-dir
         #: Where the crawl keeps its state to stop and go on (None: in memory only).
         self.job = JobDir(job_dir, job_mode) if job_dir is not None else None
         #: Set for a worker of a distributed crawl (``skitter worker``).
@@ -204,12 +214,18 @@ class Crawler:
 
     @property
     def status(self) -> str:
-        """running, paused, checking (breaker probing) or done; "new" before the run."""
+        """running, paused, checking (breaker probing), done or failed; "new" before the
+        run."""
         if self._scheduler is None:
             return "new"
         if self.stats.get("finish_reason") is not None:
-            return "done"
+            return "failed" if self.failure is not None else "done"
         return self._scheduler.status
+
+    @property
+    def failure(self) -> str | None:
+        """Why the crawl failed (it did not, or could not, do what was asked), or None."""
+        return self._project.failure if self._project is not None else None
 
     @property
     def rate(self) -> tuple[float | None, float | None]:
@@ -277,8 +293,10 @@ class Crawler:
         return self._scheduler
 
     async def run(self) -> dict[str, Any]:
-        """Crawl to the end and return the final statistics."""
+        """Crawl to the end and return the final statistics; raises ``CrawlFailed`` (with
+        them) if the crawl did not do what was asked."""
         await _run_engine([self])
+        _raise_failures([self])
         return self.stats.to_dict()
 
     def stop(self, reason: str = "shutdown") -> None:
@@ -289,6 +307,20 @@ class Crawler:
     @property
     def engine(self) -> Engine | None:
         return self._engine
+
+
+def _raise_failures(crawlers: Sequence[Crawler]) -> None:
+    failures = [(c.spider.name, c.failure) for c in crawlers if c.failure is not None]
+    if not failures:
+        return
+    name, reason = failures[0]
+    failed = next(c for c in crawlers if c.failure is not None)
+    raise CrawlFailed(
+        f"crawl of spider {name!r} failed: {reason}"
+        + (f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""),
+        stats=failed.stats.to_dict(),
+        failures=failures,
+    )
 
 
 def _first_set(*values: Any) -> Any:
@@ -307,11 +339,18 @@ async def _run_engine(crawlers: Sequence[Crawler], mode: str = "crawl") -> None:
         housekeeping_interval=min(1.0, min(c.settings["PROCESSING_TIMEOUT"] for c in crawlers) / 5),
         serve=mode == "serve",
         idle_grace=first["WORKER_IDLE_TIMEOUT"] if any(c.cluster for c in crawlers) else 0.0,
+        outage_timeout=first["FRONTIER_OUTAGE_TIMEOUT"],
         fair_share=FairShare(
             first["FAIRSHARE_MIN"], first["FAIRSHARE_MAX"], first["FAIRSHARE_WINDOW"]
         ),
     )
     for crawler in crawlers:
+        log.info(
+            "skitter %s started (bot: %s, spider: %s)",
+            __version__,
+            crawler.settings["BOT_NAME"],
+            crawler.spider.name,
+        )
         crawler._engine = engine
         await crawler.open_job()
     try:
@@ -322,9 +361,12 @@ async def _run_engine(crawlers: Sequence[Crawler], mode: str = "crawl") -> None:
                 await crawler.cluster.close(crawler.settings)
 
 
-async def run_crawlers(crawlers: Sequence[Crawler], *, mode: str = "crawl") -> list[dict[str, Any]]:
+async def run_crawlers(
+    crawlers: Sequence[Crawler], *, mode: str = "crawl", raise_on_failure: bool = True
+) -> list[dict[str, Any]]:
     """Run several crawlers on one engine, sharing its concurrency (and dispatching by
-    fair share); their statistics.
+    fair share); their statistics. If any crawl failed, ``CrawlFailed`` is raised after
+    all have ended (``raise_on_failure=False``: look at each ``crawler.failure`` instead).
 
     ``mode="serve"`` keeps running when idle: periodic ``@every`` callbacks, recrawls
     when ``age`` expires, retries on pyspider's table; it ends on ``stop()``.
@@ -334,6 +376,8 @@ async def run_crawlers(crawlers: Sequence[Crawler], *, mode: str = "crawl") -> l
     if not crawlers:
         return []
     await _run_engine(crawlers, mode)
+    if raise_on_failure:
+        _raise_failures(crawlers)
     return [crawler.stats.to_dict() for crawler in crawlers]
 
 

@@ -7,6 +7,12 @@ middlewares, pipelines and callbacks to steer the crawl. Keeping them apart mean
     SkitterError
     ├── ConfigError                  bad settings, spider that cannot be loaded
     ├── FrontierUnavailable          the task store (Redis) cannot be reached for now
+    ├── FatalError                   the crawl cannot go on correctly: it stops, and fails
+    │   ├── StorageError             a feed, the job database or Redis refused a write
+    │   ├── JobStateLost             the job's state vanished from Redis
+    │   └── FrontierOutage           the task store was unavailable for too long
+    ├── CrawlFailed                  raised by Crawler.run(): the crawl did not do what was
+    │                                asked (a FatalError, failing start requests); .stats
     ├── RequestError                 carries .request
     │   ├── InvalidURL               the URL cannot be fetched (scheme, host, syntax)
     │   ├── TransportError           the network failed us
@@ -42,17 +48,22 @@ __all__ = [
     "ConnectError",
     "ConnectionLost",
     "CrawlControl",
+    "CrawlFailed",
     "DownloadTimeout",
     "DropItem",
+    "FatalError",
+    "FrontierOutage",
     "FrontierUnavailable",
     "HttpError",
     "IgnoreRequest",
     "InvalidURL",
+    "JobStateLost",
     "RedirectError",
     "RequestError",
     "ResponseTooLarge",
     "RetryLater",
     "SkitterError",
+    "StorageError",
     "TransportError",
     "UnknownCallback",
 ]
@@ -114,6 +125,51 @@ class FrontierUnavailable(SkitterError):
     """The task store cannot be reached (Redis restarting, network down). Nothing is
     lost: the engine pauses dispatch and tries again; leases it could not settle expire
     and their tasks run again."""
+
+
+class FatalError(SkitterError):
+    """The crawl cannot go on correctly, so it must not pretend to: the project stops
+    dispatching, the task at hand is neither acknowledged nor failed (it runs again on a
+    resume, or on another worker), the crawl ends with ``finish_reason`` "failed" and a
+    non-zero exit status, and ``Crawler.run()`` raises ``CrawlFailed``.
+
+    Raise it (or a subclass) from anywhere in a task: a pipeline, a middleware, a
+    frontier. Every other exception of one request or item is contained to it."""
+
+
+class StorageError(FatalError):
+    """A durable store refused what the crawl produced: a feed file (disk full, I/O
+    error), the job database (corrupt, unwritable), Redis (out of memory for too long).
+    Going on would acknowledge tasks whose results were never stored."""
+
+
+class JobStateLost(FatalError):
+    """The job's state is gone from Redis (restarted without persistence, flushed,
+    evicted, failed over to an empty replica): going on would recrawl from nothing and
+    report success."""
+
+
+class FrontierOutage(FatalError):
+    """The task store stayed unavailable longer than FRONTIER_OUTAGE_TIMEOUT."""
+
+
+class CrawlFailed(SkitterError):
+    """Raised by ``Crawler.run()`` (and ``run_crawlers``, ``crawl``) after a crawl that did
+    not do what was asked, once everything is closed: ``reason`` says why, ``stats`` holds
+    the final statistics (``failures`` one ``(spider, reason)`` per failed crawler when
+    several ran together)."""
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        stats: dict[str, object] | None = None,
+        failures: list[tuple[str, str]] | None = None,
+    ) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.stats = stats if stats is not None else {}
+        self.failures = failures if failures is not None else []
 
 
 class CallbackError(SkitterError):

@@ -8,7 +8,9 @@ Where a concept is Scrapy's, the name and meaning are Scrapy's, so a Scrapy user
 Values coming from strings (environment, command line) are converted by the type of the
 registered setting, so ``-s RETRY_HTTP_CODES=500,503`` is a list of ints. Unknown names
 are kept (spiders and plugins may define their own) but a name within a typo of a known
-one is refused, because a silently ignored ``CONCURENT_REQUESTS`` costs users hours.
+one is refused, because a silently ignored ``CONCURENT_REQUESTS`` costs users hours. So
+is every Scrapy setting skitter does not implement (``_scrapy_settings``), with what to
+use instead: a ported project's ``HTTPCACHE_ENABLED = True`` must not be a no-op.
 """
 
 from __future__ import annotations
@@ -20,11 +22,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from skitter._scrapy_settings import UNSUPPORTED
 from skitter.exceptions import ConfigError
 
 __all__ = ["SETTINGS", "Setting", "Settings"]
 
-MiB = 1024 * 1024
+KiB = 1024
+MiB = 1024 * KiB
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +86,18 @@ _REGISTRY: list[Setting] = [
     ),
     Setting("URLLENGTH_LIMIT", 2083, int, "Requests with longer URLs are dropped; 0 = no limit."),
     Setting("REFERER_ENABLED", True, bool, "Send the page a link was found on as Referer."),
+    Setting(
+        "BOT_NAME",
+        "skitter",
+        str,
+        "The project's name (Scrapy's), in the log line each crawl starts with.",
+    ),
+    Setting(
+        "JOBDIR",
+        "",
+        str,
+        "Keep the crawl's state in this directory, as --job-dir does (Scrapy's name).",
+    ),
     Setting("CLOSESPIDER_ITEMCOUNT", 0, int, "Stop after this many items; 0 = never."),
     Setting("CLOSESPIDER_PAGECOUNT", 0, int, "Stop after this many responses; 0 = never."),
     Setting("CLOSESPIDER_ERRORCOUNT", 0, int, "Stop after this many errors; 0 = never."),
@@ -115,6 +131,13 @@ _REGISTRY: list[Setting] = [
         str,
         "What a download slot is: host (Scrapy's), netloc (host and port) or ip (the "
         "resolved address: hosts on one server share its limits).",
+    ),
+    Setting(
+        "FRONTIER_OUTAGE_TIMEOUT",
+        600.0,
+        float,
+        "Seconds the task store (Redis) may stay unavailable before the crawl fails; "
+        "0 = wait for ever.",
     ),
     Setting(
         "SCHEDULER_MAX_HELD",
@@ -191,7 +214,14 @@ _REGISTRY: list[Setting] = [
         "limit.",
     ),
     Setting("DOWNLOAD_WARNSIZE", 32 * MiB, int, "Log a warning for bodies above this size."),
-    Setting("COMPRESSION_ENABLED", True, bool, "Ask for and decode gzip, deflate and br."),
+    Setting(
+        "DOWNLOAD_MAX_HEADERS_SIZE",
+        256 * KiB,
+        int,
+        "Largest total of a response's header names and values in bytes; larger responses "
+        "fail, not retried. 0 = only aiohttp's limits (128 lines of at most 32 KiB).",
+    ),
+    Setting("COMPRESSION_ENABLED", True, bool, "Ask for and decode gzip, deflate, br and zstd."),
     Setting("COOKIES_ENABLED", True, bool, "Keep cookies per spider (and per meta cookiejar)."),
     Setting("REDIRECT_ENABLED", True, bool, "Follow 301/302/303/307/308 redirects."),
     Setting("REDIRECT_MAX_TIMES", 20, int, "Longest redirect chain followed."),
@@ -267,6 +297,12 @@ _REGISTRY: list[Setting] = [
     ),
     Setting("ITEM_PIPELINES", {}, dict, "Item pipelines {path or class: order}, low first."),
     Setting("FEEDS", {}, dict, "Feed exports {path: {'format': 'jsonl'|'json'|'csv', ...}}."),
+    Setting(
+        "FEED_EXPORT_ENCODING",
+        None,
+        str,
+        "Encoding of every feed that sets none in its FEEDS options; None = UTF-8.",
+    ),
     # -- output ---------------------------------------------------------------------------
     Setting("LOG_LEVEL", "INFO", str, "DEBUG, INFO, WARNING or ERROR."),
     Setting("LOGSTATS_INTERVAL", 60.0, float, "Seconds between progress lines off a terminal."),
@@ -339,10 +375,22 @@ def _coerce(name: str, value: Any) -> Any:
     return value
 
 
-def _check_name(name: str) -> None:
+_KNOWN_NAMES = (*SETTINGS, *UNSUPPORTED)
+
+
+def _check(name: str, value: Any) -> None:
+    """Refuse a Scrapy setting skitter does not implement, and a typo of a known name."""
     if name in SETTINGS or not name.isupper():
         return
-    close = difflib.get_close_matches(name, SETTINGS, n=1, cutoff=0.88)
+    unsupported = UNSUPPORTED.get(name)
+    if unsupported is not None:
+        if unsupported.allows(value):
+            return
+        raise ConfigError(
+            f"setting {name} ({value!r}) is Scrapy's, and skitter does not implement it: "
+            f"{unsupported.hint}"
+        )
+    close = difflib.get_close_matches(name, _KNOWN_NAMES, n=1, cutoff=0.88)
     if close:
         raise ConfigError(f"unknown setting {name!r}: did you mean {close[0]!r}?")
 
@@ -360,7 +408,7 @@ class Settings(Mapping[str, Any]):
 
     def _merge(self, values: Mapping[str, Any], source: str) -> None:
         for name, value in values.items():
-            _check_name(name)
+            _check(name, value)
             self._values[name] = _coerce(name, value)
             self._sources[name] = source
 
@@ -384,11 +432,13 @@ class Settings(Mapping[str, Any]):
         """Lay the four layers over the defaults, lowest first.
 
         ``env`` is the process environment by default; only ``SKITTER_<NAME>`` variables
-        for known settings are read from it.
+        for known settings (and Scrapy's, to refuse those skitter lacks) are read from it.
         """
         environ = os.environ if env is None else env
-        from_env = {
-            name: environ[f"SKITTER_{name}"] for name in SETTINGS if f"SKITTER_{name}" in environ
+        from_env = {  # Scrapy's names too, so that an unsupported one is refused
+            name: environ[f"SKITTER_{name}"]
+            for name in _KNOWN_NAMES
+            if f"SKITTER_{name}" in environ
         }
         out = cls(project, source="project")
         for values, source in ((spider, "spider"), (from_env, "env"), (cli, "cli")):

@@ -103,6 +103,7 @@ class JsSite:
         routes.add_get("/echo", self.echo)
         routes.add_get("/set-cookie", self.set_cookie)
         routes.add_get("/late", self.late)
+        routes.add_get("/big-headers", self.big_headers)
 
     def _count(self, request: web.Request) -> None:
         self.hits[request.path] += 1
@@ -174,6 +175,15 @@ class JsSite:
             "const p = document.createElement('p'); p.id = 'late'; p.textContent = 'here';"
             "document.body.appendChild(p); }, 300));</script>"
         )
+
+    async def big_headers(self, request: web.Request) -> web.Response:
+        """``?lines=N&size=S``: a page with N extra headers of S bytes each."""
+        self._count(request)
+        lines, size = int(request.query["lines"]), int(request.query["size"])
+        response = _html("<p>big headers</p>")
+        for i in range(lines):
+            response.headers[f"X-Big-{i}"] = "v" * size
+        return response
 
 
 def _html(body: str) -> web.Response:

@@ -99,6 +99,29 @@ async def test_the_rendered_html_is_bounded_by_download_maxsize(
         await browser.fetch(Request(base + "/items", render=True))
 
 
+async def test_the_main_documents_headers_are_bounded_by_download_max_headers_size(
+    site: tuple[JsSite, str], transport: Any
+) -> None:
+    _, base = site
+    browser, stats = await transport({"DOWNLOAD_MAX_HEADERS_SIZE": 10_000})
+    with pytest.raises(ResponseTooLarge, match=r"response headers of \d+ bytes") as info:
+        await browser.fetch(Request(base + "/big-headers?lines=4&size=5000", render=True))
+    assert "vvvv" not in str(info.value)
+    assert stats.get("downloader/exception_type_count/ResponseTooLarge") == 1
+    fine = await browser.fetch(Request(base + "/big-headers?lines=1&size=5000", render=True))
+    assert fine.css("p::text").get() == "big headers"
+
+
+async def test_headers_larger_than_chromium_takes_are_response_too_large(
+    site: tuple[JsSite, str], transport: Any
+) -> None:
+    """Not a ConnectionLost: a retry would get the same headers."""
+    _, base = site
+    browser, _ = await transport({"DOWNLOAD_MAX_HEADERS_SIZE": 0})
+    with pytest.raises(ResponseTooLarge, match="ERR_RESPONSE_HEADERS_TOO_BIG"):
+        await browser.fetch(Request(base + "/big-headers?lines=12&size=30000", render=True))
+
+
 async def test_bad_urls_and_refused_connections_are_request_errors(
     site: tuple[JsSite, str], transport: Any
 ) -> None:

@@ -77,3 +77,51 @@ def test_meta_and_cb_kwargs_are_the_requests() -> None:
     req = Request("http://e.com", meta={"a": 1}, cb_kwargs={"b": 2})
     r = Response("http://e.com", request=req)
     assert r.meta is req.meta and r.cb_kwargs is req.cb_kwargs
+
+
+NOT_TEXT = ["base64", "hex", "rot13", "zlib", "bz2", "uu", "quopri", "x-unknown-charset"]
+
+
+@pytest.mark.parametrize("charset", NOT_TEXT)
+def test_a_content_type_charset_that_is_not_a_text_encoding_is_ignored(charset: str) -> None:
+    body = "<html><head><title>caf\u00e9</title></head></html>".encode()
+    r = make(body, f"text/html; charset={charset}")
+    assert r.encoding == "utf-8"  # detected, as if no charset were declared
+    assert r.css("title::text").get() == "caf\u00e9"
+
+
+@pytest.mark.parametrize("charset", NOT_TEXT)
+def test_then_the_meta_declaration_is_used(charset: str) -> None:
+    body = '<meta charset="koi8-r"><p>\u043f\u0440\u0438\u0432\u0435\u0442</p>'.encode("koi8-r")
+    r = make(body, f"text/html; charset={charset}")
+    assert r.encoding == "koi8-r"
+    assert r.css("p::text").get() == "\u043f\u0440\u0438\u0432\u0435\u0442"
+
+
+@pytest.mark.parametrize("charset", NOT_TEXT)
+def test_a_meta_charset_that_is_not_a_text_encoding_is_ignored(charset: str) -> None:
+    body = f'<html><head><meta charset="{charset}"></head><p>\u20ac</p></html>'.encode("cp1252")
+    r = make(body)
+    assert r.encoding == "cp1252"
+    assert r.css("p::text").get() == "\u20ac"
+    xml = f'<?xml version="1.0" encoding="{charset}"?><a>\u00e9</a>'.encode()
+    assert make(xml, "application/xml").xpath("//a/text()").get() == "\u00e9"
+
+
+def test_a_bom_still_wins_over_a_bad_charset() -> None:
+    body = "\ufeff<p>\u00fc</p>".encode("utf-16-le")
+    assert make(body, "text/html; charset=base64").css("p::text").get() == "\u00fc"
+
+
+def test_utf16_without_bom_is_big_endian() -> None:
+    r = make("<p>\u00fc</p>".encode("utf-16-be"), "text/html; charset=utf-16")
+    assert r.encoding == "utf-16-be"
+    assert r.css("p::text").get() == "\u00fc"
+
+
+def test_an_explicit_encoding_is_used_and_must_be_a_text_encoding() -> None:
+    r = Response("http://e.com", body="caf\u00e9".encode("latin-1"), encoding="latin-1")
+    assert (r.encoding, r.text) == ("latin-1", "caf\u00e9")
+    for bad in ("base64", "rot13", "no-such-charset"):
+        with pytest.raises(ValueError, match="not a known text encoding"):
+            Response("http://e.com", body=b"x", encoding=bad)

@@ -183,15 +183,17 @@ async def test_a_forgotten_return_keeps_the_item_and_warns_once(make_crawler, ca
     assert len([r for r in caplog.records if "returned None" in r.getMessage()]) == 1
 
 
-async def test_a_failing_close_does_not_stop_the_others(make_crawler, tmp_path, caplog) -> None:
+async def test_a_failing_close_does_not_stop_the_others(make_crawler, tmp_path) -> None:
     crawler = make_crawler()
     path = tmp_path / "out.json"
     feed = _feed(path, crawler)
     pm, calls = manager(crawler.stats, CloseFails, AddA, feeds=[feed])
     await pm.open_spider(SPIDER)
     await pm.process_item({"n": 1}, SPIDER)
-    with caplog.at_level(logging.ERROR):
+    # every pipeline is closed, then the failure is raised: the crawl must not pass
+    with pytest.raises(RuntimeError, match="cannot close") as raised:
         await pm.close_spider(SPIDER)
+    assert "while closing item pipeline CloseFails" in raised.value.__notes__
     assert calls[-2:] == ["close CloseFails", "close AddA"]
     assert crawler.stats.get("pipeline/errors/CloseFails") == 1
     assert json.loads(path.read_bytes()) == [{"n": 1, "trail": ["A"]}]

@@ -65,6 +65,9 @@ async def run_demo(args: argparse.Namespace, console: Console) -> int:
             [crawler], console, progress=not args.no_progress
         )
     finish([crawler], all_stats, args, console)
+    if crawler.failure is not None:
+        console.print(f"[red]error:[/red] the demo crawl failed: {crawler.failure}")
+        return 1
     missing, unexpected = compare_items(_read_jsonl(output), expected_items())
     total = len(expected_items())
     if not missing and not unexpected:

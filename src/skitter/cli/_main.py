@@ -266,6 +266,14 @@ def _run(
         )
     )
     finish(crawlers, all_stats, args, console)
+    failed = [crawler for crawler in crawlers if crawler.failure is not None]
+    for crawler in failed:
+        console.print(
+            f"[red]error:[/red] crawl of spider {crawler.spider.name!r} failed: {crawler.failure}",
+            highlight=False,
+        )
+    if failed:
+        return EXIT_FAILED
     return EXIT_INTERRUPTED if forced else EXIT_OK
 
 

@@ -101,7 +101,7 @@ async def _run_until_signalled(
             forced = True
             task.cancel()
 
-    task = asyncio.ensure_future(run_crawlers(crawlers, mode=mode))
+    task = asyncio.ensure_future(run_crawlers(crawlers, mode=mode, raise_on_failure=False))
     installed = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:

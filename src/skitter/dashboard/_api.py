@@ -160,7 +160,7 @@ class ControlApi:
         status = crawler.status
         if status == "new":
             raise _Problem(409, f"project {project_name(crawler)!r} has not started yet")
-        if status == "done":
+        if status in ("done", "failed"):
             raise _Problem(409, f"project {project_name(crawler)!r} has finished")
         return crawler
 

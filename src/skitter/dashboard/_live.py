@@ -32,7 +32,7 @@ class LiveMonitor(Protocol):
 
 
 class LiveProject(Protocol):
-    """A project to show and steer. ``status`` is new, running, paused, checking or done
+    """A project to show and steer. ``status`` is new, running, paused, checking, done or failed
     (a cluster job also idle: no live worker, work left). ``set_rate``, ``pause`` and
     ``resume`` may return an awaitable (a cluster project writes to Redis); ``set_rate``
     raises ``ConfigError`` above MAX_RATE/MAX_BURST with a message for the person."""

@@ -32,7 +32,7 @@ __all__ = ["CONTENT_TYPE", "render_metrics"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 PREFIX = "skitter_"
-STATUSES = ("new", "running", "paused", "checking", "idle", "done")
+STATUSES = ("new", "running", "paused", "checking", "idle", "done", "failed")
 
 #: Stats that hold a value at a point in time, not a count that only grows.
 _GAUGE_STATS = frozenset({"start_time", "finish_time", "elapsed_time_seconds"})
@@ -149,7 +149,8 @@ async def _project(out: _Exposition, crawler: LiveProject, project: str) -> None
         out.add(
             PREFIX + "project_status",
             "gauge",
-            "1 for the project's current status (new, running, paused, checking, idle, done)",
+            "1 for the project's current status "
+            "(new, running, paused, checking, idle, done, failed)",
             {**labels, "status": state},
             state == status,
         )

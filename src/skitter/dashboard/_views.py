@@ -64,6 +64,7 @@ async def project_summary(crawler: LiveProject) -> dict[str, Any]:
         "items": crawler.stats.get("item_scraped_count", 0),
         "started": crawler.stats.get("start_time"),
         "finish_reason": crawler.stats.get("finish_reason"),
+        "finish_error": crawler.stats.get("finish_error"),
     }
     cluster = getattr(crawler, "cluster_summary", None)
     if cluster is not None:  # a job of a distributed crawl: its name and live workers

@@ -23,7 +23,8 @@ skitter's errors naming the request. What differs, and why:
 - DOWNLOAD_TIMEOUT (``meta["download_timeout"]``) bounds the page from navigation until
   its HTML is read: a page that never finishes loading fails with DownloadTimeout, which
   RetryMiddleware retries. DOWNLOAD_MAXSIZE bounds the rendered HTML (an endless main
-  document cannot be cut off mid-body by the browser: it ends at the timeout).
+  document cannot be cut off mid-body by the browser: it ends at the timeout), and
+  DOWNLOAD_MAX_HEADERS_SIZE the main document's headers, as over HTTP.
 - A browser that dies under a page fails that request with ConnectionLost (retried by
   the scheduler); the next request starts Chromium again. Nothing is lost.
 - Scope: given the Downloader's offsite guard, every request the page makes, redirect
@@ -67,6 +68,7 @@ from skitter.downloader._browser_launch import BrowserUnavailable
 from skitter.downloader._browser_pool import BrowserPool, PageLease
 from skitter.downloader._browser_routes import page_router
 from skitter.downloader._browser_scope import PageGuard
+from skitter.downloader._transport import headers_too_large
 from skitter.exceptions import (
     ConfigError,
     ConnectionLost,
@@ -126,6 +128,7 @@ class BrowserTransport:
         self._timeout: float = settings["DOWNLOAD_TIMEOUT"]
         self._maxsize: int = settings["DOWNLOAD_MAXSIZE"]
         self._warnsize: int = settings["DOWNLOAD_WARNSIZE"]
+        self._max_headers_size: int = settings["DOWNLOAD_MAX_HEADERS_SIZE"]
         self._blocked = frozenset(str(kind).lower() for kind in settings["BROWSER_BLOCK_RESOURCES"])
         self._wait_until: str = settings["BROWSER_WAIT_UNTIL"]
         if self._wait_until not in WAIT_UNTIL:
@@ -269,7 +272,12 @@ class BrowserTransport:
             raise ConnectionLost(f"{request!r}: the browser loaded no document", request=request)
         meta["download_latency"] = _latency(main, started)
         _record_redirects(main, meta)
-        headers = CIMultiDict((h["name"], h["value"]) for h in await main.headers_array())
+        pairs = await main.headers_array()
+        if self._max_headers_size:
+            size = sum(len(h["name"]) + len(h["value"]) for h in pairs)
+            if size > self._max_headers_size:
+                raise headers_too_large(request, size, self._max_headers_size)
+        headers = CIMultiDict((h["name"], h["value"]) for h in pairs)
         for name in ("Content-Encoding", "Content-Length"):
             headers.popall(name, None)  # describe the network bytes, not this body
         if jar is None:

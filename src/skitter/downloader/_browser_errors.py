@@ -3,7 +3,8 @@
 A page that died with its browser, or failed on the network, is a retryable
 ``TransportError`` (the scheduler retries it); a URL the browser refuses is an
 ``InvalidURL``; a page the browser aborted (a download, say) is a plain
-``RequestError``, not retried. Chromium reports network failures as ``net::ERR_*`` codes
+``RequestError``, and headers larger than Chromium accepts a ``ResponseTooLarge``, both
+not retried. Chromium reports network failures as ``net::ERR_*`` codes
 in the message, which is what is matched here. Every message names the request.
 """
 
@@ -18,6 +19,7 @@ from skitter.exceptions import (
     DownloadTimeout,
     InvalidURL,
     RequestError,
+    ResponseTooLarge,
 )
 from skitter.http import Request
 
@@ -70,6 +72,12 @@ def translate(
             return DownloadTimeout(f"{request!r}: {code}", request=request)
         if code in ("ERR_INVALID_URL", "ERR_UNSAFE_PORT", "ERR_DISALLOWED_URL_SCHEME"):
             return InvalidURL(f"cannot render {request!r}: {code}", request=request)
+        if code == "ERR_RESPONSE_HEADERS_TOO_BIG":
+            return ResponseTooLarge(
+                f"{request!r}: response headers larger than the browser accepts ({code}); "
+                "not downloaded",
+                request=request,
+            )
         if code in ("ERR_ABORTED", "ERR_BLOCKED_BY_CLIENT"):
             message = f"{request!r}: the browser aborted the page ({code})"
             return RequestError(message, request=request)

@@ -2,10 +2,12 @@
 
 DefaultHeadersMiddleware (DEFAULT_REQUEST_HEADERS), UserAgentMiddleware (USER_AGENT, or
 the spider's ``user_agent`` attribute) and HttpCompressionMiddleware (COMPRESSION_ENABLED:
-``Accept-Encoding: gzip, deflate, br``). A header the spider set always wins, as in
-Scrapy. Decoding is not done here but in the transport, because DOWNLOAD_MAXSIZE has
-to be enforced on the decoded bytes while they arrive; with compression disabled no
-``Accept-Encoding`` is sent, and a server that compresses anyway is still decoded.
+``Accept-Encoding`` lists what the body decoder can undo, ``gzip, deflate, br, zstd``, so
+no server is invited to send what cannot be decoded). A header the spider set always
+wins, as in Scrapy. Decoding is not done here but in the transport, because
+DOWNLOAD_MAXSIZE has to be enforced on the decoded bytes while they arrive; with
+compression disabled no ``Accept-Encoding`` is sent, and a server that compresses
+anyway is still decoded.
 """
 
 from __future__ import annotations
@@ -14,11 +16,10 @@ from typing import Any
 
 from skitter._components import NotConfigured
 from skitter._types import CrawlContext
+from skitter.downloader._decode import ACCEPT_ENCODING
 from skitter.http import Request
 
 __all__ = ["DefaultHeadersMiddleware", "HttpCompressionMiddleware", "UserAgentMiddleware"]
-
-ACCEPT_ENCODING = "gzip, deflate, br"
 
 
 class DefaultHeadersMiddleware:

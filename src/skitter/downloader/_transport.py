@@ -18,6 +18,12 @@ What it guarantees:
   and the memory held: a too-large Content-Length is refused before reading, an endless
   body or a compression bomb is cut off at the limit. DOWNLOAD_WARNSIZE
   (``meta["download_warnsize"]``) logs one warning per response.
+- A compressed body that ends before its compressed stream does (the server closed the
+  connection early, or sent a Content-Length that cuts it) is a ConnectionLost, retried
+  like any broken download: never a page with the bytes decoded so far.
+- DOWNLOAD_MAX_HEADERS_SIZE bounds the response headers (names and values, in total);
+  aiohttp itself refuses more than ``_MAX_HEADERS`` header lines or one longer than
+  ``_MAX_HEADER_FIELD``. Either is a ResponseTooLarge, like a too-large body.
 - A decoded body's ``Content-Encoding`` header is removed (Scrapy does the same, so
   nothing downstream decodes twice); the original value is kept in ``response.flags``
   as ``"decoded:<value>"``. Content-Length is left as the server sent it.
@@ -27,7 +33,7 @@ What it guarantees:
   the host it connects to is the host that was checked.
 - Every failure is one of skitter's errors naming the request: InvalidURL, ConnectError,
   DownloadTimeout, ConnectionLost (reset, truncated or corrupt body, broken HTTP),
-  ResponseTooLarge; anything else that cannot be sent is a plain RequestError.
+  ResponseTooLarge (body or headers); anything else that cannot be sent is a plain RequestError.
 - ``meta["download_latency"]`` is set to the seconds until the response headers came.
 
 Stats (Scrapy's keys): ``downloader/request_count``, ``downloader/request_method_count/<M>``,
@@ -40,13 +46,16 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 import aiohttp
+from aiohttp.http_exceptions import BadHttpMessage, LineTooLong
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from skitter.downloader._decode import BodyDecoder, DecodeError, decoder_for
+from skitter.downloader._decode import BodyDecoder, DecodeError, TruncatedBody, decoder_for
 from skitter.exceptions import (
+    ConfigError,
     ConnectError,
     ConnectionLost,
     DownloadTimeout,
@@ -60,13 +69,17 @@ if TYPE_CHECKING:
     from skitter._types import StatsSink
     from skitter.settings import Settings
 
-__all__ = ["AiohttpTransport", "Transport"]
+__all__ = ["AiohttpTransport", "Transport", "headers_too_large"]
 
 logger = logging.getLogger("skitter.downloader")
 
 _DNS_CACHE_TTL = 300  # seconds; a crawl resolves the same few hosts again and again
-_MAX_HEADER_FIELD = 64 * 1024  # real sites send CSP and Set-Cookie lines over aiohttp's 8 kB
-_MAX_HEADERS = 256
+# What aiohttp may buffer of a response head before DOWNLOAD_MAX_HEADERS_SIZE is checked:
+# 128 lines (aiohttp's default) of up to 32 KiB, 4 MiB in all. Real sites send CSP and
+# Set-Cookie lines over aiohttp's default of 8 KiB, hence the longer lines; more lines
+# than this, or longer ones, are abuse rather than a page worth fetching.
+_MAX_HEADER_FIELD = 32 * 1024
+_MAX_HEADERS = 128
 _NO_BODY_STATUSES = frozenset({204, 304})
 
 
@@ -90,6 +103,7 @@ class AiohttpTransport:
 
     __slots__ = (
         "_connect_timeout",
+        "_max_headers_size",
         "_maxsize",
         "_method_keys",
         "_pool_size",
@@ -102,9 +116,13 @@ class AiohttpTransport:
     )
 
     def __init__(self, settings: Settings, stats: StatsSink) -> None:
+        for name in ("DOWNLOAD_MAXSIZE", "DOWNLOAD_WARNSIZE", "DOWNLOAD_MAX_HEADERS_SIZE"):
+            if settings[name] < 0:
+                raise ConfigError(f"{name} must be 0 (no limit) or more, got {settings[name]}")
         self._stats = stats
         self._maxsize: int = settings["DOWNLOAD_MAXSIZE"]
         self._warnsize: int = settings["DOWNLOAD_WARNSIZE"]
+        self._max_headers_size: int = settings["DOWNLOAD_MAX_HEADERS_SIZE"]
         self._connect_timeout: float | None = settings["DOWNLOAD_CONNECT_TIMEOUT"] or None
         self._read_timeout: float | None = settings["DOWNLOAD_READ_TIMEOUT"] or None
         self._timeout = self._client_timeout(settings["DOWNLOAD_TIMEOUT"])
@@ -223,6 +241,11 @@ class AiohttpTransport:
             status = resp.status
             headers: CIMultiDictProxy[str] | CIMultiDict[str] = resp.headers
             ip_address = _peer_ip(resp)
+            if self._max_headers_size:
+                size = sum(len(name) + len(value) for name, value in resp.raw_headers)
+                if size > self._max_headers_size:
+                    resp.close()  # never read, never pooled
+                    raise headers_too_large(request, size, self._max_headers_size)
             length = resp.content_length
             has_body = request.method != "HEAD" and status not in _NO_BODY_STATUSES
             if has_body and length is not None:
@@ -238,7 +261,7 @@ class AiohttpTransport:
                     warnsize = 0
             flags: list[str] | None = None
             coding = headers.get("Content-Encoding") if has_body else None
-            decoder = decoder_for(coding, maxsize) if coding else None
+            decoder = _decoder_for(request, coding, maxsize) if coding else None
             if decoder is None and length is not None:
                 body = await resp.read()  # size already checked; aiohttp stops at length
             else:
@@ -268,29 +291,63 @@ async def _read_body(
     """Read the body chunk by chunk, decoding and enforcing the size limits as it comes."""
     parts: list[bytes] = []
     size = 0
-    async for chunk in resp.content.iter_any():
-        if decoder is not None:
-            try:
-                chunk = decoder.feed(chunk)
-            except DecodeError as exc:
-                raise ConnectionLost(
-                    f"{request!r}: cannot decode body (Content-Encoding "
-                    f"{resp.headers.get('Content-Encoding')!r}): {exc}",
+    decoded = None if decoder is None else _decoded(resp, request, decoder)
+    chunks: AsyncIterator[bytes] = resp.content.iter_any() if decoded is None else decoded
+    try:
+        async for chunk in chunks:
+            size += len(chunk)
+            if maxsize and size > maxsize:
+                resp.close()  # do not drain the rest of a huge body into the pool
+                what = "decoded body" if decoder is not None else "body"
+                raise ResponseTooLarge(
+                    f"{request!r}: {what} is larger than DOWNLOAD_MAXSIZE ({maxsize} bytes); "
+                    "cut off",
                     request=request,
-                ) from None
-        size += len(chunk)
-        if maxsize and size > maxsize:
-            resp.close()  # do not drain the rest of a huge body into the pool
-            what = "decoded body" if decoder is not None else "body"
-            raise ResponseTooLarge(
-                f"{request!r}: {what} is larger than DOWNLOAD_MAXSIZE ({maxsize} bytes); cut off",
-                request=request,
-            )
-        if warnsize and size > warnsize:
-            _warn_size(request, size, warnsize)
-            warnsize = 0
-        parts.append(chunk)
+                )
+            if warnsize and size > warnsize:
+                _warn_size(request, size, warnsize)
+                warnsize = 0
+            parts.append(chunk)
+    finally:
+        if decoded is not None:
+            await decoded.aclose()
     return b"".join(parts)
+
+
+async def _decoded(
+    resp: aiohttp.ClientResponse, request: Request, decoder: BodyDecoder
+) -> AsyncGenerator[bytes, None]:
+    """The decoded body, chunk by chunk, ending with what the decoder held at the end."""
+    try:
+        async for chunk in resp.content.iter_any():
+            yield decoder.feed(chunk)
+        yield decoder.finish()
+    except TruncatedBody as exc:
+        raise ConnectionLost(f"{request!r}: body truncated: {exc}", request=request) from None
+    except DecodeError as exc:
+        raise _undecodable(request, resp.headers.get("Content-Encoding"), exc) from None
+
+
+def _decoder_for(request: Request, coding: str, maxsize: int | None) -> BodyDecoder | None:
+    try:
+        return decoder_for(coding, maxsize or None)
+    except DecodeError as exc:
+        raise _undecodable(request, coding, exc) from None
+
+
+def _undecodable(request: Request, coding: str | None, exc: DecodeError) -> ConnectionLost:
+    return ConnectionLost(
+        f"{request!r}: cannot decode body (Content-Encoding {coding!r}): {exc}", request=request
+    )
+
+
+def headers_too_large(request: Request, size: int, limit: int) -> ResponseTooLarge:
+    """The error for headers (names and values) over DOWNLOAD_MAX_HEADERS_SIZE."""
+    return ResponseTooLarge(
+        f"{request!r}: response headers of {size} bytes are larger than "
+        f"DOWNLOAD_MAX_HEADERS_SIZE ({limit} bytes); not downloaded",
+        request=request,
+    )
 
 
 def _warn_size(request: Request, size: int, warnsize: int) -> None:
@@ -334,7 +391,28 @@ def _translate(exc: BaseException, request: Request, total: float | None) -> Req
     if isinstance(exc, aiohttp.ClientPayloadError):
         return ConnectionLost(f"{request!r}: body incomplete: {detail}", request=request)
     if isinstance(exc, aiohttp.ClientResponseError):
+        problem = _head_over_limits(exc)
+        if problem is not None:
+            return ResponseTooLarge(
+                f"{request!r}: response headers over aiohttp's limits ({_MAX_HEADERS} lines "
+                f"of at most {_MAX_HEADER_FIELD} bytes): {problem}; not downloaded",
+                request=request,
+            )
         return ConnectionLost(f"{request!r}: invalid HTTP response: {exc.message}", request=request)
     if isinstance(exc, aiohttp.ClientError | OSError):
         return ConnectionLost(f"{request!r}: connection lost: {detail}", request=request)
     return RequestError(f"cannot send {request!r}: {detail}", request=request)
+
+
+def _head_over_limits(exc: aiohttp.ClientResponseError) -> str | None:
+    """What was too large if aiohttp refused the response head for its size, else None.
+    The parser's error is a cause or two down; its text (which may quote a cookie) is
+    not used."""
+    cause = exc.__cause__
+    while cause is not None:
+        if isinstance(cause, LineTooLong):
+            return "a line is longer"
+        if isinstance(cause, BadHttpMessage) and "too many" in str(cause.message).lower():
+            return "too many lines"
+        cause = cause.__cause__
+    return None

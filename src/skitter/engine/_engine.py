@@ -13,7 +13,12 @@ finished, requests were queued, or the scheduler's next due time passed; it neve
 
 Every failure of one request or callback is caught in ``_process`` (downloads) or by the
 ``Scraper`` (callbacks and what they yield), logged with the request and callback,
-counted, and the crawl goes on. Cancellation is never swallowed.
+counted, and the crawl goes on. A ``FatalError`` (a feed or store that cannot take what
+the crawl produced, the job's state lost, the store out of reach for too long) is the
+exception: wherever it comes from, the project fails (``Project.fail``), nothing more is
+dispatched for it, and the task at hand is left unsettled so that it runs again on a
+resume. A task store that is only briefly out of reach (``FrontierUnavailable``) is
+ridden out. Cancellation is never swallowed.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from skitter.engine._project import Project
 from skitter.engine._scraper import Scraper
 from skitter.exceptions import (
     CloseSpider,
+    FatalError,
+    FrontierOutage,
     FrontierUnavailable,
     IgnoreRequest,
     InvalidURL,
@@ -60,6 +67,7 @@ class Engine:
         serve: bool = False,
         fair_share: FairShare | None = None,
         idle_grace: float = 0.0,
+        outage_timeout: float = 600.0,
     ) -> None:
         if not projects:
             raise ValueError("the engine needs at least one project")
@@ -78,6 +86,10 @@ class Engine:
         self._stopping = False
         self._next_project = 0
         self._outage_delay = 0.0
+        #: When the current outage of the task store began (None: reachable), and how
+        #: long one may last before the crawl fails (FRONTIER_OUTAGE_TIMEOUT; 0 = forever).
+        self._outage_since: float | None = None
+        self._outage_timeout = outage_timeout
         #: Workers: how long the (cluster-wide) idle state must last before the crawl
         #: ends; negative = never (wait for pushed URLs).
         self._idle_grace = idle_grace
@@ -135,11 +147,25 @@ class Engine:
 
     async def _ride_out(self, exc: FrontierUnavailable) -> None:
         """The frontier is out of reach: dispatch nothing for a while, then try again
-        (0.5 s, doubling to 5 s). Running tasks go on; their acks wait for it too."""
-        if self._outage_delay == 0:
+        (0.5 s, doubling to 5 s). Running tasks go on; their acks wait for it too. An
+        outage longer than the outage timeout fails every project still running."""
+        now = time.monotonic()
+        if self._outage_since is None:
+            self._outage_since = now
             log.warning("Task store unavailable, pausing dispatch: %s", exc)
         for project in self.projects:
             project.stats.inc("engine/frontier_unavailable")
+        timeout = self._outage_timeout
+        if timeout > 0 and now - self._outage_since >= timeout:
+            outage = FrontierOutage(
+                f"the task store has been unavailable for {now - self._outage_since:.0f} s "
+                f"(FRONTIER_OUTAGE_TIMEOUT is {timeout:g} s): {exc}"
+            )
+            for project in self.projects:
+                if project.closing is None:
+                    project.fail(outage)
+            self._wakeup.set()
+            return
         self._outage_delay = min(5.0, max(0.5, self._outage_delay * 2))
         await asyncio.sleep(self._outage_delay)
 
@@ -154,9 +180,10 @@ class Engine:
             except BaseException:
                 sem.release()
                 raise
-            if self._outage_delay:
+            if self._outage_since is not None:
                 log.info("Task store reachable again, dispatching")
                 self._outage_delay = 0.0
+                self._outage_since = None
             if picked is not None:
                 self._idle_since = None
                 project, lease = picked
@@ -185,7 +212,7 @@ class Engine:
             project = projects[0]
             if project.closing is not None:
                 return None
-            lease = await project.scheduler.next_request()
+            lease = await self._next_request(project)
             self._maybe_hungry(project)
             return (project, lease) if lease is not None else None
         backlogs = {
@@ -196,13 +223,21 @@ class Engine:
             if name is None:
                 return None
             project = self._by_name[name]
-            lease = await project.scheduler.next_request()
+            lease = await self._next_request(project)
             self._maybe_hungry(project)
             if lease is not None:
                 self._fair.record(name)
                 return project, lease
             del backlogs[name]
         return None
+
+    @staticmethod
+    async def _next_request(project: Project) -> Lease | None:
+        try:
+            return await project.scheduler.next_request()
+        except FatalError as exc:
+            project.fail(exc)
+            return None
 
     def _maybe_hungry(self, project: Project) -> None:
         if not project.start_exhausted and project.scheduler.queued_estimate < self._low_water:
@@ -217,15 +252,23 @@ class Engine:
                 if (
                     project.start_exhausted
                     and project.in_flight == 0
-                    and await project.scheduler.is_finished()
+                    and await self._scheduler_finished(project)
                     and self._idle_long_enough()
                 ):
                     project.request_close("finished")
-                else:
+                elif project.closing is None:
                     done = False
             if project.closing is not None and project.in_flight > 0:
                 done = False
         return done
+
+    @staticmethod
+    async def _scheduler_finished(project: Project) -> bool:
+        try:
+            return await project.scheduler.is_finished()
+        except FatalError as exc:
+            project.fail(exc)
+            return False
 
     def _idle_long_enough(self) -> bool:
         """Nothing to do anywhere: for a worker, only after ``idle_grace`` seconds of it
@@ -243,7 +286,11 @@ class Engine:
             waits.append(0.5)  # look at the cluster again soon
         for project in self.projects:
             if project.closing is None:
-                wait = await project.scheduler.next_wakeup()
+                try:
+                    wait = await project.scheduler.next_wakeup()
+                except FatalError as exc:
+                    project.fail(exc)
+                    return 0.0
                 if wait is not None:
                     waits.append(wait)
         return min(waits) if waits else None
@@ -268,14 +315,21 @@ class Engine:
             await asyncio.sleep(self._housekeeping_interval)
             for project in self.projects:
                 if project.closing is None:
-                    with contextlib.suppress(FrontierUnavailable):  # the dispatcher reports it
+                    try:
                         await project.scheduler.maintain(project.monitor.active.keys())
+                    except FrontierUnavailable:
+                        pass  # the dispatcher reports it
+                    except FatalError as exc:
+                        project.fail(exc)
                     self._check_limits(project)
             self._wakeup.set()
 
     # -- start requests -------------------------------------------------------------------
     async def _feed(self, project: Project) -> None:
         """Pull start requests lazily: only while the project's queue is low.
+
+        They come from ``spider.start()`` (Scrapy 2.13's async generator, which may yield
+        items too), whose default yields what ``start_requests()`` gives.
 
         ``project.start_offset`` counts the start requests queued so far; a resumed job
         skips that many. A ``dont_filter`` start request gets a taskid from its position,
@@ -293,22 +347,22 @@ class Engine:
             project.start_offset = offset
         index = 0
         try:
-            source = project.spider_mw.process_start_requests(
-                aiter_output(project.spider.start_requests())
-            )
+            source = project.spider_mw.process_start_requests(aiter_output(project.spider.start()))
             async for request in source:
                 if project.closing is not None:
                     return  # not exhausted: a resumed job goes on from here
                 if index < project.start_offset:
                     index += 1
                     continue
-                if not isinstance(request, Request):
-                    self._scraper.count_bad_output(project, request, "start_requests")
-                else:
+                if isinstance(request, Request):
                     if request.dont_filter and not request.has_explicit_taskid:
                         with contextlib.suppress(InvalidURL):  # enqueue reports it
                             request.taskid = f"{request.fingerprint.hex()}-s{index}"
                     await self._enqueue_patiently(project, request)
+                elif is_item(request):  # Scrapy 2.13: start() may yield items too
+                    await project.pipelines.process_item(request, project.spider)
+                elif request is not None:
+                    self._scraper.count_bad_output(project, request, "start")
                 index += 1
                 project.start_offset = index
                 if claim is not None:
@@ -319,9 +373,17 @@ class Engine:
                 ):
                     project.hungry.clear()
                     await project.hungry.wait()
-        except Exception:
+        except FatalError as exc:
+            project.fail(exc)
+            return
+        except Exception as exc:
+            # What was queued is still crawled, but the run did not do what was asked.
             log.exception("Error while obtaining start requests of spider %s", project.name)
             project.stats.inc("engine/start_requests_errors")
+            project.fail(
+                f"start requests raised {type(exc).__name__} after {index} of them: {exc}",
+                stop=False,
+            )
         project.start_exhausted = True
         if claim is not None:
             with contextlib.suppress(Exception):
@@ -362,11 +424,18 @@ class Engine:
                         await project.pipelines.process_item(obj, project.spider)
                     elif obj is not None:
                         self._scraper.count_bad_output(project, obj, name)
+                if batch:
+                    await self._enqueue(project, batch)
+            except FatalError as exc:
+                project.fail(exc)
+                self._wakeup.set()
+                return
+            except FrontierUnavailable as exc:
+                log.warning("Periodic callback %s: task store unavailable: %s", name, exc)
+                project.stats.inc("engine/periodic_errors")
             except Exception:
                 log.exception("Error in periodic callback %s", name)
                 project.stats.inc("engine/periodic_errors")
-            if batch:
-                await self._enqueue(project, batch)
             project.stats.inc("engine/periodic_runs")
             await asyncio.sleep(interval)
 
@@ -379,6 +448,10 @@ class Engine:
             # expires and the task runs again, here or on another worker. Nothing lost.
             log.warning("Task store unavailable; %s will run again: %s", lease.request, exc)
             project.stats.inc("engine/tasks_left_to_lease_expiry")
+        except FatalError as exc:
+            # Neither acked nor failed: on a resume (or on another worker) it runs again.
+            project.fail(exc)
+            project.stats.inc("engine/tasks_left_unsettled")
 
     async def _run_task(self, project: Project, lease: Lease) -> None:
         request = lease.request
@@ -428,6 +501,9 @@ class Engine:
             ok = True
         except FrontierUnavailable:
             reason = "task store unavailable"
+            raise
+        except FatalError as exc:
+            reason = f"{type(exc).__name__}: {exc}"
             raise
         except Exception as exc:  # a bug in a middleware: contain it to this request
             reason = f"{type(exc).__name__}: {exc}"

@@ -53,6 +53,9 @@ class Project:
     #: Why the project is closing (None while it runs); set once.
     closing: str | None = None
     closed: bool = False
+    #: Why the crawl failed (``fail``): it then ends with finish_reason "failed" and
+    #: ``Crawler.run()`` raises. The first reason is kept; later ones are logged.
+    failure: str | None = None
     #: Set by the engine when the queue runs low and more start requests are wanted.
     hungry: asyncio.Event = field(default_factory=asyncio.Event)
     started_at: float = 0.0
@@ -96,28 +99,49 @@ class Project:
         log.info("Closing spider %s (%s)", self.name, reason)
         return True
 
+    def fail(self, error: BaseException | str, *, stop: bool = True) -> None:
+        """The crawl did not, or cannot, do what was asked: record why, and with ``stop``
+        close the project now (no more dispatches; the tasks at hand are not settled).
+
+        ``stop=False`` is for a failure after which the rest can still run correctly
+        (the start requests broke off: what they queued is crawled), but the run as a
+        whole has failed all the same."""
+        reason = str(error) or type(error).__name__
+        if self.failure is None:
+            self.failure = reason
+            log.error("Crawl of spider %s failed: %s", self.name, reason)
+            self.stats.set("finish_error", reason)
+        elif reason != self.failure:
+            log.error("Spider %s, also: %s", self.name, reason)
+        if stop:
+            self.request_close("failed")
+
     async def close(self) -> None:
         """Close every component, each even if an earlier one fails, so that feeds are
-        finalized and connections released whatever happened."""
+        finalized and connections released whatever happened. A step that loses what
+        the crawl produced if it fails (the spider's ``closed``, the pipelines and feeds,
+        the frontier's last write) fails the crawl; the others are only logged."""
         if self.closed:
             return
         self.closed = True
         reason = self.closing or "finished"
-        steps: list[tuple[str, Any]] = [
-            ("spider.closed", self._spider_closed(reason)),
-            ("pipelines", self.pipelines.close_spider(self.spider)),
-            ("downloader", self.downloader.close()),
-            ("scheduler", self.scheduler.close()),
-            ("frontier", self.scheduler.frontier.close()),
+        steps: list[tuple[str, Any, bool]] = [
+            ("spider.closed", self._spider_closed(reason), True),
+            ("pipelines", self.pipelines.close_spider(self.spider), True),
+            ("downloader", self.downloader.close(), False),
+            ("scheduler", self.scheduler.close(), False),
+            ("frontier", self.scheduler.frontier.close(), True),
         ]
-        for what, step in steps:
+        for what, step, vital in steps:
             try:
                 await step
-            except Exception:
+            except Exception as exc:
                 log.exception("Error while closing %s of spider %s", what, self.name)
                 self.stats.inc("engine/close_errors")
+                if vital:
+                    self.fail(f"closing {what}: {type(exc).__name__}: {exc}", stop=False)
         self.stats.set("finish_time", time.time())
-        self.stats.set("finish_reason", reason)
+        self.stats.set("finish_reason", "failed" if self.failure is not None else reason)
         self.stats.set("elapsed_time_seconds", round(time.monotonic() - self.started_at, 3))
 
     async def _spider_closed(self, reason: str) -> None:

@@ -3,8 +3,9 @@
 Requests go to the scheduler in batches (one push per callback, or per 256 requests of a
 long one), items to the pipelines one by one (so CLOSESPIDER_ITEMCOUNT and the pipelines'
 back-pressure hold), and anything else is reported with the callback's name and counted:
-the crawl goes on. A frontier that cannot be reached is the one error passed up: the
-task's children could not be queued, so the task must not be acknowledged.
+the crawl goes on. A frontier that cannot be reached and a ``FatalError`` (a feed that
+cannot be written) are the errors passed up: the task's children or items could not be
+stored, so the task must not be acknowledged.
 """
 
 from __future__ import annotations
@@ -15,7 +16,13 @@ from collections.abc import AsyncIterable, Awaitable, Callable
 from typing import Any
 
 from skitter.engine._project import Project
-from skitter.exceptions import CloseSpider, FrontierUnavailable, HttpError, IgnoreRequest
+from skitter.exceptions import (
+    CloseSpider,
+    FatalError,
+    FrontierUnavailable,
+    HttpError,
+    IgnoreRequest,
+)
 from skitter.http import Request, Response
 from skitter.items import is_item
 from skitter.spider import aiter_output
@@ -87,8 +94,8 @@ class Scraper:
             items = await self._consume(project, callback, output, batch)
         except CloseSpider as exc:
             project.request_close(exc.reason)
-        except FrontierUnavailable:
-            raise  # the children could not be queued: the task must not be acknowledged
+        except (FrontierUnavailable, FatalError):
+            raise  # the children or items could not be stored: the task must not be acked
         except Exception as exc:
             alternative = await project.spider_mw.process_exception(response, exc)
             if alternative is None:

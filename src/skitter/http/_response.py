@@ -6,15 +6,23 @@ on first use and cached, so a callback that only reads ``json()`` never parses H
 
 from __future__ import annotations
 
+import codecs
 import re
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urljoin
 
 import orjson
 from multidict import CIMultiDict, CIMultiDictProxy
 from parsel import Selector, SelectorList
-from w3lib.encoding import html_body_declared_encoding, html_to_unicode, resolve_encoding
+from w3lib.encoding import (
+    html_body_declared_encoding,
+    http_content_type_encoding,
+    read_bom,
+    resolve_encoding,
+    to_unicode,
+)
 
 from skitter.http._request import Callback, Request
 from skitter.http._url import LinkResolver
@@ -26,7 +34,7 @@ _FOLLOWABLE = ("http://", "https://")
 _NOT_LINKS = ("javascript:", "mailto:", "tel:", "data:", "#")
 
 
-def _auto_detect(body: bytes) -> str | None:
+def _auto_detect(body: bytes) -> str:
     """Encoding for a body that declares none: UTF-8 if it decodes, else Windows-1252.
 
     Browsers fall back the same way; a statistical detector guesses wrong too often on
@@ -37,6 +45,20 @@ def _auto_detect(body: bytes) -> str | None:
     except UnicodeDecodeError:
         return "cp1252"
     return "utf-8"
+
+
+@lru_cache(maxsize=256)
+def _text_encoding(name: str | None) -> str | None:
+    """``name`` resolved as browsers do (w3lib), if it names a *text* encoding.
+
+    Python also has codecs from bytes to bytes (base64, hex, zlib) and from str to str
+    (rot13); a page that declares one of those, or a name nobody knows, has declared
+    nothing usable, so the next source of the encoding is asked instead.
+    """
+    resolved = resolve_encoding(name) if name else None
+    if resolved is None or not codecs.lookup(resolved)._is_text_encoding:
+        return None
+    return resolved
 
 
 class Response:
@@ -79,6 +101,8 @@ class Response:
         self.request = request if request is not None else Request(url)
         self.flags = flags if flags is not None else []
         self.ip_address = ip_address
+        if encoding is not None and _text_encoding(encoding) is None:
+            raise ValueError(f"Response(encoding={encoding!r}): not a known text encoding")
         self._encoding = encoding
         self._text: str | None = None
         self._selector: Selector | None = None
@@ -96,8 +120,10 @@ class Response:
     # -- text ----------------------------------------------------------------------------
     @property
     def encoding(self) -> str:
-        """The body's encoding: BOM, then the Content-Type charset, then a <meta>
-        declaration, then UTF-8 if the bytes are valid UTF-8, else Windows-1252."""
+        """The body's encoding: ``encoding=`` if given, else the BOM, then the
+        Content-Type charset, then a <meta> or XML declaration, then UTF-8 if the bytes
+        are valid UTF-8, else Windows-1252. A declared charset that is not a text
+        encoding (``base64``, ``rot13``, an unknown name) counts as not declared."""
         if self._encoding is None:
             self._decode()
         assert self._encoding is not None
@@ -111,15 +137,26 @@ class Response:
         return self._text
 
     def _decode(self) -> None:
-        if self._encoding is not None and self._text is None:
-            self._text = self.body.decode(resolve_encoding(self._encoding) or "utf-8", "replace")
+        body = self.body
+        if self._encoding is not None:
+            given = _text_encoding(self._encoding)
+            assert given is not None  # checked by __init__
+            self._text = to_unicode(body, given)
             return
-        content_type = self.headers.get("Content-Type", "")
-        encoding, text = html_to_unicode(
-            content_type, self.body, default_encoding="utf-8", auto_detect_fun=_auto_detect
-        )
+        # w3lib's html_to_unicode, in the same order, but every declared name is checked.
+        encoding, bom = read_bom(body)
+        if encoding is not None and bom is not None:
+            body = body[len(bom) :]
+        else:
+            encoding = (
+                _text_encoding(http_content_type_encoding(self.headers.get("Content-Type")))
+                or _text_encoding(html_body_declared_encoding(body))
+                or _auto_detect(body)
+            )
+            if encoding in ("utf-16", "utf-32"):
+                encoding += "-be"  # no BOM: big-endian, as the Unicode standard says
         self._encoding = encoding
-        self._text = text
+        self._text = to_unicode(body, encoding)
 
     def declared_encoding(self) -> str | None:
         """The encoding named in the body itself, if any (for diagnostics)."""

@@ -77,17 +77,24 @@ class FeedOptions:
 
 
 def parse_feeds(
-    feeds: Mapping[Any, Any], *, spider_name: str = "", now: datetime | None = None
+    feeds: Mapping[Any, Any],
+    *,
+    spider_name: str = "",
+    now: datetime | None = None,
+    encoding: str | None = None,
 ) -> list[FeedOptions]:
     """Validate FEEDS; raises ConfigError naming the entry and what is wrong with it."""
     if not isinstance(feeds, Mapping):
         raise ConfigError(f"FEEDS must be a dict {{path: options}}, not {type(feeds).__name__}")
     stamp = (now or datetime.now(tz=UTC)).replace(microsecond=0).isoformat().replace(":", "-")
     params = {"name": spider_name, "time": stamp}
-    return [_parse_one(str(uri), options, params) for uri, options in feeds.items()]
+    default = encoding or "utf-8"
+    return [_parse_one(str(uri), options, params, default) for uri, options in feeds.items()]
 
 
-def _parse_one(uri: str, options: Any, params: Mapping[str, str]) -> FeedOptions:
+def _parse_one(
+    uri: str, options: Any, params: Mapping[str, str], default_encoding: str
+) -> FeedOptions:
     if options is None:
         options = {}
     if not isinstance(options, Mapping):
@@ -113,7 +120,7 @@ def _parse_one(uri: str, options: Any, params: Mapping[str, str]) -> FeedOptions
         raise ConfigError(
             f"FEEDS[{uri!r}]: unknown format {fmt!r}; use one of {sorted(FEED_FORMATS)}"
         )
-    encoding = options.get("encoding") or "utf-8"
+    encoding = options.get("encoding") or default_encoding
     try:
         encoding = codecs.lookup(encoding).name
     except LookupError:
@@ -286,8 +293,11 @@ class FeedExporter:
 def build_feeds(crawler: CrawlContext) -> list[FeedExporter]:
     """A FeedExporter for every entry of the FEEDS setting."""
     spider = getattr(crawler, "spider", None)
+    settings = crawler.settings
     options = parse_feeds(
-        crawler.settings["FEEDS"], spider_name=str(getattr(spider, "name", "") or "")
+        settings["FEEDS"],
+        spider_name=str(getattr(spider, "name", "") or ""),
+        encoding=settings["FEED_EXPORT_ENCODING"],
     )
     clock = getattr(crawler, "clock", None)
     return [FeedExporter(opt, stats=crawler.stats, clock=clock) for opt in options]

@@ -12,6 +12,8 @@ Outcomes of ``process_item`` and what they cost the crawl:
 - ``DropItem``: the item stops here, ``item_dropped_count`` and
   ``item_dropped_reasons_count/<exception class>``, one WARNING "Dropped: <reason>".
 - ``CloseSpider``: passed on to the engine, which ends the crawl gracefully.
+- a ``FatalError`` (a feed or other store that cannot take the item): passed on; the
+  engine fails the crawl without acknowledging the item's task.
 - any other exception: a bug in that pipeline, not in the crawl. The item stops, the error
   is logged with the pipeline's name and the item, ``item_error_count`` and
   ``pipeline/errors/<PipelineClass>`` count it (``log_count/ERROR`` is left to the log
@@ -33,7 +35,7 @@ from typing import Any
 
 from skitter._components import build_components
 from skitter._types import CrawlContext, StatsSink
-from skitter.exceptions import CloseSpider, DropItem
+from skitter.exceptions import CloseSpider, DropItem, FatalError
 from skitter.pipelines._feeds import FeedExporter, build_feeds
 
 __all__ = ["ItemPipelineManager"]
@@ -111,38 +113,52 @@ class ItemPipelineManager:
                     await _call(method, spider)
             except Exception as exc:
                 exc.add_note(f"while opening item pipeline {_name(pipeline)}")
-                await self.close_spider(spider)
+                try:
+                    await self.close_spider(spider)
+                except Exception:  # the opening error is the one to report
+                    self._log.exception("Error closing item pipelines after a failed open")
                 raise
             self._opened.append(pipeline)
 
     async def close_spider(self, spider: Any) -> None:
         """Close the open pipelines in order, each even if another fails. Feeds are closed
-        in a ``finally``, so they are finished even when this task is cancelled."""
+        in a ``finally``, so they are finished even when this task is cancelled.
+
+        A pipeline that fails to close may not have stored what it was given, so the
+        first such error is raised once all are closed (with a note naming the pipeline;
+        later ones are logged): the crawl fails."""
         opened, self._opened = self._opened, []
         feed_ids = {id(feed) for feed in self._feeds}
         feeds = [p for p in opened if id(p) in feed_ids]
+        errors: list[Exception] = []
         try:
             for pipeline in opened:
                 if id(pipeline) not in feed_ids:
-                    await self._close_one(pipeline, spider)
+                    await self._close_one(pipeline, spider, errors)
         finally:
             for feed in feeds:
-                await self._close_one(feed, spider)
+                await self._close_one(feed, spider, errors)
+        if errors:
+            for later in errors[1:]:
+                self._log.error("Error closing item pipeline: %s", later, exc_info=later)
+            raise errors[0]
 
-    async def _close_one(self, pipeline: Any, spider: Any) -> None:
+    async def _close_one(self, pipeline: Any, spider: Any, errors: list[Exception]) -> None:
         method = getattr(pipeline, "close_spider", None)
         if not callable(method):
             return
         try:
             await _call(method, spider)
-        except Exception:
-            self._log.exception("Error closing item pipeline %s", _name(pipeline))
+        except Exception as exc:
+            exc.add_note(f"while closing item pipeline {_name(pipeline)}")
             self._stats.inc(f"pipeline/errors/{_name(pipeline)}")
+            errors.append(exc)
 
     # -- items ------------------------------------------------------------------------
     async def process_item(self, item: Any, spider: Any) -> Any | None:
         """The item as the last pipeline returned it, or None if it was dropped or a
-        pipeline failed on it. Only ``CloseSpider`` (and cancellation) propagate."""
+        pipeline failed on it. Only ``CloseSpider``, a ``FatalError`` (a feed that cannot
+        be written) and cancellation propagate."""
         current = item
         for name, method, is_async in self._steps:
             try:
@@ -152,8 +168,8 @@ class ItemPipelineManager:
             except DropItem as exc:
                 self._dropped(current, exc)
                 return None
-            except CloseSpider:
-                raise
+            except (CloseSpider, FatalError):
+                raise  # the end of the crawl, not of one item
             except Exception:
                 self._log.exception(
                     "Error processing %s in item pipeline %s", _summary(current), name

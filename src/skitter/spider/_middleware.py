@@ -22,8 +22,9 @@ middleware's ``process_spider_output`` is offered only to the middlewares after 
 first hook that returns an iterable recovers: its output goes through the
 ``process_spider_output`` of the middlewares after it and is yielded once the rest of the
 output is done. An exception no hook recovers leaves ``process_output``; it is marked as
-offered, so handing it to ``process_exception`` again is a no-op. ``CloseSpider`` is never
-offered: a middleware must not be able to swallow the end of a crawl.
+offered, so handing it to ``process_exception`` again is a no-op. ``CloseSpider`` and a
+``FatalError`` are never offered: a middleware must not be able to swallow the end of a
+crawl.
 
 The chain is composed once per response from stages prepared once per crawl; guards
 that catch exceptions are only inserted where some later middleware could handle one.
@@ -39,7 +40,7 @@ from typing import Any
 
 from skitter._components import build_components
 from skitter._types import CrawlContext
-from skitter.exceptions import CloseSpider
+from skitter.exceptions import CloseSpider, FatalError
 from skitter.http import Request
 from skitter.items import is_item
 
@@ -343,7 +344,7 @@ class SpiderMiddlewareManager:
         try:
             async for obj in upstream:
                 yield obj
-        except CloseSpider:
+        except (CloseSpider, FatalError):
             raise
         except Exception as exc:
             if getattr(exc, _OFFERED, False):
@@ -370,7 +371,7 @@ class SpiderMiddlewareManager:
         """Offer ``exc`` (from a callback or ``process_input``) to every
         ``process_spider_exception``; None if no middleware recovers, else the recovered
         output, already through the rest of the output chain."""
-        if isinstance(exc, CloseSpider) or getattr(exc, _OFFERED, False):
+        if isinstance(exc, CloseSpider | FatalError) or getattr(exc, _OFFERED, False):
             return None
         pending: list[AsyncIterator[Any]] = []
         recovered = await self._offer(response, exc, 0, pending)

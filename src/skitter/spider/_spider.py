@@ -1,18 +1,20 @@
 """The Spider base class, as a Scrapy user knows it.
 
-A spider is plain Python: class attributes for its name, start URLs and settings, a
-``start_requests()`` that may be a list, a generator or an async generator (the engine
-pulls it lazily, so a million start URLs never sit in memory), and callbacks of any
-kind (function, coroutine, generator, async generator).
+A spider is plain Python: class attributes for its name, start URLs and settings, the
+first requests from ``async def start()`` (Scrapy 2.13's way: requests and items) or
+``start_requests()`` (a list, a generator or an async generator; the default ``start()``
+yields what it gives), pulled lazily so a million start URLs never sit in memory, and
+callbacks of any kind (function, coroutine, generator, async generator).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterable, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from skitter.http import Request, Response
+from skitter.spider._middleware import aiter_output
 
 if TYPE_CHECKING:
     from skitter._types import CrawlContext
@@ -54,6 +56,13 @@ class Spider:
     @property
     def logger(self) -> logging.LoggerAdapter[logging.Logger]:
         return logging.LoggerAdapter(logging.getLogger(f"skitter.spider.{self.name}"), {})
+
+    async def start(self) -> AsyncIterator[Any]:
+        """The first requests (and items) of the crawl, as Scrapy 2.13+ spiders write it:
+        override it as an async generator. The default yields what ``start_requests()``
+        gives, so spiders written the older way keep working."""
+        async for obj in aiter_output(self.start_requests()):
+            yield obj
 
     def start_requests(self) -> Iterable[Request] | AsyncIterable[Request]:
         """The first requests. Start URLs skip the dupe filter, as in Scrapy."""

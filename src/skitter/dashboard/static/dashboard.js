@@ -216,7 +216,8 @@
     row.tr.classList.toggle("selected", p.name === state.selected);
     row.status.className = statusClass(p.status);
     row.status.textContent = p.status;
-    row.status.title = p.finish_reason ? `finished: ${p.finish_reason}` : "";
+    row.status.title = p.finish_error ? `failed: ${p.finish_error}`
+      : p.finish_reason ? `finished: ${p.finish_reason}` : "";
     if (typeof p.workers === "number") { // a job of a distributed crawl (skitter dashboard --redis)
       row.workers.textContent = ` ${p.workers} worker${p.workers === 1 ? "" : "s"}`;
       const errors = Array.isArray(p.control_errors) ? p.control_errors : [];

@@ -1,0 +1,298 @@
+"""Scrapy's settings that skitter does not implement, and what to use instead.
+
+A Scrapy project ported to skitter brings its ``settings.py`` and ``custom_settings``.
+Every one of Scrapy's setting names is either implemented with Scrapy's meaning (it is
+in ``skitter.settings.SETTINGS``) or listed here, and then refused at start with a
+message naming it, so that nothing a user configured is silently ignored. A value that
+asks for what skitter does anyway (``TELNETCONSOLE_ENABLED = False``, the asyncio
+reactor, ``ADDONS = {}`` from Scrapy's project template) is accepted: honouring it costs
+nothing and refusing it would only break ports. tests/test_scrapy_settings.py holds the
+full list of Scrapy's names and checks that none is accepted without meaning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["UNSUPPORTED", "Unsupported"]
+
+
+@dataclass(frozen=True, slots=True)
+class Unsupported:
+    """A Scrapy setting skitter does not implement: why, and what to do instead.
+
+    ``accepts`` are the values that ask for skitter's own behaviour (compared after
+    reading strings from the command line as booleans, numbers or None)."""
+
+    hint: str
+    accepts: tuple[Any, ...] = ()
+
+    def allows(self, value: Any) -> bool:
+        for accepted in self.accepts:
+            candidate = _read(value, type(accepted)) if isinstance(value, str) else value
+            if candidate == accepted and type(candidate) is type(accepted):
+                return True
+            if accepted in ({}, [], None, "") and not candidate:
+                return True  # an empty ADDONS, EXTENSIONS, LOG_FILE ...
+        return False
+
+
+def _read(text: str, kind: type) -> Any:
+    """A string from the command line or the environment as the accepted value's type."""
+    low = text.strip().lower()
+    if kind is bool:
+        if low in ("1", "true", "yes", "on"):
+            return True
+        if low in ("0", "false", "no", "off", ""):
+            return False
+    if low in ("none", "null", ""):
+        return None
+    if kind in (int, float):
+        try:
+            return kind(low)
+        except ValueError:
+            pass
+    return text.strip()
+
+
+_LATER = "not supported yet"
+_ASYNCIO = "skitter runs on asyncio, not Twisted"
+_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
+
+
+def _group(names: str, hint: str, *accepts: Any) -> dict[str, Unsupported]:
+    return {name: Unsupported(hint, accepts) for name in names.split()}
+
+
+UNSUPPORTED: Mapping[str, Unsupported] = {
+    **_group(
+        "ADDONS",
+        "Scrapy add-ons are not supported; set the components they would "
+        "add (DOWNLOADER_MIDDLEWARES, ITEM_PIPELINES, ...) directly",
+        {},
+    ),
+    **_group("AJAXCRAWL_ENABLED", "AJAX crawlable pages are not supported", False),
+    **_group("AJAXCRAWL_MAXSIZE", "AJAX crawlable pages are not supported"),
+    **_group(
+        "ASYNCIO_EVENT_LOOP",
+        "skitter runs on the running asyncio event loop; "
+        "install uvloop's policy yourself before starting it",
+        None,
+    ),
+    **_group(
+        "AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_ENDPOINT_URL "
+        "AWS_REGION_NAME AWS_USE_SSL AWS_VERIFY AWS_MAX_POOL_CONNECTIONS",
+        "S3 storage (feeds, files, images) is " + _LATER,
+    ),
+    **_group(
+        "CLOSESPIDER_PAGECOUNT_NO_ITEM CLOSESPIDER_TIMEOUT_NO_ITEM",
+        _LATER + "; use CLOSESPIDER_PAGECOUNT or CLOSESPIDER_TIMEOUT",
+        0,
+    ),
+    **_group("COMMANDS_MODULE", "custom commands are not supported", ""),
+    **_group(
+        "CONCURRENT_ITEMS",
+        "items are handled one at a time, in the order a callback "
+        "yields them; there is nothing to set",
+    ),
+    **_group(
+        "CONCURRENT_REQUESTS_PER_IP",
+        "use DOWNLOAD_SLOT_BY='ip' with CONCURRENT_REQUESTS_PER_DOMAIN (the limit per slot)",
+        0,
+    ),
+    **_group("COOKIES_DEBUG", _LATER, False),
+    **_group("CRAWLSPIDER_FOLLOW_LINKS", "CrawlSpider is " + _LATER, True),
+    **_group("DEFAULT_DROPITEM_LOG_LEVEL", "dropped items are logged at WARNING", "WARNING"),
+    **_group("DEFAULT_ITEM_CLASS", "the shell and item loaders are " + _LATER),
+    **_group("DEPTH_STATS_VERBOSE", _LATER + "; request_depth_max is always counted", False),
+    **_group(
+        "DNSCACHE_ENABLED",
+        "DNS answers are always cached for 300 s; turning the cache off is " + _LATER,
+        True,
+    ),
+    **_group(
+        "DNSCACHE_SIZE DNS_RESOLVER DNS_TIMEOUT TWISTED_DNS_RESOLVER",
+        "the DNS cache and resolver are not configurable yet "
+        "(DOWNLOAD_CONNECT_TIMEOUT bounds a lookup)",
+    ),
+    **_group("DOWNLOAD_BIND_ADDRESS", _LATER, None),
+    **_group("DOWNLOAD_FAIL_ON_DATALOSS", "a truncated body always fails (and is retried)", True),
+    **_group(
+        "DOWNLOAD_HANDLERS DOWNLOAD_HANDLERS_BASE",
+        "download handlers are not pluggable: http:// and https:// are downloaded by the transport",
+        {},
+    ),
+    **_group(
+        "DOWNLOAD_TLS_MAX_VERSION DOWNLOAD_TLS_MIN_VERSION",
+        "TLS versions are not configurable yet (the system's OpenSSL defaults apply)",
+    ),
+    **_group(
+        "DOWNLOAD_VERIFY_CERTIFICATES",
+        "certificates are always verified; turning that off is " + _LATER,
+        True,
+    ),
+    **_group(
+        "DOWNLOADER DOWNLOADER_CLIENTCONTEXTFACTORY DOWNLOADER_CLIENT_TLS_CIPHERS "
+        "DOWNLOADER_CLIENT_TLS_METHOD DOWNLOADER_CLIENT_TLS_VERBOSE_LOGGING "
+        "REACTOR_THREADPOOL_MAXSIZE TWISTED_REACTOR_ENABLED",
+        _ASYNCIO,
+    ),
+    **_group(
+        "TWISTED_REACTOR",
+        _ASYNCIO + " (only the asyncio reactor's path is accepted)",
+        _REACTOR,
+        None,
+    ),
+    **_group(
+        "DOWNLOADER_MIDDLEWARES_BASE SPIDER_MIDDLEWARES_BASE ITEM_PIPELINES_BASE "
+        "EXTENSIONS_BASE FEED_EXPORTERS_BASE FEED_STORAGES_BASE SPIDER_CONTRACTS_BASE",
+        "the *_BASE settings cannot be replaced; switch a built-in off with None in "
+        "DOWNLOADER_MIDDLEWARES or SPIDER_MIDDLEWARES",
+    ),
+    **_group("DOWNLOADER_STATS", "downloader stats are always counted", True),
+    **_group(
+        "DUPEFILTER_CLASS",
+        "duplicates are merged by taskid in the frontier; set "
+        "Request(taskid=...) or dont_filter=True instead",
+    ),
+    **_group("DUPEFILTER_DEBUG SCHEDULER_DEBUG", _LATER, False),
+    **_group("EDITOR TEMPLATES_DIR", "skitter has no edit or genspider command yet"),
+    **_group("EXTENSIONS", "extensions are " + _LATER, {}),
+    **_group("FEED_EXPORT_BATCH_ITEM_COUNT", "feed batches are " + _LATER, 0),
+    **_group("FEED_EXPORT_FIELDS", "set 'fields' in the FEEDS options", None),
+    **_group("FEED_EXPORT_INDENT", "set 'indent' in the FEEDS options", None),
+    **_group("FEED_EXPORTERS FEED_STORAGES", "custom exporters and storages are " + _LATER, {}),
+    **_group("FEED_FORMAT FEED_URI", "use FEEDS (or -o FILE)"),
+    **_group("FEED_STORE_EMPTY", "a feed is always created, also when empty", True),
+    **_group(
+        "FEED_STORAGE_FTP_ACTIVE FTP_PASSIVE_MODE FTP_USER FTP_PASSWORD",
+        "ftp:// storage and downloads are " + _LATER,
+    ),
+    **_group(
+        "FEED_STORAGE_GCS_ACL FEED_STORAGE_S3_ACL FILES_STORE_GCS_ACL "
+        "FILES_STORE_S3_ACL IMAGES_STORE_GCS_ACL IMAGES_STORE_S3_ACL GCS_PROJECT_ID",
+        "S3 and GCS storage are " + _LATER,
+    ),
+    **_group("FEED_TEMPDIR FEED_URI_PARAMS", _LATER, None),
+    **_group(
+        "FILES_STORE FILES_EXPIRES FILES_URLS_FIELD FILES_RESULT_FIELD IMAGES_STORE "
+        "IMAGES_EXPIRES IMAGES_URLS_FIELD IMAGES_RESULT_FIELD IMAGES_THUMBS "
+        "IMAGES_MIN_HEIGHT IMAGES_MIN_WIDTH MEDIA_ALLOW_REDIRECTS",
+        "the files and images pipelines are " + _LATER,
+    ),
+    **_group("FORCE_CRAWLER_PROCESS", _ASYNCIO, False),
+    **_group("HTTP2_MAX_FRAME_SIZE", "HTTP/2 is " + _LATER),
+    **_group("HTTPX_HTTP2_ENABLED", "HTTP/2 is " + _LATER, False),
+    **_group(
+        "HTTPAUTH_USER HTTPAUTH_PASS HTTPAUTH_DOMAIN",
+        "HTTP authentication is " + _LATER + "; set an Authorization header on the requests",
+    ),
+    **_group("HTTPCACHE_ENABLED", "the HTTP cache is " + _LATER, False),
+    **_group(
+        "HTTPCACHE_ALWAYS_STORE HTTPCACHE_DBM_MODULE HTTPCACHE_DIR "
+        "HTTPCACHE_EXPIRATION_SECS HTTPCACHE_GZIP HTTPCACHE_IGNORE_HTTP_CODES "
+        "HTTPCACHE_IGNORE_MISSING HTTPCACHE_IGNORE_RESPONSE_CACHE_CONTROLS "
+        "HTTPCACHE_IGNORE_SCHEMES HTTPCACHE_POLICY HTTPCACHE_STORAGE",
+        "the HTTP cache is " + _LATER,
+    ),
+    **_group(
+        "HTTPPROXY_AUTH_ENCODING", "proxy credentials are encoded as latin-1", "latin-1", "latin1"
+    ),
+    **_group(
+        "ITEM_PROCESSOR SCHEDULER SCHEDULER_DISK_QUEUE SCHEDULER_MEMORY_QUEUE "
+        "SCHEDULER_PRIORITY_QUEUE SCHEDULER_START_DISK_QUEUE "
+        "SCHEDULER_START_MEMORY_QUEUE SCRAPER_SLOT_MAX_ACTIVE_SIZE STATS_CLASS",
+        "skitter's scheduler, frontier and stats are its own and not replaceable "
+        "(see the README: scheduling, download slots)",
+    ),
+    **_group("LOG_ENABLED", "logging cannot be switched off yet; use LOG_LEVEL", True),
+    **_group("LOG_FILE", "logging to a file is " + _LATER + "; redirect stderr", None),
+    **_group(
+        "LOG_DATEFORMAT LOG_ENCODING LOG_FILE_APPEND LOG_FORMAT LOG_FORMATTER LOG_VERSIONS",
+        "log formatting is " + _LATER,
+    ),
+    **_group("LOG_SHORT_NAMES LOG_STDOUT", _LATER, False),
+    **_group(
+        "MAIL_FROM MAIL_HOST MAIL_PASS MAIL_PORT MAIL_SSL MAIL_TLS MAIL_USER "
+        "MEMUSAGE_NOTIFY_MAIL STATSMAILER_RCPTS",
+        "sending mail is not supported",
+        [],
+    ),
+    **_group(
+        "MEMDEBUG_ENABLED MEMUSAGE_ENABLED", "the memory usage extensions are " + _LATER, False
+    ),
+    **_group(
+        "MEMUSAGE_CHECK_INTERVAL_SECONDS MEMUSAGE_LIMIT_MB MEMUSAGE_WARNING_MB",
+        "the memory usage extension is " + _LATER,
+        0,
+    ),
+    **_group("METAREFRESH_ENABLED", "following <meta http-equiv=refresh> is " + _LATER, False),
+    **_group(
+        "METAREFRESH_IGNORE_TAGS METAREFRESH_MAXDELAY",
+        "following <meta http-equiv=refresh> is " + _LATER,
+    ),
+    **_group(
+        "NEWSPIDER_MODULE SPIDER_MODULES SPIDER_LOADER_CLASS SPIDER_LOADER_WARN_ONLY "
+        "SPIDER_MANAGER_CLASS",
+        "projects are " + _LATER + ": run spider files (skitter crawl FILE.py, or a directory)",
+    ),
+    **_group("PERIODIC_LOG_DELTA PERIODIC_LOG_STATS", "use LOGSTATS_INTERVAL", None),
+    **_group("PERIODIC_LOG_TIMING_ENABLED", "use LOGSTATS_INTERVAL", False),
+    **_group(
+        "REFERRER_POLICY",
+        "referrer policies are " + _LATER + "; Scrapy's default "
+        "(no-referrer-when-downgrade) is what RefererMiddleware does",
+        "scrapy.spidermiddlewares.referer.DefaultReferrerPolicy",
+        "skitter.spidermiddlewares.referer.DefaultReferrerPolicy",
+        "scrapy-default",
+        "no-referrer-when-downgrade",
+    ),
+    **_group("REFERRER_POLICIES", "referrer policies are " + _LATER, {}),
+    **_group(
+        "REMOTE_CONTROL_ENABLED TELNETCONSOLE_ENABLED",
+        "use the dashboard (--ui) to watch and steer a crawl",
+        False,
+        0,
+    ),
+    **_group(
+        "REMOTE_CONTROL_JOBS_DIR REMOTE_CONTROL_OUTPUT_MAX_BYTES "
+        "REMOTE_CONTROL_TIMEOUT_DEFAULT REMOTE_CONTROL_TIMEOUT_MAX "
+        "REMOTE_CONTROL_TRACEBACK_MAX_BYTES TELNETCONSOLE_HOST TELNETCONSOLE_PASSWORD "
+        "TELNETCONSOLE_PORT TELNETCONSOLE_USERNAME",
+        "use the dashboard (--ui, --ui-host, --ui-port, --ui-token)",
+    ),
+    **_group(
+        "REQUEST_FINGERPRINTER_CLASS",
+        "taskids are SHA-1 fingerprints of method, "
+        "canonical URL and body; set Request(taskid=...) to choose your own",
+    ),
+    **_group(
+        "REQUEST_FINGERPRINTER_IMPLEMENTATION",
+        "taskids are skitter's own "
+        "fingerprints (this setting's only value, '2.7', changes nothing)",
+        "2.7",
+    ),
+    **_group(
+        "RETRY_EXCEPTIONS", "network errors and timeouts are retried; choosing them is " + _LATER
+    ),
+    **_group("RETRY_GIVE_UP_LOG_LEVEL", "giving up on a request is logged at ERROR", "ERROR"),
+    **_group(
+        "RETRY_PRIORITY_ADJUST",
+        "a retried task keeps its priority and waits RETRY_DELAYS instead",
+        0,
+    ),
+    **_group(
+        "ROBOTSTXT_PARSER",
+        "robots.txt is always parsed with Protego",
+        "scrapy.robotstxt.ProtegoRobotParser",
+    ),
+    **_group("SPIDER_CONTRACTS", "spider contracts are " + _LATER, {}),
+    **_group(
+        "WARN_ON_GENERATOR_RETURN_VALUE",
+        "not needed: a callback's return value is never used",
+        True,
+        False,
+    ),
+}
