@@ -1,5 +1,5 @@
 """Fixtures for the browser transport tests: a local site whose pages need JavaScript,
-and real headless Chromium (the system's, never a downloaded one).
+real headless Chromium (the system's, never a downloaded one), and a Downloader.
 
 Without Chromium or Playwright these tests are skipped with a reason that says what to
 install; under CI (``CI=true``) they fail instead, so a CI that lost its Chromium is red,
@@ -9,19 +9,27 @@ not silently green.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 from collections import Counter
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp import web
 
+from skitter._clock import Clock, FakeClock
+from skitter.downloader import Downloader
 from skitter.downloader._browser_launch import browser_problem
+from skitter.engine import Stats
+from skitter.settings import Settings
 from skitter.testing._server import serve_app
 
 ITEM_COUNT = 3
+FAST = {"DOWNLOAD_TIMEOUT": 10.0}
 
 
 @pytest.fixture(scope="session")
@@ -194,3 +202,31 @@ async def site(chromium: None) -> AsyncIterator[tuple[JsSite, str]]:
             yield js_site, base_url
         finally:
             js_site.release.set()
+
+
+@dataclass
+class Context:
+    """Satisfies ``CrawlContext`` for a Downloader built without a Crawler."""
+
+    settings: Settings
+    spider: Any = None
+    stats: Stats = field(default_factory=Stats)
+    clock: Clock = field(default_factory=FakeClock)
+    logger: logging.Logger = field(default_factory=lambda: logging.getLogger("skitter.test"))
+
+
+@pytest.fixture
+async def downloader() -> AsyncIterator[Any]:
+    """``await downloader(settings, spider) -> Downloader`` with the built-in middlewares."""
+    opened: list[Downloader] = []
+
+    async def make(settings: dict[str, Any] | None = None, spider: Any = None) -> Downloader:
+        context = Context(Settings({**FAST, **(settings or {})}), spider)
+        made = Downloader(context, spider)
+        opened.append(made)
+        await made.open()
+        return made
+
+    yield make
+    for made in opened:
+        await made.close()

@@ -5,35 +5,18 @@ cookies shared with the HTTP side, kept pages and a browser killed under a page.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from skitter._clock import Clock, FakeClock
-from skitter.downloader import Downloader
 from skitter.downloader._browser import BrowserTransport
 from skitter.engine import Stats
 from skitter.exceptions import DownloadTimeout, InvalidURL, RequestError, ResponseTooLarge
 from skitter.http import Request, Response
 from skitter.settings import Settings
 
-from .conftest import ITEM_COUNT, JsSite, chromium_pids, kill_chromium
-
-FAST = {"DOWNLOAD_TIMEOUT": 10.0}
-
-
-@dataclass
-class Context:
-    """Satisfies ``CrawlContext`` for a Downloader built without a Crawler."""
-
-    settings: Settings
-    spider: Any = None
-    stats: Stats = field(default_factory=Stats)
-    clock: Clock = field(default_factory=FakeClock)
-    logger: logging.Logger = field(default_factory=lambda: logging.getLogger("skitter.test"))
+from .conftest import FAST, ITEM_COUNT, JsSite, chromium_pids, kill_chromium
 
 
 @pytest.fixture
@@ -51,23 +34,6 @@ async def transport() -> AsyncIterator[Any]:
     yield make
     for browser in opened:
         await browser.close()
-
-
-@pytest.fixture
-async def downloader() -> AsyncIterator[Any]:
-    """``await downloader(settings, spider) -> Downloader`` with the built-in middlewares."""
-    opened: list[Downloader] = []
-
-    async def make(settings: dict[str, Any] | None = None, spider: Any = None) -> Downloader:
-        context = Context(Settings({**FAST, **(settings or {})}), spider)
-        made = Downloader(context, spider)
-        opened.append(made)
-        await made.open()
-        return made
-
-    yield make
-    for made in opened:
-        await made.close()
 
 
 async def test_the_response_is_the_rendered_dom_without_images(

@@ -15,6 +15,7 @@ from skitter.downloader import (
     DownloadHandler,
     HttpCompressionMiddleware,
     HttpProxyMiddleware,
+    OffsiteMiddleware,
     RedirectMiddleware,
     RetryMiddleware,
     RobotsTxtMiddleware,
@@ -37,6 +38,8 @@ def test_public_names() -> None:
         "Downloader",
         "HttpCompressionMiddleware",
         "HttpProxyMiddleware",
+        "OffsiteGuard",
+        "OffsiteMiddleware",
         "RedirectMiddleware",
         "RetryMiddleware",
         "RobotsTxtMiddleware",
@@ -49,12 +52,27 @@ def test_public_names() -> None:
 
 
 def test_base_orders_are_scrapys() -> None:
-    assert list(DOWNLOADER_MIDDLEWARES_BASE.values()) == [100, 400, 500, 550, 590, 600, 700, 750]
+    assert list(DOWNLOADER_MIDDLEWARES_BASE.values()) == [
+        50,
+        100,
+        400,
+        500,
+        550,
+        590,
+        600,
+        700,
+        750,
+    ]
+
+
+class Shop:
+    allowed_domains = ("127.0.0.1",)
 
 
 async def test_built_ins_in_order(make_downloader: MakeDownloader) -> None:
-    downloader = await make_downloader({"ROBOTSTXT_OBEY": True})
+    downloader = await make_downloader({"ROBOTSTXT_OBEY": True}, spider=Shop())
     assert [type(mw) for mw in downloader.middlewares] == [
+        OffsiteMiddleware,
         RobotsTxtMiddleware,
         DefaultHeadersMiddleware,
         UserAgentMiddleware,
@@ -64,6 +82,14 @@ async def test_built_ins_in_order(make_downloader: MakeDownloader) -> None:
         CookiesMiddleware,
         HttpProxyMiddleware,
     ]
+
+
+async def test_offsite_middleware_is_off_without_allowed_domains(
+    make_downloader: MakeDownloader,
+) -> None:
+    downloader = await make_downloader()
+    assert downloader.middleware(OffsiteMiddleware) is None
+    assert downloader.scope.restricted is False
 
 
 async def test_none_switches_a_built_in_off(make_downloader: MakeDownloader) -> None:

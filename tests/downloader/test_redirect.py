@@ -239,3 +239,13 @@ def test_an_environment_proxy_is_dropped_when_the_scheme_changes() -> None:
 def test_relative_and_non_ascii_locations_are_made_absolute_and_safe() -> None:
     result = redirect_from(Request("http://a.test/dir/page"), "../caf\u00e9?q=a b")
     assert result.url == "http://a.test/caf%C3%A9?q=a%20b"
+
+
+def test_allow_offsite_does_not_follow_a_redirect_to_another_host() -> None:
+    """The exemption was granted for one URL; the old redirect copied it along."""
+    request = Request("http://a.test/", meta={"allow_offsite": True}, dont_filter=True)
+    assert redirect_from(request, "/elsewhere").meta["allow_offsite"] is True  # same host
+    assert redirect_from(request, "https://a.test:8443/").meta["allow_offsite"] is True
+    for location in ("http://b.test/", "//b.test/", "http://a.test@b.test/", "http://A.test.b/"):
+        assert "allow_offsite" not in redirect_from(request, location).meta, location
+    assert redirect_from(request, "http://b.test/").dont_filter  # the dupe filter's business

@@ -281,3 +281,39 @@ async def test_workers_with_the_bloom_filter_crawl_every_page_once(
     assert done_records == 0  # every success is bits in the filter
     assert totals["dupefilter/bloom/count"] == PAGES
     assert 0 < totals["dupefilter/bloom/false_positive_rate"] < 0.001
+
+
+PUSHED_SPIDER = """
+from skitter import Spider
+
+
+class Pushed(Spider):
+    name = "pushed"
+    allowed_domains = ["127.0.0.1"]
+
+    def parse(self, response):
+        yield {"url": response.url}
+"""
+
+
+async def test_a_pushed_offsite_url_is_never_fetched(
+    host_site: Any, tmp_path: Path, redis_server: RedisServer
+) -> None:
+    """skitter push writes URLs straight into the frontier: no spider middleware sees
+    them, only the worker's downloader, which refuses the offsite one."""
+    site, port = await host_site({"/in": "in scope", "/out": "offsite"})
+    spider_file = tmp_path / "pushed.py"
+    spider_file.write_text(textwrap.dedent(PUSHED_SPIDER))
+    out = tmp_path / "w.jsonl"
+    waiting = await start(worker(spider_file, redis_server.url, out, None, "WORKER_IDLE_TIMEOUT=3"))
+    await asyncio.sleep(1.0)
+    push = await start(
+        [sys.executable, "-m", "skitter", "push", f"http://localhost:{port}/out",
+         f"http://127.0.0.1:{port}/in", "--redis", redis_server.url, "--job", "test",
+         "--spider", "pushed"]
+    )  # fmt: skip
+    assert "2 queued" in await finish(push)
+    text = await finish(waiting)
+    got = [json.loads(line)["url"] for line in out.read_text().splitlines() if line]
+    assert got == [f"http://127.0.0.1:{port}/in"]
+    assert site.on("localhost") == 0, text

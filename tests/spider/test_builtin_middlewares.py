@@ -17,7 +17,6 @@ from skitter.spider._builtin_middlewares import (
     OffsiteMiddleware,
     RefererMiddleware,
     UrlLengthMiddleware,
-    allowed_hosts,
     referrer_for,
 )
 
@@ -77,7 +76,7 @@ def test_http_error_filter(make_crawler, status, meta, settings, spider, passes)
 # -- OffsiteMiddleware --------------------------------------------------------------------
 class Shop(Spider):
     name = "shop"
-    allowed_domains = ("example.com", "Other.org")
+    allowed_domains = ("example.com", "Other.org", "api.net:8443")
 
 
 async def test_offsite_drops_other_hosts_and_counts_domains_once(make_crawler) -> None:
@@ -87,7 +86,7 @@ async def test_offsite_drops_other_hosts_and_counts_domains_once(make_crawler) -
         Request("http://example.com/a"),
         Request("https://shop.example.com:8443/b"),
         Request("http://other.org/"),
-        Request("http://evil.com/x", dont_filter=True),
+        Request("https://api.net:8443/v1"),
         Request("http://evil.com/y", meta={"allow_offsite": True}),
         {"item": 1},
     ]
@@ -96,11 +95,20 @@ async def test_offsite_drops_other_hosts_and_counts_domains_once(make_crawler) -
         Request("http://evil.com/1"),
         Request("http://evil.com/2"),
         Request("http://example.com.evil.com/"),
+        Request("https://api.net/v1"),  # api.net on 443: not the port allowed
+        Request("http://example.com@evil.com/"),  # userinfo, host evil.com
     ]
-    out = await run(mw, page(), *keep[:3], *drop, *keep[3:], spider=Shop())
+    out = await run(mw, page(), *keep[:4], *drop, *keep[4:], spider=Shop())
     assert out == keep
-    assert crawler.stats["offsite/filtered"] == 4
-    assert crawler.stats["offsite/domains"] == 3
+    assert crawler.stats["offsite/filtered"] == 6
+    assert crawler.stats["offsite/domains"] == 4
+
+
+async def test_dont_filter_does_not_let_an_offsite_link_through(make_crawler) -> None:
+    crawler = make_crawler()
+    mw = OffsiteMiddleware.from_crawler(crawler)
+    assert await run(mw, page(), Request("http://evil.com/", dont_filter=True), spider=Shop()) == []
+    assert crawler.stats["offsite/filtered"] == 1
 
 
 async def test_offsite_allows_everything_without_allowed_domains(make_crawler) -> None:
@@ -109,12 +117,20 @@ async def test_offsite_allows_everything_without_allowed_domains(make_crawler) -
     assert await run(mw, page(), *anywhere, spider=Spider("open")) == anywhere
 
 
-def test_allowed_domains_entries_are_fixed_up_with_a_warning(caplog) -> None:
-    with caplog.at_level(logging.WARNING):
-        hosts = allowed_hosts(["http://Example.com/path", "x.com:8080", "ok.net", None, ""])
-    assert hosts == ["example.com", "x.com", "ok.net"]
-    assert len(caplog.records) == 2
-    assert "http://Example.com/path" in caplog.records[0].getMessage()
+@pytest.mark.parametrize("allowed", [["::1"], ["2001:db8::1"], [""], ["http://"], ["127.1"]])
+async def test_ipv6_and_unusable_entries_do_not_switch_the_filter_off(
+    allowed: list[str], make_crawler
+) -> None:
+    """The old filter reduced "::1" (and "" or "http://") to nothing: no filter at all."""
+
+    class Odd(Spider):
+        name = "odd"
+        allowed_domains = allowed
+
+    mw = OffsiteMiddleware.from_crawler(make_crawler())
+    v6 = Request("http://[::1]:8080/")
+    out = await run(mw, page(), v6, Request("http://evil.com/"), spider=Odd())
+    assert out == ([v6] if allowed == ["::1"] else [])
 
 
 async def test_offsite_learns_each_spider(make_crawler) -> None:
@@ -122,6 +138,28 @@ async def test_offsite_learns_each_spider(make_crawler) -> None:
     request = Request("http://evil.com/")
     assert await run(mw, page(), request, spider=Shop()) == []
     assert await run(mw, page(), request, spider=Spider("open")) == [request]
+
+
+async def test_offsite_start_urls_are_kept_with_one_warning_per_host(make_crawler, caplog) -> None:
+    mw = OffsiteMiddleware.from_crawler(make_crawler())
+    start = [
+        Request("http://example.com/"),
+        Request("http://localhost:8080/a"),
+        Request("http://localhost:8080/b"),
+        Request("http://elsewhere.org/", meta={"allow_offsite": True}),
+    ]
+
+    async def source() -> AsyncIterator[Request]:
+        for request in start:
+            yield request
+
+    with caplog.at_level(logging.WARNING, logger="skitter.spider.middlewares"):
+        out = [r async for r in mw.process_start_requests(source(), Shop())]
+    assert out == start  # refused when downloaded, not here
+    warnings = [r.getMessage() for r in caplog.records]
+    assert len(warnings) == 1
+    assert "http://localhost:8080/a is outside allowed_domains" in warnings[0]
+    assert "'localhost:8080'" in warnings[0]
 
 
 # -- RefererMiddleware --------------------------------------------------------------------

@@ -14,6 +14,7 @@ from skitter.downloader._headers import (
     UserAgentMiddleware,
 )
 from skitter.downloader._middleware import DownloadHandler, DownloadResult, compose
+from skitter.downloader._offsite import OffsiteGuard, OffsiteMiddleware
 from skitter.downloader._proxy import HttpProxyMiddleware
 from skitter.downloader._redirect import RedirectMiddleware
 from skitter.downloader._retry import RetryMiddleware
@@ -32,6 +33,8 @@ __all__ = [
     "Downloader",
     "HttpCompressionMiddleware",
     "HttpProxyMiddleware",
+    "OffsiteGuard",
+    "OffsiteMiddleware",
     "RedirectMiddleware",
     "RetryMiddleware",
     "RobotsTxtMiddleware",

@@ -27,6 +27,10 @@ skitter's errors naming the request. What differs, and why:
   DOWNLOAD_MAX_HEADERS_SIZE the main document's headers, as over HTTP.
 - A browser that dies under a page fails that request with ConnectionLost (retried by
   the scheduler); the next request starts Chromium again. Nothing is lost.
+- Scope: given the Downloader's offsite guard, every request the page makes, redirect
+  hops included, is held to ``allowed_domains`` (``_browser_scope``): a main document
+  sent offsite fails the request as offsite (IgnoreRequest), offsite sub-resources are
+  not loaded (``browser/offsite_blocked``).
 
 Per-request meta keys:
 
@@ -42,7 +46,8 @@ Per-request meta keys:
                         pages are closed when the crawl ends.
 
 Stats: the HTTP transport's ``downloader/*`` keys, plus ``browser/page_count``,
-``browser/launch_count``, ``browser/restart_count`` and ``browser/blocked_request_count``.
+``browser/launch_count``, ``browser/restart_count``, ``browser/blocked_request_count``
+and ``browser/offsite_blocked``.
 """
 
 from __future__ import annotations
@@ -61,6 +66,8 @@ from skitter.downloader._browser_cookies import cookies_for_browser, store_brows
 from skitter.downloader._browser_errors import is_playwright_error, timed_out, translate
 from skitter.downloader._browser_launch import BrowserUnavailable
 from skitter.downloader._browser_pool import BrowserPool, PageLease
+from skitter.downloader._browser_routes import page_router
+from skitter.downloader._browser_scope import PageGuard
 from skitter.downloader._transport import headers_too_large
 from skitter.exceptions import (
     ConfigError,
@@ -75,9 +82,9 @@ from skitter.http import Request, Response
 if TYPE_CHECKING:
     from aiohttp import CookieJar
     from playwright.async_api import Response as PageResponse
-    from playwright.async_api import Route
 
     from skitter._types import StatsSink
+    from skitter.downloader._offsite import OffsiteGuard
     from skitter.settings import Settings
 
 __all__ = ["BrowserTransport", "wants_render"]
@@ -89,23 +96,6 @@ logger = logging.getLogger("skitter.downloader.browser")
 
 WAIT_UNTIL = frozenset({"load", "domcontentloaded", "networkidle", "commit"})
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-# Headers the browser computes itself; sending ours would duplicate or contradict them.
-_BROWSER_HEADERS = frozenset(
-    {
-        "accept-encoding",
-        "connection",
-        "content-length",
-        "cookie",
-        "host",
-        "keep-alive",
-        "proxy-authorization",
-        "te",
-        "transfer-encoding",
-        "upgrade",
-        "user-agent",  # set as the context's user agent instead
-    }
-)
-
 CookieJars = Callable[[Hashable], "CookieJar"]
 
 
@@ -119,13 +109,21 @@ class BrowserTransport:
     """Renders requests in headless Chromium; same contract as ``AiohttpTransport``.
 
     ``cookie_jars(key)`` is CookiesMiddleware's ``jar`` method: given, and with
-    BROWSER_SHARE_COOKIES on, pages share that spider's cookie session.
+    BROWSER_SHARE_COOKIES on, pages share that spider's cookie session. ``offsite`` is
+    the Downloader's guard: given (with ``allowed_domains``), pages stay in its scope.
     """
 
     def __init__(
-        self, settings: Settings, stats: StatsSink, *, cookie_jars: CookieJars | None = None
+        self,
+        settings: Settings,
+        stats: StatsSink,
+        *,
+        cookie_jars: CookieJars | None = None,
+        offsite: OffsiteGuard | None = None,
     ) -> None:
         self._stats = stats
+        self._offsite = offsite if offsite is not None and offsite.scope.restricted else None
+        self._offsite_seen: set[str] = set()
         self._pool = BrowserPool(settings, stats)
         self._timeout: float = settings["DOWNLOAD_TIMEOUT"]
         self._maxsize: int = settings["DOWNLOAD_MAXSIZE"]
@@ -255,12 +253,21 @@ class BrowserTransport:
         jar = self._jar_for(request)
         if jar is not None and len(jar):
             await lease.context.add_cookies(cookies_for_browser(jar))  # type: ignore[arg-type]
-        await page.route("**/*", self._router(lease, request))
+        guard = None
+        if self._offsite is not None:
+            guard = await PageGuard.attach(
+                lease, self._offsite.scope, self._stats, self._offsite_seen
+            )
+        await page.route("**/*", page_router(page, request, self._blocked, self._stats, guard))
         started = time.monotonic()
-        main = await page.goto(request.url, wait_until=wait_until)  # type: ignore[arg-type]
-        selector = meta.get("browser_wait_for")
-        if selector:
-            await page.wait_for_selector(selector, state="attached")
+        try:
+            main = await page.goto(request.url, wait_until=wait_until)  # type: ignore[arg-type]
+            selector = meta.get("browser_wait_for")
+            if selector:
+                await page.wait_for_selector(selector, state="attached")
+        except Exception:
+            self._check_navigation(request, guard)  # "blocked by client" means offsite
+            raise
         if main is None:  # no network navigation happened (cannot be for http URLs)
             raise ConnectionLost(f"{request!r}: the browser loaded no document", request=request)
         meta["download_latency"] = _latency(main, started)
@@ -284,6 +291,7 @@ class BrowserTransport:
         else:
             body = await main.body()
             flags = ["browser"]
+        self._check_navigation(request, guard)  # sent elsewhere before the DOM was read
         self._check_size(request, len(body))
         if jar is not None:
             store_browser_cookies(jar, await lease.context.cookies())
@@ -298,30 +306,10 @@ class BrowserTransport:
             ip_address=server["ipAddress"] if server else None,
         )
 
-    def _router(self, lease: PageLease, request: Request) -> Callable[[Route], Any]:
-        """The page's request handler: blocks unwanted resources, and sends the main
-        document with the request's method, body and headers."""
-        from playwright.async_api import Error as PlaywrightError
-
-        blocked, stats, page = self._blocked, self._stats, lease.page
-        first_navigation = True
-
-        async def route(route: Route) -> None:
-            nonlocal first_navigation
-            sent = route.request
-            try:
-                if sent.resource_type in blocked:
-                    stats.inc("browser/blocked_request_count")
-                    await route.abort("blockedbyclient")
-                elif first_navigation and sent.frame == page.main_frame:
-                    first_navigation = False
-                    await route.continue_(**_main_document(request, sent.headers))
-                else:
-                    await route.continue_()
-            except PlaywrightError:
-                pass  # the page was closed or crashed meanwhile; navigation reports it
-
-        return route
+    def _check_navigation(self, request: Request, guard: PageGuard | None) -> None:
+        if guard is not None and guard.refused_navigation is not None:
+            assert self._offsite is not None
+            self._offsite.refuse(request, guard.refused_navigation, "the page was sent there")
 
     def _jar_for(self, request: Request) -> CookieJar | None:
         jars = self._cookie_jars
@@ -364,21 +352,6 @@ def _context_options(request: Request) -> dict[str, Any]:
             server["password"] = url.password or ""
         options["proxy"] = server
     return options
-
-
-def _main_document(request: Request, browser_headers: dict[str, str]) -> dict[str, Any]:
-    """``route.continue_`` arguments that make the main document ``request``."""
-    headers = dict(browser_headers)
-    if request.has_headers:
-        for name in {name.lower() for name in request.headers}:
-            if name not in _BROWSER_HEADERS:
-                headers[name] = ", ".join(request.headers.getall(name))
-    out: dict[str, Any] = {"headers": headers}
-    if request.method != "GET":
-        out["method"] = request.method
-    if request.body:
-        out["post_data"] = request.body
-    return out
 
 
 def _latency(main: PageResponse, started: float) -> float:

@@ -36,8 +36,12 @@ __all__ = [
 # Headless, and quiet: no GPU, no sandbox (crawl workers often run as root or in
 # containers without user namespaces), and none of the background traffic (updates,
 # sync, safe-browsing lists) a crawler must not send to hosts it was not asked to fetch.
+# No site isolation: a cross-site iframe then stays in its page's DevTools target, where
+# the scope guard (_browser_scope) intercepts its requests and redirects; each page has
+# a fresh context and no user data, so there is nothing for it to protect.
 CHROMIUM_ARGS = (
     "--no-sandbox",
+    "--disable-site-isolation-trials",
     "--disable-gpu",
     "--disable-dev-shm-usage",
     "--disable-background-networking",

@@ -15,6 +15,11 @@ Requests to render (``request.render``, or the spider's ``render`` attribute / t
 BROWSER_RENDER setting) go to a ``BrowserTransport`` at the centre of the same onion;
 everything else, and robots.txt always, goes to the HTTP transport. The browser starts
 on the first such request, so a crawl that renders nothing never starts Chromium.
+
+Scope (``_offsite``): OffsiteMiddleware is the outermost layer, and at the centre,
+right before either transport and for what ``bind_transport`` downloads too, a guard
+no setting can remove refuses every request outside ``spider.allowed_domains``. The
+browser gets the same guard for the requests a page makes on its own.
 """
 
 from __future__ import annotations
@@ -27,14 +32,16 @@ from skitter._types import CrawlContext
 from skitter.downloader._browser import BrowserTransport, wants_render
 from skitter.downloader._cookies import CookiesMiddleware
 from skitter.downloader._middleware import DownloadHandler, DownloadResult, compose
+from skitter.downloader._offsite import OffsiteGuard, OffsiteMiddleware
 from skitter.downloader._transport import AiohttpTransport, Transport
-from skitter.http import Request
+from skitter.http import Request, Scope
 
 __all__ = ["DOWNLOADER_MIDDLEWARES_BASE", "Downloader"]
 
 _PKG = "skitter.downloader"
 
 DOWNLOADER_MIDDLEWARES_BASE: dict[str, int] = {
+    f"{_PKG}.OffsiteMiddleware": 50,
     f"{_PKG}.RobotsTxtMiddleware": 100,
     f"{_PKG}.DefaultHeadersMiddleware": 400,
     f"{_PKG}.UserAgentMiddleware": 500,
@@ -66,31 +73,56 @@ class Downloader:
             transport = AiohttpTransport(settings, crawler.stats)
         self.crawler = crawler
         self.transport: Transport = transport
+        #: What this crawl may download (``spider.allowed_domains``), built here, at start.
+        self.scope = Scope.of(spider)
         self.middlewares: list[Any] = build_components(
             DOWNLOADER_MIDDLEWARES_BASE, settings["DOWNLOADER_MIDDLEWARES"], crawler
         )
         self._spider = spider
+        guard = self._offsite_guard(crawler)
         if browser is None:
             cookies = self.middleware(CookiesMiddleware)
             browser = BrowserTransport(
-                settings, crawler.stats, cookie_jars=cookies.jar if cookies else None
+                settings,
+                crawler.stats,
+                cookie_jars=cookies.jar if cookies else None,
+                offsite=guard,
             )
         self.browser: Transport = browser
+        check = guard.check if guard is not None else None
+        http_fetch, browser_fetch = self.transport.fetch, self.browser.fetch
+
+        def http_only(request: Request) -> Awaitable[DownloadResult]:
+            if check is not None:
+                check(request)
+            return http_fetch(request)
+
         for i, mw in enumerate(self.middlewares):
             bind = getattr(mw, "bind_transport", None)
             if callable(bind):  # robots.txt and the like: plain HTTP, never rendered
-                bind(compose(self.middlewares[i + 1 :], self.transport.fetch, spider))
+                bind(compose(self.middlewares[i + 1 :], http_only, spider))
         own = getattr(spider, "render", None)
         render_default = bool(settings["BROWSER_RENDER"] if own is None else own)
-        http_fetch, browser_fetch = self.transport.fetch, self.browser.fetch
 
         def route(request: Request) -> Awaitable[DownloadResult]:
             # A plain function returning the coroutine: no extra frame on the hot path.
+            if check is not None:
+                check(request)  # the last word on scope, whatever the middlewares did
             if wants_render(request, render_default):
                 return browser_fetch(request)
             return http_fetch(request)
 
         self._handler: DownloadHandler = compose(self.middlewares, route, spider)
+
+    def _offsite_guard(self, crawler: CrawlContext) -> OffsiteGuard | None:
+        """The centre's guard: OffsiteMiddleware's own (one count and log per host), or
+        one of its own when the middleware is switched off; None without a scope."""
+        if not self.scope.restricted:
+            return None
+        guard = getattr(self.middleware(OffsiteMiddleware), "guard", None)
+        if isinstance(guard, OffsiteGuard) and guard.scope is self.scope:
+            return guard
+        return OffsiteGuard(self.scope, crawler.stats)
 
     async def open(self) -> None:
         await self.transport.open()

@@ -4,6 +4,9 @@ Scrapy's behaviour and meta keys. The redirected request goes back to the schedu
 (the Downloader returns a Request, which means "schedule this instead"), so it passes
 the dupe filter like any other request but keeps the original's ``dont_filter``; its
 priority is raised by REDIRECT_PRIORITY_ADJUST so a half-done chain finishes first.
+Like every request, it is checked against ``allowed_domains`` when it is downloaded;
+``dont_filter`` does not exempt it, and ``meta["allow_offsite"]`` is dropped when the
+redirect leaves the host (it was granted for one URL, not for wherever that sends us).
 
 - 301/302 with POST and 303 with anything but HEAD become a GET without a body (what
   browsers do); 307 and 308 keep the method and body.
@@ -31,6 +34,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from w3lib.url import safe_url_string
+from yarl import URL
 
 from skitter._components import NotConfigured
 from skitter._types import CrawlContext, StatsSink
@@ -117,8 +121,12 @@ class RedirectMiddleware:
         new_meta["redirect_times"] = times
         new_meta["redirect_urls"] = chain
         new_meta["redirect_reasons"] = [*meta.get("redirect_reasons", ()), status]
+        old_host = _host(request.url)
+        same_host = old_host is not None and old_host == _host(target)
+        if not same_host:
+            new_meta.pop("allow_offsite", None)
         if redirected.has_headers:
-            _strip_headers(redirected, request.url, target, to_get)
+            _strip_headers(redirected, request.url, target, to_get, same_host)
         old_scheme = request.url.partition(":")[0].lower()
         if old_scheme != target.partition(":")[0].lower() and new_meta.pop(_ENV_PROXY_FLAG, None):
             new_meta.pop("proxy", None)
@@ -128,14 +136,24 @@ class RedirectMiddleware:
         return redirected
 
 
-def _strip_headers(redirected: Request, source: str, target: str, to_get: bool) -> None:
+def _host(url: str) -> str | None:
+    """The host as the transport reads it (yarl); None when it cannot be read, which
+    never counts as the same host."""
+    try:
+        return URL(url).raw_host
+    except ValueError:
+        return None
+
+
+def _strip_headers(
+    redirected: Request, source: str, target: str, to_get: bool, same_host: bool
+) -> None:
     headers = redirected.headers
     if to_get:
         for name in _BODY_HEADERS:
             headers.popall(name, None)
-    old, new = urlsplit(source), urlsplit(target)
-    if old.hostname != new.hostname:
+    if not same_host:
         headers.popall("Cookie", None)
         headers.popall("Authorization", None)
-    elif old.scheme != new.scheme:
+    elif urlsplit(source).scheme != urlsplit(target).scheme:
         headers.popall("Authorization", None)

@@ -7,7 +7,12 @@ one download instead of starting their own. The parsed rules are kept for the cr
 The fetch goes through the part of the onion *inside* this middleware (see
 ``bind_transport``), so it carries the crawl's User-Agent and default headers, uses the
 request's proxy, and follows redirects (``http://`` → ``https://`` is common), up to
-five hops. What the answer means, as in Scrapy:
+five hops, but never out of ``allowed_domains``: a robots.txt that redirects offsite
+is not followed, and its host counts as having none (allow all, as for a 404; the log
+says why). robots.txt of an offsite host is never asked for: OffsiteMiddleware refuses
+the request before it gets here, and the Downloader's guard refuses robots.txt's own
+requests (a request exempted by ``meta["allow_offsite"]`` passes the exemption on to
+its robots.txt, same origin). What the answer means, as in Scrapy:
 
 - 2xx: the rules apply (matched against ROBOTSTXT_USER_AGENT, else the User-Agent);
 - 4xx: there are no rules, everything is allowed;
@@ -18,7 +23,7 @@ check. ``crawl_delay(host)`` gives the Crawl-delay the rules ask of us, for the 
 
 Stats: ``robotstxt/request_count``, ``robotstxt/response_count``,
 ``robotstxt/response_status_count/<N>``, ``robotstxt/exception_count/<Error>``,
-``robotstxt/forbidden``.
+``robotstxt/forbidden``, ``robotstxt/offsite_redirect``.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from skitter._components import NotConfigured
 from skitter._types import CrawlContext, StatsSink
 from skitter.downloader._middleware import DownloadHandler
 from skitter.exceptions import CrawlControl, IgnoreRequest, RequestError
-from skitter.http import Request, Response, url_host
+from skitter.http import Request, Response, Scope, url_host
 
 __all__ = ["RobotsTxtMiddleware"]
 
@@ -47,9 +52,10 @@ _Rules = Protego | None  # None: everything is allowed
 class RobotsTxtMiddleware:
     """Drops requests that the site's robots.txt disallows for our user agent."""
 
-    def __init__(self, stats: StatsSink, user_agent: str) -> None:
+    def __init__(self, stats: StatsSink, user_agent: str, scope: Scope | None = None) -> None:
         self._stats = stats
         self.user_agent = user_agent
+        self._scope = scope if scope is not None else Scope()
         self._fetch: DownloadHandler | None = None
         self._rules: dict[str, asyncio.Future[Any]] = {}
         self._delays: dict[str, float | None] = {}
@@ -64,7 +70,7 @@ class RobotsTxtMiddleware:
             or getattr(crawler.spider, "user_agent", None)
             or settings["USER_AGENT"]
         )
-        return cls(crawler.stats, user_agent)
+        return cls(crawler.stats, user_agent, Scope.of(crawler.spider))
 
     def bind_transport(self, fetch: DownloadHandler) -> None:
         """Called by the Downloader with the handler to download robots.txt through."""
@@ -112,8 +118,9 @@ class RobotsTxtMiddleware:
         if self._fetch is None:
             raise RuntimeError("RobotsTxtMiddleware used before bind_transport()")
         meta: dict[str, Any] = {"dont_obey_robotstxt": True, "dont_retry": True}
-        if request.meta.get("proxy") is not None:
-            meta["proxy"] = request.meta["proxy"]
+        for key in ("proxy", "allow_offsite"):  # allow_offsite: the same origin
+            if request.meta.get(key) is not None:
+                meta[key] = request.meta[key]
         robots: Request = Request(f"{origin}/robots.txt", meta=meta, dont_filter=True)
         stats = self._stats
         stats.inc("robotstxt/request_count")
@@ -122,6 +129,15 @@ class RobotsTxtMiddleware:
                 result = await self._fetch(robots)
                 if isinstance(result, Response):
                     break
+                if not self._scope.admits(result):
+                    stats.inc("robotstxt/offsite_redirect")
+                    logger.warning(
+                        "robots.txt of %s redirects to %s, outside allowed_domains; "
+                        "treating as no robots.txt",
+                        origin,
+                        result.url,
+                    )
+                    return None
                 robots = result
             else:
                 logger.warning("%s/robots.txt: too many redirects; allowing all", origin)

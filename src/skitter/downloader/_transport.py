@@ -29,6 +29,8 @@ What it guarantees:
   as ``"decoded:<value>"``. Content-Length is left as the server sent it.
 - ``meta["proxy"]`` sends the request through that HTTP proxy; credentials in its URL
   become ``Proxy-Authorization``. Environment proxies are HttpProxyMiddleware's job.
+- It sends ``request.parsed_url``, the yarl URL the Downloader's scope check judged, so
+  the host it connects to is the host that was checked.
 - Every failure is one of skitter's errors naming the request: InvalidURL, ConnectError,
   DownloadTimeout, ConnectionLost (reset, truncated or corrupt body, broken HTTP),
   ResponseTooLarge (body or headers); anything else that cannot be sent is a plain RequestError.
@@ -228,7 +230,7 @@ class AiohttpTransport:
         started = time.monotonic()
         async with session.request(
             request.method,
-            url,
+            request.parsed_url,  # the very object the scope check judged: no second parse
             headers=request.headers if request.has_headers else None,
             data=request.body or None,
             timeout=timeout,

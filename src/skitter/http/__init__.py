@@ -1,13 +1,16 @@
-"""Requests, responses, URL canonicalization and fingerprints."""
+"""Requests, responses, URL canonicalization and fingerprints, and the crawl's scope."""
 
 from skitter.http._request import Request
 from skitter.http._response import Response
+from skitter.http._scope import SCHEMES, Scope
 from skitter.http._url import LinkResolver, canonicalize_url, fingerprint, in_domain, url_host
 
 __all__ = [
+    "SCHEMES",
     "LinkResolver",
     "Request",
     "Response",
+    "Scope",
     "canonicalize_url",
     "fingerprint",
     "in_domain",

@@ -1,8 +1,9 @@
 """The Request a spider yields, with Scrapy's arguments and pyspider's scheduling fields.
 
 Requests are created for every link of every page, so construction does no parsing:
-the URL is only checked for a scheme, headers are built on first use, and the
-fingerprint (SPEC §2) is computed once, when the scheduler first asks for it.
+the URL is only checked for a scheme, headers are built on first use, the fingerprint
+(SPEC §2) is computed once, when the scheduler first asks for it, and the parsed URL
+(``parsed_url``) once, when the request is about to be downloaded.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from multidict import CIMultiDict
+from yarl import URL
 
 from skitter.exceptions import InvalidURL
 from skitter.http._url import canonicalize_url, fingerprint
@@ -37,6 +39,7 @@ class Request:
         "_body",
         "_fp",
         "_headers",
+        "_parsed",
         "_taskid",
         "_url",
         "age",
@@ -102,10 +105,25 @@ class Request:
         self.render = render
         self._taskid = taskid
         self._fp: bytes | None = None
+        self._parsed: URL | None = None
 
     @property
     def url(self) -> str:
         return self._url
+
+    @property
+    def parsed_url(self) -> URL:
+        """The URL as yarl reads it, parsed once: the object the scope check judges and
+        the transport sends (aiohttp's own parser, so both read the same host). Raises
+        InvalidURL when yarl cannot parse it."""
+        parsed = self._parsed
+        if parsed is None:
+            try:
+                parsed = self._parsed = URL(self._url)
+            except Exception as exc:  # ValueError, and IndexError for some bracket misuse
+                detail = str(exc) or type(exc).__name__
+                raise InvalidURL(f"invalid URL {self._url!r} ({detail})", request=self) from None
+        return parsed
 
     @property
     def body(self) -> bytes:

@@ -17,14 +17,14 @@ them in one pass over the callback's output, one cheap check per request.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Iterable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from skitter._components import NotConfigured
 from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import HttpError
-from skitter.http import Request, Response, url_host
+from skitter.http import Request, Response, Scope, url_host
 from skitter.spider._middleware import RequestCheck, RequestFilter
 
 __all__ = [
@@ -91,86 +91,74 @@ class HttpErrorMiddleware:
 
 
 class OffsiteMiddleware(RequestFilter):
-    """Drops requests for hosts outside ``spider.allowed_domains`` (and their
-    subdomains; ports do not matter). An empty ``allowed_domains`` allows every host.
+    """Drops links outside ``spider.allowed_domains`` early, before they are queued.
 
-    ``dont_filter=True`` or ``meta["allow_offsite"]`` lets a request through. Entries
-    written as URLs or with a port are reduced to the host, with a warning (Scrapy
-    ignores them instead, which silently drops every request of the spider).
-    Counts ``offsite/filtered`` per request and ``offsite/domains`` per new host.
+    The rules are the crawl's ``Scope`` (skitter.http): hosts and their subdomains on
+    every port, ``host:port`` entries on that port only, IP literals exactly; an empty
+    ``allowed_domains`` allows every host. Only ``meta["allow_offsite"]`` lets a link
+    through (``dont_filter`` does not). This is an early filter, not the boundary: the
+    downloader checks every request again (redirects and start URLs never pass here).
+    A start URL outside the scope gets a WARNING, once per host, when it is queued: it
+    is refused when downloaded, which is almost always a mistake in the spider.
+    Counts ``offsite/filtered`` per link and ``offsite/domains`` per new host.
     """
 
     def __init__(self, stats: StatsSink) -> None:
         self._stats = stats
         self._spider: Any = None
-        self._exact: frozenset[str] = frozenset()
-        self._suffixes: tuple[str, ...] = ()
+        self._scope = Scope()
         self._seen: set[str] = set()
+        self._warned: set[str] = set()
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> OffsiteMiddleware:
         return cls(crawler.stats)
 
-    def _learn(self, spider: Any) -> None:
-        domains = allowed_hosts(getattr(spider, "allowed_domains", None) or ())
-        self._spider = spider
-        self._exact = frozenset(domains)
-        self._suffixes = tuple(f".{domain}" for domain in domains)
+    def _learn(self, spider: Any) -> Scope:
+        if spider is not self._spider:
+            self._spider = spider
+            self._scope = Scope.of(spider)
+        return self._scope
 
     def allows(self, request: Request) -> bool:
-        if request.dont_filter or not self._exact:
-            return True
-        host = url_host(request.url)
-        return (
-            host in self._exact
-            or host.endswith(self._suffixes)
-            or bool(request.meta.get("allow_offsite"))
+        # A URL yarl cannot read (None) is let through, to fail as InvalidURL later.
+        return self._scope.allows_url(request.url) is not False or bool(
+            request.meta.get("allow_offsite")
         )
 
     def request_filter(self, response: Response, spider: Any) -> RequestCheck | None:
-        if spider is not self._spider:
-            self._learn(spider)
-        if not self._exact:
+        if not self._learn(spider).restricted:
             return None
         return self._check
 
     def _check(self, request: Request) -> Request | None:
         if self.allows(request):
             return request
-        self._filtered(request)
-        return None
-
-    def _filtered(self, request: Request) -> None:
-        host = url_host(request.url)
+        host = url_host(request.url)  # cheap: a page may link a thousand offsite pages
         if host not in self._seen:
             self._seen.add(host)
             self._stats.inc("offsite/domains")
-            log.debug("Filtered offsite request to %r: %s", host, request)
+            log.debug("Filtered offsite request to %r: %s", Scope.describe(request.url), request)
         self._stats.inc("offsite/filtered")
+        return None
 
-
-def allowed_hosts(entries: Iterable[Any]) -> list[str]:
-    """``allowed_domains`` as bare lower-case hosts, fixing URLs and ports with a warning."""
-    hosts = []
-    for entry in entries:
-        if not entry:
-            continue
-        text = str(entry).strip().lower()
-        host = text
-        if "://" in host:
-            host = url_host(host)
-        elif ":" in host and not host.startswith("["):
-            host = host.partition(":")[0]
-        host = host.removeprefix("*.").strip(".")
-        if host != text:
-            log.warning(
-                "allowed_domains takes host names, not URLs or ports: using %r for %r",
-                host,
-                entry,
-            )
-        if host:
-            hosts.append(host)
-    return hosts
+    async def process_start_requests(
+        self, start_requests: AsyncIterable[Any], spider: Any
+    ) -> AsyncIterator[Any]:
+        scope = self._learn(spider)
+        async for request in start_requests:
+            if scope.restricted and isinstance(request, Request) and not self.allows(request):
+                host = Scope.describe(request.url)
+                if host not in self._warned:
+                    self._warned.add(host)
+                    log.warning(
+                        "Start URL %s is outside allowed_domains %s: it will be refused "
+                        "(offsite). Add %r to allowed_domains, or set meta['allow_offsite']",
+                        request.url,
+                        [str(entry) for entry in scope.entries],
+                        host,
+                    )
+            yield request
 
 
 class RefererMiddleware(RequestFilter):

@@ -28,6 +28,7 @@ class Spider:
 
     name: ClassVar[str] = ""
     start_urls: ClassVar[Iterable[str]] = ()
+    #: Hosts the crawl may download from (skitter.http.Scope); empty: every host.
     allowed_domains: ClassVar[Iterable[str]] = ()
     custom_settings: ClassVar[dict[str, Any]] = {}
     handle_httpstatus_list: ClassVar[Iterable[int]] = ()
