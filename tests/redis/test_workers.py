@@ -148,7 +148,9 @@ async def test_redis_stopped_for_five_seconds_mid_crawl(
     base = await serve(site.app)
     outs = [tmp_path / f"w{i}.jsonl" for i in range(2)]
     procs = [await start(worker(spider_file, redis_server.url, out, base)) for out in outs]
-    await asyncio.sleep(1.0)
+    async with asyncio.timeout(30):  # both joined the job and are crawling
+        while len(site.served) < 10:  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
     redis_server.stop()
     stopped_at = time.monotonic()
     await asyncio.sleep(5.0)
