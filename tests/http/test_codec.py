@@ -486,3 +486,21 @@ def test_a_proxy_from_this_workers_environment_is_not_stored_at_all() -> None:
     assert decode_request(data).meta == {}
     spiders_own = Request("http://example.com/", meta={"proxy": "http://mine:3128"})
     assert decode_request(encode_request(spiders_own)).meta == {"proxy": "http://mine:3128"}
+
+
+@pytest.mark.parametrize(
+    ("changes", "match"),
+    [
+        ({"priority": float("inf")}, "priority inf"),
+        ({"priority": float("nan")}, "priority nan"),
+        ({"priority": 1.5}, "priority 1.5"),
+        ({"exetime": float("nan")}, "exetime nan"),
+        ({"age": float("-inf")}, "age -inf"),
+        ({"retries": -1}, "retries -1"),
+    ],
+)
+def test_planted_numbers_are_refused(changes: dict[str, Any], match: str) -> None:
+    """Someone with write access to the store can plant them: a CodecError (the task is
+    BAD), never a crash later in the scheduler."""
+    with pytest.raises(CodecError, match=match):
+        decode_request(wire(**changes), Spider())

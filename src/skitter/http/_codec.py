@@ -45,6 +45,7 @@ has, which the engine turns into a BAD task) whose message names the request.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -316,6 +317,9 @@ def decode_request(data: bytes, spider: object | None = None) -> Request:
         where = _impurity(wire.cookies)
         if where is not None:
             raise CodecError(f"stored request <{url}>: cookies{where}")
+    bad_number = _number_problem(wire)
+    if bad_number is not None:
+        raise CodecError(f"stored request <{url}>: {bad_number}")
     callback = errback = None
     if wire.callback is not None:
         callback = _resolve(wire.callback, "callback", spider, url)
@@ -345,6 +349,25 @@ def decode_request(data: bytes, spider: object | None = None) -> Request:
         )
     except (InvalidURL, TypeError, ValueError) as exc:
         raise CodecError(f"stored request <{url}> is not a valid request: {exc}") from None
+
+
+def _number_problem(wire: _Wire) -> str | None:
+    """What is wrong with the scheduling numbers of a stored request: anyone who can
+    write to the store can plant an infinite priority or a NaN time."""
+    priority = wire.priority
+    if (
+        not (
+            priority.__class__ is int or (math.isfinite(priority) and float(priority).is_integer())
+        )
+        or not -(2**63) <= priority < 2**63
+    ):
+        return f"priority {priority!r} is not an integer in range"
+    for name in ("exetime", "age"):
+        if not math.isfinite(getattr(wire, name)):
+            return f"{name} {getattr(wire, name)!r} is not a finite number"
+    if wire.retries is not None and wire.retries < 0:
+        return f"retries {wire.retries!r} is negative"
+    return None
 
 
 def _decode_failure(data: bytes, exc: BaseException) -> str:

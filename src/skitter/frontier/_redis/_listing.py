@@ -123,6 +123,8 @@ class JobListing:
         while True:
             taskids = await self.client.zrange(index, offset, offset + batch - 1)
             if not taskids:
+                if not offset and not queued:  # nothing to queue: still, the job must be there
+                    await self._scripts.requeue(self._keys, [*self._header(now), int(state)])
                 return queued
             outcomes = await self.client.hmget(self.keys.done, taskids)
             chosen = []
