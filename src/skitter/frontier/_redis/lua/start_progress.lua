@@ -10,8 +10,9 @@
 -- ARGV[4] offset      start requests queued so far
 -- ARGV[5] "1" when they are all queued (the claim is then given up), else "0"
 -- Returns 1, or 0 when the caller no longer holds the claim (it lapsed and another
--- worker took it over): then nothing changes, so a stale feeder can neither move the
--- offset nor renew someone else's claim. The offset never moves back.
+-- worker took it over, or finished the start requests meanwhile): then nothing changes,
+-- so a stale feeder can neither move the offset nor renew someone else's claim. A claim
+-- that lapsed while nobody took it is the caller's again. The offset never moves back.
 
 local K_META, K_CLAIM, K_PROGRESS = KEYS[1], KEYS[2], KEYS[3]
 local epoch = redis.call('HGET', K_META, 'epoch')
@@ -20,8 +21,12 @@ if not epoch then
 elseif epoch ~= ARGV[1] then
   return redis.error_reply('skitter-lost: a new epoch')
 end
-if redis.call('GET', K_CLAIM) ~= ARGV[2] then
-  return 0
+local holder = redis.call('GET', K_CLAIM)
+if holder ~= ARGV[2] then
+  if holder or redis.call('HEXISTS', K_PROGRESS, 'done') == 1 then
+    return 0
+  end
+  redis.call('SET', K_CLAIM, ARGV[2], 'PX', ARGV[3])  -- lapsed, and nobody took it
 end
 local offset = tonumber(ARGV[4])
 local before = tonumber(redis.call('HGET', K_PROGRESS, 'offset'))
