@@ -30,7 +30,9 @@ On open (the first operation, or ``load()``), tasks that were in flight are put 
 the queue at once -- the process that held their leases is gone -- and ``report`` says
 what was found. A task whose stored request no longer decodes (its callback was renamed
 since) is marked BAD with the ``CodecError``'s message and counted, instead of stopping
-the crawl. A lock file next to the database keeps a second process out of a job.
+the crawl; its payload is kept, so ``requeue_bad`` (``skitter job DIR --requeue-bad``)
+queues it again once the code is fixed. A lock file next to the database keeps a second
+process out of a job.
 
 Finished tasks stay in the table: they are the dupe filter. The mirror holds them too,
 as the memory backend does, so memory use is that of the memory backend.
