@@ -147,19 +147,22 @@ class ClusterJob:
     def make_frontier(self, spider: Any, settings: Settings) -> RedisFrontier:
         from skitter.frontier import RedisFrontier
 
-        self.frontier = RedisFrontier(
-            self.redis_url,
-            project=spider.name,
-            job=self.job,
-            spider=spider,
-            kind=settings["REDIS_QUEUE_KIND"],
-            push_cache=settings["REDIS_PUSH_CACHE"],
-            dupefilter=settings["REDIS_DUPEFILTER"],
-            bloom_capacity=settings["REDIS_BLOOM_CAPACITY"],
-            bloom_error_rate=settings["REDIS_BLOOM_ERROR_RATE"],
-            bad_max=settings["REDIS_BAD_MAX"],
-            create=True,  # a worker has the spider: it may start the job
-        )
+        try:
+            self.frontier = RedisFrontier(
+                self.redis_url,
+                project=spider.name,
+                job=self.job,
+                spider=spider,
+                kind=settings["REDIS_QUEUE_KIND"],
+                push_cache=settings["REDIS_PUSH_CACHE"],
+                dupefilter=settings["REDIS_DUPEFILTER"],
+                bloom_capacity=settings["REDIS_BLOOM_CAPACITY"],
+                bloom_error_rate=settings["REDIS_BLOOM_ERROR_RATE"],
+                bad_max=settings["REDIS_BAD_MAX"],
+                create=True,  # a worker has the spider: it may start the job
+            )
+        except ValueError as exc:  # a REDIS_* setting it cannot work with
+            raise ConfigError(f"worker settings: {exc}") from None
         return self.frontier
 
     def politeness(self) -> Any:

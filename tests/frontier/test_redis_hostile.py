@@ -226,3 +226,15 @@ async def test_a_bad_hash_of_zero_keeps_nothing_but_counts(make: Make, client: R
 def test_a_negative_bad_max_is_refused() -> None:
     with pytest.raises(ValueError, match="bad_max"):
         RedisFrontier("redis://127.0.0.1:1/0", project="p", job="j", bad_max=-1)
+
+
+def test_a_worker_refuses_a_negative_redis_bad_max_at_start() -> None:
+    from skitter import Crawler, Spider
+    from skitter.exceptions import ConfigError
+
+    class Quiet(Spider):
+        name = "quiet"
+
+    crawler = Crawler(Quiet, {"REDIS_BAD_MAX": -1}, redis_url="redis://127.0.0.1:1/0", job="j")
+    with pytest.raises(ConfigError, match="bad_max must be an integer >= 0, got -1"):
+        crawler.build()
