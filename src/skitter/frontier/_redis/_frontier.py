@@ -7,7 +7,8 @@ machines share one crawl and a killed worker loses nothing:
 - **Atomic changes.** Every change is one Lua script (``lua/*.lua``), so two workers never
   lease the same task and a crash between two commands cannot exist. Each method is one
   round trip (EVALSHA): a whole batch of pushes, a whole batch of leases; acks made in
-  the same turn of the event loop go together.
+  the same turn of the event loop go together. (The first call also joins the job:
+  one round trip more, once.)
 - **One clock.** Lease deadlines, reclaims and every other decision use Redis's own
   ``TIME`` inside the scripts, never a worker's clock: a worker whose clock runs ahead
   cannot reclaim a live lease. Times a caller computes from its own clock (an exetime,
@@ -289,7 +290,7 @@ class RedisFrontier(JobListing, Frontier):
     def _quarantined(self, aside: Sequence[bytes], reason: str | None = None) -> None:
         """Count what a script moved aside (flat field, reason pairs, or one field with
         ``reason``) and log each kind of reason once: a hostile writer must not flood
-        the log, and the bad hash keeps every detail."""
+        the log, and the bad hash keeps the details (of the newest ``bad_max``)."""
         if reason is not None:
             pairs: list[tuple[bytes, bytes | str]] = [(aside[0], reason)]
         else:
@@ -305,7 +306,7 @@ class RedisFrontier(JobListing, Frontier):
             self._warned.add(kind)
             logger.warning(
                 "%r: moved %r aside, never run: %s (logged once per reason; the job's bad "
-                "hash keeps them all)",
+                "hash keeps the latest)",
                 self,
                 field,
                 text,
