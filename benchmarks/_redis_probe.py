@@ -73,8 +73,10 @@ def script_names() -> dict[str, str]:
     for entry in lua.iterdir():
         name = entry.name.removesuffix(".lua")
         if entry.name.endswith(".lua") and not name.startswith("_") and name not in SCRIPT_NAMES:
-            # standalone: on its own, or after the Bloom filter's bit positions
-            sources += [(name, script_text(name)), (name, script_text(name, ("_bloom",)))]
+            # standalone: on its own, after Redis's clock or the Bloom filter's bit positions
+            sources += [
+                (name, script_text(name, preludes)) for preludes in ((), ("_clock",), ("_bloom",))
+            ]
     return {hashlib.sha1(src.encode()).hexdigest(): name for name, src in sources}
 
 

@@ -62,7 +62,7 @@ async def crawl(frontier: Frontier, batches: list[list[Request]], spider: Spider
     for batch in batches:
         (lease,) = await frontier.lease(1, NOW, 600.0)
         await frontier.push(batch, NOW)
-        await frontier.ack(lease.taskid, NOW)
+        await frontier.ack(lease, NOW)
     if isinstance(frontier, SqliteFrontier):
         await frontier.flush()  # durable at the end: part of the cost
     return time.perf_counter() - t0

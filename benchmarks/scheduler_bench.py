@@ -63,7 +63,7 @@ def run_queue(requests: list[Request]) -> tuple[float, int, int]:
         leased = lease(1, NOW, 600.0)
         if not leased:
             break
-        ack(leased[0].taskid, NOW)
+        ack(leased[0], NOW)
         tasks += 1
     elapsed = time.perf_counter() - start
     return elapsed, len(requests) + 2 * tasks, tasks
@@ -94,7 +94,7 @@ def measure_memory(requests: list[Request]) -> tuple[float, float, int, int]:
     queued_bytes = tracemalloc.get_traced_memory()[0] - base
     while leased := queue.lease(256, NOW, 600.0):
         for one in leased:
-            queue.ack(one.taskid, NOW)
+            queue.ack(one, NOW)
         del leased, one
     queue.reclaim_expired(NOW + 601)  # drop the dead lease entries, as time would
     gc.collect()

@@ -1,31 +1,34 @@
 """What the workers of one distributed crawl share besides the frontier.
 
 Start requests are produced by one worker at a time: the first to claim them. The claim
-is a lease (renewed while that worker feeds), and the number of start requests queued so
-far is recorded in Redis after each one, so when the claimer dies another worker takes
-the claim over and continues at that position; start requests re-queued around a crash
-carry taskids from their position and merge with themselves, so none runs twice.
+is a lease (renewed while that worker feeds, and while it waits for the queue to
+drain), fenced by a token: only its holder can record progress or renew it, so a
+feeder whose claim lapsed (a long pause) can neither move the offset back nor keep
+another worker's claim alive; it stops and waits for a turn again. The number of start
+requests queued so far is recorded in Redis after each one, so when the claimer dies
+another worker takes the claim over and continues at that position; start requests
+re-queued around a crash carry taskids from their position and merge with themselves,
+so none runs twice. Every claim script checks the job's epoch, as the frontier's do.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import os
 import socket
+import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
 from skitter._tasks import cancel_and_wait
-from skitter.exceptions import ConfigError, FrontierUnavailable
+from skitter.exceptions import ConfigError, FrontierOutage, FrontierUnavailable, JobStateLost
 from skitter.settings import Settings
 
 if TYPE_CHECKING:  # redis is an optional dependency: imported only by workers
-    from redis.asyncio import Redis
-
     from skitter._presence import WorkerPresence
     from skitter.frontier import RedisFrontier
-    from skitter.frontier._redis._keys import JobKeys
     from skitter.frontier._redis._politeness import RedisPoliteness
     from skitter.frontier._redis._stats import RedisStats
 
@@ -33,52 +36,90 @@ __all__ = ["ClusterJob", "StartClaim", "worker_id"]
 
 log = logging.getLogger("skitter.cluster")
 
+#: How long a job cleared by its last worker (REDIS_PERSIST off) keeps its epoch, so
+#: that workers still finishing see a cleared job rather than a lost one.
+CLEARED_JOB_TTL = 3600.0
+
 
 class StartClaim:
     """One job's start requests, fed by one worker at a time."""
 
-    def __init__(self, redis: Redis, keys: JobKeys, owner: str, lease_seconds: float) -> None:
-        self._redis = redis
+    def __init__(self, frontier: RedisFrontier, owner: str, lease_seconds: float) -> None:
+        from skitter.frontier._redis._lua import register
+
+        self._frontier = frontier
         self._owner = owner
         self._lease_ms = max(1000, int(lease_seconds * 1000))
-        prefix = f"{keys.meta.rsplit(':', 1)[0]}"
-        self._claim = f"{prefix}:start-claim"
-        self._progress = f"{prefix}:start"  # hash: offset, done
+        #: How often a feeder renews the claim while it waits for the queue to drain.
+        self.renew_every = self._lease_ms / 3000
+        keys = frontier.keys
+        self._keys = [keys.meta, keys.start_claim, keys.start]
+        self._claim = register(frontier.client, "start_claim")
+        self._progress = register(frontier.client, "start_progress")
+        self._prefix = f"{owner}.{uuid.uuid4().hex[:8]}."
+        self._attempts = itertools.count()
+        self._token: str | None = None
+
+    async def _call(self, script: Any, args: list[Any]) -> int:
+        """One claim script, with the frontier's reading of Redis's refusals."""
+        from redis.exceptions import ConnectionError, ResponseError, TimeoutError
+
+        frontier = self._frontier
+        if frontier.epoch is None:
+            await frontier.open_job()
+        try:
+            return int(await script(self._keys, [frontier.epoch, *args]))
+        except (ConnectionError, TimeoutError) as exc:
+            raise FrontierUnavailable(f"Redis (start requests): {exc}") from exc
+        except ResponseError as exc:
+            if "skitter-lost: no epoch" in str(exc):
+                raise JobStateLost(frontier.state_lost("has no epoch")) from None
+            if "skitter-lost:" in str(exc):
+                raise JobStateLost(frontier.state_lost("has a new epoch")) from None
+            raise
 
     async def wait_turn(self, poll: float = 1.0) -> int | None:
         """Block until this worker holds the claim (returns the offset to go on from) or
-        the start requests are all queued (returns None)."""
-        from redis.exceptions import ConnectionError, TimeoutError
-
+        the start requests are all queued (returns None). ``JobStateLost`` if the job's
+        state vanished meanwhile."""
         while True:
+            token = f"{self._prefix}{next(self._attempts)}"
             try:
-                done, offset = await self._redis.hmget(self._progress, "done", "offset")
-                if done:
-                    return None
-                if await self._redis.set(self._claim, self._owner, nx=True, px=self._lease_ms):
-                    start = int(offset or 0)
-                    if start:
-                        log.info("Taking over the start requests at position %d", start)
-                    return start
-            except (ConnectionError, TimeoutError):
-                pass
+                answer = await self._call(self._claim, [token, self._lease_ms])
+            except FrontierUnavailable:
+                answer = -2  # try again later
+            if answer == -1:
+                return None
+            if answer >= 0:
+                self._token = token
+                if answer:
+                    log.info("Taking over the start requests at position %d", answer)
+                return answer
             await asyncio.sleep(poll)
 
-    async def progress(self, offset: int) -> None:
-        """Record how many start requests are queued, and renew the claim."""
-        async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.hset(self._progress, "offset", offset)
-            pipe.pexpire(self._claim, self._lease_ms)
-            await pipe.execute()
+    async def progress(self, offset: int) -> bool:
+        """Record how many start requests are queued, and renew the claim: False when
+        this worker no longer holds it (it lapsed, another worker took it over; nothing
+        changed)."""
+        return await self._record(offset, done=False)
 
-    async def finished(self) -> None:
-        async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.hset(self._progress, "done", 1)
-            pipe.delete(self._claim)
-            await pipe.execute()
+    async def finished(self, offset: int) -> bool:
+        """Every start request is queued: record it and give the claim up (False, and
+        nothing changes, if this worker no longer held it)."""
+        return await self._record(offset, done=True)
+
+    async def _record(self, offset: int, *, done: bool) -> bool:
+        if self._token is None:
+            return False
+        args = [self._token, self._lease_ms, int(offset), "1" if done else "0"]
+        kept = bool(await self._call(self._progress, args))
+        if not kept or done:
+            self._token = None
+        return kept
 
     async def clear(self) -> None:
-        await self._redis.delete(self._claim, self._progress)
+        keys = self._frontier.keys
+        await self._frontier.client.delete(keys.start_claim, keys.start)
 
 
 def worker_id() -> str:
@@ -106,17 +147,22 @@ class ClusterJob:
     def make_frontier(self, spider: Any, settings: Settings) -> RedisFrontier:
         from skitter.frontier import RedisFrontier
 
-        self.frontier = RedisFrontier(
-            self.redis_url,
-            project=spider.name,
-            job=self.job,
-            spider=spider,
-            kind=settings["REDIS_QUEUE_KIND"],
-            push_cache=settings["REDIS_PUSH_CACHE"],
-            dupefilter=settings["REDIS_DUPEFILTER"],
-            bloom_capacity=settings["REDIS_BLOOM_CAPACITY"],
-            bloom_error_rate=settings["REDIS_BLOOM_ERROR_RATE"],
-        )
+        try:
+            self.frontier = RedisFrontier(
+                self.redis_url,
+                project=spider.name,
+                job=self.job,
+                spider=spider,
+                kind=settings["REDIS_QUEUE_KIND"],
+                push_cache=settings["REDIS_PUSH_CACHE"],
+                dupefilter=settings["REDIS_DUPEFILTER"],
+                bloom_capacity=settings["REDIS_BLOOM_CAPACITY"],
+                bloom_error_rate=settings["REDIS_BLOOM_ERROR_RATE"],
+                bad_max=settings["REDIS_BAD_MAX"],
+                create=True,  # a worker has the spider: it may start the job
+            )
+        except ValueError as exc:  # a REDIS_* setting it cannot work with
+            raise ConfigError(f"worker settings: {exc}") from None
         return self.frontier
 
     def politeness(self) -> Any:
@@ -130,6 +176,7 @@ class ClusterJob:
 
         assert self.frontier is not None
         self._stats = RedisStats(self.frontier.client, self.frontier.keys)
+        self.frontier.stats = self._stats  # what it moves aside is counted
         return self._stats
 
     async def totals(self) -> dict[str, Any]:
@@ -138,7 +185,7 @@ class ClusterJob:
 
     def start_claim(self, lease_seconds: float) -> StartClaim:
         assert self.frontier is not None
-        return StartClaim(self.frontier.client, self.frontier.keys, self.owner, lease_seconds)
+        return StartClaim(self.frontier, self.owner, lease_seconds)
 
     async def open(self, project: Any, settings: Settings, crawler: Any = None) -> None:
         """Join the job; with ``crawler``, also publish heartbeats for it and apply the
@@ -146,22 +193,58 @@ class ClusterJob:
         from skitter._presence import WorkerPresence
         from skitter.frontier._redis._control import JobControl
 
-        assert self.frontier is not None
-        log.info("Worker %s joining job %r on %s", self.owner, self.job, self.redis_url)
-        control = JobControl(self.frontier.client, self.frontier.keys)
+        frontier = self.frontier
+        assert frontier is not None
+        log.info("Worker %s joining job %r on %s", self.owner, self.job, frontier.where)
+        control = JobControl(frontier.client, frontier.keys)
         if settings["REDIS_FLUSH_ON_START"]:
-            log.warning("REDIS_FLUSH_ON_START: clearing job %r", self.job)
-            await self.frontier.drop()
+            log.warning("REDIS_FLUSH_ON_START: clearing job %r (it gets a new epoch)", self.job)
+            await frontier.drop()
             await project.start_claim.clear()
             await control.clear()
             if self._stats is not None:
                 await self._stats.clear()
+        await self._join(frontier, settings["FRONTIER_OUTAGE_TIMEOUT"])
         if self._stats is not None:
             self._stats_task = asyncio.create_task(self._stats.run(), name="skitter-stats")
         if crawler is not None:
             self._presence = WorkerPresence(control, self.owner, crawler)
             await self._presence.beat()  # a pause or rate set beforehand holds from the start
             self._presence_task = asyncio.create_task(self._presence.run(), name="skitter-presence")
+
+    async def _join(self, frontier: RedisFrontier, outage_timeout: float) -> None:
+        """Join the job (creating it if it does not exist yet) and say which: a Redis
+        that is not up yet is waited for as the engine waits out an outage."""
+        started = time.monotonic()
+        delay = 0.5
+        created = False
+        while True:
+            try:
+                created = await frontier.open_job(create=True) or created
+                counts = await frontier.counts(time.time())
+                break
+            except FrontierUnavailable as exc:
+                waited = time.monotonic() - started
+                if outage_timeout > 0 and waited >= outage_timeout:
+                    raise FrontierOutage(
+                        f"cannot join job {self.job!r}: Redis has been unavailable for "
+                        f"{waited:.0f} s (FRONTIER_OUTAGE_TIMEOUT is {outage_timeout:g} s): {exc}"
+                    ) from exc
+                if delay == 0.5:
+                    log.warning("Cannot reach Redis to join job %r, waiting: %s", self.job, exc)
+                await asyncio.sleep(delay)
+                delay = min(5.0, delay * 2)
+        if created:
+            log.info("Created job %r (epoch %s)", self.job, frontier.epoch)
+            return
+        log.info(
+            "Joined job %r (epoch %s%s, %d queued, %d in flight)",
+            self.job,
+            frontier.epoch,
+            ", made by an older skitter" if frontier.opened == "adopted" else "",
+            counts.queued,
+            counts.processing,
+        )
 
     async def close(self, settings: Settings) -> None:
         """Flush the stats once more; without REDIS_PERSIST, the last worker out clears
@@ -195,10 +278,12 @@ class ClusterJob:
         try:
             counts = await frontier.counts(0.0)
             if not (counts.ready or counts.delayed or counts.processing):
-                await frontier.drop()
+                await frontier.drop(keep_epoch=CLEARED_JOB_TTL)
                 await self.start_claim(1.0).clear()
                 if self._presence is not None:  # a new run of the job starts unsteered
                     await self._presence.control.clear(roster=False)
+        except JobStateLost:
+            pass  # nothing left to clear; the crawl has failed and said why
         except Exception:  # best effort on the way out
             log.warning("Could not clear job %r on exit", self.job, exc_info=True)
 

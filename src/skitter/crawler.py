@@ -276,14 +276,23 @@ class Crawler:
 
     async def retry_failed(self, *, domain: str | None = None, reason: str | None = None) -> int:
         """Queue FAILED tasks again (all, or by domain or reason substring); how many."""
-        count = await self._require_scheduler().frontier.retry_failed(
-            self.clock.time(), domain=domain, reason=reason
-        )
+        frontier = self._require_scheduler().frontier
+        count = await frontier.retry_failed(self.clock.time(), domain=domain, reason=reason)
+        return self._requeued(count, "scheduler/failed_retried")
+
+    async def requeue_bad(self, *, domain: str | None = None, reason: str | None = None) -> int:
+        """Queue BAD tasks again, filtered as ``retry_failed`` (once the code that made
+        them bad is fixed: a callback renamed back, say); how many."""
+        frontier = self._require_scheduler().frontier
+        count = await frontier.requeue_bad(self.clock.time(), domain=domain, reason=reason)
+        return self._requeued(count, "scheduler/bad_requeued")
+
+    def _requeued(self, count: int, stat: str) -> int:
         if count:
             scheduler = self._require_scheduler()
             scheduler.backlog += count
             scheduler.wake_up()
-            self.stats.inc("scheduler/failed_retried", count)
+            self.stats.inc(stat, count)
             if self._engine is not None:
                 self._engine.wake()
         return count

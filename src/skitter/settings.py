@@ -188,6 +188,13 @@ _REGISTRY: list[Setting] = [
         float,
         "Workers: the Bloom filter's false-positive rate at capacity (0.001: 1.8 bytes per URL).",
     ),
+    Setting(
+        "REDIS_BAD_MAX",
+        10_000,
+        int,
+        "Workers: entries the job's bad hash keeps of what was moved aside as unreadable "
+        "(the oldest are dropped, and counted); 0 = count only.",
+    ),
     Setting("REDIS_PERSIST", True, bool, "Workers: keep queue and dupe filter after the crawl."),
     Setting(
         "REDIS_FLUSH_ON_START", False, bool, "Workers: clear the job's queue and filter first."

@@ -9,6 +9,7 @@ import aiohttp
 
 from skitter import Crawler, Request, run_crawlers
 from skitter.dashboard import Dashboard
+from skitter.frontier import TaskState
 
 from .conftest import CRAWL_SETTINGS, TreeSite, eventually, running_crawl, tree_spider
 
@@ -157,6 +158,34 @@ async def test_retry_failed_by_domain_and_by_reason(serve: Any) -> None:
         status, body = await run.post("api/projects/retry/retry", {"domain": 3})
         assert status == 400
         assert "domain must be a string" in body["error"]
+
+
+async def test_requeue_bad_by_reason(serve: Any) -> None:
+    def not_http(base: str) -> Request:
+        return Request(base.replace("http://", "ftp://") + "/file", priority=100)
+
+    spider = tree_spider("bad", [not_http])
+    async with running_crawl(serve, [spider]) as run:
+        frontier = run.crawler.engine.projects[0].scheduler.frontier  # type: ignore[union-attr]
+
+        async def bad_tasks() -> list[Any] | None:
+            return await frontier.tasks(TaskState.BAD) or None
+
+        [bad] = await eventually(bad_tasks)
+        assert "only http:// and https://" in bad.reason
+        status, body = await run.post("api/projects/bad/requeue-bad", {"reason": "nothing like it"})
+        assert (status, body) == (200, {"requeued": 0})
+        status, body = await run.post("api/projects/bad/requeue-bad", {"reason": "https://"})
+        assert (status, body) == (200, {"requeued": 1})
+        assert run.crawler.stats.get("scheduler/bad_requeued") == 1
+
+        async def bad_again() -> list[Any] | None:
+            tasks = await frontier.tasks(TaskState.BAD)
+            return tasks if tasks and tasks[0].lastcrawltime > bad.lastcrawltime else None
+
+        await eventually(bad_again)  # run again with the same code: bad again
+        status, body = await run.post("api/projects/bad/requeue-bad", {"domain": 3})
+        assert status == 400
 
 
 async def _failed_urls(run: Any) -> list[str] | None:

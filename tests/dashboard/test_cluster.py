@@ -218,6 +218,32 @@ async def test_only_the_jobs_asked_for_are_shown(serve: Any, redis_url: str) -> 
         assert [project.name for project in source] == ["feed:two"]
 
 
+async def test_a_job_whose_state_vanished_shows_as_failed_and_is_never_created(
+    redis_url: str,
+) -> None:
+    frontier = RedisFrontier(redis_url, project="feed", job="lost")
+    await frontier.push([Request("http://127.0.0.1:9/x")], time.time())
+    keys = frontier.keys
+    async with ClusterSource(redis_url, ["lost"], interval=3600) as source:
+        [job] = list(source)
+        assert job.status == "idle"
+        await frontier.client.flushdb()  # Redis lost the state (the roster is gone too)
+        await frontier.client.hset(keys.workers, "w", b'{"status": "running"}')
+        await job.refresh()
+        assert job.status == "failed"
+        assert "job state lost (Redis restarted without persistence?)" in str(
+            job.stats.get("finish_error")
+        )
+        assert (await job.queue_counts()).queued == 0
+        assert await frontier.client.keys("*") == [keys.workers.encode()], "nothing created"
+        new_run = RedisFrontier(redis_url, project="feed", job="lost")
+        await new_run.push([Request("http://127.0.0.1:9/y")], time.time())
+        await new_run.close()
+        await job.refresh()
+        assert (job.lost, job.status) == (None, "idle")
+    await frontier.close()
+
+
 # -- steering ------------------------------------------------------------------------------------
 async def test_a_rate_set_on_the_dashboard_slows_every_worker(serve: Any, redis_url: str) -> None:
     async with cluster(serve, redis_url, tree_spider("tree"), MAX_RATE=1000) as run:

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from skitter.frontier import FrontierCounts, MemoryTaskQueue, TaskState
+from skitter.frontier import FrontierCounts, Lease, MemoryTaskQueue, TaskState
 from skitter.http import Request
 
 PATHS = [f"p{i}" for i in range(6)] + ["p0#frag"]  # the fragment makes a twin of p0
@@ -35,13 +35,14 @@ class Task:
     seq: int
     where: str  # ready, delayed, processing, or a finished TaskState name
     when: float = 0.0  # exetime while delayed, deadline while processing
-    owner: str = ""
+    lease: Lease | None = None  # the current attempt's, while processing
     retried: int = 0
     age: float = -1
     auto_recrawl: bool = False
     itag: str | None = None
     lastcrawltime: float = 0.0
     reason: str = ""
+    failed_at: int = 0  # when it became FAILED or BAD, in steps: requeues keep that order
 
     @property
     def active(self) -> bool:
@@ -55,6 +56,7 @@ class QueueMachine(RuleBasedStateMachine):
         self.now = 1_000.0
         self.seq = 0
         self.model: dict[str, Task] = {}
+        self.leases: list[Lease] = []  # every lease handed out: current, stale and over
 
     # -- model helpers ------------------------------------------------------------------
     def _promote(self) -> None:
@@ -68,14 +70,14 @@ class QueueMachine(RuleBasedStateMachine):
         else:
             task.where = "ready"
 
-    def _current(self, taskid: str, owner: str) -> Task | None:
-        task = self.model.get(taskid)
-        if task is None or task.where != "processing" or task.owner != owner:
+    def _current(self, lease: Lease) -> Task | None:
+        task = self.model.get(lease.taskid)
+        if task is None or task.where != "processing" or task.lease is not lease:
             return None
         return task
 
-    def _leased(self) -> list[str]:
-        return [tid for tid, task in self.model.items() if task.where == "processing"]
+    def _leased(self) -> list[Lease]:
+        return [t.lease for t in self.model.values() if t.where == "processing" and t.lease]
 
     # -- rules --------------------------------------------------------------------------
     @rule(
@@ -150,14 +152,16 @@ class QueueMachine(RuleBasedStateMachine):
             assert lease.retried == task.retried
             assert lease.request.url == task.url
             assert lease.deadline == self.now + LEASE
-            task.where, task.when, task.owner = "processing", self.now + LEASE, owner
+            task.where, task.when, task.lease = "processing", self.now + LEASE, lease
+        self.leases += leases
 
-    @precondition(lambda self: self._leased())
-    @rule(data=st.data(), owner=st.sampled_from(["", "w"]))
-    def ack(self, data, owner: str) -> None:
-        taskid = data.draw(st.sampled_from(self._leased()))
-        task = self._current(taskid, owner)
-        assert self.queue.ack(taskid, self.now, owner) is (task is not None)
+    @precondition(lambda self: self.leases)
+    @rule(data=st.data())
+    def ack(self, data) -> None:
+        """Any lease handed out, current or not: only the current one is accepted."""
+        lease = data.draw(st.sampled_from(self.leases))
+        task = self._current(lease)
+        assert self.queue.ack(lease, self.now) is (task is not None)
         if task is None:
             return
         task.where, task.lastcrawltime, task.reason = "SUCCESS", self.now, ""
@@ -169,30 +173,45 @@ class QueueMachine(RuleBasedStateMachine):
     @precondition(lambda self: self._leased())
     @rule(data=st.data(), retry=st.sampled_from([None, 0.0, 10.0]), bad=st.booleans())
     def fail(self, data, retry: float | None, bad: bool) -> None:
-        taskid = data.draw(st.sampled_from(self._leased()))
-        task = self.model[taskid]
-        owner = task.owner
+        lease = data.draw(st.sampled_from(self._leased()))
+        task = self.model[lease.taskid]
+        self.seq += 1
+        task.failed_at = self.seq
         if bad:
-            assert self.queue.mark_bad(taskid, self.now, "bad", owner)
+            assert self.queue.mark_bad(lease, self.now, "bad")
             task.where, task.lastcrawltime, task.reason = "BAD", self.now, "bad"
         elif retry is None:
-            assert self.queue.nack(taskid, self.now, None, "failed", owner)
+            assert self.queue.nack(lease, self.now, None, "failed")
             task.where, task.lastcrawltime, task.reason = "FAILED", self.now, "failed"
         else:
-            assert self.queue.nack(taskid, self.now, self.now + retry, "retry", owner)
+            assert self.queue.nack(lease, self.now, self.now + retry, "retry")
             task.retried += 1
             task.reason = "retry"
             self._place(task, self.now + retry)
 
-    @rule(data=st.data(), owner=st.sampled_from(["", "w"]))
-    def renew(self, data, owner: str) -> None:
-        candidates = [*self._leased(), TASKIDS["p5"]]  # p5: often not processing
-        taskids = data.draw(st.lists(st.sampled_from(candidates), max_size=3, unique=True))
-        renewed = self.queue.renew(taskids, self.now, LEASE, owner)
-        current = [t for t in (self._current(tid, owner) for tid in taskids) if t is not None]
+    @precondition(lambda self: self.leases)
+    @rule(data=st.data())
+    def renew(self, data) -> None:
+        leases = data.draw(st.lists(st.sampled_from(self.leases), max_size=3, unique=True))
+        current = [t for t in (self._current(lease) for lease in leases) if t is not None]
+        renewed = self.queue.renew(leases, self.now, LEASE)
         assert renewed == len(current)
         for task in current:
             task.when = self.now + LEASE
+            assert task.lease is not None and task.lease.deadline == task.when
+
+    @rule(state=st.sampled_from(["FAILED", "BAD"]))
+    def requeue(self, state: str) -> None:
+        """retry_failed / requeue_bad: every task in that state is queued again."""
+        if state == "FAILED":
+            count = self.queue.retry_failed(self.now)
+        else:
+            count = self.queue.requeue_bad(self.now)
+        chosen = [task for task in self.model.values() if task.where == state]
+        assert count == len(chosen)
+        for task in sorted(chosen, key=lambda t: t.failed_at):  # in the order they failed
+            self.seq += 1
+            task.seq, task.retried, task.reason, task.where = self.seq, 0, "", "ready"
 
     @rule(seconds=st.sampled_from([0.0, 1.0, LEASE / 2, LEASE - 1, LEASE, LEASE + 1, 100.0]))
     def advance(self, seconds: float) -> None:
@@ -208,7 +227,7 @@ class QueueMachine(RuleBasedStateMachine):
         expired = [t for t in self.model.values() if t.where == "processing" and t.when <= self.now]
         assert self.queue.reclaim_expired(self.now) == len(expired)
         for task in expired:
-            task.where, task.owner = "ready", ""
+            task.where, task.lease = "ready", None
 
     # -- invariants -----------------------------------------------------------------------
     @invariant()

@@ -75,7 +75,7 @@ def test_finished_leases_do_not_pile_up() -> None:
     for i in range(5000):
         queue.push(Request(f"http://example.com/{i}"), T0)
         (lease,) = queue.lease(1, T0, 3600)
-        assert queue.ack(lease.taskid, T0)
+        assert queue.ack(lease, T0)
     assert len(queue._processing) < 2100  # dead lease entries swept (white box)
     assert queue.reclaim_expired(T0 + 3600) == 0
 
@@ -85,7 +85,7 @@ def test_renewals_do_not_pile_up() -> None:
     queue.push(Request("http://example.com/a"), T0)
     (lease,) = queue.lease(1, T0, 60)
     for i in range(5000):
-        assert queue.renew([lease.taskid], T0 + i, 60) == 1
+        assert queue.renew([lease], T0 + i, 60) == 1
     assert len(queue._processing) < 2100
     assert queue.reclaim_expired(T0 + 5000 + 58) == 0
     assert queue.reclaim_expired(T0 + 5000 + 59) == 1
@@ -95,7 +95,7 @@ def test_succeeded_task_is_remembered_without_its_url() -> None:
     queue = MemoryTaskQueue()
     queue.push(Request("http://example.com/a"), T0)
     (lease,) = queue.lease(1, T0, 60)
-    queue.ack(lease.taskid, T0 + 1)
+    queue.ack(lease, T0 + 1)
     info = queue.task(lease.taskid)
     assert info is not None
     assert (info.state, info.url, info.lastcrawltime) == (TaskState.SUCCESS, "", T0 + 1)
@@ -107,5 +107,5 @@ def test_auto_recrawl_keeps_the_merged_priority() -> None:
     queue.push(Request("http://example.com/a", priority=5), T0)
     queue.push(Request("http://example.com/b", priority=3, exetime=T0 + 10), T0)
     (lease,) = queue.lease(1, T0, 60)
-    queue.ack(lease.taskid, T0)
+    queue.ack(lease, T0)
     assert [le.request.url[-1] for le in queue.lease(2, T0 + 10, 60)] == ["a", "b"]

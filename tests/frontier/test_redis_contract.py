@@ -1,4 +1,8 @@
-"""The frontier contract, run on the Redis backend against a real redis-server."""
+"""The frontier contract, run on the Redis backend against a real redis-server.
+
+The suite drives time with plain numbers, so these frontiers take the caller's ``now``
+as Redis's (``time_source="caller"``: the same scripts, another clock); what Redis's own
+clock changes is tested in test_redis_frontier.py."""
 
 from __future__ import annotations
 
@@ -17,7 +21,7 @@ redis_url = redis_url_fixture()
 class TestRedisFrontier(FrontierContract, FailedTasksContract):
     @pytest.fixture
     async def frontier(self, redis_url: str) -> AsyncIterator[Frontier]:
-        frontier = RedisFrontier(redis_url, project="contract", job="test")
+        frontier = RedisFrontier(redis_url, project="contract", job="test", time_source="caller")
         yield frontier
         await frontier.close()
 
@@ -28,7 +32,12 @@ class TestRedisFrontierWithBloomFilter(FrontierContract, FailedTasksContract):
     @pytest.fixture
     async def frontier(self, redis_url: str) -> AsyncIterator[Frontier]:
         frontier = RedisFrontier(
-            redis_url, project="contract", job="bloom", dupefilter="bloom", bloom_capacity=10_000
+            redis_url,
+            project="contract",
+            job="bloom",
+            dupefilter="bloom",
+            bloom_capacity=10_000,
+            time_source="caller",
         )
         yield frontier
         await frontier.drop()

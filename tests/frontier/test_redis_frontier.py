@@ -1,6 +1,9 @@
 """What the Redis frontier promises beyond the contract suite: queue kinds, several
 workers on one job, fencing between them, hostile queue entries, key namespacing,
-NOSCRIPT and restart recovery, and one round trip per operation."""
+NOSCRIPT and restart recovery, and one round trip per operation.
+
+These drive time with plain numbers (``time_source="caller"``); Redis's own clock, the
+job's epoch and hostile records have their own modules."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ import pytest
 from redis.asyncio import Redis
 
 from skitter.exceptions import CodecError, ConfigError
-from skitter.frontier import FrontierCounts, PushOutcome, RedisFrontier, TaskState
+from skitter.frontier import FrontierCounts, Lease, PushOutcome, RedisFrontier, TaskState
 from skitter.frontier._redis import JobKeys
 from skitter.http import Request
 from skitter.testing._redis import RedisServer, redis_server_fixture, redis_url_fixture
@@ -44,6 +47,7 @@ async def make(redis_url: str) -> AsyncIterator[Make]:
     def factory(**kwargs: Any) -> RedisFrontier:
         kwargs.setdefault("project", "p")
         kwargs.setdefault("job", "j")
+        kwargs.setdefault("time_source", "caller")
         frontier = RedisFrontier(redis_url, **kwargs)
         made.append(frontier)
         return frontier
@@ -130,27 +134,30 @@ async def test_a_reclaimed_lease_cannot_be_finished_by_its_old_holder(make: Make
     assert await w2.reclaim_expired(T0 + LEASE) == 1  # any worker puts it back
     (again,) = await w2.lease(1, T0 + LEASE, LEASE, owner="w2")
     assert again.taskid == lease.taskid
-    assert not await w1.ack(lease.taskid, T0 + LEASE, owner="w1")
-    assert not await w1.nack(lease.taskid, T0 + LEASE, None, "late", owner="w1")
-    assert await w1.renew([lease.taskid], T0 + LEASE, LEASE, owner="w1") == 0
-    assert await w2.ack(again.taskid, T0 + LEASE + 1, owner="w2")
+    assert not await w1.ack(lease, T0 + LEASE)
+    assert not await w1.nack(lease, T0 + LEASE, None, "late")
+    assert await w1.renew([lease], T0 + LEASE, LEASE) == 0
+    assert await w2.ack(again, T0 + LEASE + 1)
     info = await w1.task(lease.taskid)
     assert info is not None
     assert (info.state, info.lastcrawltime) == (TaskState.SUCCESS, T0 + LEASE + 1)
 
 
-async def test_a_lease_is_fenced_even_between_workers_sharing_an_owner_name(make: Make) -> None:
-    w1, w2 = make(), make()
-    await w1.push([req("a")], T0)
-    (lease,) = await w1.lease(1, T0, LEASE)  # both use the default owner ""
-    assert not await w2.ack(lease.taskid, T0), "w2 holds no lease on it"
-    assert not await w2.mark_bad(lease.taskid, T0, "not mine")
-    await w1.reclaim_expired(T0 + LEASE)
-    (again,) = await w2.lease(1, T0 + LEASE, LEASE)
-    # Same owner name, same taskid: only the lease token tells the attempts apart.
-    assert not await w1.ack(lease.taskid, T0 + LEASE)
-    assert await w2.renew([again.taskid], T0 + LEASE, LEASE) == 1
-    assert await w2.ack(again.taskid, T0 + LEASE)
+async def test_a_stale_run_in_the_same_worker_cannot_settle_the_newer_lease(make: Make) -> None:
+    frontier = make()
+    await frontier.push([req("a")], T0)
+    (stale,) = await frontier.lease(1, T0, LEASE, owner="w")
+    await frontier.reclaim_expired(T0 + LEASE)
+    # Same frontier object, same owner, same taskid: only the lease tells them apart.
+    (current,) = await frontier.lease(1, T0 + LEASE, LEASE, owner="w")
+    assert current.taskid == stale.taskid and current.token != stale.token
+    assert await frontier.renew([stale], T0 + LEASE, LEASE) == 0
+    assert not await frontier.ack(stale, T0 + LEASE)
+    assert not await frontier.nack(stale, T0 + LEASE, T0 + 99, "stale")
+    assert not await frontier.mark_bad(stale, T0 + LEASE, "stale")
+    assert await frontier.counts(T0 + LEASE) == FrontierCounts(0, 0, 1)
+    assert await frontier.renew([current], T0 + LEASE, LEASE) == 1
+    assert await frontier.ack(current, T0 + LEASE)
 
 
 # -- hostile entries --------------------------------------------------------------------------
@@ -212,6 +219,10 @@ async def test_malicious_and_garbage_payloads_are_moved_aside_never_run(
     assert "__init__" in bad[req("evil").taskid.encode()].reason
     assert bad[req("garbage").taskid.encode()].raw == b"\xc1\x00garbage\xff"
     assert await frontier.counts(T0) == FrontierCounts(ready=0, delayed=0, processing=1)
+    # The payloads are kept for requeue_bad: still never run while they stay bad.
+    assert await frontier.requeue_bad(T0 + 1) == 2
+    assert [lease.request.url for lease in await frontier.lease(10, T0 + 1, LEASE)] == []
+    assert spider.ran == [] and len(await frontier.tasks(TaskState.BAD)) == 2
 
 
 async def test_refused_payloads_do_not_shorten_a_lease_batch(make: Make, client: Redis) -> None:
@@ -252,7 +263,7 @@ async def test_an_unreadable_task_record_is_moved_aside(make: Make, client: Redi
     assert info.reason == "unreadable task record"
     assert await urls(frontier) == ["http://example.com/b"]
     (entry,) = await frontier.bad_entries()
-    assert (entry.key, entry.reason) == (taskid.encode(), "unreadable task record")
+    assert (entry.key, entry.reason) == (taskid.encode(), "invalid task record (not a task record)")
     # A fresh push of the same request starts it over.
     assert await frontier.push([req("a")], T0) == [PushOutcome.NEW]
 
@@ -303,21 +314,21 @@ async def test_scripts_are_loaded_again_after_script_flush(make: Make, client: R
     await client.script_flush()
     (lease,) = await frontier.lease(1, T0, LEASE)
     await client.script_flush()
-    assert await frontier.ack(lease.taskid, T0)
+    assert await frontier.ack(lease, T0)
     await client.script_flush()
     assert await frontier.counts(T0) == FrontierCounts(ready=1, delayed=0, processing=0)
 
 
 async def test_a_restarted_redis_with_aof_keeps_the_queue() -> None:
     with RedisServer(aof=True) as server:
-        frontier = RedisFrontier(server.url, project="p", job="j")
+        frontier = RedisFrontier(server.url, project="p", job="j", time_source="caller")
         try:
             await frontier.push([req("a"), req("b", priority=3), req("c", exetime=T0 + 5)], T0)
             (lease,) = await frontier.lease(1, T0, LEASE, owner="w")
             await asyncio.to_thread(server.stop)
             await asyncio.to_thread(server.start)
             # The client reconnects; the scripts come back on NOSCRIPT; nothing was lost.
-            assert await frontier.ack(lease.taskid, T0 + 1, owner="w")
+            assert await frontier.ack(lease, T0 + 1)
             assert await urls(frontier, T0 + 5) == ["http://example.com/a", "http://example.com/c"]
         finally:
             await frontier.close()
@@ -334,7 +345,7 @@ async def test_times_survive_redis_exactly(make: Make) -> None:
     assert await frontier.reclaim_expired(lease.deadline - 1e-6) == 0
     assert await frontier.reclaim_expired(lease.deadline) == 1
     (lease,) = await frontier.lease(1, now + 1, 1)
-    assert await frontier.ack(lease.taskid, now + 2)
+    assert await frontier.ack(lease, now + 2)
     info = await frontier.task(lease.taskid)
     assert info is not None
     assert info.lastcrawltime == now + 2
@@ -357,8 +368,8 @@ async def test_each_operation_is_one_round_trip(make: Make, client: Redis) -> No
     # Load every script once: the first call of each on a server costs a NOSCRIPT.
     await frontier.push([req("warm")], T0)
     (warm,) = await frontier.lease(1, T0, LEASE)
-    await frontier.renew([warm.taskid], T0, LEASE)
-    await frontier.ack(warm.taskid, T0)
+    await frontier.renew([warm], T0, LEASE)
+    await frontier.ack(warm, T0)
     await frontier.counts(T0)
 
     evalsha_calls = functools.partial(scripts_run, client)
@@ -366,10 +377,10 @@ async def test_each_operation_is_one_round_trip(make: Make, client: Redis) -> No
     leases = await frontier.lease(100, T0, LEASE)
     assert len(leases) == 100
     assert await evalsha_calls(frontier.lease(100, T0, LEASE)) == 1
-    assert await evalsha_calls(frontier.ack(leases[0].taskid, T0)) == 1
-    assert await evalsha_calls(frontier.renew([lease.taskid for lease in leases], T0, 9)) == 1
+    assert await evalsha_calls(frontier.ack(leases[0], T0)) == 1
+    assert await evalsha_calls(frontier.renew(leases, T0, 9)) == 1
     assert await evalsha_calls(frontier.counts(T0)) == 1
-    assert await evalsha_calls(frontier.ack("never leased here", T0)) == 0
+    assert await evalsha_calls(frontier.ack(Lease("x", req("x"), 0, T0), T0)) == 0
 
 
 async def test_a_client_that_decodes_responses_is_refused(redis_url: str) -> None:
@@ -396,7 +407,7 @@ async def test_a_retried_failure_keeps_its_priority_and_leaves_the_failed_list(
     frontier = make()
     await frontier.push([req("low", priority=1), req("high", priority=9)], T0)
     for lease in await frontier.lease(10, T0, LEASE):
-        assert await frontier.nack(lease.taskid, T0 + 1, None, "HTTP 500")
+        assert await frontier.nack(lease, T0 + 1, None, "HTTP 500")
     await frontier.push([req("middle", priority=5)], T0 + 2)
     assert await frontier.retry_failed(T0 + 3) == 2
     assert await frontier.tasks(TaskState.FAILED) == []
@@ -411,7 +422,7 @@ async def test_a_failure_queued_again_by_a_push_is_no_longer_listed(make: Make) 
     frontier = make()
     await frontier.push([req("a")], T0)
     [lease] = await frontier.lease(1, T0, LEASE)
-    await frontier.nack(lease.taskid, T0 + 1, None, "HTTP 500")
+    await frontier.nack(lease, T0 + 1, None, "HTTP 500")
     assert [t.url for t in await frontier.tasks(TaskState.FAILED)] == ["http://example.com/a"]
     outcome = await frontier.push([req("a")], T0 + 2, force=[True])
     assert outcome == [PushOutcome.RECRAWL]
@@ -425,7 +436,7 @@ async def test_retry_failed_by_domain_pages_through_a_long_list(make: Make) -> N
     pages = [Request(f"http://{host}.example/{i}") for i in range(600) for host in ("a", "b")]
     await frontier.push(pages, T0)
     for lease in await frontier.lease(2000, T0, LEASE):
-        await frontier.nack(lease.taskid, T0 + 1, None, "timeout")
+        await frontier.nack(lease, T0 + 1, None, "timeout")
     assert await frontier.retry_failed(T0 + 2, domain="b.example") == 600
     left = await frontier.tasks(TaskState.FAILED, limit=2000)
     assert len(left) == 600 and all(t.url.startswith("http://a.example/") for t in left)
@@ -435,7 +446,7 @@ async def test_bad_tasks_are_listed_most_recent_first(make: Make) -> None:
     frontier = make()
     await frontier.push([req("x"), req("y")], T0)
     for i, lease in enumerate(await frontier.lease(10, T0, LEASE)):
-        await frontier.mark_bad(lease.taskid, T0 + 1 + i, f"forbidden {i}")
+        await frontier.mark_bad(lease, T0 + 1 + i, f"forbidden {i}")
     bad = await frontier.tasks(TaskState.BAD)
     assert [t.reason for t in bad] == ["forbidden 1", "forbidden 0"]
     with pytest.raises(ValueError, match="SUCCESS"):
@@ -499,20 +510,20 @@ async def test_concurrent_acks_share_one_round_trip_and_are_fenced_one_by_one(
     await frontier.push([req(f"a{i}") for i in range(10)], T0)
     leases = await frontier.lease(10, T0, LEASE)
     # The first lease expires and another worker takes it: its old holder is refused.
-    await frontier.renew([lease.taskid for lease in leases[1:]], T0 + LEASE - 1, LEASE)
+    await frontier.renew(leases[1:], T0 + LEASE - 1, LEASE)
     assert await other.reclaim_expired(T0 + LEASE + 1) == 1
     [taken] = await other.lease(1, T0 + LEASE + 1, LEASE)
     assert taken.taskid == leases[0].taskid
     answers: list[bool] = []
 
     async def ack_all() -> None:
-        acks = (frontier.ack(lease.taskid, T0 + LEASE + 2) for lease in leases)
+        acks = (frontier.ack(lease, T0 + LEASE + 2) for lease in leases)
         answers.extend(await asyncio.gather(*acks))
 
     assert await scripts_run(client, ack_all()) == 1
     assert answers == [False] + [True] * 9
     assert await frontier.counts(T0 + LEASE + 2) == FrontierCounts(0, 0, 1)
-    assert await other.ack(taken.taskid, T0 + LEASE + 3)
+    assert await other.ack(taken, T0 + LEASE + 3)
 
 
 # -- the Bloom filter as the dupe filter ------------------------------------------------------
@@ -523,7 +534,7 @@ async def test_with_the_bloom_filter_successes_take_bits_not_records(
     pages = [req(f"p{i}") for i in range(50)]
     await frontier.push(pages, T0)
     for lease in await frontier.lease(100, T0, LEASE):
-        assert await frontier.ack(lease.taskid, T0 + 1)
+        assert await frontier.ack(lease, T0 + 1)
     assert await client.hlen(frontier.keys.done) == 0
     assert await frontier.push(pages, T0 + 2) == [PushOutcome.IGNORED] * 50
     assert await frontier.push(pages[:1], T0 + 2, force=[True]) == [PushOutcome.RECRAWL]
@@ -541,12 +552,12 @@ async def test_with_the_bloom_filter_a_failure_keeps_its_record_until_it_succeed
     frontier = make(dupefilter="bloom", bloom_capacity=1_000)
     await frontier.push([req("flaky")], T0)
     [lease] = await frontier.lease(1, T0, LEASE)
-    await frontier.nack(lease.taskid, T0 + 1, None, "HTTP 500")
+    await frontier.nack(lease, T0 + 1, None, "HTTP 500")
     [failed] = await frontier.tasks(TaskState.FAILED)
     assert (failed.url, failed.reason) == ("http://example.com/flaky", "HTTP 500")
     assert await frontier.retry_failed(T0 + 2) == 1
     [lease] = await frontier.lease(1, T0 + 2, LEASE)
-    assert await frontier.ack(lease.taskid, T0 + 3)
+    assert await frontier.ack(lease, T0 + 3)
     assert await client.hlen(frontier.keys.done) == 0
     assert await frontier.push([req("flaky")], T0 + 4) == [PushOutcome.IGNORED]
 
@@ -557,7 +568,7 @@ async def test_with_the_bloom_filter_age_and_itag_do_not_recrawl_and_say_so(
     frontier = make(dupefilter="bloom", bloom_capacity=1_000)
     await frontier.push([req("a")], T0)
     [lease] = await frontier.lease(1, T0, LEASE)
-    await frontier.ack(lease.taskid, T0)
+    await frontier.ack(lease, T0)
     with caplog.at_level("WARNING", logger="skitter.frontier.redis"):
         again = await frontier.push([req("a", age=0), req("a", itag="v2")], T0 + 10)
         await frontier.push([req("a", age=0)], T0 + 10)

@@ -16,7 +16,7 @@ import pytest
 from skitter import Crawler, Spider
 from skitter._job import JobDir
 from skitter.exceptions import ConfigError, StorageError
-from skitter.frontier import TaskState
+from skitter.frontier import Lease, TaskState
 from skitter.frontier._sqlite import SqliteFrontier
 from skitter.http import Request
 
@@ -63,13 +63,14 @@ def rewrite(path: Path, data: bytes) -> None:
 
 
 async def every_operation_raises(frontier: SqliteFrontier, match: str) -> None:
+    stale = Lease("x", req("x"), 0, T0)  # settling any lease must raise, not only a live one
     calls: dict[str, Callable[[], Awaitable[Any]]] = {
         "push": lambda: frontier.push([req("later")], T0),
         "lease": lambda: frontier.lease(10, T0, LEASE),
-        "ack": lambda: frontier.ack("x", T0),
-        "nack": lambda: frontier.nack("x", T0, None, "failed"),
-        "mark_bad": lambda: frontier.mark_bad("x", T0, "bad"),
-        "renew": lambda: frontier.renew(["x"], T0, LEASE),
+        "ack": lambda: frontier.ack(stale, T0),
+        "nack": lambda: frontier.nack(stale, T0, None, "failed"),
+        "mark_bad": lambda: frontier.mark_bad(stale, T0, "bad"),
+        "renew": lambda: frontier.renew([stale], T0, LEASE),
         "reclaim_expired": lambda: frontier.reclaim_expired(T0),
         "counts": lambda: frontier.counts(T0),
         "next_due": frontier.next_due,
@@ -92,7 +93,7 @@ async def test_a_write_behind_that_fails_breaks_the_frontier_loudly(db: Path) ->
     await frontier.flush()
     fill(frontier)
     (lease,) = await frontier.lease(1, T0, LEASE)
-    await frontier.ack(lease.taskid, T0)
+    await frontier.ack(lease, T0)
     await frontier.push([req(f"new{i}") for i in range(500)], T0)  # needs more pages
     for _ in range(100):  # the write behind runs in the background
         if heard:
@@ -135,9 +136,9 @@ async def test_a_refused_checkpoint_records_nothing(db: Path) -> None:
     await frontier.push([req("a"), req("b")], T0)
     await frontier.flush()
     a, b = await frontier.lease(2, T0, LEASE)
-    await frontier.ack(a.taskid, T0)
+    await frontier.ack(a, T0)
     broken = True
-    await frontier.ack(b.taskid, T0)
+    await frontier.ack(b, T0)
     for _ in range(100):
         if heard:
             break
@@ -180,9 +181,9 @@ async def make_job(db: Path) -> None:
     await frontier.push([req(f"p{i}") for i in range(2000)], T0)
     leases = await frontier.lease(1000, T0, LEASE)
     for lease in leases[:500]:
-        await frontier.ack(lease.taskid, T0)
+        await frontier.ack(lease, T0)
     for lease in leases[500:510]:
-        await frontier.nack(lease.taskid, T0, None, "HTTP 500")
+        await frontier.nack(lease, T0, None, "HTTP 500")
     await frontier.close()
     assert files(db.parent) == ["job.sqlite3"]  # all in the main file
 

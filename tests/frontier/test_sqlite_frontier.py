@@ -20,7 +20,14 @@ from typing import Any
 import pytest
 
 from skitter.exceptions import CodecError, ConfigError
-from skitter.frontier import FrontierCounts, MemoryFrontier, PushOutcome, TaskInfo, TaskState
+from skitter.frontier import (
+    FrontierCounts,
+    Lease,
+    MemoryFrontier,
+    PushOutcome,
+    TaskInfo,
+    TaskState,
+)
 from skitter.frontier._sqlite import JobCounts, SqliteFrontier
 from skitter.http import Request
 
@@ -76,11 +83,12 @@ async def test_queue_order_survives_reopen(db: Path) -> None:
 async def test_states_retried_and_reasons_survive_reopen(db: Path) -> None:
     frontier = SqliteFrontier(db)
     await frontier.push([req("ok"), req("retry"), req("fail"), req("bad")], T0)
-    ok, retry, fail, bad = (lease.taskid for lease in await frontier.lease(4, T0, LEASE))
-    assert await frontier.ack(ok, T0 + 1)
-    assert await frontier.nack(retry, T0 + 1, T0 + 30, "HTTP 503")
-    assert await frontier.nack(fail, T0 + 1, None, "DownloadTimeout")
-    assert await frontier.mark_bad(bad, T0 + 1, "InvalidURL")
+    leases = await frontier.lease(4, T0, LEASE)
+    ok, retry, fail, bad = (lease.taskid for lease in leases)
+    assert await frontier.ack(leases[0], T0 + 1)
+    assert await frontier.nack(leases[1], T0 + 1, T0 + 30, "HTTP 503")
+    assert await frontier.nack(leases[2], T0 + 1, None, "DownloadTimeout")
+    assert await frontier.mark_bad(leases[3], T0 + 1, "InvalidURL")
     before = {taskid: await frontier.task(taskid) for taskid in (ok, retry, fail, bad)}
     frontier = await reopen(frontier)
     after = {taskid: await frontier.task(taskid) for taskid in (ok, retry, fail, bad)}
@@ -99,7 +107,7 @@ async def test_dupe_filter_and_recrawl_rules_survive_reopen(db: Path) -> None:
     frontier = SqliteFrontier(db)
     await frontier.push([req("a", itag="v1"), req("b", age=100), req("c")], T0)
     for lease in await frontier.lease(3, T0, LEASE):
-        await frontier.ack(lease.taskid, T0)
+        await frontier.ack(lease, T0)
     frontier = await reopen(frontier)
     assert await frontier.push([req("c")], T0 + 10**6) == [PushOutcome.IGNORED]
     assert await frontier.push([req("a", itag="v1")], T0 + 1) == [PushOutcome.IGNORED]
@@ -114,7 +122,7 @@ async def test_auto_recrawl_survives_reopen(db: Path) -> None:
     frontier = SqliteFrontier(db)
     await frontier.push([req("a", age=3600, auto_recrawl=True)], T0)
     (lease,) = await frontier.lease(1, T0, LEASE)
-    await frontier.ack(lease.taskid, T0)
+    await frontier.ack(lease, T0)
     frontier = await reopen(frontier)
     assert await frontier.next_due() == T0 + 3600
     (lease,) = await frontier.lease(1, T0 + 3600, LEASE)
@@ -175,10 +183,11 @@ async def test_unstorable_request_changes_nothing(db: Path) -> None:
 async def test_in_flight_tasks_are_reclaimed_on_open(db: Path) -> None:
     frontier = SqliteFrontier(db)
     await frontier.push([req("a"), req("b"), req("c"), req("d", exetime=T0 + 50)], T0)
-    a, b = (lease.taskid for lease in await frontier.lease(2, T0, LEASE, owner="w1"))
-    assert await frontier.nack(a, T0, T0, "once", owner="w1")  # queued again, retried 1
-    assert [x.taskid for x in await frontier.lease(1, T0, LEASE, owner="w1")] == [a]
-    assert await frontier.ack(b, T0, owner="w1")
+    a, b = await frontier.lease(2, T0, LEASE, owner="w1")
+    assert await frontier.nack(a, T0, T0, "once")  # queued again, retried 1
+    (again,) = await frontier.lease(1, T0, LEASE, owner="w1")
+    assert again.taskid == a.taskid
+    assert await frontier.ack(b, T0)
     frontier = await reopen(frontier)
     report = await frontier.load()
     assert report.found == JobCounts(queued=2, processing=1, succeeded=1, failed=0, bad=0)
@@ -190,8 +199,8 @@ async def test_in_flight_tasks_are_reclaimed_on_open(db: Path) -> None:
         ("http://example.com/c", 0),
         ("http://example.com/d", 0),
     ]
-    assert await frontier.ack(leases[0].taskid, T0 + 50)
-    assert not await frontier.ack(a, T0 + 50, owner="w1"), "old leases are gone"
+    assert await frontier.ack(leases[0], T0 + 50)
+    assert not await frontier.ack(again, T0 + 50), "old leases are gone"
     await frontier.close()
 
 
@@ -206,7 +215,7 @@ async def test_renamed_callback_marks_task_bad_and_goes_on(db: Path) -> None:
     assert report.undecodable == 1
     (lease,) = await frontier.lease(10, T0, LEASE)
     assert lease.request.url == "http://example.com/page"
-    await frontier.ack(lease.taskid, T0)
+    await frontier.ack(lease, T0)
     info = await frontier.task(req("item").taskid)
     assert info is not None and info.state is TaskState.BAD
     assert "parse_item" in info.reason and "RenamedSpider" in info.reason
@@ -214,7 +223,7 @@ async def test_renamed_callback_marks_task_bad_and_goes_on(db: Path) -> None:
     assert (bad.url, bad.reason) == ("http://example.com/item", info.reason)
     # Fixed code, retried: it decodes again.
     frontier = await reopen(frontier, spider=Spider())
-    assert await frontier.requeue_failed(bad=True) == 1
+    assert await frontier.requeue(states=(TaskState.BAD,)) == 1
     assert await urls(frontier) == ["http://example.com/item"]
     await frontier.close()
 
@@ -240,7 +249,7 @@ async def test_database_holds_the_state_of_the_last_flush(db: Path, tmp_path: Pa
     await frontier.push([req("a"), req("b"), req("c")], T0)
     (lease,) = await frontier.lease(1, T0, LEASE)
     await frontier.flush()
-    await frontier.ack(lease.taskid, T0)  # after the flush: lost in the crash
+    await frontier.ack(lease, T0)  # after the flush: lost in the crash
     await frontier.push([req("d")], T0)
     crashed = tmp_path / "crashed"
     crashed.mkdir()
@@ -265,7 +274,7 @@ async def main():
     frontier = SqliteFrontier({str(db)!r}, flush_interval=3600)
     await frontier.push([Request(f"http://example.com/{{i}}") for i in range(100)], 1.0)
     for lease in await frontier.lease(40, 1.0, 60.0):
-        await frontier.ack(lease.taskid, 1.0)
+        await frontier.ack(lease, 1.0)
     await frontier.lease(5, 1.0, 60.0)
     await frontier.flush()
     await frontier.push([Request("http://example.com/lost")], 1.0)
@@ -326,7 +335,7 @@ async def test_random_walk_matches_memory_across_reopens(db: Path, seed: int) ->
     frontier = SqliteFrontier(db, flush_ops=rng.choice([1, 5, 1000]))
     paths = [f"p{i}" for i in range(25)]
     now = T0
-    held: list[str] = []
+    held: list[tuple[Lease, Lease]] = []
     for step in range(400):
         now += rng.choice([0, 0, 1, 7])
         op = rng.random()
@@ -353,21 +362,21 @@ async def test_random_walk_matches_memory_across_reopens(db: Path, seed: int) ->
             assert [(x.taskid, x.retried, x.deadline) for x in got] == [
                 (x.taskid, x.retried, x.deadline) for x in want
             ], step
-            held += [(x.taskid, owner) for x in got]  # type: ignore[misc]
+            held += zip(got, want, strict=True)
         elif op < 0.85 and held:
-            taskid, owner = held.pop(rng.randrange(len(held)))  # type: ignore[misc]
+            mine, theirs = held.pop(rng.randrange(len(held)))
             kind = rng.choice(["ack", "retry", "fail", "bad"])
             if kind == "ack":
-                args: tuple[Any, ...] = ("ack", taskid, now, owner)
+                args: tuple[Any, ...] = ("ack", now)
             elif kind == "retry":
-                args = ("nack", taskid, now, now + rng.choice([0, 3]), "again", owner)
+                args = ("nack", now, now + rng.choice([0, 3]), "again")
             elif kind == "fail":
-                args = ("nack", taskid, now, None, "failed", owner)
+                args = ("nack", now, None, "failed")
             else:
-                args = ("mark_bad", taskid, now, "bad", owner)
-            assert await getattr(frontier, args[0])(*args[1:]) == await getattr(model, args[0])(
-                *args[1:]
-            ), step
+                args = ("mark_bad", now, "bad")
+            assert await getattr(frontier, args[0])(mine, *args[1:]) == await getattr(
+                model, args[0]
+            )(theirs, *args[1:]), step
         elif op < 0.9:
             now += LEASE
             assert await frontier.reclaim_expired(now) == await model.reclaim_expired(now)
@@ -388,7 +397,7 @@ async def _finished_job(db: Path) -> SqliteFrontier:
     """a: SUCCESS, b: FAILED (timeout), c: FAILED (HTTP 500), d: BAD, e: queued."""
     frontier = SqliteFrontier(db)
     await frontier.push([req(p) for p in "abcde"], T0)
-    a, b, c, d = (lease.taskid for lease in await frontier.lease(4, T0, LEASE))
+    a, b, c, d = await frontier.lease(4, T0, LEASE)
     await frontier.ack(a, T0)
     await frontier.nack(b, T0, None, "DownloadTimeout")
     await frontier.nack(c, T0, None, "HTTP 500")
@@ -426,8 +435,8 @@ async def test_inspection_without_loading_needs_no_spider(db: Path) -> None:
 
 async def test_retry_failed_queues_failed_tasks_at_the_back(db: Path) -> None:
     frontier = await _finished_job(db)
-    assert await frontier.requeue_failed() == 2
-    assert await frontier.requeue_failed() == 0
+    assert await frontier.requeue() == 2
+    assert await frontier.requeue() == 0
     leases = await frontier.lease(10, T0 + 1, LEASE)
     assert [(x.request.url, x.retried) for x in leases] == [
         ("http://example.com/e", 0),
@@ -442,7 +451,7 @@ async def test_retry_failed_queues_failed_tasks_at_the_back(db: Path) -> None:
 async def test_retry_failed_with_a_filter_offline(db: Path) -> None:
     await (await _finished_job(db)).close()
     offline = SqliteFrontier(db)
-    assert await offline.requeue_failed(lambda task: task.reason.startswith("HTTP")) == 1
+    assert await offline.requeue(lambda task: task.reason.startswith("HTTP")) == 1
     await offline.close()
     frontier = SqliteFrontier(db)
     assert await urls(frontier) == ["http://example.com/e", "http://example.com/c"]

@@ -374,7 +374,8 @@ def test_truncated_payloads_give_codec_error() -> None:
 @pytest.mark.parametrize(
     ("changes", "match"),
     [
-        ({"v": 2}, "unknown format version 2"),
+        ({"v": 2}, "format version 2, written by a newer skitter"),
+        ({"v": 0}, "unknown format version 0"),
         ({"url": 5}, "malformed"),
         ({"url": "no-scheme"}, "not a valid request"),
         ({"priority": "1"}, "malformed"),
@@ -391,12 +392,24 @@ def test_wrong_types_give_codec_error(changes: dict[str, Any], match: str) -> No
         decode_request(wire(**changes), Spider())
 
 
-def test_future_version_with_more_fields_names_the_version() -> None:
+def test_a_newer_major_version_is_refused_with_what_to_do() -> None:
     values = msgspec.msgpack.decode(encode_request(Request("https://example.com/")))
     values[0] = 3
     values.append("new field")
-    with pytest.raises(CodecError, match="unknown format version 3"):
+    with pytest.raises(CodecError, match="format version 3, written by a newer skitter") as caught:
         decode_request(msgspec.msgpack.encode(values))
+    assert "upgrade this worker" in str(caught.value)
+
+
+def test_a_newer_writers_trailing_fields_are_ignored_by_this_reader() -> None:
+    """Rolling upgrades: a worker of the same major version that appended optional fields
+    must not make this one's tasks BAD."""
+    spider = Spider()
+    request = Request("https://example.com/new", callback=spider.parse, meta={"k": [1]})
+    values = msgspec.msgpack.decode(encode_request(request, spider))
+    values += ["a field from the future", {"nested": [1, 2, {"x": None}]}, 3.5, True, None]
+    decoded = decode_request(msgspec.msgpack.encode(values), spider)
+    assert fields(decoded) == fields(request)
 
 
 def test_render_flag_round_trips_and_old_payloads_read_as_plain_http() -> None:
@@ -425,3 +438,69 @@ def test_render_flag_round_trips_and_old_payloads_read_as_plain_http() -> None:
         ]
     )
     assert decode_request(old).render is False
+
+
+# -- no secrets stored ----------------------------------------------------------------------
+SECRET = "s3cr3t-value"
+
+
+def test_cookie_and_authorization_headers_are_never_stored() -> None:
+    request = Request(
+        "https://example.com/account",
+        headers={
+            "Cookie": f"session={SECRET}",
+            "authorization": f"Bearer {SECRET}",
+            "Proxy-Authorization": f"Basic {SECRET}",
+            "Accept": "text/html",
+        },
+    )
+    data = encode_request(request)
+    assert SECRET.encode() not in data
+    decoded = decode_request(data)
+    assert dict(decoded.headers) == {"Accept": "text/html"}
+    assert request.headers["Cookie"] == f"session={SECRET}", "the live request is untouched"
+
+
+def test_credentials_in_a_proxy_url_are_never_stored() -> None:
+    request = Request(
+        "http://example.com/",
+        meta={"proxy": f"http://user:{SECRET}@proxy.example:3128", "other": 1},
+    )
+    data = encode_request(request)
+    assert SECRET.encode() not in data and b"user" not in data
+    decoded = decode_request(data)
+    assert decoded.meta == {"proxy": "http://proxy.example:3128", "other": 1}
+    assert request.meta["proxy"] == f"http://user:{SECRET}@proxy.example:3128"
+    ipv6 = Request("http://example.com/", meta={"proxy": f"http://u:{SECRET}@[::1]:8080"})
+    assert decode_request(encode_request(ipv6)).meta == {"proxy": "http://[::1]:8080"}
+
+
+def test_a_proxy_from_this_workers_environment_is_not_stored_at_all() -> None:
+    """HttpProxyMiddleware marks it: the worker that decodes the request picks its own."""
+    request = Request(
+        "http://example.com/",
+        meta={"proxy": f"http://user:{SECRET}@envproxy:3128", "_scheme_proxy": True},
+    )
+    data = encode_request(request)
+    assert SECRET.encode() not in data and b"envproxy" not in data
+    assert decode_request(data).meta == {}
+    spiders_own = Request("http://example.com/", meta={"proxy": "http://mine:3128"})
+    assert decode_request(encode_request(spiders_own)).meta == {"proxy": "http://mine:3128"}
+
+
+@pytest.mark.parametrize(
+    ("changes", "match"),
+    [
+        ({"priority": float("inf")}, "priority inf"),
+        ({"priority": float("nan")}, "priority nan"),
+        ({"priority": 1.5}, "priority 1.5"),
+        ({"exetime": float("nan")}, "exetime nan"),
+        ({"age": float("-inf")}, "age -inf"),
+        ({"retries": -1}, "retries -1"),
+    ],
+)
+def test_planted_numbers_are_refused(changes: dict[str, Any], match: str) -> None:
+    """Someone with write access to the store can plant them: a CodecError (the task is
+    BAD), never a crash later in the scheduler."""
+    with pytest.raises(CodecError, match=match):
+        decode_request(wire(**changes), Spider())

@@ -21,12 +21,14 @@ HOST = "example.com"
 
 @pytest.fixture
 def mine(counted: Any, keys: JobKeys) -> ClusterPermits:
-    return ClusterPermits(RedisPoliteness(counted.client, keys, owner="a"), lease_seconds=LEASE)
+    politeness = RedisPoliteness(counted.client, keys, owner="a", time_source="caller")
+    return ClusterPermits(politeness, lease_seconds=LEASE)
 
 
 @pytest.fixture
 def theirs(client: Redis, keys: JobKeys) -> ClusterPermits:
-    return ClusterPermits(RedisPoliteness(client, keys, owner="b"), lease_seconds=LEASE)
+    politeness = RedisPoliteness(client, keys, owner="b", time_source="caller")
+    return ClusterPermits(politeness, lease_seconds=LEASE)
 
 
 async def held(client: Redis, keys: JobKeys) -> int:

@@ -23,8 +23,8 @@ HOST = "example.com"
 @pytest.fixture
 def workers(client: Redis, keys: JobKeys) -> tuple[RedisPoliteness, RedisPoliteness]:
     return (
-        RedisPoliteness(client, keys, owner="worker-a"),
-        RedisPoliteness(client, keys, owner="worker-b"),
+        RedisPoliteness(client, keys, owner="worker-a", time_source="caller"),
+        RedisPoliteness(client, keys, owner="worker-b", time_source="caller"),
     )
 
 
@@ -254,7 +254,7 @@ async def test_idle_slot_keys_expire(
 
 
 async def test_a_dead_workers_permit_key_vanishes_on_its_own(client: Redis, keys: JobKeys) -> None:
-    worker = RedisPoliteness(client, keys, owner="dies", idle_ttl=0.01)
+    worker = RedisPoliteness(client, keys, owner="dies", idle_ttl=0.01, time_source="caller")
     now = time.time()
     permit, _ = await worker.acquire(HOST, now, concurrency=1, delay=0.01, lease_seconds=0.05)
     assert permit is not None and await client.exists(keys.permits(HOST), keys.pace(HOST)) == 2
@@ -265,8 +265,8 @@ async def test_a_dead_workers_permit_key_vanishes_on_its_own(client: Redis, keys
 
 
 async def test_two_jobs_do_not_share_politeness(client: Redis) -> None:
-    one = RedisPoliteness(client, JobKeys.for_job("shop", "a"), owner="w")
-    two = RedisPoliteness(client, JobKeys.for_job("shop", "b"), owner="w")
+    one = RedisPoliteness(client, JobKeys.for_job("shop", "a"), owner="w", time_source="caller")
+    two = RedisPoliteness(client, JobKeys.for_job("shop", "b"), owner="w", time_source="caller")
     assert (await one.acquire(HOST, T0, concurrency=1, delay=9, lease_seconds=LEASE))[0]
     assert (await two.acquire(HOST, T0, concurrency=1, delay=9, lease_seconds=LEASE))[0]
     assert await one.take_token(T0, 1.0, 1.0) == 0.0
@@ -277,7 +277,8 @@ async def test_clear_removes_every_politeness_key(
     workers: tuple[RedisPoliteness, RedisPoliteness], client: Redis, keys: JobKeys
 ) -> None:
     a, _ = workers
-    other = RedisPoliteness(client, JobKeys.for_job("shop", "other"), owner="w")
+    other_job = JobKeys.for_job("shop", "other")
+    other = RedisPoliteness(client, other_job, owner="w", time_source="caller")
     for slot in ("a.com", "b.com", "we:ird{slot}*"):
         await a.acquire(slot, T0, concurrency=1, delay=5, lease_seconds=LEASE)
     await a.take_token(T0, 1.0, 1.0)
@@ -304,7 +305,7 @@ async def test_bad_arguments_are_refused(
 
 
 async def test_each_operation_is_one_round_trip(counted: Any, keys: JobKeys) -> None:
-    worker = RedisPoliteness(counted.client, keys, owner="w")
+    worker = RedisPoliteness(counted.client, keys, owner="w", time_source="caller")
     # Load the scripts once: the first call of each on a server costs a NOSCRIPT.
     permit, _ = await worker.acquire(HOST, T0, concurrency=2, delay=0, lease_seconds=LEASE)
     assert permit is not None

@@ -148,7 +148,9 @@ async def test_redis_stopped_for_five_seconds_mid_crawl(
     base = await serve(site.app)
     outs = [tmp_path / f"w{i}.jsonl" for i in range(2)]
     procs = [await start(worker(spider_file, redis_server.url, out, base)) for out in outs]
-    await asyncio.sleep(1.0)
+    async with asyncio.timeout(30):  # both joined the job and are crawling
+        while len(site.served) < 10:  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
     redis_server.stop()
     stopped_at = time.monotonic()
     await asyncio.sleep(5.0)
@@ -317,3 +319,70 @@ async def test_a_pushed_offsite_url_is_never_fetched(
     got = [json.loads(line)["url"] for line in out.read_text().splitlines() if line]
     assert got == [f"http://127.0.0.1:{port}/in"]
     assert site.on("localhost") == 0, text
+
+
+@pytest.mark.parametrize("loss", ["FLUSHDB", "SHUTDOWN NOSAVE and restart"])
+async def test_state_lost_in_redis_fails_every_worker_loudly(
+    serve: Any, tmp_path: Path, spider_file: Path, loss: str
+) -> None:
+    """Issue 12, item 9: not 'finished' after a third of the pages, exit 0."""
+    site = Site(latency=0.1)
+    base = await serve(site.app)
+    outs = [tmp_path / f"w{i}.jsonl" for i in range(2)]
+    with RedisServer(aof=False, binary=require_redis_server()) as server:
+        procs = []
+        for out in outs:
+            procs.append(await start(worker(spider_file, server.url, out, base)))
+            await asyncio.sleep(0.5)  # the first creates the job, the second joins it
+        async with asyncio.timeout(30):
+            while len(site.served) < 20:  # noqa: ASYNC110
+                await asyncio.sleep(0.05)
+        if loss == "FLUSHDB":
+            assert server.command("FLUSHDB") == b"+OK"
+        else:
+            server.command("SHUTDOWN", "NOSAVE")
+            await asyncio.to_thread(server.stop)
+            await asyncio.to_thread(server.start)
+        texts = []
+        for proc in procs:
+            out, _ = await asyncio.wait_for(proc.communicate(), timeout=90)
+            texts.append(out.decode())
+            assert proc.returncode == 1, texts[-1]
+    assert "Created job 'test'" in texts[0] and "Joined job 'test'" in texts[1]
+    for text in texts:
+        assert "job state lost (Redis restarted without persistence?): job 'test'" in text
+        assert "has no epoch" in text
+        assert "(finished)" not in text
+    assert len(set(items(outs))) < PAGES
+
+
+async def test_planted_records_are_moved_aside_and_every_valid_page_is_crawled(
+    serve: Any, tmp_path: Path, redis_server: RedisServer, spider_file: Path
+) -> None:
+    """Issue 12, item 11: a record with priority inf or NaN crashed lease() in every
+    worker in turn."""
+    import msgspec
+
+    from skitter.frontier import RedisFrontier
+    from skitter.http import Request
+
+    site = Site()
+    base = await serve(site.app)
+    frontier = RedisFrontier(redis_server.url, project="tree", job="test")
+    planted = [Request(f"{base}/p/inf"), Request(f"{base}/p/nan")]
+    await frontier.push([Request(f"{base}/p/0"), *planted], time.time())
+    for request, priority in zip(planted, (float("inf"), float("nan")), strict=True):
+        raw = await frontier.client.hget(frontier.keys.tasks, request.taskid)
+        record = msgspec.msgpack.decode(raw)
+        record[1] = priority
+        await frontier.client.hset(
+            frontier.keys.tasks, request.taskid, msgspec.msgpack.encode(record)
+        )
+    await frontier.close()
+    outs = [tmp_path / f"w{i}.jsonl" for i in range(2)]
+    procs = [await start(worker(spider_file, redis_server.url, out, None)) for out in outs]
+    texts = [await finish(proc) for proc in procs]  # both exit 0
+    assert sorted(items(outs)) == list(range(PAGES))
+    assert any("invalid task record (priority)" in text for text in texts)
+    totals, _ = await job_state(redis_server.url)
+    assert totals["frontier/quarantined"] == 2

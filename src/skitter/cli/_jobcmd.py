@@ -1,21 +1,27 @@
-"""``skitter job DIR``: what a job directory holds, and putting failed tasks back.
+"""``skitter job``: what a job holds, and putting its failed or bad tasks back.
 
-It reads the database without the spider (requests stay encoded), so it works for any
-job, even one whose spider file changed or is gone. A job that a crawl would refuse to
-resume (damaged, emptied, a checkpoint that is not skitter's) is refused here the same
-way, with the same message.
+Two kinds of job, one command: a job directory (``skitter job DIR``, the SQLite job of
+``--job-dir``) or a distributed job in Redis (``skitter job --redis URL --job NAME``).
+Either way it reads the tasks without the spider (requests stay encoded), so it works
+for any job, even one whose spider file changed or is gone: BAD tasks whose callback was
+renamed can be queued again once the code is fixed (``--requeue-bad``), and the crawl
+(or the workers) then decode them with the new code. A job directory that a crawl would
+refuse to resume (damaged, emptied, a checkpoint that is not skitter's) is refused here
+the same way, with the same message.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import time
+from collections.abc import Sequence
 
 from rich.console import Console
 from rich.table import Table
 
 from skitter._job import JobDir
-from skitter.exceptions import ConfigError
+from skitter.exceptions import ConfigError, JobStateLost
 from skitter.frontier import TaskInfo, TaskState
 from skitter.http import in_domain
 
@@ -28,35 +34,60 @@ def _when(epoch: float) -> str:
     return datetime.datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M:%S") if epoch else ""
 
 
+def _check(args: argparse.Namespace) -> None:
+    """One kind of job, named completely; filters only with an action to filter."""
+    redis = args.redis is not None or args.job is not None or args.spider is not None
+    if args.directory and redis:
+        raise ConfigError("skitter job takes a job directory or --redis URL --job NAME, not both")
+    if not args.directory and not (args.redis and args.job):
+        raise ConfigError("skitter job needs a job directory, or --redis URL and --job NAME")
+    if (args.domain or args.reason) and not (args.retry_failed or args.requeue_bad):
+        raise ConfigError("--domain and --reason choose what --retry-failed or --requeue-bad queue")
+    if args.failed < 0:
+        raise ConfigError(f"--failed takes a number of tasks >= 0, got {args.failed}")
+
+
 async def show_job(args: argparse.Namespace, console: Console) -> int:
+    _check(args)
+    if args.directory:
+        await _show_directory(args, console)
+    else:
+        await _show_redis(args, console)
+    return EXIT_OK
+
+
+async def _show_directory(args: argparse.Namespace, console: Console) -> None:
     job = JobDir(args.directory)
     if not job.database.is_file():
         raise ConfigError(f"no job in {args.directory} (expected {job.database.name})")
     frontier = job.frontier(None)
+    domain, reason = args.domain, args.reason
+
+    def match(info: TaskInfo) -> bool:
+        return (domain is None or in_domain(info.url, domain)) and (
+            reason is None or reason in info.reason
+        )
+
     try:
-        if args.retry_failed:
-            domain, reason = args.domain, args.reason
-
-            def match(info: TaskInfo) -> bool:
-                return (domain is None or in_domain(info.url, domain)) and (
-                    reason is None or reason in info.reason
-                )
-
-            count = await frontier.requeue_failed(match)
-            console.print(f"{count} failed tasks queued again; run the crawl to fetch them.")
-        counts = await frontier.job_counts()
-        table = Table(title=f"Job {args.directory}", show_header=True)
-        table.add_column("state")
-        table.add_column("tasks", justify="right")
-        for name, value in (
-            ("queued", counts.queued),
-            ("in flight (reclaimed on resume)", counts.processing),
-            ("succeeded", counts.succeeded),
-            ("failed", counts.failed),
-            ("bad", counts.bad),
+        for wanted, state, what in (
+            (args.retry_failed, TaskState.FAILED, "failed"),
+            (args.requeue_bad, TaskState.BAD, "bad"),
         ):
-            table.add_row(name, f"{value:,}")
-        console.print(table)
+            if wanted:
+                count = await frontier.requeue(match, states=(state,))
+                console.print(f"{count} {what} tasks queued again; run the crawl to fetch them.")
+        counts = await frontier.job_counts()
+        _counts_table(
+            console,
+            f"Job {args.directory}",
+            [
+                ("queued", counts.queued),
+                ("in flight (reclaimed on resume)", counts.processing),
+                ("succeeded", counts.succeeded),
+                ("failed", counts.failed),
+                ("bad", counts.bad),
+            ],
+        )
         saved = await job.saved(frontier)
         if saved:
             start = "all" if saved.get("start_done") else "so far"
@@ -66,19 +97,111 @@ async def show_job(args: argparse.Namespace, console: Console) -> int:
             )
             for feed, size in sorted(saved.get("feeds", {}).items()):
                 console.print(f"  feed {feed}: {size:,} bytes", highlight=False)
-        failed = await frontier.tasks(TaskState.FAILED, args.failed)
-        bad = await frontier.tasks(TaskState.BAD, args.failed)
-        for title, tasks in (("Failed tasks", failed), ("Bad tasks", bad)):
-            if not tasks:
-                continue
-            listing = Table(title=title)
-            for column in ("when", "url", "attempts", "reason"):
-                listing.add_column(column, overflow="fold")
-            for task in tasks:
-                listing.add_row(
-                    _when(task.lastcrawltime), task.url, str(task.retried + 1), task.reason
-                )
-            console.print(listing)
+        _listings(
+            console,
+            await frontier.tasks(TaskState.FAILED, args.failed),
+            await frontier.tasks(TaskState.BAD, args.failed),
+        )
     finally:
         await frontier.close()
-    return EXIT_OK
+
+
+async def _show_redis(args: argparse.Namespace, console: Console) -> None:
+    from skitter.frontier import RedisFrontier
+
+    project = args.spider or await _find_project(args.redis, args.job, args.prefix)
+    frontier = RedisFrontier(
+        args.redis, project=project, job=args.job, key_prefix=args.prefix, kind=None, create=False
+    )
+    try:
+        try:
+            await frontier.open_job()
+        except JobStateLost as exc:
+            raise JobStateLost(f"{exc} (nothing to show: no state in Redis)") from None
+        now = time.time()
+        for wanted, what, requeue in (
+            (args.retry_failed, "failed", frontier.retry_failed),
+            (args.requeue_bad, "bad", frontier.requeue_bad),
+        ):
+            if wanted:
+                count = await requeue(now, domain=args.domain, reason=args.reason)
+                console.print(
+                    f"{count} {what} tasks queued again; the job's workers fetch them "
+                    "(start one if none is running)."
+                )
+        counts = await frontier.counts(now)
+        keys = frontier.keys
+        async with frontier.client.pipeline(transaction=False) as pipe:
+            pipe.zcard(keys.failed)
+            pipe.zcard(keys.bad_tasks)
+            pipe.hlen(keys.bad)
+            failed, bad, aside_kept = await pipe.execute()
+        moved, dropped = await frontier.quarantine_counts()
+        _counts_table(
+            console,
+            f"Job {args.job!r} of spider {project!r} on {frontier.where} (epoch {frontier.epoch})",
+            [
+                ("queued (due)", counts.ready),
+                ("delayed", counts.delayed),
+                ("in flight", counts.processing),
+                ("failed", int(failed)),
+                ("bad", int(bad)),
+                ("moved aside as unreadable", moved),
+                ("  of which kept in the bad hash", int(aside_kept)),
+                ("  of which dropped (REDIS_BAD_MAX)", dropped),
+            ],
+        )
+        _listings(
+            console,
+            await frontier.tasks(TaskState.FAILED, args.failed),
+            await frontier.tasks(TaskState.BAD, args.failed),
+        )
+    finally:
+        await frontier.close()
+
+
+async def _find_project(url: str, job: str, prefix: str) -> str:
+    """The spider (project) whose job is called ``job``, when there is exactly one."""
+    from redis.asyncio import Redis
+    from redis.exceptions import RedisError
+
+    from skitter.frontier._redis import JobKeys
+
+    client = Redis.from_url(url)
+    found: set[str] = set()
+    try:
+        async for key in client.scan_iter(match=JobKeys.meta_pattern(job, prefix), count=1000):
+            parsed = JobKeys.parse_meta(key, prefix)
+            if parsed is not None and parsed[1] == job:
+                found.add(parsed[0])
+    except (RedisError, OSError) as exc:
+        raise ConfigError(f"cannot reach Redis at {url}: {exc}") from None
+    finally:
+        await client.aclose()
+    if len(found) == 1:
+        return found.pop()
+    if not found:
+        raise ConfigError(f"no job {job!r} in Redis at {url} (pass --spider if it is lost)")
+    names = ", ".join(sorted(found))
+    raise ConfigError(f"several spiders have a job {job!r} ({names}): pass --spider NAME")
+
+
+def _counts_table(console: Console, title: str, rows: Sequence[tuple[str, int]]) -> None:
+    table = Table(title=title, show_header=True)
+    table.add_column("state")
+    table.add_column("tasks", justify="right")
+    for name, value in rows:
+        table.add_row(name, f"{value:,}")
+    console.print(table)
+
+
+def _listings(console: Console, failed: list[TaskInfo], bad: list[TaskInfo]) -> None:
+    for title, tasks in (("Failed tasks", failed), ("Bad tasks", bad)):
+        if not tasks:
+            continue
+        listing = Table(title=title)
+        for column in ("when", "url", "attempts", "reason"):
+            listing.add_column(column, overflow="fold")
+        for task in tasks:
+            listing.add_row(_when(task.lastcrawltime), task.url, str(task.retried + 1), task.reason)
+        console.print(listing)

@@ -85,6 +85,11 @@ def _build_parser() -> argparse.ArgumentParser:
         "--spider", required=True, metavar="NAME", help="the spider's name (its project)"
     )
     push.add_argument("--priority", type=int, default=0)
+    push.add_argument(
+        "--create",
+        action="store_true",
+        help="create the job if it does not exist yet (else pushing to it is refused)",
+    )
 
     dash = commands.add_parser(
         "dashboard",
@@ -115,13 +120,28 @@ def _build_parser() -> argparse.ArgumentParser:
 
     job = commands.add_parser(
         "job",
-        help="show a job directory's state; put its failed tasks back in the queue",
+        help="show a job's state (a job directory, or a Redis job); put its failed or bad "
+        "tasks back in the queue",
+        description="Shows what a job holds: a job directory (skitter job DIR) or a "
+        "distributed job (skitter job --redis URL --job NAME): counts by state, failed and "
+        "bad tasks with their reasons. --retry-failed and --requeue-bad queue them again "
+        "(those matching --domain and --reason), e.g. BAD tasks whose callback was renamed, "
+        "once the code is fixed.",
     )
-    job.add_argument("directory", metavar="DIR", help="a job directory (from --job-dir)")
-    job.add_argument("--failed", type=int, default=20, metavar="N", help="failed tasks to list")
+    job.add_argument("directory", nargs="?", metavar="DIR", help="a job directory (--job-dir)")
+    job.add_argument("--redis", metavar="URL", help="a distributed job's redis://host:port/db")
+    job.add_argument("--job", metavar="NAME", help="with --redis: the job's name")
+    job.add_argument(
+        "--spider", metavar="NAME", help="with --redis: the spider (needed if several have NAME)"
+    )
+    job.add_argument(
+        "--prefix", default="skitter", help="with --redis: the key prefix (default: %(default)s)"
+    )
+    job.add_argument("--failed", type=int, default=20, metavar="N", help="tasks to list per state")
     job.add_argument("--retry-failed", action="store_true", help="queue FAILED tasks again")
-    job.add_argument("--domain", help="with --retry-failed: only tasks on this domain")
-    job.add_argument("--reason", help="with --retry-failed: only reasons containing this")
+    job.add_argument("--requeue-bad", action="store_true", help="queue BAD tasks again")
+    job.add_argument("--domain", help="only tasks on this domain (or a subdomain)")
+    job.add_argument("--reason", help="only tasks whose reason contains this")
 
     demo = commands.add_parser("demo", help="serve the bundled demo shop on 127.0.0.1 and crawl it")
     demo.add_argument(

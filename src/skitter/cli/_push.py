@@ -1,7 +1,9 @@
 """``skitter push URL... --redis URL --job NAME --spider NAME``: queue URLs for workers.
 
 The pushed requests go through the same frontier script as the workers' own, so a URL
-the job has already crawled (or queued) is not queued twice.
+the job has already crawled (or queued) is not queued twice. A job that does not exist
+is refused unless ``--create``: a typo in a name, or a Redis that lost the job's state,
+must not start a new empty job that nobody crawls.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from collections import Counter
 
 from rich.console import Console
 
-from skitter.exceptions import ConfigError, InvalidURL
+from skitter.exceptions import ConfigError, InvalidURL, JobStateLost
 from skitter.http import Request
 
 __all__ = ["push_urls"]
@@ -27,8 +29,18 @@ async def push_urls(args: argparse.Namespace, console: Console) -> int:
             request.fingerprint  # noqa: B018 - a URL that cannot be parsed fails here
     except InvalidURL as exc:
         raise ConfigError(str(exc)) from None
-    frontier = RedisFrontier(args.redis, project=args.spider, job=args.job)
+    frontier = RedisFrontier(
+        args.redis, project=args.spider, job=args.job, kind=None, create=args.create
+    )
     try:
+        try:
+            if await frontier.open_job():
+                console.print(f"Created job {args.job!r} for spider {args.spider!r}")
+        except JobStateLost:
+            raise ConfigError(
+                f"no job {args.job!r} for spider {args.spider!r} on {frontier.where}; "
+                "start a worker first, or pass --create"
+            ) from None
         outcomes = await frontier.push(requests, time.time())
     finally:
         await frontier.close()

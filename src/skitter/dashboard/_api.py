@@ -1,4 +1,4 @@
-"""The JSON control API: read a project's state, change its rate, pause, retry.
+"""The JSON control API: read a project's state, change its rate, pause, retry, requeue.
 
 Routes (``{name}`` is a project, i.e. a spider name)::
 
@@ -11,11 +11,13 @@ Routes (``{name}`` is a project, i.e. a spider name)::
     POST /api/projects/{name}/pause
     POST /api/projects/{name}/resume
     POST /api/projects/{name}/retry    {"domain": "example.com", "reason": "HTTP 503"}
+    POST /api/projects/{name}/requeue-bad  {"domain": ..., "reason": ...}: BAD tasks again
     GET  /api/session                  {"csrf": TOKEN} for scripts that POST
 
 Errors are ``{"error": message}`` with 400 (bad input, or a rate above MAX_RATE; the
 message is the crawler's own), 404 (no such project), 409 (the project is not
-running) or 503 (a cluster job's Redis cannot be reached). Every POST needs the
+running, or a cluster job's state is gone from Redis) or 503 (a cluster job's Redis
+cannot be reached). Every POST needs the
 ``X-Skitter-CSRF`` header (see ``_security``).
 """
 
@@ -31,7 +33,7 @@ from aiohttp import web
 
 from skitter.dashboard._security import Guard, json_error
 from skitter.dashboard._views import project_detail, project_name, project_summary
-from skitter.exceptions import ConfigError, FrontierUnavailable
+from skitter.exceptions import ConfigError, FrontierUnavailable, JobStateLost
 
 if TYPE_CHECKING:
     from skitter.dashboard._live import LiveProject
@@ -68,6 +70,7 @@ class ControlApi:
         router.add_post("/api/projects/{name}/pause", self.pause)
         router.add_post("/api/projects/{name}/resume", self.resume)
         router.add_post("/api/projects/{name}/retry", self.retry)
+        router.add_post("/api/projects/{name}/requeue-bad", self.requeue_bad)
 
     @property
     def crawlers(self) -> list[LiveProject]:
@@ -144,6 +147,14 @@ class ControlApi:
         count = await crawler.retry_failed(domain=domain, reason=reason)
         return _json({"retried": count})
 
+    async def requeue_bad(self, request: web.Request) -> web.Response:
+        crawler = self._running(request)
+        body = await _body(request)
+        domain = _text_or_none(body, "domain")
+        reason = _text_or_none(body, "reason")
+        count = await crawler.requeue_bad(domain=domain, reason=reason)
+        return _json({"requeued": count})
+
     # -- lookup ---------------------------------------------------------------------------
     def _find(self, name: str) -> LiveProject | None:
         return next((c for c in self._crawlers if project_name(c) == name), None)
@@ -175,6 +186,8 @@ class ControlApi:
             return json_error(400, str(exc))
         except FrontierUnavailable as exc:  # a cluster's Redis, restarting say
             return json_error(503, str(exc))
+        except JobStateLost as exc:  # a cluster job whose state vanished
+            return json_error(409, str(exc))
 
 
 class _Problem(Exception):

@@ -15,7 +15,10 @@ unchanged. Where each figure comes from:
   when the dashboard did, and "all time" is the job's own total;
 - changing the rate, pausing, resuming: a write to the control record, which every
   worker applies within about a second. A rate or burst above what any live worker
-  allows is refused here, with the same message a worker would give.
+  allows is refused here, with the same message a worker would give;
+- a job whose state vanished from Redis after the dashboard had seen it (restarted
+  without persistence, flushed) shows as failed, with ``JobStateLost``'s message as its
+  error, until a new run of the job starts; the dashboard never creates a job.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from skitter._clock import Clock
 from skitter._presence import FAILED, SUCCEEDED
 from skitter.dashboard._views import host_of
 from skitter.engine import ActiveTask, Outcome, WindowCounts
-from skitter.exceptions import ConfigError, FrontierUnavailable
+from skitter.exceptions import ConfigError, FrontierUnavailable, JobStateLost
 from skitter.frontier import FrontierCounts, TaskInfo, TaskState
 from skitter.frontier._redis import JobKeys, RedisFrontier
 from skitter.frontier._redis._control import ControlRecord, JobControl
@@ -137,8 +140,11 @@ class ClusterProject:
         self.project = project
         self.job = job
         self.keys = JobKeys.for_job(project, job, prefix)
-        self.frontier = RedisFrontier(client, project=project, job=job, key_prefix=prefix)
-        self._kind_known = False  # the queue kind is in P:meta once a task was queued
+        self.frontier = RedisFrontier(
+            client, project=project, job=job, key_prefix=prefix, kind=None, create=False
+        )
+        #: Why the job's state is gone (``JobStateLost``), once seen; None while it is there.
+        self.lost: str | None = None
         self.control = JobControl(client, self.keys)
         self.spider = JobName(f"{project}:{job}")
         self.spidercls = JobName
@@ -165,27 +171,39 @@ class ClusterProject:
         calls this once a second; five round trips)."""
         now = self.clock.time()
         try:
-            if not self._kind_known:
-                kind = await self.frontier.client.hget(self.keys.meta, "kind")
-                if kind in (b"priority", b"fifo", b"lifo"):
-                    self.frontier.kind = kind.decode()  # type: ignore[assignment]
-                    self._kind_known = True
             totals = await self._cluster_stats.totals()
             self._record, self._workers = await self.control.read()
-            self._counts = await self.frontier.counts(now)
-            leased = await self.frontier.leased(ACTIVE_LIMIT)
+            try:
+                self._counts = await self.frontier.counts(now)
+                leased = await self.frontier.leased(ACTIVE_LIMIT)
+                self.lost = None
+            except JobStateLost as exc:
+                self._state_gone(exc)
+                leased = []
         except RedisError as exc:
             raise FrontierUnavailable(f"Redis for job {self.name}: {exc}") from exc
         self._refreshed = True
-        if self.status != "done":  # a finished worker's reason is not the job's
+        if self.status not in ("done", "failed"):  # a finished worker's reason is not the job's
             totals.pop("finish_reason", None)
             totals.pop("finish_time", None)
+        if self.lost is not None:
+            totals["finish_error"] = self.lost
         self.stats.values = totals
         self._monitor.sample(now, int(totals.get(SUCCEEDED, 0)), int(totals.get(FAILED, 0)))
         self._monitor.active = self._active(leased, now)
         beats = list(self._workers.values())
         self._monitor.recent = _outcomes(beats, "recent")
         self._monitor.failures = _outcomes(beats, "failures")
+
+    def _state_gone(self, exc: JobStateLost) -> None:
+        """The job has no (or another) epoch. Lost, if the dashboard had seen it: it
+        shows so until a new run starts the job again (the frontier looks afresh at the
+        next refresh). A job never seen (only its workers' roster is left) has no state
+        to show."""
+        self._counts = FrontierCounts(0, 0, 0)
+        if self.frontier.epoch is not None:
+            self.lost = str(exc)
+            self.frontier.epoch = None
 
     def _active(self, leased: Iterable[Any], now: float) -> dict[str, ActiveTask]:
         """Tasks leased in Redis, with slot and start time from the heartbeat of the
@@ -214,13 +232,16 @@ class ClusterProject:
         return active
 
     def alive_workers(self) -> dict[str, dict[str, Any]]:
-        """Workers whose last heartbeat is recent and did not say they were done."""
+        """Workers whose last heartbeat is recent and did not say they were done (or had
+        failed)."""
         now = self.clock.time()
         alive = {}
         for worker, beat in sorted(self._workers.items()):
             interval = _number(beat.get("interval")) or 1.0
             seen = _number(beat.get("seen")) or 0.0
-            if beat.get("status") != "done" and now - seen <= ALIVE_BEATS * max(interval, 1.0):
+            if beat.get("status") not in ("done", "failed") and now - seen <= ALIVE_BEATS * max(
+                interval, 1.0
+            ):
                 alive[worker] = beat
         return alive
 
@@ -232,6 +253,8 @@ class ClusterProject:
         idle while work is left, else done."""
         if not self._refreshed:
             return "new"
+        if self.lost is not None:
+            return "failed"
         alive = self.alive_workers()
         record = self._record
         if record.pause_seq and record.paused:
@@ -245,7 +268,11 @@ class ClusterProject:
                     return status
             return "running"
         counts = self._counts
-        return "idle" if counts.ready or counts.delayed or counts.processing else "done"
+        if counts.ready or counts.delayed or counts.processing:
+            return "idle"
+        if any(beat.get("status") == "failed" for beat in self._workers.values()):
+            return "failed"
+        return "done"
 
     @property
     def rate(self) -> tuple[float | None, float | None]:
@@ -270,7 +297,11 @@ class ClusterProject:
         return self._monitor if self._refreshed else None
 
     async def queue_counts(self) -> FrontierCounts:
-        return await self.frontier.counts(self.clock.time())
+        try:
+            return await self.frontier.counts(self.clock.time())
+        except JobStateLost as exc:
+            self._state_gone(exc)
+            return self._counts
 
     async def failed_tasks(self, limit: int = 100) -> list[TaskInfo]:
         return await self.frontier.tasks(TaskState.FAILED, limit)
@@ -278,6 +309,10 @@ class ClusterProject:
     async def retry_failed(self, *, domain: str | None = None, reason: str | None = None) -> int:
         """Queue FAILED tasks again; the workers find them at their next upkeep."""
         return await self.frontier.retry_failed(self.clock.time(), domain=domain, reason=reason)
+
+    async def requeue_bad(self, *, domain: str | None = None, reason: str | None = None) -> int:
+        """Queue BAD tasks again (once the workers run fixed code)."""
+        return await self.frontier.requeue_bad(self.clock.time(), domain=domain, reason=reason)
 
     def slot_stats(self) -> list[dict[str, Any]]:
         """The live workers' busiest slots, added up per slot."""

@@ -194,6 +194,7 @@ class Engine:
                 self._idle_since = None
                 project, lease = picked
                 project.in_flight += 1
+                project.running.add(lease)
                 task = self._tg.create_task(self._process(project, lease))  # type: ignore[union-attr]
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
@@ -322,7 +323,7 @@ class Engine:
             for project in self.projects:
                 if project.closing is None:
                     try:
-                        await project.scheduler.maintain(project.monitor.active.keys())
+                        await project.scheduler.maintain(project.running)
                     except FrontierUnavailable:
                         pass  # the dispatcher reports it
                     except FatalError as exc:
@@ -340,23 +341,46 @@ class Engine:
         ``project.start_offset`` counts the start requests queued so far; a resumed job
         skips that many. A ``dont_filter`` start request gets a taskid from its position,
         so one queued again after a crash merges with itself instead of running twice.
+        A worker feeds only while it holds the cluster's claim; one whose claim lapsed
+        (another worker took it over) stops and waits for a turn again.
         """
         if project.start_exhausted:  # a resumed job that had queued them all
             return
         claim = project.start_claim
-        if claim is not None:  # a worker: feed only while holding the cluster's claim
-            offset = await claim.wait_turn()
-            if offset is None:
-                project.start_exhausted = True
-                self._wakeup.set()
-                return
-            project.start_offset = offset
+        try:
+            while True:
+                if claim is not None:
+                    offset = await claim.wait_turn()
+                    if offset is None:  # another worker queued them all
+                        break
+                    project.start_offset = offset
+                outcome = await self._feed_from(project, claim)
+                if outcome == "closing":
+                    return  # not exhausted: a resumed job goes on from here
+                if outcome == "exhausted":
+                    break
+                log.warning(
+                    "Spider %s: another worker took the start requests over (this one's "
+                    "claim lapsed at position %d); waiting for a turn again",
+                    project.name,
+                    project.start_offset,
+                )
+        except FatalError as exc:
+            project.fail(exc)
+            return
+        project.start_exhausted = True
+        self._wakeup.set()
+
+    async def _feed_from(self, project: Project, claim: Any) -> str:
+        """Queue start requests from ``project.start_offset`` on: "exhausted" when there
+        are no more, "closing" when the project closes first, "lost" when the claim of a
+        worker lapsed. FatalError propagates."""
         index = 0
         try:
             source = project.spider_mw.process_start_requests(aiter_output(project.spider.start()))
             async for request in source:
                 if project.closing is not None:
-                    return  # not exhausted: a resumed job goes on from here
+                    return "closing"
                 if index < project.start_offset:
                     index += 1
                     continue
@@ -371,17 +395,23 @@ class Engine:
                     self._scraper.count_bad_output(project, request, "start")
                 index += 1
                 project.start_offset = index
-                if claim is not None:
-                    with contextlib.suppress(Exception):  # best effort: taskids dedupe
-                        await claim.progress(index)
+                if claim is not None and not await _claim_kept(claim.progress, index):
+                    return "lost"
                 while (
                     project.scheduler.queued_estimate >= self._low_water and project.closing is None
                 ):
                     project.hungry.clear()
-                    await project.hungry.wait()
-        except FatalError as exc:
-            project.fail(exc)
-            return
+                    if claim is None:
+                        await project.hungry.wait()
+                        continue
+                    try:  # the claim is a lease: renew it while waiting
+                        async with asyncio.timeout(claim.renew_every):
+                            await project.hungry.wait()
+                    except TimeoutError:
+                        if not await _claim_kept(claim.progress, index):
+                            return "lost"
+        except FatalError:
+            raise
         except Exception as exc:
             # What was queued is still crawled, but the run did not do what was asked.
             log.exception("Error while obtaining start requests of spider %s", project.name)
@@ -390,11 +420,9 @@ class Engine:
                 f"start requests raised {type(exc).__name__} after {index} of them: {exc}",
                 stop=False,
             )
-        project.start_exhausted = True
         if claim is not None:
-            with contextlib.suppress(Exception):
-                await claim.finished()
-        self._wakeup.set()
+            await _claim_kept(claim.finished, index)
+        return "exhausted"
 
     async def _enqueue_patiently(self, project: Project, request: Request) -> None:
         """Queue a start request, waiting out an unreachable frontier rather than
@@ -521,6 +549,7 @@ class Engine:
                 lease.taskid, request.url, ok=ok, status=status, reason=reason, items=items
             )
             project.in_flight -= 1
+            project.running.discard(lease)
             self._sem.release()
             self._wakeup.set()
 
@@ -584,3 +613,13 @@ class Engine:
         timeout = project.close_after
         if timeout and time.monotonic() - project.started_at >= timeout:
             project.request_close("closespider_timeout")
+
+
+async def _claim_kept(record: Callable[[int], Any], offset: int) -> bool:
+    """Record start-request progress on the cluster's claim: False once another worker
+    holds it. Redis out of reach is ridden out (the claim may lapse meanwhile: the next
+    record tells)."""
+    try:
+        return bool(await record(offset))
+    except FrontierUnavailable:
+        return True

@@ -43,6 +43,9 @@ class Project:
     pipelines: ItemPipelineManager
 
     in_flight: int = 0
+    #: The leases of the tasks running now (download, callback, pipelines): upkeep
+    #: renews them. Leases, not taskids: a stale attempt and a newer one are two.
+    running: set[Any] = field(default_factory=set)
     start_exhausted: bool = False
     #: Start requests queued so far (a resumed job skips them).
     start_offset: int = 0

@@ -12,11 +12,16 @@ the same promises, checked by one contract suite (``skitter.testing.frontier_con
 - **delayed tasks**: a task whose exetime is in the future is not leased before then;
 - **leases**: a leased task is *processing* until ``ack`` or ``nack``; one whose lease
   deadline passes is put back in the ready queue by ``reclaim_expired`` (a lost worker
-  never loses a task); an ack or nack for a lease that is not current (expired and
-  re-leased, or held by another owner) is refused (returns False);
+  never loses a task);
+- **fencing by lease**: the ``Lease`` that ``lease`` hands out is the handle of that one
+  attempt, and ``ack``, ``nack``, ``mark_bad`` and ``renew`` take it. Once it is not
+  current (it expired and was reclaimed, maybe re-leased to another worker or to this
+  same one) every one of them is refused (returns False, changes nothing): a stale run
+  can never settle or extend a newer attempt of the same task, wherever it runs;
 - **states**: ack marks SUCCESS with ``lastcrawltime``; nack with a retry time puts the
   task back, delayed, with ``retried`` + 1; nack without one marks FAILED with the
-  reason; ``mark_bad`` marks BAD (a request that can never succeed);
+  reason; ``mark_bad`` marks BAD (a request that can never succeed, or whose stored
+  form this code cannot run: ``requeue_bad`` puts it back once the code is fixed);
 - **recrawl**: pushing a finished taskid queues it again only if its ``age`` has passed
   since lastcrawltime, or its ``itag`` changed; ``force=True`` (dont_filter) always
   queues it; ``auto_recrawl`` puts a task back at ``lastcrawltime + age`` on success.
@@ -51,14 +56,21 @@ class PushOutcome(enum.IntEnum):
     IGNORED = 4  # finished and not due for a recrawl
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Lease:
-    """A task handed out for processing. ``retried`` counts failed attempts so far."""
+    """One attempt at a task, handed out by ``lease``: the handle that settles it.
+
+    ``retried`` counts failed attempts so far; ``deadline`` is when the lease lapses
+    (on the caller's clock; ``renew`` moves it). ``token`` is the backend's fencing
+    token, opaque to everyone else (the Redis frontier's names the lease call; the
+    in-process backends fence by the object itself). Leases compare and hash by
+    identity: two attempts at one task are two leases."""
 
     taskid: str
     request: Request
     retried: int
     deadline: float
+    token: str = ""
 
 
 @dataclass(slots=True, frozen=True)
@@ -102,27 +114,28 @@ class Frontier(ABC):
         self, limit: int, now: float, lease_seconds: float, owner: str = ""
     ) -> list[Lease]:
         """Up to ``limit`` due tasks, best first, each moved to processing until
-        ``now + lease_seconds``. Delayed tasks that are due move to ready first."""
+        ``now + lease_seconds``. Delayed tasks that are due move to ready first.
+        ``owner`` names the worker, for people looking at the store; it fences nothing
+        (the lease does)."""
 
     @abstractmethod
-    async def ack(self, taskid: str, now: float, owner: str = "") -> bool:
-        """The task succeeded. False if the lease is not current (nothing changes)."""
+    async def ack(self, lease: Lease, now: float) -> bool:
+        """The attempt succeeded. False if ``lease`` is not current (nothing changes)."""
 
     @abstractmethod
-    async def nack(
-        self, taskid: str, now: float, retry_at: float | None, reason: str, owner: str = ""
-    ) -> bool:
-        """The attempt failed: retry at ``retry_at``, or FAILED if None."""
+    async def nack(self, lease: Lease, now: float, retry_at: float | None, reason: str) -> bool:
+        """The attempt failed: retry at ``retry_at``, or FAILED if None. False if
+        ``lease`` is not current."""
 
     @abstractmethod
-    async def mark_bad(self, taskid: str, now: float, reason: str, owner: str = "") -> bool:
-        """The task can never succeed (bad URL, callback missing): BAD, not retried."""
+    async def mark_bad(self, lease: Lease, now: float, reason: str) -> bool:
+        """The task can never succeed (bad URL, callback missing): BAD, not retried.
+        False if ``lease`` is not current."""
 
     @abstractmethod
-    async def renew(
-        self, taskids: Sequence[str], now: float, lease_seconds: float, owner: str = ""
-    ) -> int:
-        """Extend the leases of tasks still being processed; returns how many were current."""
+    async def renew(self, leases: Sequence[Lease], now: float, lease_seconds: float) -> int:
+        """Extend the leases still current to ``now + lease_seconds`` (their ``deadline``
+        moves); returns how many were."""
 
     @abstractmethod
     async def reclaim_expired(self, now: float) -> int:
@@ -152,6 +165,15 @@ class Frontier(ABC):
         host is ``domain`` or a subdomain, or whose reason contains ``reason``); returns
         how many. Each task's change of state is atomic."""
         raise NotImplementedError(f"{type(self).__name__} cannot retry failed tasks yet")
+
+    async def requeue_bad(
+        self, now: float, *, domain: str | None = None, reason: str | None = None
+    ) -> int:
+        """Queue BAD tasks again with ``retried`` reset, filtered as ``retry_failed``
+        does: for when the code is fixed (a callback renamed back, a worker upgraded to
+        read a newer format). A task that is still bad is marked BAD again when it is
+        leased. Returns how many were queued."""
+        raise NotImplementedError(f"{type(self).__name__} cannot requeue bad tasks yet")
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources (connections, files)."""

@@ -10,12 +10,14 @@ page), so the layout is chosen for speed and memory:
 
 - A task that is queued or processing is one small list, a *record*::
 
-      [key, request, retried, where, when, owner]
+      [key, request, retried, where, when, owner, lease]
 
   ``key = seq - (priority << 48)`` is the task's place in the ready order: higher
   priority first, then ``seq``, the global sequence number given at first push (strict
   FIFO). ``where`` says which heap holds the record; ``when`` is the exetime while
-  delayed and the lease deadline while processing.
+  delayed and the lease deadline while processing; ``lease`` is the ``Lease`` handed
+  out for the current attempt (None while queued): an ack, nack or renewal must
+  present that very object, so a stale attempt cannot settle a newer one.
 - The ready heap holds bare keys, with a dict from key to record beside it: ints
   compare in C without a detour through lists or tuples, which halves the cost of a
   pop on a large heap. A merge that raises a priority pushes the new key and drops the
@@ -68,6 +70,7 @@ _RETRIED = 2
 _WHERE = 3
 _WHEN = 4
 _OWNER = 5
+_LEASE = 6
 # Values of record[_WHERE].
 _READY = 0
 _DELAYED = 1
@@ -169,8 +172,8 @@ class MemoryTaskQueue:
         "_dead_processing",
         "_delayed",
         "_errors",
-        "_failed_requests",
         "_finished",
+        "_kept",
         "_n_delayed",
         "_n_processing",
         "_processing",
@@ -184,7 +187,7 @@ class MemoryTaskQueue:
         self._active: dict[TaskKey, Record] = {}  # queued or processing
         self._finished: dict[TaskKey, float | _Finished] = {}  # last outcome, kept on recrawl
         self._errors: dict[TaskKey, str] = {}  # last failure of tasks queued for a retry
-        self._failed_requests: dict[TaskKey, Request] = {}  # FAILED tasks, for retry_failed
+        self._kept: dict[TaskKey, Request] = {}  # FAILED and BAD tasks, to queue again
         self._ready: list[int] = []  # heap of keys
         self._ready_index: dict[int, Record] = {}  # key -> record, for keys still live
         self._delayed: list[Timed] = []
@@ -222,11 +225,11 @@ class MemoryTaskQueue:
         exetime = request.exetime
         key = next(self._seq) - (priority << _SEQ_BITS)
         if exetime > now:
-            rec = [key, request, 0, _DELAYED, exetime, ""]
+            rec = [key, request, 0, _DELAYED, exetime, "", None]
             heappush(self._delayed, (exetime, next(self._tick), rec))
             self._n_delayed += 1
         else:
-            rec = [key, request, 0, _READY, 0.0, ""]
+            rec = [key, request, 0, _READY, 0.0, "", None]
             self._ready_index[key] = rec
             heappush(self._ready, key)
         self._active[tk] = rec
@@ -275,6 +278,7 @@ class MemoryTaskQueue:
         key = rec[_KEY]
         rec[_WHERE] = _READY
         rec[_OWNER] = ""
+        rec[_LEASE] = None
         self._ready_index[key] = rec
         heappush(self._ready, key)
 
@@ -312,20 +316,22 @@ class MemoryTaskQueue:
             rec = index.pop(heappop(ready), None)
             if rec is None:
                 continue  # a key that a merge replaced
+            request = rec[_REQ]
+            lease = Lease(request.taskid, request, rec[_RETRIED], deadline)
             rec[_WHERE] = _PROCESSING
             rec[_WHEN] = deadline
             rec[_OWNER] = owner
+            rec[_LEASE] = lease
             heappush(processing, (deadline, next(self._tick), rec))
-            request = rec[_REQ]
-            leases.append(Lease(request.taskid, request, rec[_RETRIED], deadline))
+            leases.append(lease)
         self._n_processing += len(leases)
         return leases
 
-    def _current(self, taskid: str, owner: str) -> tuple[TaskKey, Record] | None:
-        """The record of a task processing under ``owner``'s lease, or None."""
-        tk = task_key(taskid)
+    def _current(self, lease: Lease) -> tuple[TaskKey, Record] | None:
+        """The record of the task ``lease`` is the current attempt of, or None."""
+        tk = task_key(lease.taskid)
         rec = self._active.get(tk)
-        if rec is None or rec[_WHERE] != _PROCESSING or rec[_OWNER] != owner:
+        if rec is None or rec[_LEASE] is not lease:
             return None
         return tk, rec
 
@@ -344,9 +350,9 @@ class MemoryTaskQueue:
         if self._errors:
             self._errors.pop(tk, None)
 
-    def ack(self, taskid: str, now: float, owner: str = "") -> bool:
+    def ack(self, lease: Lease, now: float) -> bool:
         """SUCCESS at ``now``; an ``auto_recrawl`` task is queued again at ``now + age``."""
-        found = self._current(taskid, owner)
+        found = self._current(lease)
         if found is None:
             return False
         tk, rec = found
@@ -362,12 +368,10 @@ class MemoryTaskQueue:
             self.push(request, now, force=True)
         return True
 
-    def nack(
-        self, taskid: str, now: float, retry_at: float | None, reason: str, owner: str = ""
-    ) -> bool:
+    def nack(self, lease: Lease, now: float, retry_at: float | None, reason: str) -> bool:
         """The attempt failed: queue it again at ``retry_at`` with ``retried + 1``, or
         FAILED with ``reason`` when ``retry_at`` is None."""
-        found = self._current(taskid, owner)
+        found = self._current(lease)
         if found is None:
             return False
         tk, rec = found
@@ -383,15 +387,17 @@ class MemoryTaskQueue:
             new[_WHERE] = _DELAYED
             new[_WHEN] = retry_at
             new[_OWNER] = ""
+            new[_LEASE] = None
             heappush(self._delayed, (retry_at, next(self._tick), new))
             self._n_delayed += 1
         else:
             self._make_ready(new)
         return True
 
-    def mark_bad(self, taskid: str, now: float, reason: str, owner: str = "") -> bool:
-        """BAD with ``reason``: the task can never succeed and is not retried."""
-        found = self._current(taskid, owner)
+    def mark_bad(self, lease: Lease, now: float, reason: str) -> bool:
+        """BAD with ``reason``: the task can never succeed and is not retried (its request
+        is kept, for ``requeue_bad``)."""
+        found = self._current(lease)
         if found is None:
             return False
         self._fail(*found, TaskState.BAD, now, reason)
@@ -401,8 +407,8 @@ class MemoryTaskQueue:
         request = rec[_REQ]
         outcome = _Finished(state, now, request.itag, rec[_RETRIED], reason, request.url)
         self._finish(tk, rec, outcome)
-        if state is TaskState.FAILED:
-            self._failed_requests[tk] = request  # kept so that a person can retry it
+        self._kept.pop(tk, None)  # kept in the order they failed: requeued in that order
+        self._kept[tk] = request  # so that a person can queue it again
 
     def tasks(self, state: TaskState, limit: int = 100) -> list[TaskInfo]:
         """Finished tasks in ``state``, most recent first (SUCCESS tasks without a URL
@@ -433,32 +439,46 @@ class MemoryTaskQueue:
     ) -> int:
         """Queue FAILED tasks again with ``retried`` reset, optionally only those whose
         host is ``domain`` (or a subdomain) or whose reason contains ``reason``."""
+        return self._requeue(TaskState.FAILED, now, domain, reason)
+
+    def requeue_bad(
+        self, now: float, *, domain: str | None = None, reason: str | None = None
+    ) -> int:
+        """Queue BAD tasks again, filtered as ``retry_failed``."""
+        return self._requeue(TaskState.BAD, now, domain, reason)
+
+    def _requeue(self, state: TaskState, now: float, domain: str | None, reason: str | None) -> int:
         count = 0
-        for tk, request in list(self._failed_requests.items()):
+        for tk, request in list(self._kept.items()):
             done = self._finished.get(tk)
-            if not isinstance(done, _Finished) or done.state is not TaskState.FAILED:
-                del self._failed_requests[tk]
+            if (
+                tk in self._active
+                or not isinstance(done, _Finished)
+                or done.state not in (TaskState.FAILED, TaskState.BAD)
+            ):
+                del self._kept[tk]  # queued again, or succeeded since
+                continue
+            if done.state is not state:
                 continue
             if domain is not None and not in_domain(request.url, domain):
                 continue
             if reason is not None and reason not in done.reason:
                 continue
-            del self._failed_requests[tk]
+            del self._kept[tk]
             request.exetime = 0.0
             if self.push(request, now, force=True) is not _IGNORED:
                 count += 1
         return count
 
-    def renew(
-        self, taskids: Sequence[str], now: float, lease_seconds: float, owner: str = ""
-    ) -> int:
+    def renew(self, leases: Sequence[Lease], now: float, lease_seconds: float) -> int:
         """Move the deadlines of current leases to ``now + lease_seconds``."""
         deadline = now + lease_seconds
         renewed = 0
-        for taskid in taskids:
-            found = self._current(taskid, owner)
+        for lease in leases:
+            found = self._current(lease)
             if found is None:
                 continue
+            lease.deadline = deadline
             tk, rec = found
             new = rec.copy()
             self._active[tk] = new
@@ -566,16 +586,14 @@ class MemoryFrontier(Frontier):
     ) -> list[Lease]:
         return self.queue.lease(limit, now, lease_seconds, owner)
 
-    async def ack(self, taskid: str, now: float, owner: str = "") -> bool:
-        return self.queue.ack(taskid, now, owner)
+    async def ack(self, lease: Lease, now: float) -> bool:
+        return self.queue.ack(lease, now)
 
-    async def nack(
-        self, taskid: str, now: float, retry_at: float | None, reason: str, owner: str = ""
-    ) -> bool:
-        return self.queue.nack(taskid, now, retry_at, reason, owner)
+    async def nack(self, lease: Lease, now: float, retry_at: float | None, reason: str) -> bool:
+        return self.queue.nack(lease, now, retry_at, reason)
 
-    async def mark_bad(self, taskid: str, now: float, reason: str, owner: str = "") -> bool:
-        return self.queue.mark_bad(taskid, now, reason, owner)
+    async def mark_bad(self, lease: Lease, now: float, reason: str) -> bool:
+        return self.queue.mark_bad(lease, now, reason)
 
     async def tasks(self, state: TaskState, limit: int = 100) -> list[TaskInfo]:
         return self.queue.tasks(state, limit)
@@ -585,10 +603,13 @@ class MemoryFrontier(Frontier):
     ) -> int:
         return self.queue.retry_failed(now, domain=domain, reason=reason)
 
-    async def renew(
-        self, taskids: Sequence[str], now: float, lease_seconds: float, owner: str = ""
+    async def requeue_bad(
+        self, now: float, *, domain: str | None = None, reason: str | None = None
     ) -> int:
-        return self.queue.renew(taskids, now, lease_seconds, owner)
+        return self.queue.requeue_bad(now, domain=domain, reason=reason)
+
+    async def renew(self, leases: Sequence[Lease], now: float, lease_seconds: float) -> int:
+        return self.queue.renew(leases, now, lease_seconds)
 
     async def reclaim_expired(self, now: float) -> int:
         return self.queue.reclaim_expired(now)

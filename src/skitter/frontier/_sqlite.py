@@ -30,8 +30,9 @@ On open (the first operation, or ``load()``), tasks that were in flight are put 
 the queue at once -- the process that held their leases is gone -- and ``report`` says
 what was found. A task whose stored request no longer decodes (its callback was renamed
 since) is marked BAD with the ``CodecError``'s message and counted, instead of stopping
-the crawl; a damaged database is refused whole (``_sqlite_db``). A lock file next to the
-database keeps a second process out of a job.
+the crawl; its payload is kept, so ``requeue_bad`` (``skitter job DIR --requeue-bad``)
+queues it again once the code is fixed. A damaged database is refused whole
+(``_sqlite_db``). A lock file next to the database keeps a second process out of a job.
 
 A write that fails (disk full, I/O error, the database locked for too long, or a
 checkpoint that refuses because a feed lost items) breaks the frontier for good: every
@@ -52,7 +53,7 @@ import itertools
 import logging
 import os
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from heapq import heapify
 from pathlib import Path
@@ -210,11 +211,11 @@ class _Mirror(MemoryTaskQueue):
         key = row["seq"] - (row["priority"] << _SEQ_BITS)
         exetime = row["exetime"]
         if exetime > 0 and row["deadline"] is None:
-            rec = [key, request, row["retried"], _DELAYED, exetime, ""]
+            rec = [key, request, row["retried"], _DELAYED, exetime, "", None]
             self._delayed.append((exetime, next(self._tick), rec))
             self._n_delayed += 1
         else:
-            rec = [key, request, row["retried"], _READY, 0.0, ""]
+            rec = [key, request, row["retried"], _READY, 0.0, "", None]
             self._ready_index[key] = rec
             self._ready.append(key)
         self._active[tk] = rec
@@ -502,32 +503,28 @@ class SqliteFrontier(Frontier):
             self._touch([lease.taskid for lease in leases])
         return leases
 
-    async def ack(self, taskid: str, now: float, owner: str = "") -> bool:
-        done = self._loaded().ack(taskid, now, owner)
+    async def ack(self, lease: Lease, now: float) -> bool:
+        done = self._loaded().ack(lease, now)
         if done:
-            self._touch((taskid,))
+            self._touch((lease.taskid,))
         return done
 
-    async def nack(
-        self, taskid: str, now: float, retry_at: float | None, reason: str, owner: str = ""
-    ) -> bool:
-        done = self._loaded().nack(taskid, now, retry_at, reason, owner)
+    async def nack(self, lease: Lease, now: float, retry_at: float | None, reason: str) -> bool:
+        done = self._loaded().nack(lease, now, retry_at, reason)
         if done:
-            self._touch((taskid,))
+            self._touch((lease.taskid,))
         return done
 
-    async def mark_bad(self, taskid: str, now: float, reason: str, owner: str = "") -> bool:
-        done = self._loaded().mark_bad(taskid, now, reason, owner)
+    async def mark_bad(self, lease: Lease, now: float, reason: str) -> bool:
+        done = self._loaded().mark_bad(lease, now, reason)
         if done:
-            self._touch((taskid,))
+            self._touch((lease.taskid,))
         return done
 
-    async def renew(
-        self, taskids: Sequence[str], now: float, lease_seconds: float, owner: str = ""
-    ) -> int:
-        renewed = self._loaded().renew(taskids, now, lease_seconds, owner)
+    async def renew(self, leases: Sequence[Lease], now: float, lease_seconds: float) -> int:
+        renewed = self._loaded().renew(leases, now, lease_seconds)
         if renewed:
-            self._touch(taskids)
+            self._touch([lease.taskid for lease in leases])
         return renewed
 
     async def reclaim_expired(self, now: float) -> int:
@@ -603,8 +600,18 @@ class SqliteFrontier(Frontier):
     ) -> int:
         """The contract's ``retry_failed``: while the job is loaded (a crawl runs) each
         chosen task is pushed again through the in-memory queue and written with the
-        next flush; otherwise the rows are rewritten on disk (``requeue_failed``)."""
+        next flush; otherwise the rows are rewritten on disk (``requeue``)."""
+        return await self._requeue_now(TaskState.FAILED, now, domain, reason)
 
+    async def requeue_bad(
+        self, now: float, *, domain: str | None = None, reason: str | None = None
+    ) -> int:
+        """The contract's ``requeue_bad``, as ``retry_failed`` does it."""
+        return await self._requeue_now(TaskState.BAD, now, domain, reason)
+
+    async def _requeue_now(
+        self, state: TaskState, now: float, domain: str | None, reason: str | None
+    ) -> int:
         def match(info: TaskInfo) -> bool:
             return (domain is None or in_domain(info.url, domain)) and (
                 reason is None or reason in info.reason
@@ -612,17 +619,19 @@ class SqliteFrontier(Frontier):
 
         mirror = self._mirror
         if mirror is None:
-            return await self.requeue_failed(match)
+            return await self.requeue(match, states=(state,))
         self._flush_now()
         count = 0
-        rows = self._db.execute("SELECT * FROM tasks WHERE state = 3 ORDER BY seq").fetchall()
+        rows = self._db.execute(
+            "SELECT * FROM tasks WHERE state = ? ORDER BY seq", (int(state),)
+        ).fetchall()
         for row in rows:
             if not match(_info(row)):
                 continue
             try:
                 request = decode_request(row["payload"] or b"", self._spider)
             except CodecError as exc:
-                log.warning("Cannot retry %s: %s", row["url"], exc)
+                log.warning("Cannot queue %s again: %s", row["url"], exc)
                 continue
             request.exetime = 0.0
             tk = task_key(row["taskid"])
@@ -686,16 +695,26 @@ class SqliteFrontier(Frontier):
         )
         return int(n)
 
-    async def requeue_failed(
-        self, match: Callable[[TaskInfo], bool] | None = None, *, bad: bool = False
+    async def requeue(
+        self,
+        match: Callable[[TaskInfo], bool] | None = None,
+        *,
+        states: Collection[TaskState] = (TaskState.FAILED,),
     ) -> int:
-        """Between crawls (``skitter job --retry-failed``): queue FAILED tasks (and BAD
-        ones if ``bad``) again on disk, at the back, with a fresh round of retries;
-        ``match`` picks some of them. Returns how many."""
+        """Between crawls (``skitter job --retry-failed``, ``--requeue-bad``): queue the
+        finished tasks in ``states`` (FAILED, BAD) again on disk, at the back, with a
+        fresh round of retries; ``match`` picks some of them. A BAD task whose request
+        still cannot be read is marked BAD again when the crawl loads it. Returns how
+        many were queued."""
+        wanted = {int(state) for state in states}
+        if not wanted <= {_FAILED, _BAD}:
+            raise ValueError(f"only FAILED and BAD tasks can be queued again, not {states}")
         self._flush_now()
         self._check_rows()
-        states = "(3, 4)" if bad else "(3)"
-        rows = self._db.execute(f"SELECT * FROM tasks WHERE state IN {states} ORDER BY seq")
+        marks = ", ".join("?" * len(wanted))
+        rows = self._db.execute(
+            f"SELECT * FROM tasks WHERE state IN ({marks}) ORDER BY seq", sorted(wanted)
+        )
         chosen = [row["taskid"] for row in rows if match is None or match(_info(row))]
         if not chosen:
             return 0

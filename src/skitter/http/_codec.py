@@ -6,9 +6,15 @@ data only, never code: no pickle, no eval, no import by name.
 
 - **Envelope.** A msgpack array (a msgspec ``Struct`` with ``array_like=True``: no field
   names on the wire, so encoding plus decoding costs a few microseconds). Its first
-  element is the format version ``v``; a payload of another version, or of the wrong
-  shape, is refused with a reason rather than misread. A later version appends fields
-  with defaults and keeps reading version 1.
+  element is the *major* format version ``v``.
+- **Forward compatible within a major version** (rolling upgrades: old and new workers
+  share one queue). Fields are only ever appended, each optional with a default, so a
+  reader ignores trailing fields it does not know (a newer writer's) and gives the ones
+  an older writer did not have their defaults. What an older reader would misread (a
+  field removed, retyped or given a new meaning) takes a new major version, which a
+  reader of another refuses with the reason, never misreads: its task is marked BAD,
+  and ``requeue_bad`` queues it again once the worker is upgraded. A payload of the
+  wrong shape is refused the same way.
 - **Callbacks by name.** A callback or errback travels as the name of a method of the
   spider, and is looked up again on the spider that decodes it. Anything else (a lambda,
   a plain function, another object's method) cannot be stored, and saying so at encode
@@ -22,14 +28,27 @@ data only, never code: no pickle, no eval, no import by name.
   types), and a request that changes type across a restart is a bug found weeks later;
   so they are refused at encode time, naming the key.
 
+- **No secrets.** A stored request outlives the process and, in Redis, is read by every
+  worker: it must not carry what is one process's to know. So ``Cookie``,
+  ``Authorization`` and ``Proxy-Authorization`` headers are never stored, nor the
+  credentials in ``meta["proxy"]``, nor a proxy the worker took from its environment
+  (``meta["_scheme_proxy"]``: another worker has its own). They are put back at download
+  time by what put them there: CookiesMiddleware rebuilds ``Cookie`` from its jar,
+  HttpProxyMiddleware the proxy (credentials included) from the environment. A request
+  that needs a header or proxy credentials of the spider's own (an API token, say) gets
+  them from a downloader middleware (``process_request``) of the spider, at download
+  time; set on the request itself, they last only until it is stored.
+
 Every failure is a ``CodecError`` (``UnknownCallback`` for a name the spider no longer
 has, which the engine turns into a BAD task) whose message names the request.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 
@@ -39,14 +58,19 @@ from skitter.http._request import Request
 __all__ = ["FORMAT_VERSION", "decode_request", "encode_request"]
 
 FORMAT_VERSION = 1
+"""The major version written and read. Appending an optional field keeps it."""
 _MAX_DEPTH = 32  # nesting allowed in meta/cb_kwargs; also bounds a hostile payload's cost
+#: Headers never stored (lower case): they are re-derived at download time.
+SECRET_HEADERS = frozenset({"cookie", "authorization", "proxy-authorization"})
+_ENV_PROXY_FLAG = "_scheme_proxy"  # HttpProxyMiddleware's mark of a proxy from the environment
 
 _SCALARS = frozenset({str, int, float, bool, type(None), bytes})
 _INT_RANGE = range(-(2**63), 2**64)  # what msgpack can carry
 
 
-class _Wire(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
-    """Version 1. Field order is the wire format: append only, with defaults."""
+class _Wire(msgspec.Struct, array_like=True):
+    """Major version 1. Field order is the wire format: append only, with defaults;
+    trailing fields a newer writer appended are ignored."""
 
     v: int
     url: str
@@ -184,6 +208,8 @@ def encode_request(request: Request, spider: object | None = None) -> bytes:
     meta = request.meta
     if meta or meta.__class__ is not dict:
         _check_plain("meta", meta, request, dict)
+        if "proxy" in meta or _ENV_PROXY_FLAG in meta:
+            meta = _without_proxy_secrets(meta)
     cb_kwargs = request.cb_kwargs
     if cb_kwargs or cb_kwargs.__class__ is not dict:
         _check_plain("cb_kwargs", cb_kwargs, request, dict)
@@ -196,7 +222,8 @@ def encode_request(request: Request, spider: object | None = None) -> bytes:
                 raise CodecError(
                     f"header {key!r} of {request!r} must be a str, got {value!r}", request=request
                 )
-            headers.append((str(key), value))
+            if key.lower() not in SECRET_HEADERS:
+                headers.append((str(key), value))
     wire = _Wire(
         FORMAT_VERSION,
         request.url,
@@ -222,6 +249,26 @@ def encode_request(request: Request, spider: object | None = None) -> bytes:
         return _encoder.encode(wire)
     except (TypeError, OverflowError, RecursionError, msgspec.EncodeError) as exc:
         raise CodecError(f"cannot encode {request!r}: {exc}", request=request) from None
+
+
+def _without_proxy_secrets(meta: dict[str, Any]) -> dict[str, Any]:
+    """``meta`` as it may be stored: without a proxy from this worker's environment
+    (HttpProxyMiddleware picks the decoding worker's own), and without the credentials in
+    a proxy URL of the spider's."""
+    meta = dict(meta)
+    if meta.pop(_ENV_PROXY_FLAG, None):
+        meta.pop("proxy", None)
+        return meta
+    proxy = meta.get("proxy")
+    if isinstance(proxy, str) and "@" in proxy:
+        parts = urlsplit(proxy)
+        if parts.username is not None or parts.password is not None:
+            host = parts.hostname or ""
+            if ":" in host:
+                host = f"[{host}]"
+            netloc = host if parts.port is None else f"{host}:{parts.port}"
+            meta["proxy"] = urlunsplit(parts._replace(netloc=netloc))
+    return meta
 
 
 def _check_fields(request: Request) -> None:
@@ -259,7 +306,7 @@ def decode_request(data: bytes, spider: object | None = None) -> Request:
         raise CodecError(_decode_failure(data, exc)) from None
     url = wire.url
     if wire.v != FORMAT_VERSION:
-        raise CodecError(f"stored request <{url}>: unknown format version {wire.v}")
+        raise CodecError(f"stored request <{url}>: {_version_problem(wire.v)}")
     for field in ("meta", "cb_kwargs"):
         value = getattr(wire, field)
         if value:
@@ -270,6 +317,9 @@ def decode_request(data: bytes, spider: object | None = None) -> Request:
         where = _impurity(wire.cookies)
         if where is not None:
             raise CodecError(f"stored request <{url}>: cookies{where}")
+    bad_number = _number_problem(wire)
+    if bad_number is not None:
+        raise CodecError(f"stored request <{url}>: {bad_number}")
     callback = errback = None
     if wire.callback is not None:
         callback = _resolve(wire.callback, "callback", spider, url)
@@ -301,6 +351,25 @@ def decode_request(data: bytes, spider: object | None = None) -> Request:
         raise CodecError(f"stored request <{url}> is not a valid request: {exc}") from None
 
 
+def _number_problem(wire: _Wire) -> str | None:
+    """What is wrong with the scheduling numbers of a stored request: anyone who can
+    write to the store can plant an infinite priority or a NaN time."""
+    priority = wire.priority
+    if (
+        not (
+            priority.__class__ is int or (math.isfinite(priority) and float(priority).is_integer())
+        )
+        or not -(2**63) <= priority < 2**63
+    ):
+        return f"priority {priority!r} is not an integer in range"
+    for name in ("exetime", "age"):
+        if not math.isfinite(getattr(wire, name)):
+            return f"{name} {getattr(wire, name)!r} is not a finite number"
+    if wire.retries is not None and wire.retries < 0:
+        return f"retries {wire.retries!r} is negative"
+    return None
+
+
 def _decode_failure(data: bytes, exc: BaseException) -> str:
     """Why ``data`` is not a payload of this version, in words."""
     if isinstance(exc, RecursionError):
@@ -311,5 +380,14 @@ def _decode_failure(data: bytes, exc: BaseException) -> str:
         pass
     else:
         if head.v != FORMAT_VERSION:
-            return f"stored request of unknown format version {head.v} (this is {FORMAT_VERSION})"
+            return f"stored request: {_version_problem(head.v)}"
     return f"malformed stored request ({len(data)} bytes): {exc}"
+
+
+def _version_problem(version: int) -> str:
+    if version > FORMAT_VERSION:
+        return (
+            f"format version {version}, written by a newer skitter (this one reads version "
+            f"{FORMAT_VERSION}): upgrade this worker, then queue the bad tasks again"
+        )
+    return f"unknown format version {version} (this skitter reads version {FORMAT_VERSION})"

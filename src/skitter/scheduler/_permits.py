@@ -18,7 +18,7 @@ back-off takes a fresh permit for every download, which is what moves its pace o
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -59,7 +59,7 @@ class ClusterPermits:
         self.store = store
         self.lease_seconds = lease_seconds
         self.reuse_for = reuse_for
-        self._out: dict[str, _Permit] = {}  # taskid -> the permit of its download
+        self._out: dict[Hashable, _Permit] = {}  # download (its lease) -> its permit
         self._spares: dict[str, list[_Permit]] = {}  # slot -> permits to hand on
         #: Downloads started on a spare: round trips saved, for the stats.
         self.reused = 0
@@ -68,17 +68,17 @@ class ClusterPermits:
         return len(self._out) + sum(map(len, self._spares.values()))
 
     async def take(
-        self, slot: str, taskid: str, now: float, *, concurrency: int, delay: float
+        self, slot: str, download: Hashable, now: float, *, concurrency: int, delay: float
     ) -> float:
-        """A permit for ``taskid``'s download: 0.0 when it has one, else the seconds the
-        cluster says to wait."""
+        """A permit for ``download`` (the scheduler passes the task's lease): 0.0 when it
+        has one, else the seconds the cluster says to wait."""
         spares = self._spares.get(slot)
         if spares:
             permit = spares.pop()
             if not spares:
                 del self._spares[slot]
             if delay == 0:
-                self._out[taskid] = permit
+                self._out[download] = permit
                 self.reused += 1
                 return 0.0
             await self._release(permit, now)  # the slot was given a delay meanwhile
@@ -87,22 +87,22 @@ class ClusterPermits:
         )
         if permit_id is None:
             return wait
-        self._out[taskid] = _Permit(slot, permit_id, now)
+        self._out[download] = _Permit(slot, permit_id, now)
         return 0.0
 
     async def give_back(
         self,
-        taskid: str,
+        download: Hashable,
         now: float,
         *,
         backoff_until: float | None,
         delay: float,
         more_queued: bool,
     ) -> None:
-        """``taskid``'s download ended: keep its permit as a spare if the slot can use it
+        """``download`` ended: keep its permit as a spare if the slot can use it
         at once (more tasks queued here, no delay, no back-off), else return it, with the
         back-off (epoch seconds) that every worker must respect."""
-        permit = self._out.pop(taskid, None)
+        permit = self._out.pop(download, None)
         if permit is None:
             return
         if (

@@ -91,8 +91,9 @@ class ProjectScheduler:
         self._batch = batch
         self._max_held = max_held
         self._owner = owner
-        #: Leased tasks waiting in the slot queues, by taskid (to renew their leases).
-        self._held: dict[str, Lease] = {}
+        #: Leased tasks waiting in the slot queues (to renew their leases). A set of
+        #: leases, not taskids: a stale lease and a newer one of the same task are two.
+        self._held: set[Lease] = set()
         self._crawl_delays: dict[str, float | None] = {}
         self._unique = itertools.count(1)
         self._next_renewal = 0.0
@@ -268,7 +269,7 @@ class ProjectScheduler:
         key, lease = popped
         if self._permits is not None and not await self._cluster_permit(key, lease):
             return None
-        del self._held[lease.taskid]
+        self._held.discard(lease)
         if lease.retried:
             lease.request.meta["retry_times"] = lease.retried
         return lease
@@ -281,7 +282,7 @@ class ProjectScheduler:
         try:
             wait = await self._permits.take(
                 key,
-                lease.taskid,
+                lease,
                 self._clock.time(),
                 concurrency=self.slots.policies[key].concurrency,
                 delay=self.slots.stats(key)[key].delay,
@@ -316,7 +317,7 @@ class ProjectScheduler:
         push = self.slots.push
         slot_of = self.slot_of
         for lease in leases:
-            self._held[lease.taskid] = lease
+            self._held.add(lease)
             push(slot_of(lease.request), lease.request.priority, lease)
         return True
 
@@ -344,7 +345,7 @@ class ProjectScheduler:
             if slot is not None and slot.backoff_until is not None:
                 until = self._clock.time() + max(0.0, slot.backoff_until - now)
             await self._permits.give_back(
-                lease.taskid,
+                lease,
                 self._clock.time(),
                 backoff_until=until,
                 delay=slot.delay if slot is not None else 0.0,
@@ -367,7 +368,7 @@ class ProjectScheduler:
         if self.breaker is not None:
             self.breaker.record_success()
             self._report_breaker()
-        await self.frontier.ack(lease.taskid, self._clock.time(), self._owner)
+        await self.frontier.ack(lease, self._clock.time())
 
     def _failed_attempt(self) -> None:
         if self.breaker is not None:
@@ -402,12 +403,12 @@ class ProjectScheduler:
         )
         if retry_at is None:
             self._stats.inc("retry/max_reached")
-            await self.frontier.nack(lease.taskid, now, None, reason, self._owner)
+            await self.frontier.nack(lease, now, None, reason)
             return False
         self._stats.inc("retry/count")
         self._stats.inc(f"retry/reason_count/{reason}")
         self._stats.inc(f"retry/attempt_count/{lease.retried + 1}")
-        await self.frontier.nack(lease.taskid, now, retry_at, reason, self._owner)
+        await self.frontier.nack(lease, now, retry_at, reason)
         self.backlog += 1
         self._dry = False
         return True
@@ -415,11 +416,11 @@ class ProjectScheduler:
     async def fail(self, lease: Lease, reason: str) -> None:
         """The task failed for good (not retryable): FAILED with ``reason``."""
         self._failed_attempt()
-        await self.frontier.nack(lease.taskid, self._clock.time(), None, reason, self._owner)
+        await self.frontier.nack(lease, self._clock.time(), None, reason)
 
     async def bad(self, lease: Lease, reason: str) -> None:
         """The task can never succeed (forbidden, unparseable): BAD with ``reason``."""
-        await self.frontier.mark_bad(lease.taskid, self._clock.time(), reason, self._owner)
+        await self.frontier.mark_bad(lease, self._clock.time(), reason)
 
     # -- idleness and housekeeping --------------------------------------------------------
     async def is_finished(self) -> bool:
@@ -459,7 +460,7 @@ class ProjectScheduler:
         """Tasks waiting here or in the frontier, as far as this process knows."""
         return self.backlog + len(self._held)
 
-    async def maintain(self, in_flight: Iterable[str] = ()) -> None:
+    async def maintain(self, in_flight: Iterable[Lease] = ()) -> None:
         """Periodic upkeep: reclaim expired leases, renew the ones this process holds
         (parked here, or ``in_flight`` in the engine) once a third of their time has
         passed, drop idle slots, report breaker transitions. The engine calls it about once
@@ -475,7 +476,7 @@ class ProjectScheduler:
             held = list(self._held)
             held.extend(in_flight)
             if held:
-                await self.frontier.renew(held, now, self._lease_seconds, self._owner)
+                await self.frontier.renew(held, now, self._lease_seconds)
         if self._permits is not None:
             await self._permits.upkeep(now, renew)
         reclaimed = await self.frontier.reclaim_expired(now)

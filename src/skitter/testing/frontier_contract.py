@@ -24,7 +24,7 @@ from typing import ClassVar
 import pytest
 
 from skitter.exceptions import InvalidURL
-from skitter.frontier import Frontier, FrontierCounts, PushOutcome, TaskState
+from skitter.frontier import Frontier, FrontierCounts, Lease, PushOutcome, TaskState
 from skitter.http import Request
 
 __all__ = ["FailedTasksContract", "FrontierContract"]
@@ -41,10 +41,10 @@ async def lease_urls(frontier: Frontier, now: float = T0, limit: int = 1000) -> 
     return [lease.request.url for lease in await frontier.lease(limit, now, LEASE)]
 
 
-async def lease_one(frontier: Frontier, now: float = T0, owner: str = "") -> str:
+async def lease_one(frontier: Frontier, now: float = T0, owner: str = "") -> Lease:
     leases = await frontier.lease(1, now, LEASE, owner)
     assert len(leases) == 1, f"expected one due task at {now}, got {leases}"
-    return leases[0].taskid
+    return leases[0]
 
 
 class FrontierContract:
@@ -116,8 +116,8 @@ class FrontierContract:
         self, frontier: Frontier
     ) -> None:
         await frontier.push([req("a")], T0)
-        taskid = await lease_one(frontier)
-        assert await frontier.nack(taskid, T0 + 1, T0 + 100, "HTTP 500")
+        lease = await lease_one(frontier)
+        assert await frontier.nack(lease, T0 + 1, T0 + 100, "HTTP 500")
         await frontier.push([req("a")], T0 + 2)  # another page links to it again
         assert await frontier.counts(T0 + 2) == FrontierCounts(ready=0, delayed=1, processing=0)
         assert await lease_urls(frontier, T0 + 50) == []
@@ -198,77 +198,126 @@ class FrontierContract:
     # -- leases -------------------------------------------------------------------------
     async def test_leased_task_is_processing_until_acked(self, frontier: Frontier) -> None:
         await frontier.push([req("a")], T0)
-        taskid = await lease_one(frontier)
+        lease = await lease_one(frontier)
         assert await frontier.counts(T0) == FrontierCounts(ready=0, delayed=0, processing=1)
         assert await frontier.lease(10, T0, LEASE) == []
-        info = await frontier.task(taskid)
+        info = await frontier.task(lease.taskid)
         assert info is not None
         assert info.state is TaskState.ACTIVE
-        assert await frontier.ack(taskid, T0 + 1)
+        assert await frontier.ack(lease, T0 + 1)
         assert await frontier.counts(T0) == FrontierCounts(ready=0, delayed=0, processing=0)
 
     async def test_expired_lease_is_reclaimed(self, frontier: Frontier) -> None:
         await frontier.push([req("a"), req("b")], T0)
-        taskid = await lease_one(frontier)
+        lease = await lease_one(frontier)
         assert await frontier.reclaim_expired(T0 + LEASE - 1) == 0
         assert await frontier.reclaim_expired(T0 + LEASE) == 1
         assert await frontier.counts(T0 + LEASE) == FrontierCounts(2, 0, 0)
         # It keeps its place: still ahead of b, and no attempt is counted as failed.
         leases = await frontier.lease(10, T0 + LEASE, LEASE)
-        assert leases[0].taskid == taskid
+        assert leases[0].taskid == lease.taskid
         assert leases[0].retried == 0
 
-    async def test_ack_of_a_reclaimed_lease_is_refused(self, frontier: Frontier) -> None:
+    async def test_a_reclaimed_lease_is_refused(self, frontier: Frontier) -> None:
         await frontier.push([req("a")], T0)
-        taskid = await lease_one(frontier, owner="w1")
+        old = await lease_one(frontier, owner="w1")
         await frontier.reclaim_expired(T0 + LEASE)
-        assert not await frontier.ack(taskid, T0 + LEASE, owner="w1")
-        assert await lease_one(frontier, T0 + LEASE, owner="w2") == taskid
-        assert not await frontier.ack(taskid, T0 + LEASE, owner="w1")
-        assert not await frontier.nack(taskid, T0 + LEASE, T0 + 99, "x", owner="w1")
-        assert not await frontier.mark_bad(taskid, T0 + LEASE, "x", owner="w1")
-        assert await frontier.renew([taskid], T0 + LEASE, LEASE, owner="w1") == 0
-        assert await frontier.ack(taskid, T0 + LEASE, owner="w2")
+        assert not await frontier.ack(old, T0 + LEASE)
+        new = await lease_one(frontier, T0 + LEASE, owner="w2")
+        assert new.taskid == old.taskid
+        assert not await frontier.ack(old, T0 + LEASE)
+        assert not await frontier.nack(old, T0 + LEASE, T0 + 99, "x")
+        assert not await frontier.mark_bad(old, T0 + LEASE, "x")
+        assert await frontier.renew([old], T0 + LEASE, LEASE) == 0
+        assert await frontier.ack(new, T0 + LEASE)
+
+    async def test_a_stale_attempt_by_the_same_owner_cannot_settle_the_new_one(
+        self, frontier: Frontier
+    ) -> None:
+        await frontier.push([req("a"), req("b")], T0)
+        now = T0
+        for settle in ("ack", "nack", "retry", "bad"):
+            stale = await lease_one(frontier, now, owner="w")
+            now = stale.deadline
+            assert await frontier.reclaim_expired(now) == 1
+            current = await lease_one(frontier, now, owner="w")
+            assert current.taskid == stale.taskid and current is not stale
+            now += 1
+            assert await frontier.renew([stale], now, LEASE) == 0
+            refused = {
+                "ack": frontier.ack(stale, now),
+                "nack": frontier.nack(stale, now, None, "stale"),
+                "retry": frontier.nack(stale, now, now + 5, "stale"),
+                "bad": frontier.mark_bad(stale, now, "stale"),
+            }
+            for name, call in refused.items():
+                assert not await call, f"{settle}: a stale {name} was accepted"
+            assert await frontier.counts(now) == FrontierCounts(1, 0, 1)
+            info = await frontier.task(current.taskid)
+            assert info is not None and (info.state, info.retried) == (TaskState.ACTIVE, 0)
+            assert await frontier.renew([current], now, LEASE) == 1
+            assert current.deadline == now + LEASE
+            # The current attempt is untouched: it settles as it likes.
+            if settle == "ack":
+                assert await frontier.ack(current, now)
+            elif settle == "nack":
+                assert await frontier.nack(current, now, None, "gone")
+            elif settle == "retry":
+                assert await frontier.nack(current, now, now, "again")
+                again = await lease_one(frontier, now)
+                assert (again.taskid, again.retried) == (current.taskid, 1)
+                assert await frontier.ack(again, now)
+            else:
+                assert await frontier.mark_bad(current, now, "forbidden")
+            again = Request(stale.request.url)
+            assert await frontier.push([again], now, force=[True]) == [PushOutcome.RECRAWL]
 
     async def test_expired_but_unreclaimed_lease_is_current(self, frontier: Frontier) -> None:
         await frontier.push([req("a")], T0)
-        taskid = await lease_one(frontier, owner="w1")
-        assert await frontier.ack(taskid, T0 + 10 * LEASE, owner="w1")
+        lease = await lease_one(frontier, owner="w1")
+        assert await frontier.ack(lease, T0 + 10 * LEASE)
 
-    async def test_unknown_or_finished_task_is_refused(self, frontier: Frontier) -> None:
-        assert not await frontier.ack("0" * 40, T0)
-        assert not await frontier.nack("nope", T0, None, "x")
+    async def test_a_lease_that_is_over_is_refused(self, frontier: Frontier) -> None:
         await frontier.push([req("a")], T0)
-        taskid = req("a").taskid
-        assert not await frontier.ack(taskid, T0), "a queued task has no lease to ack"
-        await lease_one(frontier)
-        assert await frontier.ack(taskid, T0)
-        assert not await frontier.ack(taskid, T0)
+        made_up = Lease(req("a").taskid, req("a"), 0, T0 + LEASE)
+        assert not await frontier.ack(made_up, T0), "a queued task has no lease to ack"
+        assert not await frontier.nack(made_up, T0, None, "x")
+        lease = await lease_one(frontier)
+        assert not await frontier.ack(made_up, T0), "only the lease handed out is current"
+        assert await frontier.ack(lease, T0)
+        assert not await frontier.ack(lease, T0)
+        assert not await frontier.nack(lease, T0, None, "x")
 
     async def test_renew_extends_current_leases(self, frontier: Frontier) -> None:
         await frontier.push([req("a"), req("b")], T0)
         a = await lease_one(frontier, owner="w")
         b = await lease_one(frontier, owner="w")
-        assert await frontier.renew([a, "unknown"], T0 + 50, LEASE, owner="w") == 1
+        assert await frontier.renew([a], T0 + 50, LEASE) == 1
+        assert a.deadline == T0 + 50 + LEASE
         assert await frontier.reclaim_expired(T0 + LEASE) == 1  # b only
         assert await frontier.reclaim_expired(T0 + 50 + LEASE - 1) == 0
-        assert await frontier.ack(a, T0 + 50 + LEASE - 1, owner="w")
-        assert not await frontier.ack(b, T0 + LEASE, owner="w")
+        assert await frontier.ack(a, T0 + 50 + LEASE - 1)
+        assert not await frontier.ack(b, T0 + LEASE)
 
     # -- states -----------------------------------------------------------------------------
     async def test_ack_marks_success(self, frontier: Frontier) -> None:
         self.needs_crawl_times()
         await frontier.push([req("a")], T0)
-        taskid = await lease_one(frontier)
-        assert await frontier.ack(taskid, T0 + 5)
-        info = await frontier.task(taskid)
+        lease = await lease_one(frontier)
+        assert await frontier.ack(lease, T0 + 5)
+        info = await frontier.task(lease.taskid)
         assert info is not None
-        assert (info.taskid, info.state, info.lastcrawltime) == (taskid, TaskState.SUCCESS, T0 + 5)
+        assert (info.taskid, info.state, info.lastcrawltime) == (
+            lease.taskid,
+            TaskState.SUCCESS,
+            T0 + 5,
+        )
 
     async def test_nack_with_retry_time_delays_the_task(self, frontier: Frontier) -> None:
         await frontier.push([req("a")], T0)
-        taskid = await lease_one(frontier)
-        assert await frontier.nack(taskid, T0 + 1, T0 + 30, "HTTP 503")
+        lease = await lease_one(frontier)
+        taskid = lease.taskid
+        assert await frontier.nack(lease, T0 + 1, T0 + 30, "HTTP 503")
         assert await frontier.counts(T0 + 1) == FrontierCounts(ready=0, delayed=1, processing=0)
         assert await frontier.next_due() == T0 + 30
         info = await frontier.task(taskid)
@@ -278,16 +327,16 @@ class FrontierContract:
         assert await frontier.lease(1, T0 + 29, LEASE) == []
         (lease,) = await frontier.lease(1, T0 + 30, LEASE)
         assert (lease.taskid, lease.retried) == (taskid, 1)
-        assert await frontier.nack(taskid, T0 + 31, T0 + 31, "again")
+        assert await frontier.nack(lease, T0 + 31, T0 + 31, "again")
         (lease,) = await frontier.lease(1, T0 + 31, LEASE)
         assert lease.retried == 2
 
     async def test_nack_without_retry_time_marks_failed(self, frontier: Frontier) -> None:
         await frontier.push([req("a")], T0)
-        taskid = await lease_one(frontier)
-        assert await frontier.nack(taskid, T0 + 2, None, "DownloadTimeout")
+        lease = await lease_one(frontier)
+        assert await frontier.nack(lease, T0 + 2, None, "DownloadTimeout")
         assert await frontier.counts(T0 + 2) == FrontierCounts(0, 0, 0)
-        info = await frontier.task(taskid)
+        info = await frontier.task(lease.taskid)
         assert info is not None
         assert (info.state, info.reason, info.lastcrawltime) == (
             TaskState.FAILED,
@@ -298,9 +347,9 @@ class FrontierContract:
 
     async def test_mark_bad(self, frontier: Frontier) -> None:
         await frontier.push([req("a")], T0)
-        taskid = await lease_one(frontier)
-        assert await frontier.mark_bad(taskid, T0 + 3, "callback missing")
-        info = await frontier.task(taskid)
+        lease = await lease_one(frontier)
+        assert await frontier.mark_bad(lease, T0 + 3, "callback missing")
+        info = await frontier.task(lease.taskid)
         assert info is not None
         assert (info.state, info.reason) == (TaskState.BAD, "callback missing")
         assert await frontier.push([req("a")], T0 + 4) == [PushOutcome.IGNORED]
@@ -308,11 +357,11 @@ class FrontierContract:
     async def test_retried_survives_success(self, frontier: Frontier) -> None:
         self.needs_crawl_times()
         await frontier.push([req("a")], T0)
-        taskid = await lease_one(frontier)
-        await frontier.nack(taskid, T0, T0, "x")
-        await lease_one(frontier)
-        await frontier.ack(taskid, T0 + 1)
-        info = await frontier.task(taskid)
+        lease = await lease_one(frontier)
+        await frontier.nack(lease, T0, T0, "x")
+        lease = await lease_one(frontier)
+        await frontier.ack(lease, T0 + 1)
+        info = await frontier.task(lease.taskid)
         assert info is not None
         assert (info.state, info.retried) == (TaskState.SUCCESS, 1)
 
@@ -323,9 +372,9 @@ class FrontierContract:
     # -- recrawl --------------------------------------------------------------------------
     async def _crawled(self, frontier: Frontier, request: Request, at: float = T0) -> str:
         assert await frontier.push([request], at) == [PushOutcome.NEW]
-        taskid = await lease_one(frontier, at)
-        assert await frontier.ack(taskid, at)
-        return taskid
+        lease = await lease_one(frontier, at)
+        assert await frontier.ack(lease, at)
+        return lease.taskid
 
     async def test_finished_task_is_ignored(self, frontier: Frontier) -> None:
         await self._crawled(frontier, req("a"))
@@ -337,8 +386,8 @@ class FrontierContract:
         await self._crawled(frontier, req("a", age=100))
         assert await frontier.push([req("a", age=100)], T0 + 99) == [PushOutcome.IGNORED]
         assert await frontier.push([req("a", age=100)], T0 + 100) == [PushOutcome.RECRAWL]
-        taskid = await lease_one(frontier, T0 + 100)
-        info = await frontier.task(taskid)
+        lease = await lease_one(frontier, T0 + 100)
+        info = await frontier.task(lease.taskid)
         assert info is not None
         assert (info.state, info.lastcrawltime) == (TaskState.ACTIVE, T0)
 
@@ -353,7 +402,7 @@ class FrontierContract:
         assert await frontier.push([req("a", itag="v1")], T0 + 1) == [PushOutcome.IGNORED]
         assert await frontier.push([req("a")], T0 + 1) == [PushOutcome.IGNORED]
         assert await frontier.push([req("a", itag="v2")], T0 + 1) == [PushOutcome.RECRAWL]
-        await frontier.ack(await lease_one(frontier, T0 + 1), T0 + 2)
+        assert await frontier.ack(await lease_one(frontier, T0 + 1), T0 + 2)
         assert await frontier.push([req("a", itag="v2")], T0 + 3) == [PushOutcome.IGNORED]
 
     async def test_force_always_recrawls(self, frontier: Frontier) -> None:
@@ -384,20 +433,20 @@ class FrontierContract:
         await self._crawled(frontier, req("a", age=3600, auto_recrawl=True), at=T0)
         assert await frontier.counts(T0) == FrontierCounts(ready=0, delayed=1, processing=0)
         assert await frontier.next_due() == T0 + 3600
-        taskid = await lease_one(frontier, T0 + 3600)
-        info = await frontier.task(taskid)
+        lease = await lease_one(frontier, T0 + 3600)
+        info = await frontier.task(lease.taskid)
         assert info is not None
         assert (info.state, info.lastcrawltime) == (TaskState.ACTIVE, T0)
-        assert await frontier.ack(taskid, T0 + 3601)
+        assert await frontier.ack(lease, T0 + 3601)
         assert await frontier.next_due() == T0 + 3601 + 3600
 
     async def test_processing_task_is_not_queued_twice(self, frontier: Frontier) -> None:
         await frontier.push([req("a")], T0)
-        taskid = await lease_one(frontier)
+        lease = await lease_one(frontier)
         assert await frontier.push([req("a", priority=9)], T0) == [PushOutcome.IGNORED]
         assert await frontier.push([req("a")], T0, force=[True]) == [PushOutcome.IGNORED]
         assert await frontier.counts(T0) == FrontierCounts(0, 0, 1)
-        assert await frontier.ack(taskid, T0)
+        assert await frontier.ack(lease, T0)
 
     # -- bad input ---------------------------------------------------------------------------
     async def test_unfingerprintable_url_changes_nothing(self, frontier: Frontier) -> None:
@@ -417,7 +466,7 @@ class FrontierContract:
         seen: list[str] = []
         while leases := await frontier.lease(64, T0, LEASE):
             for lease in leases:
-                assert await frontier.ack(lease.taskid, T0)
+                assert await frontier.ack(lease, T0)
                 seen.append(lease.request.url)
         assert sorted(seen) == sorted(r.url for r in requests)
         assert seen == [r.url for p in range(4, -1, -1) for r in requests if r.priority == p]
@@ -425,8 +474,9 @@ class FrontierContract:
 
 
 class FailedTasksContract:
-    """``tasks()`` and ``retry_failed()``: mixed into a backend's contract test class
-    once the backend implements them (they are the UI's and ``skitter job``'s)."""
+    """``tasks()``, ``retry_failed()`` and ``requeue_bad()``: mixed into a backend's
+    contract test class once the backend implements them (they are the UI's and
+    ``skitter job``'s)."""
 
     @pytest.fixture
     async def frontier(self) -> Frontier:
@@ -444,7 +494,7 @@ class FailedTasksContract:
             "http://sub.a.example/3": "HTTP 503",
         }
         for lease in leases:
-            await frontier.nack(lease.taskid, T0 + 1, None, reasons[lease.request.url])
+            await frontier.nack(lease, T0 + 1, None, reasons[lease.request.url])
         failed = await frontier.tasks(TaskState.FAILED)
         assert {(t.url, t.reason) for t in failed} == set(reasons.items())
         assert await frontier.retry_failed(T0 + 2, reason="Connect") == 1
@@ -454,3 +504,34 @@ class FailedTasksContract:
         again = await frontier.lease(10, T0 + 3, LEASE)
         assert sorted(lease.request.url for lease in again) == sorted(urls)
         assert all(lease.retried == 0 for lease in again)
+
+    async def test_bad_tasks_are_queued_again_by_filter_and_failed_ones_are_not(
+        self, frontier: Frontier
+    ) -> None:
+        urls = ["http://a.example/1", "http://b.example/2", "http://sub.a.example/3"]
+        await frontier.push([Request(u) for u in [*urls, "http://c.example/failed"]], T0)
+        reasons = {
+            "http://a.example/1": "UnknownCallback: 'parse_item' is not a method",
+            "http://b.example/2": "stored request of unknown format version 2",
+            "http://sub.a.example/3": "ignored: forbidden by robots.txt",
+        }
+        for lease in await frontier.lease(10, T0, LEASE):
+            if lease.request.url in reasons:
+                assert await frontier.mark_bad(lease, T0 + 1, reasons[lease.request.url])
+            else:
+                assert await frontier.nack(lease, T0 + 1, None, "HTTP 500")
+        bad = await frontier.tasks(TaskState.BAD)
+        assert {(t.url, t.reason) for t in bad} == set(reasons.items())
+        assert await frontier.requeue_bad(T0 + 2, reason="HTTP 500") == 0, "FAILED is not BAD"
+        assert await frontier.requeue_bad(T0 + 2, reason="format version") == 1
+        assert await frontier.requeue_bad(T0 + 2, domain="a.example") == 2
+        assert await frontier.requeue_bad(T0 + 2) == 0
+        assert await frontier.tasks(TaskState.BAD) == []
+        assert [t.url for t in await frontier.tasks(TaskState.FAILED)] == [
+            "http://c.example/failed"
+        ]
+        again = await frontier.lease(10, T0 + 3, LEASE)
+        assert sorted(lease.request.url for lease in again) == sorted(urls)
+        assert all(lease.retried == 0 for lease in again)
+        for lease in again:
+            assert await frontier.ack(lease, T0 + 4)

@@ -389,26 +389,37 @@
       ...keys.map((key) => td(key === "slot" ? null : "num", num(s[key])))), "no slots yet", now);
   }
 
-  async function retry(project, filters) {
+  async function retry(project, filters, action = "retry") {
     const message = $("#retry-message");
     try {
-      const result = await api(projectPath(project, "retry"), filters);
-      message.textContent = `requeued ${result.retried} task${result.retried === 1 ? "" : "s"}`;
+      const result = await api(projectPath(project, action), filters);
+      const count = action === "retry" ? result.retried : result.requeued;
+      const what = action === "retry" ? "" : " bad";
+      message.textContent = `requeued ${count}${what} task${count === 1 ? "" : "s"}`;
     } catch (error) {
       message.textContent = "";
-      showBanner(`retry: ${error.message}`);
+      showBanner(`${action}: ${error.message}`);
     }
     poll();
+  }
+
+  function retryFilters() {
+    const form = $("#retry-form");
+    return {
+      domain: form.elements.domain.value.trim() || null,
+      reason: form.elements.reason.value.trim() || null,
+    };
   }
 
   $("#retry-form").addEventListener("submit", (event) => {
     event.preventDefault();
     if (!state.selected) return;
-    const form = event.currentTarget;
-    retry(state.selected, {
-      domain: form.elements.domain.value.trim() || null,
-      reason: form.elements.reason.value.trim() || null,
-    });
+    retry(state.selected, retryFilters());
+  });
+
+  $("#requeue-bad").addEventListener("click", () => {
+    if (!state.selected) return;
+    retry(state.selected, retryFilters(), "requeue-bad");
   });
 
   document.addEventListener("visibilitychange", () => { if (!document.hidden) poll(); });

@@ -7,16 +7,31 @@ machines share one crawl and a killed worker loses nothing:
 - **Atomic changes.** Every change is one Lua script (``lua/*.lua``), so two workers never
   lease the same task and a crash between two commands cannot exist. Each method is one
   round trip (EVALSHA): a whole batch of pushes, a whole batch of leases; acks made in
-  the same turn of the event loop go together.
-- **Fencing.** A lease carries the owner and a token unique to the lease call. Only the
-  frontier object that leased a task can ack, nack, renew or mark it bad, and only while
-  its lease is current: once it expired and was reclaimed (and maybe re-leased to another
-  worker), the old holder is refused, so a task is never completed twice. A refusal for a
-  task this object never leased costs no round trip.
-- **Safe payloads.** Requests are stored with ``skitter.http._codec`` (versioned msgpack,
-  callbacks by name, never pickle). Anyone who can write to the Redis can put bytes in
-  the queue; an entry that cannot be read, or names a callback the spider lacks (say
-  ``__init__``), is moved to the ``bad`` hash with the reason and logged, never run.
+  the same turn of the event loop go together. (The first call also joins the job:
+  one round trip more, once.)
+- **One clock.** Lease deadlines, reclaims and every other decision use Redis's own
+  ``TIME`` inside the scripts, never a worker's clock: a worker whose clock runs ahead
+  cannot reclaim a live lease. Times a caller computes from its own clock (an exetime,
+  a retry time) are moved onto Redis's by the difference of the two clocks at the call.
+  ``time_source="caller"`` lets tests drive time with plain numbers instead.
+- **Fencing by lease.** Each lease call has a token; the ``Lease`` carries it, and ack,
+  nack, renew and mark_bad must present it. Once a lease expired and was reclaimed (and
+  maybe re-leased to another worker, or to this same one), its old holder is refused,
+  so a task is never completed twice and a stale run never settles a newer one.
+- **The job's epoch.** A random token written into ``P:meta`` when the job is created
+  (``open_job``); every script checks it, and one that finds it missing (Redis restarted
+  without persistence, FLUSHDB, eviction, failover to an empty replica) or changed (the
+  job flushed and created again) changes nothing: the frontier raises ``JobStateLost``,
+  a ``FatalError``, so the crawl fails instead of finishing on what little was left.
+- **Safe payloads, checked records.** Requests are stored with ``skitter.http._codec``
+  (versioned msgpack, callbacks by name, never pickle). Anyone who can write to the Redis
+  can put bytes in the queue: every record, payload and finished outcome is checked
+  (types, finite numbers in range, known states) before use, in Lua and in Python. An
+  entry that cannot be used is moved to the ``bad`` hash with the reason (bounded by
+  ``bad_max``; the oldest go first, counted in ``P:meta``), counted in the stats
+  (``frontier/quarantined``) and logged once per reason; the crawl goes on with the
+  valid tasks. A payload that does not decode, or names a callback the spider lacks, is
+  marked BAD (never run; ``requeue_bad`` queues it again once the code is fixed).
 - **Queue kinds.** ``priority`` (a sorted set: higher priority first, FIFO within one),
   ``fifo`` and ``lifo`` (lists; they ignore priority, as scrapy-redis's do). Delayed tasks
   are a sorted set by exetime in every kind.
@@ -24,53 +39,48 @@ machines share one crawl and a killed worker loses nothing:
   lastcrawltime, itag), which push's recrawl rule reads. The Lua helpers ``seen_get`` and
   ``seen_put`` are the only code touching it: the seam for a Bloom filter on bitmaps.
 
-Redis errors (a connection refused while Redis restarts) propagate as ``redis``'s own
-exceptions; the client reconnects on the next call, and the scripts are loaded again on
-NOSCRIPT. Keys are described in ``_keys.py``.
+Redis errors (a connection refused while Redis restarts) are raised as
+``FrontierUnavailable``; the client reconnects on the next call, and the scripts are
+loaded again on NOSCRIPT. Keys are described in ``_keys.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import itertools
 import logging
+import math
+import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
-from redis import exceptions as redis_errors
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
-from redis.exceptions import ResponseError
 
-from skitter.exceptions import CodecError, ConfigError, FrontierUnavailable
+from skitter.exceptions import CodecError, ConfigError, JobStateLost
 from skitter.frontier._base import (
     Frontier,
     FrontierCounts,
     Lease,
     PushOutcome,
-    TaskInfo,
-    TaskState,
 )
 from skitter.frontier._memory import check_request
 from skitter.frontier._redis._bloom import RedisBloomFilter
+from skitter.frontier._redis._errors import reason_kind, translated
 from skitter.frontier._redis._keys import JobKeys
-from skitter.frontier._redis._records import (
-    BadEntry,
-    LeasedTask,
-    leased_task,
-    parse_bad,
-    task_info,
-)
+from skitter.frontier._redis._listing import JobListing
+from skitter.frontier._redis._lua import TimeSource, check_time_source
 from skitter.frontier._redis._scripts import Scripts
-from skitter.http import Request, in_domain
+from skitter.http import Request
 from skitter.http._codec import FORMAT_VERSION, decode_request, encode_request
 
 if TYPE_CHECKING:
     from redis.commands.core import AsyncScript
+
+    from skitter._types import StatsSink
 
 __all__ = ["QueueKind", "RedisFrontier"]
 
@@ -90,7 +100,8 @@ def _retry() -> Retry:
     fails; resending it on a fresh connection is what makes a restart invisible. Every
     script is safe to run twice if its first reply was lost: a push merges into itself, a
     lost lease expires and is reclaimed, a second ack finds no lease and answers False.
-    Longer outages are for the worker to ride out (pause, back off, try again).
+    Longer outages are for the worker to ride out (pause, back off, try again). A restart
+    that lost the job's state is not invisible: the epoch is gone (``JobStateLost``).
     """
     return Retry(ExponentialWithJitterBackoff(base=0.05, cap=1.0), 3)
 
@@ -109,35 +120,25 @@ def _num(x: float) -> str:
     return repr(float(x))
 
 
-_DOWN = (redis_errors.ConnectionError, redis_errors.TimeoutError, redis_errors.BusyLoadingError)
-
-F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
-
-
-def _translated(method: F) -> F:
-    """Report Redis being out of reach as ``FrontierUnavailable``, which the engine
-    rides out, rather than as the client's own exceptions."""
-
-    @functools.wraps(method)
-    async def wrapper(self: RedisFrontier, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return await method(self, *args, **kwargs)
-        except _DOWN as exc:
-            raise FrontierUnavailable(f"Redis for {self.project}/{self.job}: {exc}") from exc
-
-    return wrapper  # type: ignore[return-value]
-
-
-class RedisFrontier(Frontier):
+class RedisFrontier(JobListing, Frontier):
     """A project's tasks for one job, in Redis.
 
     ``redis`` is a URL (the frontier creates the client, with a short retry on broken
     connections, and closes it in ``close``) or a ``redis.asyncio.Redis`` created with
     ``decode_responses=False`` (the caller's to configure and close).
-    ``spider`` resolves the callbacks of stored requests by name. ``promote_limit`` bounds
+    ``spider`` resolves the callbacks of stored requests by name; ``kind`` is the queue
+    kind a new job gets (a job keeps the one it was created with: another is refused;
+    None takes the job's own). ``promote_limit`` bounds
     how many due delayed tasks one lease moves to ready, ``reclaim_batch`` how many expired
     leases one script call puts back: both keep each script call short, since Redis runs
     nothing else meanwhile.
+
+    The job is opened on first use (``open_job``): with ``create`` (a worker, a script
+    of your own) a job that does not exist yet is created; without it (``skitter push``
+    unless ``--create``, the dashboard, ``skitter job``) that is ``JobStateLost``.
+    ``bad_max`` bounds the ``bad`` hash (REDIS_BAD_MAX); ``stats`` (set by workers)
+    counts what is moved aside; ``time_source`` is whose clock the scripts decide by
+    (see the module docstring).
 
     ``push_cache`` (workers set it) is how many taskids this object remembers having
     pushed. Pages link to the same pages over and over; a link this worker already
@@ -157,7 +158,7 @@ class RedisFrontier(Frontier):
         project: str,
         job: str,
         spider: object | None = None,
-        kind: QueueKind = "priority",
+        kind: QueueKind | None = "priority",
         key_prefix: str = "skitter",
         promote_limit: int = 10_000,
         reclaim_batch: int = 1_000,
@@ -165,9 +166,15 @@ class RedisFrontier(Frontier):
         dupefilter: DupeFilter = "exact",
         bloom_capacity: int = 10_000_000,
         bloom_error_rate: float = 0.001,
+        create: bool = True,
+        bad_max: int = 10_000,
+        stats: StatsSink | None = None,
+        time_source: TimeSource = "redis",
     ) -> None:
-        if kind not in _KINDS:
+        if kind is not None and kind not in _KINDS:
             raise ValueError(f"queue kind must be one of {', '.join(_KINDS)}, got {kind!r}")
+        if isinstance(bad_max, bool) or not isinstance(bad_max, int) or bad_max < 0:
+            raise ValueError(f"bad_max must be an integer >= 0, got {bad_max!r}")
         if isinstance(redis, str):
             self.client: Redis = Redis.from_url(redis, retry=_retry())
             self._owns_client = True
@@ -181,7 +188,9 @@ class RedisFrontier(Frontier):
         self.project = project
         self.job = job
         self.spider = spider
-        self.kind: QueueKind = kind
+        #: The queue kind; None until the job is opened, for a frontier that takes the
+        #: job's own (the dashboard, ``skitter push``, ``skitter job``).
+        self.kind: QueueKind | None = kind
         self.keys = JobKeys.for_job(project, job, key_prefix)
         self._keys = self.keys.all()
         if dupefilter not in ("exact", "bloom"):
@@ -199,15 +208,24 @@ class RedisFrontier(Frontier):
         self._scripts = Scripts.register(self.client)
         self._promote_limit = promote_limit
         self._reclaim_batch = reclaim_batch
-        # (taskid, owner) -> token of the lease this object holds on it
-        self._tokens: dict[tuple[str, str], str] = {}
+        self._create = create
+        self._bad_max = str(bad_max)
+        self.time_source = check_time_source(time_source)
+        #: Counts what is moved aside (``frontier/quarantined``); workers set it.
+        self.stats = stats
+        self._warned: set[str] = set()
+        #: The job's epoch once joined (``open_job``), and how: created, joined, adopted.
+        self.epoch: str | None = None
+        self.opened = ""
+        #: Redis's clock minus the caller's, as last seen by a lease or reclaim.
+        self._skew = 0.0
         self._token_prefix = uuid.uuid4().hex[:12]
         self._calls = itertools.count()
         if push_cache < 0:
             raise ValueError(f"push_cache must be >= 0, got {push_cache!r}")
         self._push_cache = push_cache
-        # acks waiting for the next flush: (now, taskid, owner, token, future)
-        self._acks: list[tuple[str, str, str, str, asyncio.Future[int]]] = []
+        # acks waiting for the next flush: (now, taskid, token, future)
+        self._acks: list[tuple[str, str, str, asyncio.Future[int]]] = []
         self._ack_flusher: asyncio.Task[None] | None = None
         # taskid -> (highest priority, earliest exetime) pushed by this object
         self._pushed: dict[str, tuple[int, float]] = {}
@@ -215,12 +233,84 @@ class RedisFrontier(Frontier):
     def __repr__(self) -> str:
         return f"<RedisFrontier {self.keys.meta.rsplit(':', 1)[0]} kind={self.kind}>"
 
+    @property
+    def where(self) -> str:
+        """``redis://host:port/db`` of the job (never with credentials), for messages."""
+        kwargs = self.client.connection_pool.connection_kwargs
+        db = kwargs.get("db", 0)
+        if "path" in kwargs:
+            return f"unix://{kwargs['path']}?db={db}"
+        return f"redis://{kwargs.get('host', 'localhost')}:{kwargs.get('port', 6379)}/{db}"
+
+    def state_lost(self, what: str) -> str:
+        """The message of ``JobStateLost`` for this job: ``what`` it has now."""
+        return (
+            f"job state lost (Redis restarted without persistence?): job {self.job!r} on "
+            f"{self.where} {what}"
+        )
+
+    def _header(self, now: float) -> list[str]:
+        """The ARGV every script starts with (``lua/_common.lua``)."""
+        return [self.time_source, _num(now), self.kind or "", self.epoch or "", self._bad_max]
+
+    # -- the job ----------------------------------------------------------------------------
+    @translated
+    async def open_job(self, create: bool | None = None) -> bool:
+        """Join the job, creating it if it has no epoch yet and ``create`` (default: the
+        constructor's): True if this call created it. ``JobStateLost`` when it does not
+        exist and is not to be created, or when this frontier had joined it before and
+        its epoch has gone or changed since (then it is never created again here)."""
+        return await self._open(self._create if create is None else create)
+
+    async def _open(self, create: bool) -> bool:
+        known = self.epoch
+        args = [*self._header(time.time()), "1" if create and known is None else "0"]
+        args += [uuid.uuid4().hex, FORMAT_VERSION]
+        raw_epoch, how, kind = await self._scripts.open(self._keys, args)
+        epoch, how = raw_epoch.decode(), how.decode()
+        self.kind = kind.decode()
+        if how == "absent":
+            if known is not None:
+                raise JobStateLost(self.state_lost("has no epoch"))
+            raise JobStateLost(f"no job {self.job!r} for spider {self.project!r} on {self.where}")
+        if known is not None and epoch != known:
+            raise JobStateLost(self.state_lost("has a new epoch"))
+        self.epoch, self.opened = epoch, how
+        return known is None and how == "created"
+
     async def _ready(self) -> None:
-        """Before the first script call: the Bloom filter's shape must be in Redis (the
-        scripts read it there), and the same as every other worker's."""
+        """Before a script call: the job is joined, and the Bloom filter's shape is in
+        Redis (the scripts read it there) and the same as every other worker's."""
+        if self.epoch is None:
+            await self._open(self._create)
         if self.bloom is not None and not self._bloom_ready:
             await self.bloom.fix_shape()
             self._bloom_ready = True
+
+    def _quarantined(self, aside: Sequence[bytes], reason: str | None = None) -> None:
+        """Count what a script moved aside (flat field, reason pairs, or one field with
+        ``reason``) and log each kind of reason once: a hostile writer must not flood
+        the log, and the bad hash keeps the details (of the newest ``bad_max``)."""
+        if reason is not None:
+            pairs: list[tuple[bytes, bytes | str]] = [(aside[0], reason)]
+        else:
+            pairs = list(zip(aside[::2], aside[1::2], strict=True))
+        for field, why in pairs:
+            text = why if isinstance(why, str) else why.decode("utf-8", "replace")
+            if self.stats is not None:
+                self.stats.inc("frontier/quarantined")
+            kind = reason_kind(text)
+            if kind in self._warned:
+                logger.debug("%r: moved %r aside: %s", self, field, text)
+                continue
+            self._warned.add(kind)
+            logger.warning(
+                "%r: moved %r aside, never run: %s (logged once per reason; the job's bad "
+                "hash keeps the latest)",
+                self,
+                field,
+                text,
+            )
 
     def _warn_recrawl(self, request: Request) -> None:
         if request.age >= 0 or request.itag is not None:
@@ -247,7 +337,7 @@ class RedisFrontier(Frontier):
         }
 
     # -- queueing -------------------------------------------------------------------------
-    @_translated
+    @translated
     async def push(
         self, requests: Sequence[Request], now: float, *, force: Sequence[bool] | None = None
     ) -> list[PushOutcome]:
@@ -267,6 +357,8 @@ class RedisFrontier(Frontier):
             priority = int(request.priority)
             if not -_MAX_PRIORITY < priority < _MAX_PRIORITY:
                 raise ValueError(f"priority of {request!r} is out of range: {priority}")
+            if not (math.isfinite(request.exetime) and math.isfinite(request.age)):
+                raise ValueError(f"exetime and age of {request!r} must be finite numbers")
             if pushed is not None and (force is None or not force[i]):
                 known = pushed.get(request.taskid)
                 if (
@@ -295,13 +387,10 @@ class RedisFrontier(Frontier):
             payloads.append(encode_request(request, self.spider))
         if not sent:
             return outcomes
-        args = [self.kind, _num(now), _encode_batch(batch), FORMAT_VERSION, *payloads]
-        try:
-            answers = await self._scripts.push(self._keys, args)
-        except ResponseError as exc:
-            if "skitter:" in str(exc):
-                raise ConfigError(f"{self!r}: {exc}") from None
-            raise
+        args = [*self._header(now), _encode_batch(batch), *payloads]
+        answers, aside = await self._scripts.push(self._keys, args)
+        if aside:
+            self._quarantined(aside)
         for i, answer in zip(sent, answers, strict=True):
             outcomes[i] = PushOutcome(answer)
         if pushed is not None:
@@ -325,7 +414,7 @@ class RedisFrontier(Frontier):
                 del pushed[taskid]
 
     # -- leases ---------------------------------------------------------------------------
-    @_translated
+    @translated
     async def lease(
         self, limit: int, now: float, lease_seconds: float, owner: str = ""
     ) -> list[Lease]:
@@ -335,15 +424,15 @@ class RedisFrontier(Frontier):
         leases: list[Lease] = []
         while len(leases) < limit:
             want = limit - len(leases)
-            args = [self.kind, _num(now), _num(deadline), want, owner, token, self._promote_limit]
-            flat, aside = await self._scripts.lease(self._keys, args)
-            for i in range(0, len(aside), 2):
-                logger.warning(
-                    "%r: moved queue entry %r aside: %s", self, aside[i], aside[i + 1].decode()
-                )
+            args = [*self._header(now), _num(lease_seconds), want, owner, token]
+            args.append(self._promote_limit)
+            flat, aside, redis_now = await self._scripts.lease(self._keys, args)
+            self._skew = float(redis_now) - now
+            if aside:
+                self._quarantined(aside)
             refused = 0
             for i in range(0, len(flat), 4):
-                lease = await self._open(flat[i : i + 4], now, deadline, owner, token)
+                lease = await self._open_lease(flat[i : i + 4], now, deadline, token)
                 if lease is None:
                     refused += 1
                 else:
@@ -354,48 +443,45 @@ class RedisFrontier(Frontier):
                 break
         return leases
 
-    async def _open(
-        self, fields: list[Any], now: float, deadline: float, owner: str, token: str
+    async def _open_lease(
+        self, fields: list[Any], now: float, deadline: float, token: str
     ) -> Lease | None:
-        """The Lease of one leased task, or None if its payload must never run: then it is
-        marked BAD, its bytes kept in the ``bad`` hash, and the reason logged."""
+        """The Lease of one leased task, or None if its payload must never run as it is:
+        then it is marked BAD (its payload kept, for ``requeue_bad``; a copy in the
+        ``bad`` hash), counted and logged."""
         raw_tid, retried, priority, payload = fields
         try:
             taskid = raw_tid.decode()
             request = decode_request(payload, self.spider)
-        except (CodecError, UnicodeDecodeError) as exc:
+            # the script checked the record: these are integers in range
+            request.priority = int(float(priority))  # a merge may have raised it
+            return Lease(taskid, request, int(retried), deadline, token)
+        except (CodecError, UnicodeDecodeError, ValueError, OverflowError) as exc:
             reason = f"unreadable stored request: {exc}"
-            logger.warning("%r: task %r marked BAD, never run: %s", self, raw_tid, reason)
-            args = [self.kind, _num(now), raw_tid, owner, token, reason, "1"]
-            await self._scripts.mark_bad(self._keys, args)
-            return None
-        request.priority = int(float(priority))  # a merge may have raised it
-        self._tokens[(taskid, owner)] = token
-        return Lease(taskid, request, int(retried), deadline)
+        args = [*self._header(now), raw_tid, token, reason, "1"]
+        await self._scripts.mark_bad(self._keys, args)
+        self._quarantined([raw_tid], reason)
+        return None
 
-    async def _finish(
-        self, script: AsyncScript, taskid: str, now: float, owner: str, *rest: str
-    ) -> bool:
-        """Run ``script`` (ARGV: kind, now, taskid, owner, token, *rest) on the lease this
-        object holds on ``taskid``; False at once if it holds none."""
-        token = self._tokens.get((taskid, owner))
-        if token is None:
+    async def _finish(self, script: AsyncScript, lease: Lease, now: float, *rest: str) -> bool:
+        """Run ``script`` (ARGV: header, taskid, token, *rest) on ``lease``; False at once
+        for a lease no Redis frontier handed out."""
+        if not lease.token:
             return False
-        done = await script(self._keys, [self.kind, _num(now), taskid, owner, token, *rest])
-        # Whatever the answer, the lease is over: refused means it was taken away.
-        self._tokens.pop((taskid, owner), None)
-        return bool(done)
+        await self._ready()
+        args = [*self._header(now), lease.taskid, lease.token, *rest]
+        return bool(await script(self._keys, args))
 
-    @_translated
-    async def ack(self, taskid: str, now: float, owner: str = "") -> bool:
+    @translated
+    async def ack(self, lease: Lease, now: float) -> bool:
         """Acks from concurrent tasks share a round trip: each joins the batch that the
         next flush sends (one script call for all of them); while a flush is out, the
         acks that arrive meanwhile wait for the next one."""
-        token = self._tokens.pop((taskid, owner), None)
-        if token is None:
+        if not lease.token:
             return False
+        await self._ready()
         done = asyncio.get_running_loop().create_future()
-        self._acks.append((_num(now), taskid, owner, token, done))
+        self._acks.append((_num(now), lease.taskid, lease.token, done))
         if self._ack_flusher is None or self._ack_flusher.done():
             self._ack_flusher = asyncio.create_task(self._flush_acks())
         return bool(await done)
@@ -404,9 +490,9 @@ class RedisFrontier(Frontier):
         await asyncio.sleep(0)  # let the acks of this turn of the loop join
         while self._acks:
             batch, self._acks = self._acks, []
-            args: list[str] = [self.kind]
-            for now, taskid, owner, token, _ in batch:
-                args += (now, taskid, owner, token)
+            args = self._header(float(batch[-1][0]))
+            for now, taskid, token, _ in batch:
+                args += (now, taskid, token)
             try:
                 answers = await self._scripts.ack(self._keys, args)
             except asyncio.CancelledError:
@@ -422,158 +508,80 @@ class RedisFrontier(Frontier):
                 if not done.done():
                     done.set_result(answer)
 
-    @_translated
-    async def nack(
-        self, taskid: str, now: float, retry_at: float | None, reason: str, owner: str = ""
-    ) -> bool:
+    @translated
+    async def nack(self, lease: Lease, now: float, retry_at: float | None, reason: str) -> bool:
         retry = "" if retry_at is None else _num(retry_at)
-        return await self._finish(self._scripts.nack, taskid, now, owner, retry, reason)
+        return await self._finish(self._scripts.nack, lease, now, retry, reason)
 
-    @_translated
-    async def mark_bad(self, taskid: str, now: float, reason: str, owner: str = "") -> bool:
-        return await self._finish(self._scripts.mark_bad, taskid, now, owner, reason, "0")
+    @translated
+    async def mark_bad(self, lease: Lease, now: float, reason: str) -> bool:
+        return await self._finish(self._scripts.mark_bad, lease, now, reason, "0")
 
-    @_translated
-    async def renew(
-        self, taskids: Sequence[str], now: float, lease_seconds: float, owner: str = ""
-    ) -> int:
-        pairs: list[str] = []
-        for taskid in taskids:
-            token = self._tokens.get((taskid, owner))
-            if token is not None:
-                pairs += (taskid, token)
-        if not pairs:
+    @translated
+    async def renew(self, leases: Sequence[Lease], now: float, lease_seconds: float) -> int:
+        mine = [lease for lease in leases if lease.token]
+        if not mine:
             return 0
-        args = [self.kind, _num(now + lease_seconds), owner, *pairs]
-        return int(await self._scripts.renew(self._keys, args))
+        await self._ready()
+        args = [*self._header(now), _num(lease_seconds)]
+        for lease in mine:
+            args += (lease.taskid, lease.token)
+        flags = await self._scripts.renew(self._keys, args)
+        renewed = 0
+        for lease, flag in zip(mine, flags, strict=True):
+            if flag:
+                lease.deadline = now + lease_seconds
+                renewed += 1
+        return renewed
 
-    @_translated
+    @translated
     async def reclaim_expired(self, now: float) -> int:
+        await self._ready()
         total = 0
         while True:
-            args = [self.kind, _num(now), self._reclaim_batch]
-            reclaimed, scanned = await self._scripts.reclaim(self._keys, args)
+            args = [*self._header(now), self._reclaim_batch]
+            reclaimed, scanned, aside, redis_now = await self._scripts.reclaim(self._keys, args)
+            self._skew = float(redis_now) - now
+            if aside:
+                self._quarantined(aside)
             total += int(reclaimed)
             if int(scanned) < self._reclaim_batch:
                 return total
 
     # -- queries --------------------------------------------------------------------------
-    @_translated
+    @translated
     async def counts(self, now: float) -> FrontierCounts:
-        ready, delayed, processing = await self._scripts.counts(self._keys, [self.kind, _num(now)])
+        """Tasks ready, delayed and processing; ``JobStateLost`` if the job is gone (a
+        lost job must not look finished)."""
+        await self._ready()
+        ready, delayed, processing = await self._scripts.counts(self._keys, self._header(now))
         return FrontierCounts(int(ready), int(delayed), int(processing))
 
-    @_translated
+    @translated
     async def next_due(self) -> float | None:
-        first = await self.client.zrange(self.keys.delayed, 0, 0, withscores=True)
-        return float(first[0][1]) if first else None
+        """The earliest exetime of a delayed task, on the caller's clock as last seen; an
+        entry scored +inf (planted: no exetime is) is never due and is left to reclaim."""
+        first = await self.client.zrangebyscore(
+            self.keys.delayed, "-inf", "(inf", start=0, num=1, withscores=True
+        )
+        return float(first[0][1]) - self._skew if first else None
 
-    @_translated
-    async def task(self, taskid: str) -> TaskInfo | None:
-        async with self.client.pipeline(transaction=True) as pipe:
-            pipe.hget(self.keys.tasks, taskid)
-            pipe.hget(self.keys.done, taskid)
-            record, done = await pipe.execute()
-        info = task_info(taskid, record, done)
-        if (
-            info is None
-            and self.bloom is not None
-            and (await self.bloom.contains_many([taskid]))[0]
-        ):
-            # crawled (or a false positive): the Bloom filter keeps no time or URL
-            info = TaskInfo(taskid, "", TaskState.SUCCESS, 0, 0.0, "")
-        return info
+    @translated
+    async def drop(self, *, keep_epoch: float | None = None) -> None:
+        """Delete every key of this job: queue, states, dupe filter (``flush_on_start``;
+        the next call creates the job again, with a new epoch, if ``create``).
 
-    @_translated
-    async def tasks(self, state: TaskState, limit: int = 100) -> list[TaskInfo]:
-        """FAILED or BAD tasks, most recent first, from their time index. SUCCESS is not
-        listed: the dupe filter keeps no order, and reading it whole would be a scan."""
-        index = {TaskState.FAILED: self.keys.failed, TaskState.BAD: self.keys.bad_tasks}.get(state)
-        if index is None:
-            raise ValueError(f"the Redis frontier lists FAILED and BAD tasks, not {state.name}")
-        if limit <= 0:
-            return []
-        taskids = await self.client.zrange(index, 0, limit - 1, desc=True)
-        if not taskids:
-            return []
-        async with self.client.pipeline(transaction=True) as pipe:
-            pipe.hmget(self.keys.tasks, taskids)
-            pipe.hmget(self.keys.done, taskids)
-            records, done = await pipe.execute()
-        found = []
-        for raw_tid, record, outcome in zip(taskids, records, done, strict=True):
-            info = task_info(raw_tid.decode(), record, outcome)
-            if info is not None and info.state is state:
-                found.append(info)
-        return found
-
-    @_translated
-    async def retry_failed(
-        self, now: float, *, domain: str | None = None, reason: str | None = None
-    ) -> int:
-        queued = 0
-        async for taskids in self._failed_matching(domain, reason):
-            queued += int(
-                await self._scripts.retry_failed(self._keys, [self.kind, _num(now), *taskids])
-            )
-        return queued
-
-    async def _failed_matching(
-        self, domain: str | None, reason: str | None, batch: int = 500
-    ) -> AsyncIterator[list[bytes]]:
-        """FAILED taskids matching the filters, oldest first, a batch at a time. The
-        filters are applied here, not in Lua (hosts are parsed as everywhere else); the
-        script checks each task again, so one queued by another worker meanwhile is left
-        alone. The caller runs the script on a batch before asking for the next: what it
-        chose has left the index by then, and only what it skipped moves the offset."""
-        offset = 0
-        while True:
-            taskids = await self.client.zrange(self.keys.failed, offset, offset + batch - 1)
-            if not taskids:
-                return
-            outcomes = await self.client.hmget(self.keys.done, taskids)
-            chosen = []
-            for tid, outcome in zip(taskids, outcomes, strict=True):
-                info = task_info(tid.decode(), None, outcome) if outcome is not None else None
-                if info is None or info.state is not TaskState.FAILED:
-                    chosen.append(tid)  # stale: the script drops it from the index
-                elif (domain is None or in_domain(info.url, domain)) and (
-                    reason is None or reason in info.reason
-                ):
-                    chosen.append(tid)
-            offset += len(taskids) - len(chosen)
-            if chosen:
-                yield chosen
-            if len(taskids) < batch:
-                return
-
-    @_translated
-    async def leased(self, limit: int = 100) -> list[LeasedTask]:
-        """Tasks in flight in the whole cluster, the soonest lease deadline first."""
-        if limit <= 0:
-            return []
-        entries = await self.client.zrange(self.keys.processing, 0, limit - 1)
-        if not entries:
-            return []
-        taskids = [entry[16:] for entry in entries]
-        records = await self.client.hmget(self.keys.tasks, taskids)
-        found = []
-        for tid, record in zip(taskids, records, strict=True):
-            lease = leased_task(tid.decode(errors="replace"), record)
-            if lease is not None:
-                found.append(lease)
-        return found
-
-    async def bad_entries(self) -> list[BadEntry]:
-        """What was moved aside as unreadable or unsafe, for a human to look at."""
-        entries = await self.client.hgetall(self.keys.bad)
-        return sorted((parse_bad(k, v) for k, v in entries.items()), key=lambda e: e.time)
-
-    @_translated
-    async def drop(self) -> None:
-        """Delete every key of this job: queue, states, dupe filter (``flush_on_start``)."""
-        await self.client.delete(*self._keys)
-        self._tokens.clear()
+        ``keep_epoch`` (seconds) keeps the job's meta, epoch included, that long: for the
+        last worker out of a finished job, so that the workers still finishing find a
+        cleared job, not a lost one."""
+        if keep_epoch is None:
+            await self.client.delete(*self._keys)
+            self.epoch = None
+        else:
+            async with self.client.pipeline(transaction=True) as pipe:
+                pipe.delete(*self._keys[1:])
+                pipe.pexpire(self.keys.meta, max(1, int(keep_epoch * 1000)))
+                await pipe.execute()
         self._pushed.clear()
         self._bloom_ready = False
 

@@ -12,8 +12,12 @@ For project ``shop`` and job ``nightly`` (``P = skitter:{shop:nightly}``):
 ====================  ======  ==================================================================
 key                   type    holds
 ====================  ======  ==================================================================
-``P:meta``            hash    ``kind`` (priority/fifo/lifo), ``version`` (payload format),
-                              ``seq`` (the global FIFO sequence number)
+``P:meta``            hash    ``epoch`` (random, written when the job is created: every
+                              script checks it), ``created``, ``kind`` (priority/fifo/lifo),
+                              ``version`` (payload format), ``seq`` (the global FIFO
+                              sequence number), ``quarantined`` (entries ever moved to
+                              ``bad``), ``bad_seq``, ``bad_dropped`` (oldest ``bad`` entries
+                              dropped to keep it at REDIS_BAD_MAX)
 ``P:tasks``           hash    taskid -> record of a queued or processing task (msgpack array:
                               seq, priority, retried, where, when, owner, token, reason,
                               itag, age, auto_recrawl, url)
@@ -25,12 +29,17 @@ key                   type    holds
 ``P:ready``           zset    entry, score -priority (equal scores: FIFO by entry), or a
                       list    for the ``fifo`` and ``lifo`` kinds
 ``P:delayed``         zset    entry -> exetime
-``P:processing``      zset    entry -> lease deadline (owner and token are in the record)
+``P:processing``      zset    entry -> lease deadline, Redis's clock (owner and token are
+                              in the record)
 ``P:bad``             hash    entry or taskid -> "<time> <reason>\\0<raw bytes>" of what
-                              was moved aside as unreadable or unsafe; never executed
+                              was moved aside as unreadable or unsafe; never executed;
+                              the newest REDIS_BAD_MAX entries
 ``P:failed``          zset    taskid -> time of each FAILED task (its payload is kept, for
                               ``retry_failed``); left when the task is queued again
-``P:bad_tasks``       zset    taskid -> time of each BAD task (``mark_bad``)
+``P:bad_tasks``       zset    taskid -> time of each BAD task (``mark_bad``; its payload is
+                              kept, for ``requeue_bad``)
+``P:bad_order``       zset    field of ``P:bad`` -> its place (``bad_seq``): the oldest is
+                              dropped first
 ====================  ======  ==================================================================
 
 Cluster-wide politeness, the Bloom filter and shared stats (not frontier scripts' KEYS;
@@ -39,11 +48,16 @@ Cluster-wide politeness, the Bloom filter and shared stats (not frontier scripts
 ====================  ======  ==================================================================
 key                   type    holds
 ====================  ======  ==================================================================
-``P:permits:S``       zset    permit id -> expiry of a download permit held for slot S
-                              (expires when idle)
+``P:permits:S``       zset    permit id -> expiry (Redis's clock) of a download permit
+                              held for slot S (expires when idle)
 ``P:pace:S``          hash    ``next`` (earliest next start), ``backoff`` (back-off end) of
                               slot S (expires when both have passed)
-``P:bucket``          hash    ``tokens``, ``stamp`` of the project's shared token bucket
+``P:bucket``          hash    ``tokens``, ``stamp`` (Redis's clock) of the project's shared
+                              token bucket
+``P:start-claim``     string  the fencing token of the worker feeding the start requests
+                              (expires unless renewed: ``_cluster.StartClaim``)
+``P:start``           hash    ``offset`` (start requests queued so far; never moves back),
+                              ``done`` (all of them were)
 ``P:bloom``           hash    ``bits``, ``hashes``, ``block`` (the filter's shape, fixed on
                               first use), ``count`` (fingerprints added)
 ``P:bloom:N``         string  block N of the Bloom filter's bitmap
@@ -62,7 +76,7 @@ An *entry* is the task's sequence number as 16 hex digits followed by its taskid
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 __all__ = ["JobKeys"]
 
@@ -77,6 +91,7 @@ _NAMES = (
     "bad",
     "failed",
     "bad_tasks",
+    "bad_order",
 )
 
 
@@ -85,6 +100,11 @@ def _escape(name: str, what: str) -> str:
         raise ValueError(f"the Redis frontier needs a non-empty {what} name, got {name!r}")
     # ``quote`` leaves letters, digits and ``_.-~/`` alone and encodes ``:{}%`` and spaces.
     return quote(name, safe="/@!$&'()*+,;=")
+
+
+def _glob(text: str) -> str:
+    """``text`` as a literal in a SCAN MATCH pattern."""
+    return "".join("\\" + c if c in "*?[]\\" else c for c in text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,11 +121,29 @@ class JobKeys:
     bad: str
     failed: str
     bad_tasks: str
+    bad_order: str
 
     @classmethod
     def for_job(cls, project: str, job: str, prefix: str = "skitter") -> JobKeys:
         tag = f"{prefix}:{{{_escape(project, 'project')}:{_escape(job, 'job')}}}"
         return cls(*(f"{tag}:{name}" for name in _NAMES))
+
+    @staticmethod
+    def meta_pattern(job: str, prefix: str = "skitter") -> str:
+        """A SCAN MATCH pattern for the ``meta`` key of job ``job`` of any project."""
+        return f"{_glob(prefix)}:{{*:{_glob(_escape(job, 'job'))}}}:meta"
+
+    @staticmethod
+    def parse_meta(key: bytes | str, prefix: str = "skitter") -> tuple[str, str] | None:
+        """(project, job) of a ``meta`` key under ``prefix``, or None if it is not one."""
+        text = key.decode(errors="replace") if isinstance(key, bytes) else key
+        head = f"{prefix}:{{"
+        if not (text.startswith(head) and text.endswith("}:meta")):
+            return None
+        project, sep, job = text[len(head) : -len("}:meta")].partition(":")
+        if not sep or not project or not job or any(c in job for c in ":{}"):
+            return None
+        return unquote(project), unquote(job)
 
     def all(self) -> list[str]:
         """Every key, in KEYS order."""
@@ -124,6 +162,16 @@ class JobKeys:
     def pace(self, slot: str) -> str:
         """The next allowed start and the back-off end of ``slot``."""
         return f"{self.tag}:pace:{_escape(slot, 'slot')}"
+
+    @property
+    def start_claim(self) -> str:
+        """Who feeds the start requests now (``StartClaim``)."""
+        return f"{self.tag}:start-claim"
+
+    @property
+    def start(self) -> str:
+        """How far the start requests got."""
+        return f"{self.tag}:start"
 
     @property
     def bucket(self) -> str:

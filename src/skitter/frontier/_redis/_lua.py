@@ -1,23 +1,35 @@
-"""Loading the Lua scripts, and the standalone ones: cluster politeness, the Bloom filter.
+"""Loading the Lua scripts, and the standalone ones: cluster politeness, the Bloom filter,
+the start claim.
 
 Unlike the frontier's scripts (``_scripts.py``), these get no ``_common.lua`` prelude:
-they do not work on the frontier's ten keys, and each is short enough to read on its
-own (the Bloom filter's gets the bit positions of ``_bloom.lua``). Like those, each is
-one EVALSHA per call; ``redis-py``'s ``AsyncScript`` loads it again after a NOSCRIPT
-(Redis restarted, or SCRIPT FLUSH), once per server.
+they do not work on the frontier's eleven keys, and each is short enough to read on its
+own (the politeness scripts get Redis's clock from ``_clock.lua``, the Bloom filter's
+the bit positions of ``_bloom.lua``). Like those, each is one EVALSHA per call;
+``redis-py``'s ``AsyncScript`` loads it again after a NOSCRIPT (Redis restarted, or
+SCRIPT FLUSH), once per server.
 """
 
 from __future__ import annotations
 
 from functools import cache
 from importlib.resources import files
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
     from redis.commands.core import AsyncScript
 
-__all__ = ["lua_file", "lua_number", "register", "script_text"]
+__all__ = ["TimeSource", "check_time_source", "lua_file", "lua_number", "register", "script_text"]
+
+#: Whose clock a script decides by (``_clock.lua``): Redis's own TIME, the same for
+#: every worker, or the caller's ``now`` (tests that drive time with plain numbers).
+TimeSource = Literal["redis", "caller"]
+
+
+def check_time_source(value: str) -> TimeSource:
+    if value not in ("redis", "caller"):
+        raise ValueError(f"time_source must be 'redis' or 'caller', got {value!r}")
+    return value  # type: ignore[return-value]
 
 
 @cache

@@ -17,12 +17,14 @@ per slot, and the acquire script drops expired ones itself: a worker killed whil
 permits cannot take the slot's concurrency with it for longer than one lease. A download
 that outlives its lease keeps its permits with ``renew`` (one round trip for all of them).
 
-Times are epoch seconds from each caller's clock, so tests drive them with plain
-numbers. Across machines this needs clocks in step (NTP): a worker whose clock is ``s``
-seconds ahead sees other workers' permits lapse ``s`` seconds early and their delays end
-early. Keep leases much longer than any skew. Idle slot keys expire (PEXPIRE) ``idle_ttl``
-seconds after the last thing they hold has passed, so a crawl of a million hosts does not
-leave a million keys behind; a slot without a delay or back-off keeps no pace key at all.
+Every time a decision is made at is Redis's own (``TIME`` inside the scripts): a worker
+whose clock runs ahead cannot see other workers' permits lapse early, nor their delays
+end early, nor earn tokens early. What a caller passes as ``now`` only moves times it
+computed from its own clock (a back-off's end) onto Redis's. ``time_source="caller"``
+makes the caller's ``now`` Redis's, for tests that drive time with plain numbers. Idle
+slot keys expire (PEXPIRE) ``idle_ttl`` seconds after the last thing they hold has
+passed, so a crawl of a million hosts does not leave a million keys behind; a slot
+without a delay or back-off keeps no pace key at all.
 
 Round trips: ``acquire``, ``release``, ``renew`` (any number of permits) and
 ``take_token`` are one EVALSHA each (plus one SCRIPT LOAD per script after a Redis
@@ -38,7 +40,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from skitter.frontier._redis._keys import JobKeys
-from skitter.frontier._redis._lua import lua_number, register
+from skitter.frontier._redis._lua import TimeSource, check_time_source, lua_number, register
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -53,7 +55,7 @@ class RedisPoliteness:
     ``owner`` names this worker in permit ids, for a human reading Redis. ``busy_wait`` is
     the wait ``acquire`` answers when the slot is full: only a finishing download frees
     it, and no worker can know when. ``idle_ttl`` is how long a slot's keys outlive what
-    they hold (Scrapy keeps idle slots 60 s); it also absorbs clock skew between workers.
+    they hold (Scrapy keeps idle slots 60 s). ``time_source``: see the module docstring.
     """
 
     def __init__(
@@ -64,16 +66,18 @@ class RedisPoliteness:
         owner: str,
         busy_wait: float = 0.05,
         idle_ttl: float = 60.0,
+        time_source: TimeSource = "redis",
     ) -> None:
         self.client = redis
         self.keys = keys
         self.owner = owner
         self.busy_wait = _positive("busy_wait", busy_wait)
         self.idle_ttl = _non_negative("idle_ttl", idle_ttl)
-        self._acquire = register(redis, "slot_acquire")
-        self._release = register(redis, "slot_release")
-        self._renew = register(redis, "slot_renew")
-        self._take = register(redis, "bucket_take")
+        self.time_source = check_time_source(time_source)
+        self._acquire = register(redis, "slot_acquire", "_clock")
+        self._release = register(redis, "slot_release", "_clock")
+        self._renew = register(redis, "slot_renew", "_clock")
+        self._take = register(redis, "bucket_take", "_clock")
         # Unique across restarts of a worker that keeps its name.
         self._id_prefix = f"{owner}.{uuid.uuid4().hex[:12]}."
         self._ids = itertools.count()
@@ -96,10 +100,11 @@ class RedisPoliteness:
         _positive("lease_seconds", lease_seconds)
         permit = f"{self._id_prefix}{next(self._ids)}"
         args = [
+            self.time_source,
             lua_number(now),
             concurrency,
             lua_number(delay),
-            lua_number(now + lease_seconds),
+            lua_number(lease_seconds),
             permit,
             lua_number(self.busy_wait),
             lua_number(self.idle_ttl),
@@ -114,8 +119,9 @@ class RedisPoliteness:
         Retry-After) keeps every worker off the slot until then; back-offs from several
         workers never shorten each other. False if the permit had already lapsed."""
         args = [
-            permit_id,
+            self.time_source,
             lua_number(now),
+            permit_id,
             "" if backoff_until is None else lua_number(backoff_until),
             lua_number(self.idle_ttl),
         ]
@@ -132,7 +138,12 @@ class RedisPoliteness:
             return []
         _positive("lease_seconds", lease_seconds)
         keys = [self.keys.permits(slot) for slot, _ in permits]
-        args = [lua_number(now), lua_number(now + lease_seconds), lua_number(self.idle_ttl)]
+        args = [
+            self.time_source,
+            lua_number(now),
+            lua_number(lease_seconds),
+            lua_number(self.idle_ttl),
+        ]
         args += [permit_id for _, permit_id in permits]
         return [bool(flag) for flag in await self._renew(keys, args)]
 
@@ -145,7 +156,7 @@ class RedisPoliteness:
         capped at the new burst."""
         _non_negative("rate", rate)
         _non_negative("burst", burst)
-        args = [lua_number(now), lua_number(rate), lua_number(burst)]
+        args = [self.time_source, lua_number(now), lua_number(rate), lua_number(burst)]
         return float(await self._take([self.keys.bucket], args))
 
     async def clear(self) -> int:

@@ -3,11 +3,20 @@
 The layouts are written by ``lua/_common.lua`` (record fields, the packed outcome in the
 ``done`` hash, the ``bad`` hash's values); this module is their only Python reader, so a
 change of layout touches these two files together.
+
+Anyone who can write to the Redis can plant values, so nothing is trusted: every field
+is checked for its type and range (finite numbers, known states), as the scripts check
+them. What fails reads as an unreadable task (``task``) or is left out of a listing
+(``tasks``, ``leased``), never as an exception: the dashboard and ``skitter job`` show
+the rest. Moving it aside is for the scripts that change the job (lease, reclaim,
+push), which see it on their way.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Any
 
 import msgspec
 
@@ -17,27 +26,79 @@ __all__ = ["BadEntry", "LeasedTask", "leased_task", "parse_bad", "task_info"]
 
 # Fields of a task record (0-based here; 1-based in Lua).
 _RETRIED = 2
+_WHERE = 3
 _WHEN = 4
 _OWNER = 5
 _REASON = 7
 _URL = 11
 _NFIELDS = 12
+_PROCESSING = 2
+_MAX_RETRIED = 2**31 - 1
 
 _decode = msgspec.msgpack.Decoder().decode
+_FINISHED = {int(TaskState.SUCCESS), int(TaskState.FAILED), int(TaskState.BAD)}
+
+
+def _time(value: Any) -> float | None:
+    """A finite number (a time), or None."""
+    if value.__class__ is bool or not isinstance(value, int | float):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _count(value: Any) -> int | None:
+    """A retry count: an integer in range, or None."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if value.__class__ is not int or not 0 <= value <= _MAX_RETRIED:
+        return None
+    return int(value)
+
+
+def _record(raw: bytes) -> list[Any] | None:
+    """A task record's fields, or None if it is not one (what Python reads of it)."""
+    try:
+        fields = _decode(raw)
+    except (msgspec.DecodeError, ValueError, TypeError, RecursionError):
+        return None
+    if (
+        not isinstance(fields, list)
+        or len(fields) != _NFIELDS
+        or _count(fields[_RETRIED]) is None
+        or _time(fields[_WHEN]) is None
+        or not all(isinstance(fields[i], str) for i in (_OWNER, _REASON, _URL))
+    ):
+        return None
+    return fields
 
 
 def _finished(raw: bytes) -> tuple[TaskState, float, int, str, str] | None:
-    """state, lastcrawltime, retried, reason, url of a ``done`` value."""
+    """state, lastcrawltime, retried, reason, url of a ``done`` value, or None."""
     if raw[:1] and 0x90 <= raw[0] <= 0x9F:
         try:
-            state, last, _itag, retried, reason, url, *_rest = _decode(raw)
-            return TaskState(state), float(last), int(retried), str(reason), str(url)
-        except (msgspec.DecodeError, ValueError, TypeError):
+            fields = _decode(raw)
+        except (msgspec.DecodeError, ValueError, TypeError, RecursionError):
             return None
+        if not isinstance(fields, list) or len(fields) < 6:
+            return None
+        state, last, _itag, retried, reason, url = fields[:6]
+        when, count = _time(last), _count(retried)
+        if (
+            state not in _FINISHED
+            or state.__class__ is not int
+            or when is None
+            or count is None
+            or not isinstance(reason, str)
+            or not isinstance(url, str)
+        ):
+            return None
+        return TaskState(state), when, count, reason, url
     try:
-        return TaskState.SUCCESS, float(raw), 0, "", ""
+        when = _time(float(raw))
     except ValueError:
         return None
+    return None if when is None else (TaskState.SUCCESS, when, 0, "", "")
 
 
 def task_info(taskid: str, record: bytes | None, done: bytes | None) -> TaskInfo | None:
@@ -45,16 +106,14 @@ def task_info(taskid: str, record: bytes | None, done: bytes | None) -> TaskInfo
     finished = _finished(done) if done is not None else None
     if record is not None:
         last = finished[1] if finished is not None else 0.0
-        try:
-            fields = _decode(record)
-            if not isinstance(fields, list) or len(fields) != _NFIELDS:
-                raise TypeError("not a task record")
-            retried, reason, url = int(fields[_RETRIED]), str(fields[_REASON]), str(fields[_URL])
-        except (msgspec.DecodeError, ValueError, TypeError):
+        fields = _record(record)
+        if fields is None:
             return TaskInfo(taskid, "", TaskState.ACTIVE, 0, last, "unreadable task record")
-        return TaskInfo(taskid, url, TaskState.ACTIVE, retried, last, reason)
+        return TaskInfo(
+            taskid, fields[_URL], TaskState.ACTIVE, int(fields[_RETRIED]), last, fields[_REASON]
+        )
     if finished is None:
-        return None
+        return None  # never seen, or its outcome is unreadable (the next push moves it aside)
     state, last, retried, reason, url = finished
     return TaskInfo(taskid, url, state, retried, last, reason)
 
@@ -76,12 +135,13 @@ def parse_bad(key: bytes, value: bytes) -> BadEntry:
         time = float(when)
     except ValueError:
         time = 0.0
-    return BadEntry(key, time, reason, raw)
+    return BadEntry(key, time if math.isfinite(time) else 0.0, reason, raw)
 
 
 @dataclass(frozen=True, slots=True)
 class LeasedTask:
-    """A task in flight somewhere in the cluster: which worker holds it, until when."""
+    """A task in flight somewhere in the cluster: which worker holds it, until when
+    (Redis's clock)."""
 
     taskid: str
     url: str
@@ -94,16 +154,9 @@ def leased_task(taskid: str, record: bytes | None) -> LeasedTask | None:
     """The lease recorded in a task record, or None if there is none (or it is unreadable)."""
     if record is None:
         return None
-    try:
-        fields = _decode(record)
-        if not isinstance(fields, list) or len(fields) != _NFIELDS:
-            return None
-        return LeasedTask(
-            taskid,
-            str(fields[_URL]),
-            str(fields[_OWNER]),
-            float(fields[_WHEN]),
-            int(fields[_RETRIED]),
-        )
-    except (msgspec.DecodeError, ValueError, TypeError):
+    fields = _record(record)
+    if fields is None or fields[_WHERE] != _PROCESSING:
         return None
+    return LeasedTask(
+        taskid, fields[_URL], fields[_OWNER], float(fields[_WHEN]), int(fields[_RETRIED])
+    )

@@ -2,9 +2,9 @@
 
 Each multi-key change is one script (``lua/<name>.lua``, with a KEYS/ARGV header), so
 two workers never see a half-done change and a worker killed between two commands
-loses nothing. ``lua/_bloom.lua`` and ``lua/_common.lua`` are prepended to each: their
-helpers are shared without a server-side library, and each script stays one
-self-contained EVALSHA.
+loses nothing. ``lua/_clock.lua``, ``lua/_bloom.lua`` and ``lua/_common.lua`` are
+prepended to each: their helpers are shared without a server-side library, and each
+script stays one self-contained EVALSHA.
 
 Scripts are registered once per client. ``redis-py``'s ``AsyncScript`` sends EVALSHA and,
 on NOSCRIPT (Redis restarted, or SCRIPT FLUSH), loads the script and sends it again, so
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["SCRIPT_NAMES", "Scripts", "script_source"]
 
 SCRIPT_NAMES = (
+    "open",
     "push",
     "lease",
     "ack",
@@ -33,19 +34,20 @@ SCRIPT_NAMES = (
     "renew",
     "reclaim",
     "counts",
-    "retry_failed",
+    "requeue",
 )
 
 
 def script_source(name: str) -> str:
     """The full text of script ``name``: the shared definitions, then the script."""
-    return script_text(name, ("_bloom", "_common"))
+    return script_text(name, ("_clock", "_bloom", "_common"))
 
 
 @dataclass(frozen=True, slots=True)
 class Scripts:
     """One ``AsyncScript`` per change, registered on one client."""
 
+    open: AsyncScript
     push: AsyncScript
     lease: AsyncScript
     ack: AsyncScript
@@ -54,7 +56,7 @@ class Scripts:
     renew: AsyncScript
     reclaim: AsyncScript
     counts: AsyncScript
-    retry_failed: AsyncScript
+    requeue: AsyncScript
 
     @classmethod
     def register(cls, client: Redis) -> Scripts:

@@ -1,19 +1,24 @@
 -- ack.lua: tasks succeeded (Frontier.ack), any number in one call.
 --
--- KEYS: the ten keys of _common.lua (meta, tasks, payloads, done, ready, delayed,
---       processing, bad, failed, bad_tasks).
--- ARGV[1] kind: "priority" | "fifo" | "lifo"
--- ARGV[2 ..] four values per ack: now (epoch seconds), taskid, owner, token of the lease
+-- KEYS: the eleven keys of _common.lua.
+-- ARGV[1..5]: the header of _common.lua
+-- ARGV[6 ..] three values per ack: when it succeeded (the caller's clock), taskid, and
+--            the token of its lease
 -- Returns: an array, per ack, of 1, or 0 when its lease is not current (then nothing
 -- changes for that task).
 --
 -- SUCCESS is recorded in the dupe filter; an auto_recrawl task is queued again at
 -- now + age, as a fresh task at the back (the memory frontier's push with force).
 
+local lost = job_lost()
+if lost then
+  return redis.error_reply(lost)
+end
+
 local results = {}
-for i = 2, #ARGV, 4 do
-  local now, tid = tonumber(ARGV[i]), ARGV[i + 1]
-  local rec = current(tid, ARGV[i + 2], ARGV[i + 3])
+for i = ARG0 + 1, #ARGV, 3 do
+  local now, tid = tonumber(ARGV[i]) + SKEW, ARGV[i + 1]
+  local rec = current(tid, ARGV[i + 2])
   if not rec then
     results[#results + 1] = 0
   else
@@ -22,7 +27,7 @@ for i = 2, #ARGV, 4 do
       redis.call('ZREM', K_PROCESSING, entry_of(tid, rec))
       seen_put(tid, SUCCESS, now, rec, '', '')
       enqueue(tid, next_seq(), rec[PRIORITY], now + rec[AGE], rec[ITAG], rec[AGE], rec[AUTO],
-        rec[URL], now)
+        rec[URL], NOW)
     else
       finish(tid, rec, SUCCESS, now, '', '')
     end

@@ -2,31 +2,29 @@
 -- of the job (RedisPoliteness.take_token). The same rule as scheduler/_tokenbucket.py:
 -- the bucket fills at `rate` tokens a second up to `burst`, starts full, and a change of
 -- rate or burst applies from this call on (tokens already earned are capped at the new
--- burst).
+-- burst). _clock.lua comes first.
 --
--- KEYS[1] bucket   hash: tokens, stamp (the time tokens was computed for)
--- ARGV[1] now      the caller's clock, epoch seconds
--- ARGV[2] rate     tokens per second, >= 0
--- ARGV[3] burst    the most tokens the bucket holds, >= 0
+-- KEYS[1] bucket   hash: tokens, stamp (the time tokens was computed for, Redis's clock)
+-- ARGV[1] clock, ARGV[2] the caller's now (see _clock.lua)
+-- ARGV[3] rate     tokens per second, >= 0
+-- ARGV[4] burst    the most tokens the bucket holds, >= 0
 -- Returns "0" when a token was taken, else the seconds until one is available ("inf" if
 -- none ever will be); a string, since Redis truncates a Lua number reply to an integer.
 
 local K_BUCKET = KEYS[1]
-local now = tonumber(ARGV[1])
-local rate = tonumber(ARGV[2])
-local burst = tonumber(ARGV[3])
+local rate = tonumber(ARGV[3])
+local burst = tonumber(ARGV[4])
 local EPSILON = 1e-9
 
 local state = redis.call('HMGET', K_BUCKET, 'tokens', 'stamp')
-local tokens, stamp = tonumber(state[1]), tonumber(state[2])
-if not tokens or not stamp then
-  tokens, stamp = burst, now
+local tokens, stamp = stored_number(state[1]), stored_number(state[2])
+if not tokens or not stamp or tokens < 0 then
+  tokens, stamp = burst, NOW  -- none yet, or not written by a worker: start full
 end
--- A worker whose clock is behind the stamp earns nothing, and the stamp never goes
--- back: clock skew between workers can delay tokens, never mint extra ones.
-if now > stamp then
-  tokens = tokens + (now - stamp) * rate
-  stamp = now
+-- The stamp never goes back: time can only earn tokens once.
+if NOW > stamp then
+  tokens = tokens + (NOW - stamp) * rate
+  stamp = NOW
 end
 tokens = math.min(tokens, burst)
 
@@ -38,9 +36,8 @@ elseif burst < 1 or rate <= 0 then
 else
   wait = (1 - tokens) / rate
 end
-redis.call('HSET', K_BUCKET, 'tokens', string.format('%.17g', tokens),
-  'stamp', string.format('%.17g', stamp))
+redis.call('HSET', K_BUCKET, 'tokens', num(tokens), 'stamp', num(stamp))
 if wait == math.huge then
   return 'inf'
 end
-return string.format('%.17g', wait)
+return num(wait)

@@ -1,41 +1,45 @@
 -- lease.lua: hand out up to `limit` due tasks, best first (Frontier.lease).
 --
--- KEYS: the ten keys of _common.lua (meta, tasks, payloads, done, ready, delayed,
---       processing, bad, failed, bad_tasks).
--- ARGV[1] kind: "priority" | "fifo" | "lifo"
--- ARGV[2] now: epoch seconds
--- ARGV[3] deadline: now + lease seconds
--- ARGV[4] limit: most tasks to lease
--- ARGV[5] owner: the worker's id
--- ARGV[6] token: unique to this call; ack, nack and renew must present it
--- ARGV[7] promote_limit: most due delayed tasks moved to ready by this call
--- Returns: {leases, aside} where leases is flat {taskid, retried, priority, payload, ...}
---          and aside is flat {entry, reason, ...} for entries moved to the bad hash.
+-- KEYS: the eleven keys of _common.lua.
+-- ARGV[1..5]: the header of _common.lua
+-- ARGV[6] lease seconds: each lease lasts until NOW + this
+-- ARGV[7] limit: most tasks to lease
+-- ARGV[8] owner: the worker's id (shown to people; fences nothing)
+-- ARGV[9] token: unique to this call; ack, nack, renew and mark_bad must present it
+-- ARGV[10] promote_limit: most due delayed tasks moved to ready by this call
+-- Returns: {leases, aside, now} where leases is flat {taskid, retried, priority, payload,
+--          ...}, aside is flat {field, reason, ...} for what was moved to the bad hash,
+--          and now is NOW (the caller learns how far its clock is from Redis's).
 --
 -- Due delayed tasks move to ready first (earliest exetime first, at most promote_limit,
 -- so that one call never blocks Redis for long after a long pause). An entry without a
--- readable record or payload is moved aside, never handed out; a stale entry (its record
--- says the task is elsewhere) is dropped.
+-- usable record or payload is moved aside, never handed out; a stale entry (its record
+-- says the task is elsewhere) is dropped. Entries with any score, infinite included,
+-- are handled so: nothing in a queue can stop a lease.
 
-local now, deadline = tonumber(ARGV[2]), ARGV[3]
-local limit, owner, token = tonumber(ARGV[4]), ARGV[5], ARGV[6]
-local deadline_n = tonumber(deadline)
+local lost = job_lost()
+if lost then
+  return redis.error_reply(lost)
+end
 
-local due = redis.call('ZRANGEBYSCORE', K_DELAYED, '-inf', ARGV[2], 'LIMIT', 0,
-  tonumber(ARGV[7]))
+local deadline = NOW + tonumber(ARGV[ARG0 + 1])
+local limit, owner, token = tonumber(ARGV[ARG0 + 2]), ARGV[ARG0 + 3], ARGV[ARG0 + 4]
+
+local due = redis.call('ZRANGEBYSCORE', K_DELAYED, '-inf', num(NOW), 'LIMIT', 0,
+  tonumber(ARGV[ARG0 + 5]))
 for _, entry in ipairs(due) do
   redis.call('ZREM', K_DELAYED, entry)
   local tid = taskid_of(entry)
-  local rec, raw = load(tid)
+  local rec, raw, why = load(tid)
   if rec and rec[WHERE] == DELAYED and entry_of(tid, rec) == entry then
     make_ready(tid, rec, false)
     save(tid, rec)
   elseif rec == false then
-    quarantine_record(tid, raw, now)
+    quarantine_record(tid, raw, why)
   end
 end
 
-local leases, aside = {}, {}
+local leases = {}
 local got = 0
 while got < limit do
   local entries = pop_ready(limit - got)
@@ -44,27 +48,21 @@ while got < limit do
   end
   for _, entry in ipairs(entries) do
     local tid = taskid_of(entry)
-    local rec, raw = load(tid)
+    local rec, raw, why = load(tid)
     local payload = rec and redis.call('HGET', K_PAYLOADS, tid)
     if rec == nil then
-      move_aside(entry, 'queue entry without a task record', '', now)
-      aside[#aside + 1] = entry
-      aside[#aside + 1] = 'queue entry without a task record'
+      move_aside(entry, 'queue entry without a task record', '')
     elseif rec == false then
-      quarantine_record(tid, raw, now)
-      aside[#aside + 1] = entry
-      aside[#aside + 1] = 'unreadable task record'
+      quarantine_record(tid, raw, why)
     elseif rec[WHERE] ~= READY or entry_of(tid, rec) ~= entry then
       -- stale: the task moved on (it is queued under its current entry elsewhere)
     elseif not payload then
-      move_aside(tid, 'task without a payload', raw, now)
+      move_aside(tid, 'task without a payload', raw)
       redis.call('HDEL', K_TASKS, tid)
-      aside[#aside + 1] = entry
-      aside[#aside + 1] = 'task without a payload'
     else
-      rec[WHERE], rec[WHEN], rec[OWNER], rec[TOKEN] = PROCESSING, deadline_n, owner, token
+      rec[WHERE], rec[WHEN], rec[OWNER], rec[TOKEN] = PROCESSING, deadline, owner, token
       save(tid, rec)
-      redis.call('ZADD', K_PROCESSING, deadline, entry)
+      redis.call('ZADD', K_PROCESSING, num(deadline), entry)
       leases[#leases + 1] = tid
       leases[#leases + 1] = rec[RETRIED]
       leases[#leases + 1] = num(rec[PRIORITY])
@@ -73,4 +71,4 @@ while got < limit do
     end
   end
 end
-return {leases, aside}
+return {leases, ASIDE, num(NOW)}

@@ -1,33 +1,28 @@
 -- push.lua: queue a batch of requests (Frontier.push), one outcome per request.
 --
--- KEYS: the ten keys of _common.lua (meta, tasks, payloads, done, ready, delayed,
---       processing, bad, failed, bad_tasks).
--- ARGV[1] kind: "priority" | "fifo" | "lifo"
--- ARGV[2] now: epoch seconds
--- ARGV[3] batch: msgpack array of requests, each
+-- KEYS: the eleven keys of _common.lua.
+-- ARGV[1..5]: the header of _common.lua
+-- ARGV[6] batch: msgpack array of requests, each
 --         {taskid, priority, exetime, itag or false, age, auto_recrawl, force, url}
--- ARGV[4] format version of the payloads (kept in meta, for readers of the store)
--- ARGV[4 + i] the payload (encoded request) of the i-th request: bytes travel as plain
+--         (exetime on the caller's clock: moved by SKEW)
+-- ARGV[6 + i] the payload (encoded request) of the i-th request: bytes travel as plain
 --         arguments because Redis's cmsgpack cannot read msgpack's bin type
--- Returns: an array of PushOutcome values, 1 NEW, 2 MERGED, 3 RECRAWL, 4 IGNORED.
+-- Returns: {outcomes, aside}: an array of PushOutcome values (1 NEW, 2 MERGED,
+-- 3 RECRAWL, 4 IGNORED), and flat {field, reason, ...} of what was moved aside.
 --
 -- A queued taskid is merged (higher priority and earlier exetime win, except that a
 -- task waiting for a retry keeps its retry time; the first request
 -- is kept); a processing one is IGNORED (its running attempt stands for it); a finished
 -- one is queued again only if forced, its age has passed or its itag changed.
 
-local NEW, MERGED, RECRAWL, IGNORED = 1, 2, 3, 4
-
-local stored_kind = redis.call('HGET', K_META, 'kind')
-if not stored_kind then
-  redis.call('HSET', K_META, 'kind', KIND, 'version', ARGV[4])
-elseif stored_kind ~= KIND then
-  return redis.error_reply('skitter: this job was created with queue kind "' .. stored_kind
-    .. '", not "' .. KIND .. '"')
+local lost = job_lost()
+if lost then
+  return redis.error_reply(lost)
 end
 
-local now = tonumber(ARGV[2])
-local batch = cmsgpack.unpack(ARGV[3])
+local NEW, MERGED, RECRAWL, IGNORED = 1, 2, 3, 4
+local now = NOW
+local batch = cmsgpack.unpack(ARGV[ARG0 + 1])
 
 local function merge(tid, rec, priority, exetime)
   if rec[WHERE] == PROCESSING then
@@ -60,10 +55,10 @@ end
 
 local outcomes = {}
 for i, r in ipairs(batch) do
-  local tid, priority, exetime, itag, age = r[1], r[2], r[3], r[4], r[5]
-  local rec, raw = load(tid)
+  local tid, priority, exetime, itag, age = r[1], r[2], r[3] + SKEW, r[4], r[5]
+  local rec, raw, why = load(tid)
   if rec == false then
-    quarantine_record(tid, raw, now)
+    quarantine_record(tid, raw, why)
     rec = nil
   end
   if rec then
@@ -81,10 +76,10 @@ for i, r in ipairs(batch) do
       unlist_finished(tid)
     end
     if outcome ~= IGNORED then
-      redis.call('HSET', K_PAYLOADS, tid, ARGV[4 + i])
+      redis.call('HSET', K_PAYLOADS, tid, ARGV[ARG0 + 1 + i])
       enqueue(tid, next_seq(), priority, exetime, itag, age, r[6], r[8], now)
     end
     outcomes[i] = outcome
   end
 end
-return outcomes
+return {outcomes, ASIDE}

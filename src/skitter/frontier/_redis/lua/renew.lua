@@ -1,24 +1,28 @@
 -- renew.lua: extend the leases of tasks still being processed (Frontier.renew).
 --
--- KEYS: the ten keys of _common.lua (meta, tasks, payloads, done, ready, delayed,
---       processing, bad, failed, bad_tasks).
--- ARGV[1] kind: "priority" | "fifo" | "lifo"
--- ARGV[2] deadline: now + lease seconds
--- ARGV[3] owner
--- ARGV[4], ARGV[5], ...: taskid, token pairs
--- Returns: how many of the leases were current (and are now extended).
+-- KEYS: the eleven keys of _common.lua.
+-- ARGV[1..5]: the header of _common.lua
+-- ARGV[6] lease seconds: a renewed lease lasts until NOW + this
+-- ARGV[7], ARGV[8], ...: taskid, token pairs
+-- Returns: per pair, 1 if the lease was current (and is now extended), else 0.
 
-local deadline, owner = ARGV[2], ARGV[3]
-local deadline_n = tonumber(deadline)
-local renewed = 0
-for i = 4, #ARGV - 1, 2 do
+local lost = job_lost()
+if lost then
+  return redis.error_reply(lost)
+end
+
+local deadline = NOW + tonumber(ARGV[ARG0 + 1])
+local renewed = {}
+for i = ARG0 + 2, #ARGV - 1, 2 do
   local tid = ARGV[i]
-  local rec = current(tid, owner, ARGV[i + 1])
+  local rec = current(tid, ARGV[i + 1])
   if rec then
-    rec[WHEN] = deadline_n
+    rec[WHEN] = deadline
     save(tid, rec)
-    redis.call('ZADD', K_PROCESSING, 'XX', deadline, entry_of(tid, rec))
-    renewed = renewed + 1
+    redis.call('ZADD', K_PROCESSING, num(deadline), entry_of(tid, rec))
+    renewed[#renewed + 1] = 1
+  else
+    renewed[#renewed + 1] = 0
   end
 end
 return renewed
