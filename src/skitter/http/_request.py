@@ -12,6 +12,7 @@ from typing import Any
 
 from multidict import CIMultiDict
 
+from skitter._secrets import mask_url
 from skitter.exceptions import InvalidURL
 from skitter.http._url import canonicalize_url, fingerprint
 
@@ -180,4 +181,6 @@ class Request:
         return self.replace()
 
     def __repr__(self) -> str:
-        return f"<{self.method} {self._url}>"
+        # Every log line names requests so: credentials in the URL are shown masked.
+        url = self._url
+        return f"<{self.method} {mask_url(url, query=False) if '@' in url else url}>"
