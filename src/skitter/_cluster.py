@@ -16,11 +16,12 @@ import socket
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from skitter._secrets import mask_text, mask_url
 from skitter._tasks import cancel_and_wait
 from skitter.exceptions import ConfigError, FrontierUnavailable
 from skitter.settings import Settings
 
-if TYPE_CHECKING:  # redis is an optional dependency: imported only by workers
+if TYPE_CHECKING:  # imported when a worker starts, so that `skitter crawl` never loads redis
     from redis.asyncio import Redis
 
     from skitter._presence import WorkerPresence
@@ -47,20 +48,22 @@ class StartClaim:
 
     async def wait_turn(self, poll: float = 1.0) -> int | None:
         """Block until this worker holds the claim (returns the offset to go on from) or
-        the start requests are all queued (returns None)."""
-        from redis.exceptions import ConnectionError, TimeoutError
+        the start requests are all queued (returns None). Redis unavailable (down, out
+        of memory, read-only) is waited out; refused credentials raise a FatalError."""
+        from skitter.frontier._redis._errors import redis_errors_translated
 
         while True:
             try:
-                done, offset = await self._redis.hmget(self._progress, "done", "offset")
-                if done:
-                    return None
-                if await self._redis.set(self._claim, self._owner, nx=True, px=self._lease_ms):
-                    start = int(offset or 0)
-                    if start:
-                        log.info("Taking over the start requests at position %d", start)
-                    return start
-            except (ConnectionError, TimeoutError):
+                with redis_errors_translated("Redis (start claim)"):
+                    done, offset = await self._redis.hmget(self._progress, "done", "offset")
+                    if done:
+                        return None
+                    if await self._redis.set(self._claim, self._owner, nx=True, px=self._lease_ms):
+                        start = int(offset or 0)
+                        if start:
+                            log.info("Taking over the start requests at position %d", start)
+                        return start
+            except FrontierUnavailable:
                 pass
             await asyncio.sleep(poll)
 
@@ -103,6 +106,9 @@ class ClusterJob:
         self._presence: WorkerPresence | None = None
         self._presence_task: asyncio.Task[None] | None = None
 
+    def __repr__(self) -> str:
+        return f"<ClusterJob {self.job!r} on {mask_url(self.redis_url)}>"
+
     def make_frontier(self, spider: Any, settings: Settings) -> RedisFrontier:
         from skitter.frontier import RedisFrontier
 
@@ -123,7 +129,8 @@ class ClusterJob:
         from skitter.frontier._redis._politeness import RedisPoliteness
 
         assert self.frontier is not None
-        return _Guarded(RedisPoliteness(self.frontier.client, self.frontier.keys, owner=self.owner))
+        inner = RedisPoliteness(self.frontier.client, self.frontier.keys, owner=self.owner)
+        return _Guarded(inner, f"Redis for {self.frontier.project}/{self.job} (politeness)")
 
     def stats(self) -> RedisStats:
         from skitter.frontier._redis._stats import RedisStats
@@ -145,10 +152,20 @@ class ClusterJob:
         job's control record (rate, burst, pause set from ``skitter dashboard``)."""
         from skitter._presence import WorkerPresence
         from skitter.frontier._redis._control import JobControl
+        from skitter.frontier._redis._errors import check_access
 
-        assert self.frontier is not None
-        log.info("Worker %s joining job %r on %s", self.owner, self.job, self.redis_url)
-        control = JobControl(self.frontier.client, self.frontier.keys)
+        frontier = self.frontier
+        assert frontier is not None
+        control = JobControl(frontier.client, frontier.keys)
+
+        async def probe() -> None:  # read the job's keys through a script, write one
+            await frontier.counts(0.0)
+            await control.touch()
+
+        # Refused credentials or rights stop the worker here, with one line, before its
+        # feeds are opened; Redis out of reach is waited for, as later in the crawl.
+        await check_access(frontier.client, self.redis_url, probe)
+        log.info("Worker %s joining job %r on %s", self.owner, self.job, mask_url(self.redis_url))
         if settings["REDIS_FLUSH_ON_START"]:
             log.warning("REDIS_FLUSH_ON_START: clearing job %r", self.job)
             await self.frontier.drop()
@@ -187,8 +204,8 @@ class ClusterJob:
                     for name, value in (await self.frontier.dupefilter_stats()).items():
                         self._stats.set(name, value)
                 await self._stats.flush()
-            except Exception:  # Redis gone for good: the local stats are still printed
-                log.warning("Could not write the final stats to Redis", exc_info=True)
+            except Exception as exc:  # Redis gone for good: the local stats are still printed
+                log.warning("Could not write the final stats to Redis: %s", mask_text(str(exc)))
         frontier = self.frontier
         if frontier is None or settings["REDIS_PERSIST"]:
             return
@@ -199,26 +216,27 @@ class ClusterJob:
                 await self.start_claim(1.0).clear()
                 if self._presence is not None:  # a new run of the job starts unsteered
                     await self._presence.control.clear(roster=False)
-        except Exception:  # best effort on the way out
-            log.warning("Could not clear job %r on exit", self.job, exc_info=True)
+        except Exception as exc:  # best effort on the way out
+            log.warning("Could not clear job %r on exit: %s", self.job, mask_text(str(exc)))
 
 
 class _Guarded:
-    """Redis out of reach reads as ``FrontierUnavailable`` here too, as it does from the
-    frontier, so the engine rides it out the same way."""
+    """Redis errors read here as they do from the frontier (``FrontierUnavailable`` for
+    an outage, OOM or a read-only replica; ``FatalError`` for refused credentials), so
+    the engine treats them the same way."""
 
-    def __init__(self, inner: RedisPoliteness) -> None:
+    def __init__(self, inner: RedisPoliteness, where: str) -> None:
+        from skitter.frontier._redis._errors import redis_errors_translated
+
         self._inner = inner
+        self._where = where
+        self._translated = redis_errors_translated
 
     def __getattr__(self, name: str) -> Any:
         method = getattr(self._inner, name)
 
         async def guarded(*args: Any, **kwargs: Any) -> Any:
-            from redis.exceptions import ConnectionError, TimeoutError
-
-            try:
+            with self._translated(self._where):
                 return await method(*args, **kwargs)
-            except (ConnectionError, TimeoutError) as exc:
-                raise FrontierUnavailable(f"Redis (politeness): {exc}") from exc
 
         return guarded

@@ -25,7 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
 
+from skitter._secrets import mask_text
 from skitter.exceptions import ConfigError
+from skitter.frontier._redis._errors import translate
 
 if TYPE_CHECKING:
     from skitter.crawler import Crawler
@@ -73,7 +75,8 @@ class WorkerPresence:
             record = await self.control.beat(self.owner, self.heartbeat())
         except (RedisError, OSError) as exc:
             if not self._failing:
-                log.warning("Worker %s: cannot reach Redis for heartbeats: %s", self.owner, exc)
+                why = translate(exc, "Redis") or mask_text(f"{type(exc).__name__}: {exc}")
+                log.warning("Worker %s: no heartbeat: %s", self.owner, why)
             self._failing = True
             return
         self._failing = False

@@ -1,4 +1,4 @@
-"""``skitter push URL... --redis URL --job NAME --spider NAME``: queue URLs for workers.
+"""``skitter push URL... [--redis URL] --job NAME --spider NAME``: queue URLs for workers.
 
 The pushed requests go through the same frontier script as the workers' own, so a URL
 the job has already crawled (or queued) is not queued twice.
@@ -20,6 +20,7 @@ __all__ = ["push_urls"]
 
 async def push_urls(args: argparse.Namespace, console: Console) -> int:
     from skitter.frontier import RedisFrontier
+    from skitter.frontier._redis._errors import check_access
 
     try:
         requests = [Request(url, priority=args.priority) for url in args.urls]
@@ -29,6 +30,7 @@ async def push_urls(args: argparse.Namespace, console: Console) -> int:
         raise ConfigError(str(exc)) from None
     frontier = RedisFrontier(args.redis, project=args.spider, job=args.job)
     try:
+        await check_access(frontier.client, args.redis)  # refused credentials: exit 2
         outcomes = await frontier.push(requests, time.time())
     finally:
         await frontier.close()

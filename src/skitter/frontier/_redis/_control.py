@@ -100,6 +100,11 @@ class JobControl:
             *_, fields = await pipe.execute()
         return ControlRecord.parse(fields)
 
+    async def touch(self) -> None:
+        """Renew the roster's expiry: the cheapest write to the job's keys, which
+        ``check_access`` makes at start to find an ACL user who may only read them."""
+        await self.client.pexpire(self.keys.workers, self._ttl_ms)
+
     # -- the dashboard ------------------------------------------------------------------------
     async def read(self) -> tuple[ControlRecord, dict[str, dict[str, Any]]]:
         """The control record and every heartbeat in the roster (by worker id)."""

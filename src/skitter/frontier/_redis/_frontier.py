@@ -24,29 +24,29 @@ machines share one crawl and a killed worker loses nothing:
   lastcrawltime, itag), which push's recrawl rule reads. The Lua helpers ``seen_get`` and
   ``seen_put`` are the only code touching it: the seam for a Bloom filter on bitmaps.
 
-Redis errors (a connection refused while Redis restarts) propagate as ``redis``'s own
-exceptions; the client reconnects on the next call, and the scripts are loaded again on
-NOSCRIPT. Keys are described in ``_keys.py``.
+Redis errors that mean it is unavailable for now (a connection refused while Redis
+restarts, OOM, READONLY, MISCONF, LOADING) are raised as ``FrontierUnavailable``, refused
+credentials or ACL rights as a ``FatalError`` (see ``_errors``); the client reconnects on
+the next call, and the scripts are loaded again on NOSCRIPT. Keys are described in
+``_keys.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import itertools
 import logging
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from collections.abc import AsyncIterator, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
-from redis import exceptions as redis_errors
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import ResponseError
 
-from skitter.exceptions import CodecError, ConfigError, FrontierUnavailable
+from skitter.exceptions import CodecError, ConfigError
 from skitter.frontier._base import (
     Frontier,
     FrontierCounts,
@@ -57,6 +57,7 @@ from skitter.frontier._base import (
 )
 from skitter.frontier._memory import check_request
 from skitter.frontier._redis._bloom import RedisBloomFilter
+from skitter.frontier._redis._errors import translating
 from skitter.frontier._redis._keys import JobKeys
 from skitter.frontier._redis._records import (
     BadEntry,
@@ -109,23 +110,9 @@ def _num(x: float) -> str:
     return repr(float(x))
 
 
-_DOWN = (redis_errors.ConnectionError, redis_errors.TimeoutError, redis_errors.BusyLoadingError)
-
-F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
-
-
-def _translated(method: F) -> F:
-    """Report Redis being out of reach as ``FrontierUnavailable``, which the engine
-    rides out, rather than as the client's own exceptions."""
-
-    @functools.wraps(method)
-    async def wrapper(self: RedisFrontier, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return await method(self, *args, **kwargs)
-        except _DOWN as exc:
-            raise FrontierUnavailable(f"Redis for {self.project}/{self.job}: {exc}") from exc
-
-    return wrapper  # type: ignore[return-value]
+#: Redis out of reach, out of memory, read-only... as ``FrontierUnavailable`` (which the
+#: engine rides out), refused credentials as a ``FatalError``: see ``_errors``.
+_translated = translating(lambda self: f"Redis for {self.project}/{self.job}")
 
 
 class RedisFrontier(Frontier):
