@@ -14,7 +14,8 @@ deltas into the job's shared stats), so the dashboard can count successes and
 failures over time for the whole job from one number each.
 
 A Redis outage costs heartbeats, never the crawl: the error is logged once and the next
-beat tries again.
+beat tries again. A worker gone for longer than ``STALE_BEATS`` of its intervals is
+pruned from the roster by the next beat of any worker of the job (by Redis's clock).
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ log = logging.getLogger("skitter.cluster")
 
 SUCCEEDED = "task_attempts/succeeded"
 FAILED = "task_attempts/failed"
+#: After how many intervals without a heartbeat a worker is dropped from the roster
+#: (the dashboard counts it as gone after five).
+STALE_BEATS = 10
 #: How much of its live state a heartbeat carries (it is rewritten every second).
 _ACTIVE, _OUTCOMES, _SLOTS = 50, 20, 20
 
@@ -71,8 +75,9 @@ class WorkerPresence:
     async def beat(self) -> None:
         """Publish a heartbeat and apply the control record; Redis errors are logged."""
         self._count()
+        stale_after = STALE_BEATS * self.interval
         try:
-            record = await self.control.beat(self.owner, self.heartbeat())
+            record = await self.control.beat(self.owner, self.heartbeat(), stale_after=stale_after)
         except (RedisError, OSError) as exc:
             if not self._failing:
                 why = translate(exc, "Redis") or mask_text(f"{type(exc).__name__}: {exc}")
