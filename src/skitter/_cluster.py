@@ -214,6 +214,8 @@ class ClusterJob:
             if not (counts.ready or counts.delayed or counts.processing):
                 await frontier.drop()
                 await self.start_claim(1.0).clear()
+                if self._stats is not None:  # a new run of the job counts from zero
+                    await self._stats.clear()
                 if self._presence is not None:  # a new run of the job starts unsteered
                     await self._presence.control.clear(roster=False)
         except Exception as exc:  # best effort on the way out

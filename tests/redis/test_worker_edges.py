@@ -1,6 +1,7 @@
 """Workers at the edges of Redis, end to end: real ``skitter worker`` processes against a
 real redis-server that runs out of memory, cannot persist, is a replica, refuses the
-password or the ACL user."""
+password or the ACL user; and a job's totals across runs, with and without
+REDIS_PERSIST."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import pytest
 from redis.asyncio import Redis
 from test_workers import PAGES, SPIDER, SRC, Site, finish, items, start, worker
 
+from skitter.frontier._redis import JobKeys
 from skitter.testing._redis import RedisServer, require_redis_server
 
 PASSWORD = "s3cret-Passw0rd"
@@ -205,3 +207,54 @@ async def test_an_acl_user_without_rights_on_the_job_stops_the_worker_at_start(
     assert "refused access: the ACL user lacks the rights (NOPERM)" in text
     assert "reader-pw" not in text
     assert not out.exists()  # stopped before anything was opened
+
+
+# -- a job's totals across runs ---------------------------------------------------------------
+async def stats_keys(url: str, project: str = "tree") -> list[bytes]:
+    client = Redis.from_url(url)
+    try:
+        return sorted(await client.keys(f"{JobKeys.for_job(project, 'test').tag}:stats*"))
+    finally:
+        await client.aclose()
+
+
+async def totals(url: str) -> dict[str, Any]:
+    from skitter.frontier._redis._stats import RedisStats
+
+    client = Redis.from_url(url)
+    try:
+        return await RedisStats(client, JobKeys.for_job("tree", "test")).totals()
+    finally:
+        await client.aclose()
+
+
+async def test_without_persistence_the_last_worker_out_deletes_the_totals_too(
+    serve: Any, tmp_path: Path, redis_server: RedisServer, spider_file: Path
+) -> None:
+    site = Site()
+    base = await serve(site.app)
+    for run in range(2):
+        out = tmp_path / f"run{run}.jsonl"
+        await finish(await start(worker(spider_file, redis_server.url, out, base,
+                                        "REDIS_PERSIST=false")))  # fmt: skip
+        assert sorted(items([out])) == list(range(PAGES))  # each run crawls it all again
+        assert await stats_keys(redis_server.url) == []  # and leaves no totals behind
+
+
+async def test_with_persistence_the_totals_count_what_the_job_did_over_its_runs(
+    serve: Any, tmp_path: Path, redis_server: RedisServer, spider_file: Path
+) -> None:
+    site = Site()
+    base = await serve(site.app)
+    runs = [(), (), ("REDIS_FLUSH_ON_START=true",)]
+    seen = []
+    for run, extra in enumerate(runs):
+        out = tmp_path / f"run{run}.jsonl"
+        await finish(await start(worker(spider_file, redis_server.url, out, base, *extra)))
+        seen.append(len(items([out])))
+        job = await totals(redis_server.url)
+        assert job["item_scraped_count"] == PAGES, (run, job)
+        assert job["response_received_count"] == PAGES
+    # the second run found nothing left to do and added nothing; the third started the
+    # job afresh (REDIS_FLUSH_ON_START) and its totals with it
+    assert seen == [PAGES, 0, PAGES]
