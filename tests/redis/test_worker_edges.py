@@ -209,6 +209,36 @@ async def test_an_acl_user_without_rights_on_the_job_stops_the_worker_at_start(
     assert not out.exists()  # stopped before anything was opened
 
 
+async def test_the_url_may_come_from_the_environment_and_is_needed_from_somewhere(
+    serve: Any, tmp_path: Path, locked: RedisServer, spider_file: Path
+) -> None:
+    url = with_userinfo(locked, f":{PASSWORD}")
+    site = Site()
+    base = await serve(site.app)
+    env = {"SKITTER_REDIS_URL": url}
+    code, text = await command("push", f"{base}/p/1", "--job", "test", "--spider", "tree", env=env)
+    assert (code, "1 queued for job 'test'" in text) == (0, True), text
+    out = tmp_path / "w.jsonl"
+    code, text = await command(
+        "worker", str(spider_file), "--job", "test", "-o", str(out), "--no-progress",
+        "-s", "WORKER_IDLE_TIMEOUT=1", "-s", "STATS_DUMP=false", env=env,
+    )  # fmt: skip
+    assert code == 0, text
+    assert 1 in set(items([out])) and 0 not in set(items([out]))  # the pushed subtree
+    assert PASSWORD not in text
+    for name, args in {
+        "worker": ("worker", str(spider_file), "--job", "test"),
+        "push": ("push", f"{base}/p/1", "--job", "test", "--spider", "tree"),
+        "dashboard": ("dashboard",),
+    }.items():
+        code, text = await command(*args, env={"SKITTER_REDIS_URL": ""})
+        assert code == 2, (name, text)
+        assert f"skitter {name} needs a Redis: pass --redis URL or set $SKITTER_REDIS_URL" in text
+    code, text = await command("push", "http://x.example/", "--redis", "localhost:6379",
+                               "--job", "test", "--spider", "tree")  # fmt: skip
+    assert code == 2 and "is not a Redis URL" in text and "Traceback" not in text, text
+
+
 # -- a job's totals across runs ---------------------------------------------------------------
 async def stats_keys(url: str, project: str = "tree") -> list[bytes]:
     client = Redis.from_url(url)
