@@ -22,11 +22,12 @@ import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from skitter._secrets import mask_text, mask_url
 from skitter._tasks import cancel_and_wait
 from skitter.exceptions import ConfigError, FrontierOutage, FrontierUnavailable, JobStateLost
 from skitter.settings import Settings
 
-if TYPE_CHECKING:  # redis is an optional dependency: imported only by workers
+if TYPE_CHECKING:  # imported when a worker starts, so that `skitter crawl` never loads redis
     from skitter._presence import WorkerPresence
     from skitter.frontier import RedisFrontier
     from skitter.frontier._redis._politeness import RedisPoliteness
@@ -61,27 +62,28 @@ class StartClaim:
         self._token: str | None = None
 
     async def _call(self, script: Any, args: list[Any]) -> int:
-        """One claim script, with the frontier's reading of Redis's refusals."""
-        from redis.exceptions import ConnectionError, ResponseError, TimeoutError
+        """One claim script, with the frontier's reading of Redis's errors (``_errors``)."""
+        from redis.exceptions import ResponseError
+
+        from skitter.frontier._redis._errors import lost_error, redis_errors_translated
 
         frontier = self._frontier
         if frontier.epoch is None:
             await frontier.open_job()
         try:
-            return int(await script(self._keys, [frontier.epoch, *args]))
-        except (ConnectionError, TimeoutError) as exc:
-            raise FrontierUnavailable(f"Redis (start requests): {exc}") from exc
+            with redis_errors_translated("Redis (start requests)"):
+                return int(await script(self._keys, [frontier.epoch, *args]))
         except ResponseError as exc:
-            if "skitter-lost: no epoch" in str(exc):
-                raise JobStateLost(frontier.state_lost("has no epoch")) from None
-            if "skitter-lost:" in str(exc):
-                raise JobStateLost(frontier.state_lost("has a new epoch")) from None
+            lost = lost_error(frontier, str(exc))
+            if lost is not None:
+                raise lost from None
             raise
 
     async def wait_turn(self, poll: float = 1.0) -> int | None:
         """Block until this worker holds the claim (returns the offset to go on from) or
-        the start requests are all queued (returns None). ``JobStateLost`` if the job's
-        state vanished meanwhile."""
+        the start requests are all queued (returns None). Redis unavailable (down, out
+        of memory, read-only) is waited out; refused credentials raise a FatalError, and
+        ``JobStateLost`` says the job's state vanished meanwhile."""
         while True:
             token = f"{self._prefix}{next(self._attempts)}"
             try:
@@ -144,6 +146,9 @@ class ClusterJob:
         self._presence: WorkerPresence | None = None
         self._presence_task: asyncio.Task[None] | None = None
 
+    def __repr__(self) -> str:
+        return f"<ClusterJob {self.job!r} on {mask_url(self.redis_url)}>"
+
     def make_frontier(self, spider: Any, settings: Settings) -> RedisFrontier:
         from skitter.frontier import RedisFrontier
 
@@ -169,7 +174,8 @@ class ClusterJob:
         from skitter.frontier._redis._politeness import RedisPoliteness
 
         assert self.frontier is not None
-        return _Guarded(RedisPoliteness(self.frontier.client, self.frontier.keys, owner=self.owner))
+        inner = RedisPoliteness(self.frontier.client, self.frontier.keys, owner=self.owner)
+        return _Guarded(inner, f"Redis for {self.frontier.project}/{self.job} (politeness)")
 
     def stats(self) -> RedisStats:
         from skitter.frontier._redis._stats import RedisStats
@@ -192,11 +198,20 @@ class ClusterJob:
         job's control record (rate, burst, pause set from ``skitter dashboard``)."""
         from skitter._presence import WorkerPresence
         from skitter.frontier._redis._control import JobControl
+        from skitter.frontier._redis._errors import check_access
 
         frontier = self.frontier
         assert frontier is not None
-        log.info("Worker %s joining job %r on %s", self.owner, self.job, frontier.where)
         control = JobControl(frontier.client, frontier.keys)
+
+        async def probe() -> None:  # read one of the job's keys, write another
+            await frontier.client.hget(frontier.keys.meta, "epoch")  # joined below, not here
+            await control.touch()
+
+        # Refused credentials or rights stop the worker here, with one line, before its
+        # feeds are opened; Redis out of reach is waited for, as later in the crawl.
+        await check_access(frontier.client, self.redis_url, probe)
+        log.info("Worker %s joining job %r on %s", self.owner, self.job, frontier.where)
         if settings["REDIS_FLUSH_ON_START"]:
             log.warning("REDIS_FLUSH_ON_START: clearing job %r (it gets a new epoch)", self.job)
             await frontier.drop()
@@ -270,8 +285,8 @@ class ClusterJob:
                     for name, value in (await self.frontier.dupefilter_stats()).items():
                         self._stats.set(name, value)
                 await self._stats.flush()
-            except Exception:  # Redis gone for good: the local stats are still printed
-                log.warning("Could not write the final stats to Redis", exc_info=True)
+            except Exception as exc:  # Redis gone for good: the local stats are still printed
+                log.warning("Could not write the final stats to Redis: %s", mask_text(str(exc)))
         frontier = self.frontier
         if frontier is None or settings["REDIS_PERSIST"]:
             return
@@ -280,30 +295,33 @@ class ClusterJob:
             if not (counts.ready or counts.delayed or counts.processing):
                 await frontier.drop(keep_epoch=CLEARED_JOB_TTL)
                 await self.start_claim(1.0).clear()
+                if self._stats is not None:  # a new run of the job counts from zero
+                    await self._stats.clear()
                 if self._presence is not None:  # a new run of the job starts unsteered
                     await self._presence.control.clear(roster=False)
         except JobStateLost:
             pass  # nothing left to clear; the crawl has failed and said why
-        except Exception:  # best effort on the way out
-            log.warning("Could not clear job %r on exit", self.job, exc_info=True)
+        except Exception as exc:  # best effort on the way out
+            log.warning("Could not clear job %r on exit: %s", self.job, mask_text(str(exc)))
 
 
 class _Guarded:
-    """Redis out of reach reads as ``FrontierUnavailable`` here too, as it does from the
-    frontier, so the engine rides it out the same way."""
+    """Redis errors read here as they do from the frontier (``FrontierUnavailable`` for
+    an outage, OOM or a read-only replica; ``FatalError`` for refused credentials), so
+    the engine treats them the same way."""
 
-    def __init__(self, inner: RedisPoliteness) -> None:
+    def __init__(self, inner: RedisPoliteness, where: str) -> None:
+        from skitter.frontier._redis._errors import redis_errors_translated
+
         self._inner = inner
+        self._where = where
+        self._translated = redis_errors_translated
 
     def __getattr__(self, name: str) -> Any:
         method = getattr(self._inner, name)
 
         async def guarded(*args: Any, **kwargs: Any) -> Any:
-            from redis.exceptions import ConnectionError, TimeoutError
-
-            try:
+            with self._translated(self._where):
                 return await method(*args, **kwargs)
-            except (ConnectionError, TimeoutError) as exc:
-                raise FrontierUnavailable(f"Redis (politeness): {exc}") from exc
 
         return guarded

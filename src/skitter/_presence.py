@@ -14,7 +14,8 @@ deltas into the job's shared stats), so the dashboard can count successes and
 failures over time for the whole job from one number each.
 
 A Redis outage costs heartbeats, never the crawl: the error is logged once and the next
-beat tries again.
+beat tries again. A worker gone for longer than ``STALE_BEATS`` of its intervals is
+pruned from the roster by the next beat of any worker of the job (by Redis's clock).
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
 
+from skitter._secrets import mask_text
 from skitter.exceptions import ConfigError
+from skitter.frontier._redis._errors import translate
 
 if TYPE_CHECKING:
     from skitter.crawler import Crawler
@@ -38,6 +41,9 @@ log = logging.getLogger("skitter.cluster")
 
 SUCCEEDED = "task_attempts/succeeded"
 FAILED = "task_attempts/failed"
+#: After how many intervals without a heartbeat a worker is dropped from the roster
+#: (the dashboard counts it as gone after five).
+STALE_BEATS = 10
 #: How much of its live state a heartbeat carries (it is rewritten every second).
 _ACTIVE, _OUTCOMES, _SLOTS = 50, 20, 20
 
@@ -69,11 +75,13 @@ class WorkerPresence:
     async def beat(self) -> None:
         """Publish a heartbeat and apply the control record; Redis errors are logged."""
         self._count()
+        stale_after = STALE_BEATS * self.interval
         try:
-            record = await self.control.beat(self.owner, self.heartbeat())
+            record = await self.control.beat(self.owner, self.heartbeat(), stale_after=stale_after)
         except (RedisError, OSError) as exc:
             if not self._failing:
-                log.warning("Worker %s: cannot reach Redis for heartbeats: %s", self.owner, exc)
+                why = translate(exc, "Redis") or mask_text(f"{type(exc).__name__}: {exc}")
+                log.warning("Worker %s: no heartbeat: %s", self.owner, why)
             self._failing = True
             return
         self._failing = False

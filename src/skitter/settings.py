@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from skitter._scrapy_settings import UNSUPPORTED
+from skitter._secrets import mask_setting, mask_text
 from skitter.exceptions import ConfigError
 
 __all__ = ["SETTINGS", "Setting", "Settings"]
@@ -350,7 +351,8 @@ def _parse_str(name: str, raw: str, kind: type) -> Any:
                 raise ValueError("expected a JSON object")
             return value
     except (ValueError, json.JSONDecodeError) as exc:
-        message = f"setting {name}: cannot read {raw!r} as {kind.__name__}: {exc}"
+        shown = mask_setting(name, raw)
+        message = f"setting {name}: cannot read {shown} as {kind.__name__}: {mask_text(str(exc))}"
         raise ConfigError(message) from None
     return raw
 
@@ -377,7 +379,8 @@ def _coerce(name: str, value: Any) -> Any:
         return list(value)
     if value is not None and not isinstance(value, spec.kind):
         raise ConfigError(
-            f"setting {name} must be {spec.kind.__name__}, got {type(value).__name__} {value!r}"
+            f"setting {name} must be {spec.kind.__name__}, got {type(value).__name__} "
+            f"{mask_setting(name, value)}"
         )
     return value
 
@@ -394,8 +397,8 @@ def _check(name: str, value: Any) -> None:
         if unsupported.allows(value):
             return
         raise ConfigError(
-            f"setting {name} ({value!r}) is Scrapy's, and skitter does not implement it: "
-            f"{unsupported.hint}"
+            f"setting {name} ({mask_setting(name, value)}) is Scrapy's, and skitter does not "
+            f"implement it: {unsupported.hint}"
         )
     close = difflib.get_close_matches(name, _KNOWN_NAMES, n=1, cutoff=0.88)
     if close:
@@ -478,4 +481,6 @@ class Settings(Mapping[str, Any]):
         return self._sources.get(name, "default")
 
     def __repr__(self) -> str:
-        return f"Settings({self._values!r})"
+        # Secrets (AWS_*, *_PASSWORD, a URL's password...) are shown masked.
+        shown = ", ".join(f"{name!r}: {mask_setting(name, v)}" for name, v in self._values.items())
+        return f"Settings({{{shown}}})"

@@ -95,7 +95,9 @@ async def test_job_refuses_what_it_cannot_do(url: str, job: RedisFrontier, tmp_p
     assert code == 2 and "--retry-failed or --requeue-bad" in text, text
     code, text = await skitter("job", str(tmp_path), "--redis", url, "--job", "nightly")
     assert code == 2 and "not both" in text, text
-    code, text = await skitter("job", "--job", "nightly")
+    code, text = await skitter("job", "--job", "nightly")  # no --redis, no $SKITTER_REDIS_URL
+    assert code == 2 and "needs a Redis: pass --redis URL or set $SKITTER_REDIS_URL" in text, text
+    code, text = await skitter("job")
     assert code == 2 and "--redis URL and --job NAME" in text, text
 
 

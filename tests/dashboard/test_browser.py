@@ -10,6 +10,7 @@ to install; under CI (``CI=true``) they fail instead.
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 from skitter import Request
@@ -119,3 +120,31 @@ async def test_crawled_markup_is_shown_as_text_and_never_runs(serve: Any, browse
         hrefs = await page.locator("main a").evaluate_all("links => links.map(a => a.href)")
         assert hrefs and all(href.startswith(run.base) for href in hrefs)
         assert errors == []
+
+
+async def test_log_in_with_the_form_and_stay_in_for_a_session(serve: Any, browser: Any) -> None:
+    from playwright.async_api import expect
+
+    token = "correct-horse-battery-staple"
+    async with running_crawl(serve, [tree_spider("locked")], token=token) as run:
+        context = await browser.new_context()
+        page = await context.new_page()
+        page.set_default_timeout(8000)
+        # A link with the token in it logs nobody in: the token only goes in the form.
+        await page.goto(run.url + f"login?token={token}")
+        await expect(page.locator(".error")).to_contain_text("not in the URL")
+        assert await context.cookies() == []
+        await page.goto(run.url)  # sent on to the login form
+        assert page.url.endswith("/login")
+        await page.fill('input[name="token"]', "wrong-token-wrong-token")
+        await page.click('button[type="submit"]')
+        await expect(page.locator(".error")).to_have_text("Wrong token.")
+        await page.fill('input[name="token"]', token)
+        await page.click('button[type="submit"]')
+        await expect(page.locator('#projects tr[data-project="locked"]')).to_be_visible()
+        assert "token" not in page.url
+        (cookie,) = await context.cookies()
+        assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+        lasts = cookie["expires"] - time.time()
+        assert 11.9 * 3600 < lasts <= 12 * 3600  # a session of its own, not for ever
+        await context.close()

@@ -7,13 +7,16 @@ host itself, so no test ever leaves the loopback interface.
 
 from __future__ import annotations
 
+import base64
 import os
+import traceback
 
 import aiohttp
 import pytest
 from aiohttp import web
 
 from skitter.downloader import HttpProxyMiddleware
+from skitter.exceptions import ConnectError
 from skitter.http import Request, Response
 
 from .conftest import MakeDownloader
@@ -167,3 +170,21 @@ async def test_disabled_middleware_ignores_the_environment(
     assert downloader.middleware(HttpProxyMiddleware) is None
     await get(downloader, Request(f"{site}/"))
     assert proxy_app[SEEN] == []
+
+
+async def test_a_proxy_error_shows_the_proxys_credentials_masked(
+    serve,
+    make_downloader: MakeDownloader,  # type: ignore[no-untyped-def]
+) -> None:
+    """aiohttp's error for a refused CONNECT quotes the proxy URL with its password and
+    carries the Proxy-Authorization header: neither may reach a log or a traceback."""
+    refusing = await serve(web.Application())  # answers CONNECT with 404
+    with_auth = refusing.replace("http://", "http://bob:hunter2pass@")
+    downloader = await make_downloader({"RETRY_ENABLED": False})
+    request = Request("https://target.test/", meta={"proxy": with_auth})
+    with pytest.raises(ConnectError) as raised:
+        await downloader.fetch(request)
+    assert "url='http://bob:***@127.0.0.1" in str(raised.value)
+    told = "".join(traceback.format_exception(raised.value))
+    assert "hunter2pass" not in told
+    assert base64.b64encode(b"bob:hunter2pass").decode() not in told

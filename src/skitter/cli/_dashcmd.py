@@ -1,4 +1,4 @@
-"""``skitter dashboard --redis URL [--job NAME]...``: the web UI of a distributed crawl.
+"""``skitter dashboard [--redis URL] [--job NAME]...``: the web UI of a distributed crawl.
 
 The workers run elsewhere; this process only reads the jobs from Redis and writes the
 control record they apply (see ``skitter.dashboard._source`` and ``_cluster``). It runs
@@ -14,6 +14,8 @@ import os
 import signal
 
 from rich.console import Console
+
+from skitter._secrets import mask_url
 
 __all__ = ["run_dashboard"]
 
@@ -32,7 +34,7 @@ async def run_dashboard(args: argparse.Namespace, console: Console) -> int:
         login = " (log in with the --ui-token)" if token else ""
         console.print(f"Dashboard: {dashboard.url}{login}", highlight=False)
         names = ", ".join(project.name for project in source) or "none yet"
-        console.print(f"Jobs on {args.redis}: {names}", highlight=False)
+        console.print(f"Jobs on {mask_url(args.redis)}: {names}", highlight=False)
         await _until_signalled()
     return 0
 

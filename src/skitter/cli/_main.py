@@ -18,6 +18,7 @@ from rich.console import Console
 from skitter import __version__
 from skitter._job import JOB_MODES
 from skitter.cli._loader import load_spiders
+from skitter.cli._redis_option import add_redis_option, redis_url
 from skitter.cli._run import UiOptions, finish, run_with_signals, setup_logging
 from skitter.crawler import Crawler
 from skitter.exceptions import ConfigError, SkitterError
@@ -72,14 +73,14 @@ def _build_parser() -> argparse.ArgumentParser:
         "WORKER_IDLE_TIMEOUT seconds (-1: wait for pushed URLs forever).",
     )
     worker.add_argument("targets", nargs=1, metavar="SPIDER", help="spider.py or spider.py:Name")
-    worker.add_argument("--redis", required=True, metavar="URL", help="redis://host:port/db")
+    add_redis_option(worker)
     worker.add_argument("--job", required=True, metavar="NAME", help="the crawl's name")
     _add_run_options(worker)
     _add_ui_options(worker, always_on=False)
 
     push = commands.add_parser("push", help="queue URLs for the workers of a job")
     push.add_argument("urls", nargs="+", metavar="URL")
-    push.add_argument("--redis", required=True, metavar="URL", help="redis://host:port/db")
+    add_redis_option(push)
     push.add_argument("--job", required=True, metavar="NAME", help="the crawl's name")
     push.add_argument(
         "--spider", required=True, metavar="NAME", help="the spider's name (its project)"
@@ -99,7 +100,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "them); a rate, burst, pause or resume set here reaches every worker within "
         "about a second. Runs until Ctrl-C; the URL is printed at start.",
     )
-    dash.add_argument("--redis", required=True, metavar="URL", help="redis://host:port/db")
+    add_redis_option(dash)
     dash.add_argument(
         "--job",
         action="append",
@@ -129,8 +130,8 @@ def _build_parser() -> argparse.ArgumentParser:
         "once the code is fixed.",
     )
     job.add_argument("directory", nargs="?", metavar="DIR", help="a job directory (--job-dir)")
-    job.add_argument("--redis", metavar="URL", help="a distributed job's redis://host:port/db")
-    job.add_argument("--job", metavar="NAME", help="with --redis: the job's name")
+    add_redis_option(job)
+    job.add_argument("--job", metavar="NAME", help="a distributed job's name (with its Redis)")
     job.add_argument(
         "--spider", metavar="NAME", help="with --redis: the spider (needed if several have NAME)"
     )
@@ -300,18 +301,21 @@ def _run(
 def _cmd_worker(args: argparse.Namespace, console: Console) -> int:
     if args.job_dir:
         raise ConfigError("a worker keeps its state in Redis: --job-dir does not apply")
+    args.redis = redis_url(args)
     return _run(load_spiders(args.targets[0]), args, console, "crawl")
 
 
 def _cmd_push(args: argparse.Namespace, console: Console) -> int:
     from skitter.cli._push import push_urls
 
+    args.redis = redis_url(args)
     return asyncio.run(push_urls(args, console))
 
 
 def _cmd_dashboard(args: argparse.Namespace, console: Console) -> int:
     from skitter.cli._dashcmd import run_dashboard
 
+    args.redis = redis_url(args)
     setup_logging("INFO", console)
     return asyncio.run(run_dashboard(args, console))
 
@@ -319,6 +323,8 @@ def _cmd_dashboard(args: argparse.Namespace, console: Console) -> int:
 def _cmd_job(args: argparse.Namespace, console: Console) -> int:
     from skitter.cli._jobcmd import show_job
 
+    if args.directory is None and args.job is not None:
+        args.redis = redis_url(args)  # --redis, else $SKITTER_REDIS_URL
     return asyncio.run(show_job(args, console))
 
 

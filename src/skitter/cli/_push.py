@@ -1,4 +1,4 @@
-"""``skitter push URL... --redis URL --job NAME --spider NAME``: queue URLs for workers.
+"""``skitter push URL... [--redis URL] --job NAME --spider NAME``: queue URLs for workers.
 
 The pushed requests go through the same frontier script as the workers' own, so a URL
 the job has already crawled (or queued) is not queued twice. A job that does not exist
@@ -22,6 +22,7 @@ __all__ = ["push_urls"]
 
 async def push_urls(args: argparse.Namespace, console: Console) -> int:
     from skitter.frontier import RedisFrontier
+    from skitter.frontier._redis._errors import check_access
 
     try:
         requests = [Request(url, priority=args.priority) for url in args.urls]
@@ -33,6 +34,7 @@ async def push_urls(args: argparse.Namespace, console: Console) -> int:
         args.redis, project=args.spider, job=args.job, kind=None, create=args.create
     )
     try:
+        await check_access(frontier.client, args.redis)  # refused credentials: exit 2
         try:
             if await frontier.open_job():
                 console.print(f"Created job {args.job!r} for spider {args.spider!r}")

@@ -17,8 +17,9 @@ __all__ = ["Dashboard"]
 
 
 def __getattr__(name: str) -> Any:
-    """``ClusterSource`` (the jobs of a distributed crawl, for ``Dashboard``) needs the
-    ``redis`` extra, so it is imported on first use and left out of ``__all__``."""
+    """``ClusterSource`` (the jobs of a distributed crawl, for ``Dashboard``) is imported
+    on first use, so that a crawl's own dashboard never loads redis-py; it is left out
+    of ``__all__`` for the same reason."""
     if name == "ClusterSource":
         from skitter.dashboard._source import ClusterSource
 

@@ -33,7 +33,7 @@ from aiohttp import web
 
 from skitter.dashboard._security import Guard, json_error
 from skitter.dashboard._views import project_detail, project_name, project_summary
-from skitter.exceptions import ConfigError, FrontierUnavailable, JobStateLost
+from skitter.exceptions import ConfigError, FatalError, FrontierUnavailable, JobStateLost
 
 if TYPE_CHECKING:
     from skitter.dashboard._live import LiveProject
@@ -184,10 +184,10 @@ class ControlApi:
             return json_error(exc.status, exc.message)
         except _BadInput as exc:
             return json_error(400, str(exc))
-        except FrontierUnavailable as exc:  # a cluster's Redis, restarting say
-            return json_error(503, str(exc))
         except JobStateLost as exc:  # a cluster job whose state vanished
             return json_error(409, str(exc))
+        except (FrontierUnavailable, FatalError) as exc:  # a cluster's Redis: restarting,
+            return json_error(503, str(exc))  # out of memory, refusing the credentials
 
 
 class _Problem(Exception):

@@ -33,12 +33,14 @@ from redis.exceptions import RedisError
 
 from skitter._clock import Clock
 from skitter._presence import FAILED, SUCCEEDED
+from skitter._secrets import mask_text
 from skitter.dashboard._views import host_of
 from skitter.engine import ActiveTask, Outcome, WindowCounts
 from skitter.exceptions import ConfigError, FrontierUnavailable, JobStateLost
 from skitter.frontier import FrontierCounts, TaskInfo, TaskState
 from skitter.frontier._redis import JobKeys, RedisFrontier
 from skitter.frontier._redis._control import ControlRecord, JobControl
+from skitter.frontier._redis._errors import redis_errors_translated
 from skitter.frontier._redis._stats import RedisStats
 from skitter.scheduler._tokenbucket import default_burst
 
@@ -162,6 +164,10 @@ class ClusterProject:
     def name(self) -> str:
         return str(self.spider.name)
 
+    @property
+    def _where(self) -> str:
+        return f"Redis for job {self.name}"
+
     def __repr__(self) -> str:
         return f"<ClusterProject {self.name}>"
 
@@ -171,17 +177,18 @@ class ClusterProject:
         calls this once a second; five round trips)."""
         now = self.clock.time()
         try:
-            totals = await self._cluster_stats.totals()
-            self._record, self._workers = await self.control.read()
-            try:
-                self._counts = await self.frontier.counts(now)
-                leased = await self.frontier.leased(ACTIVE_LIMIT)
-                self.lost = None
-            except JobStateLost as exc:
-                self._state_gone(exc)
-                leased = []
-        except RedisError as exc:
-            raise FrontierUnavailable(f"Redis for job {self.name}: {exc}") from exc
+            with redis_errors_translated(self._where):
+                totals = await self._cluster_stats.totals()
+                self._record, self._workers = await self.control.read()
+                try:
+                    self._counts = await self.frontier.counts(now)
+                    leased = await self.frontier.leased(ACTIVE_LIMIT)
+                    self.lost = None
+                except JobStateLost as exc:
+                    self._state_gone(exc)
+                    leased = []
+        except RedisError as exc:  # one the translation leaves alone: junk in a key, say
+            raise FrontierUnavailable(f"{self._where}: {mask_text(str(exc))}") from exc
         self._refreshed = True
         if self.status not in ("done", "failed"):  # a finished worker's reason is not the job's
             totals.pop("finish_reason", None)
@@ -367,10 +374,11 @@ class ClusterProject:
 
     async def _write(self, change: Any) -> None:
         try:
-            await change
-            self._record, self._workers = await self.control.read()
+            with redis_errors_translated(self._where):
+                await change
+                self._record, self._workers = await self.control.read()
         except RedisError as exc:
-            raise FrontierUnavailable(f"Redis for job {self.name}: {exc}") from exc
+            raise FrontierUnavailable(f"{self._where}: {mask_text(str(exc))}") from exc
 
     def _limit(self, key: str) -> tuple[float | None, str]:
         """The lowest ``key`` (max_rate, max_burst) of the live workers (of any worker

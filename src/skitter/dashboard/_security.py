@@ -13,13 +13,19 @@ The threats, and what stops each:
   loopback host in ``Host``.
 - **other machines**, when the dashboard listens beyond loopback: a token is then
   required for every request, as ``Authorization: Bearer TOKEN`` (scripts,
-  Prometheus) or through ``/login``, which sets an HttpOnly, SameSite=Strict session
-  cookie. Listening beyond loopback without a token is refused at start.
+  Prometheus) or through the ``/login`` form (POSTed, so the token never sits in a URL,
+  a browser's history or a proxy's log), which sets an HttpOnly, SameSite=Strict
+  session cookie that lasts ``SESSION_SECONDS`` (Secure when served over https).
+  Listening beyond loopback without a token is refused at start.
+- **garbage in headers**: a cookie, token or header that is not ASCII (or not even
+  UTF-8) is simply not valid: 401 or 403, never a server error.
 
-CSRF and session tokens are ``nonce.HMAC(secret, nonce)`` with a secret made per
-dashboard: nothing to store or expire, and a restart invalidates them all. Static files
-(the stylesheet, the script, the icon) are public: they are the same for everyone,
-hold no crawl data, and the login page needs the stylesheet.
+CSRF tokens are ``nonce.HMAC(secret, nonce)`` and session tokens
+``nonce.issued.HMAC(secret, nonce:issued)``, with a secret made per dashboard: nothing
+to store, a session ends ``SESSION_SECONDS`` after the login whatever the browser does
+with its cookie, and a restart invalidates them all. Static files (the stylesheet, the
+script, the icon) are public: they are the same for everyone, hold no crawl data, and
+the login page needs the stylesheet.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import hashlib
 import hmac
 import ipaddress
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit
@@ -41,6 +48,8 @@ __all__ = ["CSRF_HEADER", "Guard", "Handler", "check_exposure", "is_loopback", "
 
 CSRF_HEADER = "X-Skitter-CSRF"
 MIN_TOKEN_LENGTH = 16
+#: How long a login lasts: the cookie's Max-Age, and the session token's own expiry.
+SESSION_SECONDS = 12 * 3600
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _PUBLIC_PREFIXES = ("/static/", "/login")
 
@@ -48,10 +57,12 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def json_error(status: int, message: str, **headers: str) -> web.Response:
-    """An error the page can show as it is: ``{"error": message}``."""
+    """An error the page can show as it is: ``{"error": message}`` (a header quoted in
+    it that was not UTF-8 shows as replacement characters)."""
+    text = message.encode("utf-8", "replace").decode("utf-8")
     return web.Response(
         status=status,
-        body=orjson.dumps({"error": message}),
+        body=orjson.dumps({"error": text}),
         content_type="application/json",
         headers=headers,
     )
@@ -86,9 +97,18 @@ def check_exposure(host: str, token: str | None) -> None:
 class Guard:
     """Authentication, CSRF and origin checks, as one aiohttp middleware."""
 
-    def __init__(self, token: str | None, cookie_name: str = "skitter_session") -> None:
+    def __init__(
+        self,
+        token: str | None,
+        cookie_name: str = "skitter_session",
+        *,
+        session_seconds: float = SESSION_SECONDS,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.token = token
         self.cookie_name = cookie_name
+        self.session_seconds = session_seconds
+        self._clock = clock
         self._secret = secrets.token_bytes(32)
 
     # -- tokens ---------------------------------------------------------------------------
@@ -96,14 +116,15 @@ class Guard:
         mac = hmac.new(self._secret, f"{purpose}:{nonce}".encode(), hashlib.sha256)
         return mac.hexdigest()
 
-    def _issue(self, purpose: str) -> str:
-        nonce = secrets.token_urlsafe(12)
+    def _issue(self, purpose: str, nonce: str | None = None) -> str:
+        nonce = nonce or secrets.token_urlsafe(12)
         return f"{nonce}.{self._sign(purpose, nonce)}"
 
     def _valid(self, purpose: str, value: str | None) -> bool:
-        if not value or "." not in value:
+        # Headers and cookies arrive as any bytes; only ASCII can be one of our tokens.
+        if not value or "." not in value or not value.isascii():
             return False
-        nonce, _, mac = value.partition(".")
+        nonce, _, mac = value.rpartition(".")
         return hmac.compare_digest(mac, self._sign(purpose, nonce))
 
     def issue_csrf(self) -> str:
@@ -111,12 +132,24 @@ class Guard:
         return self._issue("csrf")
 
     def issue_session(self) -> str:
-        return self._issue("session")
+        """A session token that expires ``session_seconds`` from now."""
+        return self._issue("session", f"{secrets.token_urlsafe(12)}.{int(self._clock())}")
+
+    def _valid_session(self, value: str | None) -> bool:
+        if not self._valid("session", value):
+            return False
+        assert value is not None
+        issued = value.split(".")[1] if value.count(".") == 2 else ""
+        return issued.isdigit() and 0 <= self._clock() - int(issued) < self.session_seconds
 
     def token_matches(self, candidate: str) -> bool:
-        return self.token is not None and hmac.compare_digest(
-            candidate.encode(), self.token.encode()
-        )
+        if self.token is None:
+            return False
+        try:  # a header that was not UTF-8 holds surrogates: it cannot be the token
+            given = candidate.encode()
+        except UnicodeEncodeError:
+            given = b""
+        return hmac.compare_digest(given, self.token.encode())
 
     # -- checks ---------------------------------------------------------------------------
     def _bearer(self, request: web.Request) -> bool:
@@ -124,7 +157,7 @@ class Guard:
         return scheme.lower() == "bearer" and self.token_matches(value.strip())
 
     def _session(self, request: web.Request) -> bool:
-        return self._valid("session", request.cookies.get(self.cookie_name))
+        return self._valid_session(request.cookies.get(self.cookie_name))
 
     def _cross_origin(self, request: web.Request) -> str | None:
         """Why a state-changing request looks cross-origin, or None."""
@@ -139,7 +172,7 @@ class Guard:
 
     @web.middleware
     async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        if self.token is None and not is_loopback(request.url.host or ""):
+        if self.token is None and not is_loopback(_host(request)):
             return json_error(403, "the Host header must name a loopback address")
         safe = request.method in _SAFE_METHODS
         if not safe and (why := self._cross_origin(request)) is not None:
@@ -157,14 +190,29 @@ class Guard:
             return json_error(403, f"missing or invalid {CSRF_HEADER} header; reload the page")
         return await handler(request)
 
-    def login_cookie(self, response: web.StreamResponse) -> None:
+    def login_cookie(self, response: web.StreamResponse, *, secure: bool = False) -> None:
+        """Log the browser in: a session cookie for ``session_seconds``, Secure when the
+        page was served over https (a cookie marked so is never sent in clear)."""
         response.set_cookie(
             self.cookie_name,
             self.issue_session(),
+            max_age=int(self.session_seconds),
             httponly=True,
             samesite="Strict",
+            secure=secure,
             path="/",
         )
+
+
+def _host(request: web.Request) -> str:
+    """The host the request names, or "" if its Host header is not one (not ASCII: yarl
+    would raise on it)."""
+    if not request.host.isascii():
+        return ""
+    try:
+        return request.url.host or ""
+    except (ValueError, UnicodeError):
+        return ""
 
 
 def _netloc(origin: str) -> str | None:

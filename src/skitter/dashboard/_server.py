@@ -52,7 +52,9 @@ _SECURITY_HEADERS = {
     "Content-Security-Policy": _CSP,
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
+    # Nothing leaves for another site; same-origin requests keep their Origin (under
+    # no-referrer, Chromium sends the login form's POST with "Origin: null", refused).
+    "Referrer-Policy": "same-origin",
 }
 
 
@@ -165,10 +167,13 @@ class Dashboard:
     async def login_page(self, request: web.Request) -> web.StreamResponse:
         if self.guard.token is None:
             raise web.HTTPSeeOther("/")
-        token = request.query.get("token")
-        if token is not None:  # a link printed by the CLI, like Jupyter's ?token=
-            return self._logged_in() if self.guard.token_matches(token) else self._refused()
-        return web.Response(body=self._login, content_type="text/html")
+        if "token" in request.query:
+            # The token never travels in a URL (history, Referer, proxy logs): such a
+            # link logs nobody in, whatever it holds; the form POSTs it instead.
+            return self._login_form(400, "The token goes in the form below, not in the URL.")
+        return web.Response(
+            body=self._login, content_type="text/html", headers={"Cache-Control": "no-store"}
+        )
 
     async def login(self, request: web.Request) -> web.StreamResponse:
         if self.guard.token is None:
@@ -176,17 +181,20 @@ class Dashboard:
         form = await request.post()
         token = form.get("token")
         if isinstance(token, str) and self.guard.token_matches(token):
-            return self._logged_in()
-        return self._refused()
+            response = web.Response(status=303, headers={"Location": "/"})
+            self.guard.login_cookie(response, secure=request.secure)
+            return response
+        return self._login_form(401, "Wrong token.")
 
-    def _logged_in(self) -> web.StreamResponse:
-        response = web.Response(status=303, headers={"Location": "/"})
-        self.guard.login_cookie(response)
-        return response
-
-    def _refused(self) -> web.Response:
-        page = self._login.replace(b"<!--error-->", b'<p class="error">Wrong token.</p>')
-        return web.Response(status=401, body=page, content_type="text/html")
+    def _login_form(self, status: int, error: str) -> web.Response:
+        note = f'<p class="error">{error}</p>'.encode()
+        page = self._login.replace(b"<!--error-->", note)
+        return web.Response(
+            status=status,
+            body=page,
+            content_type="text/html",
+            headers={"Cache-Control": "no-store"},
+        )
 
     async def static(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]

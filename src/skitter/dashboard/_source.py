@@ -34,10 +34,12 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from skitter._clock import Clock, SystemClock
+from skitter._secrets import mask_text, mask_url
 from skitter._tasks import cancel_and_wait
 from skitter.dashboard._cluster import ClusterProject
-from skitter.exceptions import ConfigError, FrontierUnavailable
+from skitter.exceptions import ConfigError, FatalError, FrontierUnavailable, SkitterError
 from skitter.frontier._redis import JobKeys
+from skitter.frontier._redis._errors import redis_errors_translated
 
 __all__ = ["ClusterSource"]
 
@@ -91,17 +93,22 @@ class ClusterSource(Sequence[ClusterProject]):
     # -- lifetime -----------------------------------------------------------------------------
     async def start(self) -> None:
         """Connect, find the jobs and read them once; then keep them fresh. A Redis that
-        cannot be reached is a ConfigError (the command's mistake, not the crawl's)."""
+        cannot be reached, or that refuses the credentials, is a ConfigError (the
+        command's mistake, not the crawl's), its message naming the URL masked."""
         if self.client is not None:
             raise RuntimeError("the cluster source is already started")
         self.client = Redis.from_url(self.redis_url)
+        where = f"Redis at {mask_url(self.redis_url)}"
         try:
-            await self.client.ping()
-        except (RedisError, OSError) as exc:
+            with redis_errors_translated(where):
+                await self.client.ping()
+                await self.update()
+        except (SkitterError, RedisError, OSError) as exc:
             await self.client.aclose()
             self.client = None
-            raise ConfigError(f"cannot reach Redis at {self.redis_url}: {exc}") from exc
-        await self.update()
+            if isinstance(exc, FrontierUnavailable | FatalError):
+                raise ConfigError(str(exc)) from None
+            raise ConfigError(f"cannot read the jobs from {where}: {mask_text(str(exc))}") from None
         self._task = asyncio.create_task(self._run(), name="skitter-cluster-source")
 
     async def stop(self) -> None:
@@ -130,9 +137,11 @@ class ClusterSource(Sequence[ClusterProject]):
             await asyncio.sleep(self.interval)
             try:
                 await self.update()
-            except (RedisError, OSError, FrontierUnavailable) as exc:
+            except (RedisError, OSError, SkitterError) as exc:
                 if not self._failing:
-                    log.warning("Cannot read the jobs from Redis, will retry: %s", exc)
+                    log.warning(
+                        "Cannot read the jobs from Redis, will retry: %s", mask_text(str(exc))
+                    )
                 self._failing = True
             else:
                 if self._failing:

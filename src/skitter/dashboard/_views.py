@@ -7,13 +7,17 @@ HTTP handlers means the JSON API, the page and ``/metrics`` all describe a proje
 same way, and the views can be tested without a server.
 
 Crawled strings (URLs, reasons, slot names) are passed through untouched: escaping is
-the job of whoever renders them, and the page does it by building DOM text nodes.
+the job of whoever renders them, and the page does it by building DOM text nodes. Only
+credentials in a URL (``https://user:pass@host/``) are masked, and any a failure reason
+quotes.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
+
+from skitter._secrets import mask_text, mask_url
 
 if TYPE_CHECKING:
     from skitter.dashboard._live import LiveProject
@@ -126,7 +130,7 @@ def _newest(outcomes: Any) -> list[Outcome]:
 def _active(task: ActiveTask, now: float) -> dict[str, Any]:
     return {
         "taskid": task.taskid,
-        "url": task.url,
+        "url": _url(task.url),
         "slot": task.slot,
         "attempt": task.attempt,
         "started": task.started,
@@ -137,10 +141,10 @@ def _active(task: ActiveTask, now: float) -> dict[str, Any]:
 def _outcome(outcome: Outcome) -> dict[str, Any]:
     return {
         "taskid": outcome.taskid,
-        "url": outcome.url,
+        "url": _url(outcome.url),
         "ok": outcome.ok,
         "status": outcome.status,
-        "reason": outcome.reason,
+        "reason": mask_text(outcome.reason),
         "items": outcome.items,
         "at": outcome.at,
     }
@@ -149,13 +153,17 @@ def _outcome(outcome: Outcome) -> dict[str, Any]:
 def _failed(task: TaskInfo) -> dict[str, Any]:
     return {
         "taskid": task.taskid,
-        "url": task.url,
+        "url": _url(task.url),
         "domain": host_of(task.url),
         "state": task.state.name.lower(),
         "retried": task.retried,
         "lastcrawltime": task.lastcrawltime,
-        "reason": task.reason,
+        "reason": mask_text(task.reason),
     }
+
+
+def _url(url: str) -> str:
+    return mask_url(url, query=False) if "@" in url else url
 
 
 def host_of(url: str) -> str:

@@ -28,7 +28,8 @@ What it guarantees:
   nothing downstream decodes twice); the original value is kept in ``response.flags``
   as ``"decoded:<value>"``. Content-Length is left as the server sent it.
 - ``meta["proxy"]`` sends the request through that HTTP proxy; credentials in its URL
-  become ``Proxy-Authorization``. Environment proxies are HttpProxyMiddleware's job.
+  become ``Proxy-Authorization``, and are masked in every error that quotes the proxy
+  URL. Environment proxies are HttpProxyMiddleware's job.
 - It sends ``request.parsed_url``, the yarl URL the Downloader's scope check judged, so
   the host it connects to is the host that was checked.
 - Every failure is one of skitter's errors naming the request: InvalidURL, ConnectError,
@@ -53,6 +54,7 @@ import aiohttp
 from aiohttp.http_exceptions import BadHttpMessage, LineTooLong
 from multidict import CIMultiDict, CIMultiDictProxy
 
+from skitter._secrets import mask_text
 from skitter.downloader._decode import BodyDecoder, DecodeError, TruncatedBody, decoder_for
 from skitter.exceptions import (
     ConfigError,
@@ -188,6 +190,11 @@ class AiohttpTransport:
             # TimeoutError is an OSError; CancelledError is not caught, as it must not be.
             error = _translate(exc, request, self._timeout_of(request))
             self._count_exception(error)
+            if _has_secrets(exc):
+                # aiohttp's proxy errors quote the proxy URL with its password (and carry
+                # the Proxy-Authorization header): the message says it masked, and the
+                # original does not travel on in the traceback.
+                raise error from None
             raise error from exc
         stats.inc("downloader/response_count")
         status_key = self._status_keys.get(response.status)
@@ -371,9 +378,14 @@ def _peer_ip(resp: aiohttp.ClientResponse) -> str | None:
     return peer[0] if peer else None
 
 
+def _has_secrets(exc: BaseException) -> bool:
+    text = str(exc)
+    return mask_text(text) != text or isinstance(exc, aiohttp.ClientHttpProxyError)
+
+
 def _translate(exc: BaseException, request: Request, total: float | None) -> RequestError:
     """The skitter error for an aiohttp or OS error; the message names the request."""
-    detail = str(exc) or type(exc).__name__
+    detail = mask_text(str(exc) or type(exc).__name__)
     if isinstance(exc, aiohttp.InvalidURL | aiohttp.NonHttpUrlClientError):
         return InvalidURL(f"cannot download {request!r}: invalid URL ({detail})", request=request)
     if isinstance(exc, aiohttp.ConnectionTimeoutError):

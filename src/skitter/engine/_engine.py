@@ -18,7 +18,12 @@ the crawl produced, the job's state lost, the store out of reach for too long) i
 exception: wherever it comes from, the project fails (``Project.fail``), nothing more is
 dispatched for it, and the task at hand is left unsettled so that it runs again on a
 resume. A task store that is only briefly out of reach (``FrontierUnavailable``) is
-ridden out. Cancellation is never swallowed.
+ridden out, wherever it shows: leasing, a task's push of its children or its ack (the
+task is then left to its lease, never failed), the upkeep, the start requests. All of
+them pause dispatch and back off; an outage ends when a task is settled again (or there
+is nothing left to do), and one that lasts FRONTIER_OUTAGE_TIMEOUT fails the crawl,
+also when leases still work but nothing can be written (Redis out of memory).
+Cancellation is never swallowed.
 """
 
 from __future__ import annotations
@@ -90,6 +95,10 @@ class Engine:
         #: long one may last before the crawl fails (FRONTIER_OUTAGE_TIMEOUT; 0 = forever).
         self._outage_since: float | None = None
         self._outage_timeout = outage_timeout
+        #: An outage met outside the dispatcher (a task's settle, the upkeep, the start
+        #: requests), for the dispatcher to ride out.
+        self._unavailable: FrontierUnavailable | None = None
+        self._store_empty = False
         #: Workers: how long the (cluster-wide) idle state must last before the crawl
         #: ends; negative = never (wait for pushed URLs).
         self._idle_grace = idle_grace
@@ -154,8 +163,13 @@ class Engine:
     async def _ride_out(self, exc: FrontierUnavailable) -> None:
         """The frontier is out of reach: dispatch nothing for a while, then try again
         (0.5 s, doubling to 5 s). Running tasks go on; their acks wait for it too. An
-        outage longer than the outage timeout fails every project still running."""
+        outage longer than the outage timeout fails every project still running.
+
+        The outage ends with the next task settled (``_store_works``), not with the next
+        lease: Redis out of memory still hands out leases but takes no pushes, and a
+        crawl that only re-downloads the same pages must not count as recovered."""
         now = time.monotonic()
+        self._unavailable = None
         if self._outage_since is None:
             self._outage_since = now
             log.warning("Task store unavailable, pausing dispatch: %s", exc)
@@ -179,6 +193,8 @@ class Engine:
         """Dispatch until nothing more can start; True once every project is finished."""
         sem = self._sem
         while not self._stopping:
+            if self._unavailable is not None:
+                raise self._unavailable
             await sem.acquire()
             self._wakeup.clear()
             try:
@@ -186,10 +202,6 @@ class Engine:
             except BaseException:
                 sem.release()
                 raise
-            if self._outage_since is not None:
-                log.info("Task store reachable again, dispatching")
-                self._outage_delay = 0.0
-                self._outage_since = None
             if picked is not None:
                 self._idle_since = None
                 project, lease = picked
@@ -202,6 +214,8 @@ class Engine:
             sem.release()
             if await self._all_finished():
                 return True
+            if self._outage_since is not None and self._store_empty:
+                self._store_works()  # an idle worker waiting for pushed URLs
             timeout = await self._next_wakeup()
             try:
                 async with asyncio.timeout(timeout):
@@ -246,27 +260,49 @@ class Engine:
             project.fail(exc)
             return None
 
+    def _store_unavailable(self, exc: FrontierUnavailable) -> None:
+        """Met outside the dispatcher: it pauses, backs off and counts it, as if its own
+        call had failed."""
+        self._unavailable = exc
+        self._wakeup.set()
+
+    def _store_works(self) -> None:
+        """A task was settled (or there is nothing left to do): any outage is over."""
+        if self._outage_since is not None:
+            log.info(
+                "Task store available again after %.0f s, dispatching",
+                time.monotonic() - self._outage_since,
+            )
+            self._outage_delay = 0.0
+            self._outage_since = None
+
     def _maybe_hungry(self, project: Project) -> None:
         if not project.start_exhausted and project.scheduler.queued_estimate < self._low_water:
             project.hungry.set()
 
     async def _all_finished(self) -> bool:
+        """Whether every project is finished; also notes in ``_store_empty`` whether
+        each open one has queued its start requests and its store holds no task."""
         done = True
+        empty = True
         for project in self.projects:
             if project.closing is None and self.serve:
-                done = False  # a service only ends when stopped
+                done = empty = False  # a service only ends when stopped
             elif project.closing is None:
                 if (
                     project.start_exhausted
                     and project.in_flight == 0
                     and await self._scheduler_finished(project)
-                    and self._idle_long_enough()
                 ):
-                    project.request_close("finished")
-                elif project.closing is None:
-                    done = False
+                    if self._idle_long_enough():
+                        project.request_close("finished")
+                    else:
+                        done = False
+                else:
+                    done = empty = False
             if project.closing is not None and project.in_flight > 0:
                 done = False
+        self._store_empty = empty
         return done
 
     @staticmethod
@@ -324,8 +360,8 @@ class Engine:
                 if project.closing is None:
                     try:
                         await project.scheduler.maintain(project.running)
-                    except FrontierUnavailable:
-                        pass  # the dispatcher reports it
+                    except FrontierUnavailable as exc:
+                        self._store_unavailable(exc)
                     except FatalError as exc:
                         project.fail(exc)
                     self._check_limits(project)
@@ -426,13 +462,15 @@ class Engine:
 
     async def _enqueue_patiently(self, project: Project, request: Request) -> None:
         """Queue a start request, waiting out an unreachable frontier rather than
-        dropping it."""
+        dropping it (the dispatcher counts the wait towards the outage timeout, and
+        fails the project when it is over)."""
         delay = 0.5
-        while True:
+        while project.closing is None:
             try:
                 await self._enqueue(project, [request])
                 return
-            except FrontierUnavailable:
+            except FrontierUnavailable as exc:
+                self._store_unavailable(exc)
                 await asyncio.sleep(delay)
                 delay = min(5.0, delay * 2)
 
@@ -467,6 +505,7 @@ class Engine:
             except FrontierUnavailable as exc:
                 log.warning("Periodic callback %s: task store unavailable: %s", name, exc)
                 project.stats.inc("engine/periodic_errors")
+                self._store_unavailable(exc)
             except Exception:
                 log.exception("Error in periodic callback %s", name)
                 project.stats.inc("engine/periodic_errors")
@@ -479,13 +518,18 @@ class Engine:
             await self._run_task(project, lease)
         except FrontierUnavailable as exc:
             # Its ack (or nack, or its children's push) could not be written: the lease
-            # expires and the task runs again, here or on another worker. Nothing lost.
+            # expires and the task runs again, here or on another worker. Nothing lost,
+            # and nothing failed; the dispatcher pauses as for any outage.
             log.warning("Task store unavailable; %s will run again: %s", lease.request, exc)
             project.stats.inc("engine/tasks_left_to_lease_expiry")
+            self._store_unavailable(exc)
         except FatalError as exc:
             # Neither acked nor failed: on a resume (or on another worker) it runs again.
             project.fail(exc)
             project.stats.inc("engine/tasks_left_unsettled")
+        else:
+            if self._outage_since is not None:
+                self._store_works()
 
     async def _run_task(self, project: Project, lease: Lease) -> None:
         request = lease.request
@@ -513,22 +557,25 @@ class Engine:
             reason = exc.reason
             status = exc.response.status if exc.response is not None else None
             items = await self._retry_or_give_up(project, lease, exc)
+        # The errback runs before the task is settled: if what it yields cannot be
+        # queued (the store unavailable), the task is left to its lease and runs again,
+        # instead of being settled with its children lost.
         except IgnoreRequest as exc:
             reason = f"ignored: {exc.reason}"
             project.stats.inc("engine/ignored_requests")
             log.debug("Ignored %s: %s", request, exc.reason)
-            await scheduler.bad(lease, reason)
             await self._scraper.errback(project, request, exc)
+            await scheduler.bad(lease, reason)
         except InvalidURL as exc:
             reason = str(exc)
             log.warning("Bad URL %s: %s", request, exc)
-            await scheduler.bad(lease, reason)
             await self._scraper.errback(project, request, exc)
+            await scheduler.bad(lease, reason)
         except RequestError as exc:
             reason = f"{type(exc).__name__}: {exc}"
             log.error("Error downloading %s: %s", request, exc)
-            await scheduler.fail(lease, reason)
             await self._scraper.errback(project, request, exc)
+            await scheduler.fail(lease, reason)
         except CloseSpider as exc:
             project.request_close(exc.reason)
             await scheduler.complete(lease)
@@ -589,9 +636,12 @@ class Engine:
                 )
 
     async def _retry_or_give_up(self, project: Project, lease: Lease, exc: RetryLater) -> int:
-        """Retry by the table, or hand the failure to the spider; the items it yielded."""
+        """Retry by the table, or hand the failure to the spider and then mark the task
+        FAILED (in that order, as for the errbacks above); the items it yielded."""
         request = lease.request
-        if await project.scheduler.retry(lease, exc.reason, exc.delay):
+        scheduler = project.scheduler
+        if not scheduler.retry_policy.gives_up(lease.retried, request.retries):
+            await scheduler.retry(lease, exc.reason, exc.delay)
             log.debug("Retrying %s (failed %d times): %s", request, lease.retried + 1, exc.reason)
             return 0
         log.error(
@@ -601,8 +651,11 @@ class Engine:
             # Out of retries on a status: the spider still gets the last response, and
             # the HTTP error filter decides whether its callback or errback sees it.
             project.stats.inc("response_received_count")
-            return await self._scraper.handle_response(project, exc.response)
-        return await self._scraper.errback(project, request, exc.cause or exc)
+            items = await self._scraper.handle_response(project, exc.response)
+        else:
+            items = await self._scraper.errback(project, request, exc.cause or exc)
+        await scheduler.retry(lease, exc.reason, exc.delay)  # out of retries: FAILED
+        return items
 
     def _check_limits(self, project: Project) -> None:
         """The CLOSESPIDER_* settings, checked where their counters move."""

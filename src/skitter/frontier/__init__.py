@@ -3,9 +3,9 @@
 ``Frontier`` is the contract every backend keeps; ``MemoryFrontier`` is the in-process
 backend, ``MemoryTaskQueue`` its synchronous core, ``SqliteFrontier`` the durable embedded
 one (a job directory; ``JobCounts`` and ``ResumeReport`` describe it). ``RedisFrontier``
-is imported on first use (``from skitter.frontier import RedisFrontier``), so that
-``redis`` stays an optional dependency (the ``redis`` extra); it is left out of
-``__all__`` for the same reason.
+is imported on first use (``from skitter.frontier import RedisFrontier``), so that a
+crawl that keeps its state elsewhere never loads redis-py (part of the default install
+all the same); it is left out of ``__all__`` for the same reason.
 """
 
 from typing import Any

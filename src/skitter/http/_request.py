@@ -14,6 +14,7 @@ from typing import Any
 from multidict import CIMultiDict
 from yarl import URL
 
+from skitter._secrets import mask_url
 from skitter.exceptions import InvalidURL
 from skitter.http._url import canonicalize_url, fingerprint
 
@@ -198,4 +199,6 @@ class Request:
         return self.replace()
 
     def __repr__(self) -> str:
-        return f"<{self.method} {self._url}>"
+        # Every log line names requests so: credentials in the URL are shown masked.
+        url = self._url
+        return f"<{self.method} {mask_url(url, query=False) if '@' in url else url}>"

@@ -18,8 +18,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from skitter._components import load_object
+from skitter._secrets import mask_url
 from skitter.exceptions import ConfigError
 from skitter.pipelines._exporters import (
     CsvExporter,
@@ -81,11 +83,11 @@ def _parse_one(
     if options is None:
         options = {}
     if not isinstance(options, Mapping):
-        raise ConfigError(f"FEEDS[{uri!r}] must be a dict of options, not {options!r}")
+        raise ConfigError(f"FEEDS[{shown(uri)}] must be a dict of options, not {options!r}")
     unknown = set(options) - _OPTIONS
     if unknown:
         raise ConfigError(
-            f"FEEDS[{uri!r}]: unsupported option(s) {sorted(map(str, unknown))}; "
+            f"FEEDS[{shown(uri)}]: unsupported option(s) {sorted(map(str, unknown))}; "
             f"skitter knows {sorted(_OPTIONS)}"
         )
     path = _resolve_path(uri, params)
@@ -95,30 +97,30 @@ def _parse_one(
         fmt = _BY_EXTENSION.get(suffix)
         if fmt is None:
             raise ConfigError(
-                f"FEEDS[{uri!r}]: cannot tell the format from the file name; add "
+                f"FEEDS[{shown(uri)}]: cannot tell the format from the file name; add "
                 f"'format': one of {sorted(FEED_FORMATS)}"
             )
     fmt = str(fmt).lower()
     if fmt not in FEED_FORMATS:
         raise ConfigError(
-            f"FEEDS[{uri!r}]: unknown format {fmt!r}; use one of {sorted(FEED_FORMATS)}"
+            f"FEEDS[{shown(uri)}]: unknown format {fmt!r}; use one of {sorted(FEED_FORMATS)}"
         )
     encoding = options.get("encoding") or default_encoding
     try:
         encoding = codecs.lookup(encoding).name
     except LookupError:
-        raise ConfigError(f"FEEDS[{uri!r}]: unknown encoding {encoding!r}") from None
+        raise ConfigError(f"FEEDS[{shown(uri)}]: unknown encoding {encoding!r}") from None
     fields = options.get("fields")
     if fields is not None and (
         isinstance(fields, str) or not all(isinstance(name, str) for name in fields)
     ):
-        raise ConfigError(f"FEEDS[{uri!r}]: 'fields' must be a list of names, not {fields!r}")
+        raise ConfigError(f"FEEDS[{shown(uri)}]: 'fields' must be a list of names, not {fields!r}")
     indent = options.get("indent")
     if indent is not None and (not isinstance(indent, int) or indent < 0):
-        raise ConfigError(f"FEEDS[{uri!r}]: 'indent' must be a whole number >= 0 or None")
+        raise ConfigError(f"FEEDS[{shown(uri)}]: 'indent' must be a whole number >= 0 or None")
     classes = tuple(load_object(c) for c in options.get("item_classes") or ())
     if not all(isinstance(c, type) for c in classes):
-        raise ConfigError(f"FEEDS[{uri!r}]: 'item_classes' must name classes")
+        raise ConfigError(f"FEEDS[{shown(uri)}]: 'item_classes' must name classes")
     return FeedOptions(
         uri=uri,
         path=path,
@@ -131,6 +133,12 @@ def _parse_one(
     )
 
 
+def shown(uri: str) -> str:
+    """A feed URI as messages show it: with its password masked (an ``sftp://user:pass@``
+    URI is refused, and the refusal must not print the password)."""
+    return repr(mask_url(uri))
+
+
 def _resolve_path(uri: str, params: Mapping[str, str]) -> Path | None:
     if uri in _STDOUT:
         return None
@@ -139,12 +147,18 @@ def _resolve_path(uri: str, params: Mapping[str, str]) -> Path | None:
             uri = uri % params
         except (KeyError, ValueError, TypeError) as exc:
             raise ConfigError(
-                f"FEEDS[{uri!r}]: bad placeholder ({exc}); use %(name)s or %(time)s"
+                f"FEEDS[{shown(uri)}]: bad placeholder ({exc}); use %(name)s or %(time)s"
             ) from None
     if uri.startswith("file://"):
-        uri = uri.removeprefix("file://")
+        host = urlsplit(uri).netloc
+        if host not in ("", "localhost"):
+            raise ConfigError(
+                f"FEEDS[{shown(uri)}]: a file:// URI names a local file (file:///path), "
+                f"not one on {mask_url('file://' + host)}"
+            )
+        uri = uri.removeprefix(f"file://{host}")
     elif "://" in uri:
-        raise ConfigError(f"FEEDS[{uri!r}]: only local files and stdout are supported")
+        raise ConfigError(f"FEEDS[{shown(uri)}]: only local files and stdout are supported")
     if not uri:
         raise ConfigError("FEEDS: an empty path")
     return Path(uri).expanduser()

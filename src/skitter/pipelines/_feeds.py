@@ -33,10 +33,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from skitter._clock import Clock, SystemClock
+from skitter._secrets import mask_url
 from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import ConfigError, StorageError
 from skitter.pipelines._exporters import ItemExporter
-from skitter.pipelines._feed_options import FEED_FORMATS, FeedOptions, parse_feeds
+from skitter.pipelines._feed_options import FEED_FORMATS, FeedOptions, parse_feeds, shown
 
 __all__ = ["FeedExporter", "build_feeds"]
 
@@ -136,7 +137,7 @@ class FeedExporter:
                 existing = not opts.overwrite and path.is_file() and path.stat().st_size > 0
                 file = self._open_file(path, "r+b" if existing else "wb")
             except OSError as exc:
-                raise ConfigError(f"cannot open feed {opts.uri!r}: {exc}") from exc
+                raise ConfigError(f"cannot open feed {shown(opts.uri)}: {exc}") from exc
         exporter = FEED_FORMATS[opts.format](
             file, encoding=opts.encoding, fields=opts.fields, indent=opts.indent
         )
@@ -152,7 +153,7 @@ class FeedExporter:
                 with contextlib.suppress(OSError):
                     file.close()
             if isinstance(exc, OSError):
-                raise StorageError(f"feed {opts.uri!r}: cannot open: {exc}") from exc
+                raise StorageError(f"feed {shown(opts.uri)}: cannot open: {exc}") from exc
             raise
         self._file, self._exporter = file, exporter
         self._flushed_at = self._clock.monotonic()
@@ -180,7 +181,7 @@ class FeedExporter:
     def _broken(self, action: str, exc: OSError) -> StorageError:
         """The feed failed for good: the items since the last good flush are lost (no
         longer counted), and everything from now on is refused."""
-        self._failure = message = f"feed {self.options.uri!r}: cannot {action}: {exc}"
+        self._failure = message = f"feed {shown(self.options.uri)}: cannot {action}: {exc}"
         lost, self._pending = self._pending, 0
         self.lost_items += lost
         self.item_count -= lost
@@ -268,19 +269,19 @@ class FeedExporter:
             with contextlib.suppress(OSError):
                 os.truncate(path, self._good)
             log.warning(
-                "Feed %r could not be finished after the failure (%s): it ends after its "
+                "Feed %s could not be finished after the failure (%s): it ends after its "
                 "last complete item",
-                self.options.uri,
+                shown(self.options.uri),
                 exc,
             )
         log.error(
-            "Feed %r holds the %d items written before the failure",
-            self.options.uri,
+            "Feed %s holds the %d items written before the failure",
+            shown(self.options.uri),
             self.item_count,
         )
 
     def __repr__(self) -> str:
-        return f"<FeedExporter {self.options.format} {self.options.uri}>"
+        return f"<FeedExporter {self.options.format} {mask_url(self.options.uri)}>"
 
 
 def build_feeds(crawler: CrawlContext) -> list[FeedExporter]:

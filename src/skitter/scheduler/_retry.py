@@ -68,6 +68,11 @@ class RetryPolicy:
             return self._table[retried]
         return self._later
 
+    def gives_up(self, retried: int, retries: int | None = None) -> bool:
+        """Whether a task that failed after ``retried`` earlier failures is FAILED now
+        (``retries`` as in ``next_attempt``)."""
+        return retried >= (self.retries if retries is None else retries)
+
     def next_attempt(
         self,
         retried: int,
@@ -82,8 +87,7 @@ class RetryPolicy:
         ``retry_after`` is a server's ``Retry-After`` in seconds, honoured when it asks
         for longer than the table.
         """
-        limit = self.retries if retries is None else retries
-        if retried >= limit:
+        if self.gives_up(retried, retries):
             return None
         wait = self.delay(retried)
         if retry_after is not None and retry_after > wait and math.isfinite(retry_after):

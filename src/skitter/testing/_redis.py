@@ -8,6 +8,10 @@ test never touches the machine's own Redis on 6379 (that port is refused outrigh
 ``stop()`` and ``start()`` again keep the port and the directory, so a test can restart
 Redis under a running crawl; with ``aof=True`` every write is fsynced to the append-only
 file and survives the restart. ``kill()`` is the crash: SIGKILL, no final save.
+``password`` makes it require one (``requirepass``; ``command`` authenticates, ``url``
+does not carry it). ``args`` are more ``redis-server`` options, used from the next
+``start()``; ``start(ready=False)`` returns as soon as it answers at all, even
+``-LOADING`` while it loads its dataset.
 
 The pytest glue is here too, as fixture factories, so every test module gets the same
 policy: a missing ``redis-server`` skips loudly on a developer's machine but fails under
@@ -60,6 +64,8 @@ class RedisServer:
         directory: str | os.PathLike[str] | None = None,
         binary: str | None = None,
         startup_timeout: float = 10.0,
+        password: str | None = None,
+        args: list[str] | None = None,
     ) -> None:
         if port == _FORBIDDEN_PORT:
             raise ValueError("port 6379 belongs to the machine's own Redis; tests use their own")
@@ -69,6 +75,8 @@ class RedisServer:
         self.binary = found
         self.aof = aof
         self.startup_timeout = startup_timeout
+        self.password = password
+        self.args = list(args or [])
         self._port = port
         self._own_dir = directory is None
         self.directory = Path(directory or tempfile.mkdtemp(prefix="skitter-redis-"))
@@ -108,11 +116,13 @@ class RedisServer:
             argv += ["--appendonly", "yes", "--appendfsync", "always"]
         else:
             argv += ["--appendonly", "no"]
-        return argv
+        if self.password is not None:
+            argv += ["--requirepass", self.password]
+        return argv + self.args
 
-    def start(self) -> RedisServer:
+    def start(self, *, ready: bool = True) -> RedisServer:
         """Start the server (on the same port and dir as before, if it ran before) and
-        wait until it answers PING."""
+        wait until it answers PING (with ``ready=False``: until it answers at all)."""
         if self.running:
             raise RuntimeError(f"redis-server is already running on port {self.port}")
         fixed = self._port is not None
@@ -123,20 +133,21 @@ class RedisServer:
                 self._argv(port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
             )
             self._port = port
-            if self._wait_ready():
+            if self._wait_ready(ready):
                 return self
             if not fixed:  # lost a race for the port: try another one
                 self._port = None
         raise RuntimeError(f"redis-server did not start:\n{self._log_tail()}")
 
-    def _wait_ready(self) -> bool:
+    def _wait_ready(self, ready: bool = True) -> bool:
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             assert self._process is not None
             if self._process.poll() is not None:
                 return False
             with contextlib.suppress(OSError):
-                if self.command("PING") == b"+PONG":
+                reply = self.command("PING")
+                if reply == b"+PONG" or (not ready and reply):
                     return True
             time.sleep(0.01)
         self.kill()
@@ -181,19 +192,12 @@ class RedisServer:
     # -- a tiny client, so the fixture needs no Redis library -------------------------------
     def command(self, *args: str) -> bytes:
         """Send one command and return the first line of the reply (e.g. ``b"+OK"``)."""
-        parts = [f"*{len(args)}\r\n".encode()]
-        for arg in args:
-            data = arg.encode()
-            parts.append(b"$%d\r\n%s\r\n" % (len(data), data))
         with socket.create_connection((_HOST, self.port), timeout=2) as sock:
-            sock.sendall(b"".join(parts))
-            reply = b""
-            while not reply.endswith(b"\r\n"):
-                chunk = sock.recv(4096)
-                if not chunk:
-                    break
-                reply += chunk
-        return reply.split(b"\r\n", 1)[0]
+            if self.password is not None:
+                reply = _exchange(sock, ("AUTH", self.password))
+                if reply != b"+OK" and not reply.startswith(b"-LOADING"):
+                    return reply
+            return _exchange(sock, args)
 
     def flushall(self) -> None:
         reply = self.command("FLUSHALL")
@@ -209,6 +213,21 @@ class RedisServer:
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"
         return f"<RedisServer {_HOST}:{self._port} {state} aof={self.aof}>"
+
+
+def _exchange(sock: socket.socket, args: tuple[str, ...]) -> bytes:
+    parts = [f"*{len(args)}\r\n".encode()]
+    for arg in args:
+        data = arg.encode()
+        parts.append(b"$%d\r\n%s\r\n" % (len(data), data))
+    sock.sendall(b"".join(parts))
+    reply = b""
+    while not reply.endswith(b"\r\n"):
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        reply += chunk
+    return reply.split(b"\r\n", 1)[0]
 
 
 # -- pytest glue ------------------------------------------------------------------------------

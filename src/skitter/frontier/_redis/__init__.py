@@ -1,4 +1,4 @@
-"""The Redis frontier (SPEC §4): needs the ``redis`` extra (``pip install skitter[redis]``)."""
+"""The Redis frontier (SPEC §4), on redis-py with hiredis (in the default install)."""
 
 from skitter.frontier._redis._frontier import QueueKind, RedisFrontier
 from skitter.frontier._redis._keys import JobKeys

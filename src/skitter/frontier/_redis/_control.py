@@ -11,12 +11,15 @@ one rate, one pause button and one list of who is alive. Two hashes per job carr
 - ``P:workers`` is the roster: worker id -> its latest heartbeat (JSON: status, rate and
   burst now and by default, MAX_RATE/MAX_BURST, last seen, what it is doing). The whole
   hash expires ``roster_ttl`` after the last heartbeat, so a finished job's roster does
-  not outlive it for ever.
+  not outlive it for ever; and every beat removes the workers gone for longer than
+  their ``stale_after`` (``P:workers:seen`` holds when each goes stale, by Redis's
+  clock), so restarts of a long-running job (a new worker id each time) never grow it
+  without bound. A finished job keeps its last workers until the roster expires.
 
-``beat`` is the worker's whole per-second cost: one round trip that writes its heartbeat
-and reads the control record (HSET + PEXPIRE + HGETALL, pipelined). The dashboard reads
-both hashes and writes the control record; nothing here interprets a heartbeat beyond
-JSON, so what workers publish can grow without a change here.
+``beat`` is the worker's whole per-second cost: one round trip (``worker_beat.lua``)
+that writes its heartbeat, prunes the roster and reads the control record. The
+dashboard reads both hashes and writes the control record; nothing here interprets a
+heartbeat beyond JSON, so what workers publish can grow without a change here.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from skitter.frontier._redis._keys import JobKeys
+from skitter.frontier._redis._lua import register
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -86,19 +90,28 @@ class JobControl:
         self.client = redis
         self.keys = keys
         self._ttl_ms = int(roster_ttl * 1000)
+        self._beat = register(redis, "worker_beat")
 
     def __repr__(self) -> str:
         return f"<JobControl {self.keys.tag}>"
 
     # -- workers ------------------------------------------------------------------------------
-    async def beat(self, worker: str, heartbeat: dict[str, Any]) -> ControlRecord:
-        """Publish this worker's heartbeat and read the control record: one round trip."""
-        async with self.client.pipeline(transaction=False) as pipe:
-            pipe.hset(self.keys.workers, worker, _dumps(heartbeat))
-            pipe.pexpire(self.keys.workers, self._ttl_ms)
-            pipe.hgetall(self.keys.control)
-            *_, fields = await pipe.execute()
-        return ControlRecord.parse(fields)
+    async def beat(
+        self, worker: str, heartbeat: dict[str, Any], *, stale_after: float = 60.0
+    ) -> ControlRecord:
+        """Publish this worker's heartbeat, drop the workers whose ``stale_after`` has
+        passed without a beat, and read the control record: one round trip."""
+        if not stale_after > 0:
+            raise ValueError(f"stale_after must be > 0, got {stale_after!r}")
+        keys = [self.keys.workers, self.keys.workers_seen, self.keys.control]
+        args = [worker, _dumps(heartbeat), int(stale_after * 1000), self._ttl_ms]
+        flat = await self._beat(keys, args)
+        return ControlRecord.parse(dict(zip(flat[::2], flat[1::2], strict=True)))
+
+    async def touch(self) -> None:
+        """Renew the roster's expiry: the cheapest write to the job's keys, which
+        ``check_access`` makes at start to find an ACL user who may only read them."""
+        await self.client.pexpire(self.keys.workers, self._ttl_ms)
 
     # -- the dashboard ------------------------------------------------------------------------
     async def read(self) -> tuple[ControlRecord, dict[str, dict[str, Any]]]:
@@ -135,7 +148,8 @@ class JobControl:
     async def clear(self, *, roster: bool = True) -> None:
         """Forget the control record, and the roster unless ``roster=False`` (a job
         deleted at its end keeps its roster, for the dashboard to show it done)."""
-        await self.client.delete(self.keys.control, *([self.keys.workers] if roster else []))
+        roster_keys = [self.keys.workers, self.keys.workers_seen] if roster else []
+        await self.client.delete(self.keys.control, *roster_keys)
 
 
 def _field(value: float | None) -> str:

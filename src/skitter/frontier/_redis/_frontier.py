@@ -39,9 +39,11 @@ machines share one crawl and a killed worker loses nothing:
   lastcrawltime, itag), which push's recrawl rule reads. The Lua helpers ``seen_get`` and
   ``seen_put`` are the only code touching it: the seam for a Bloom filter on bitmaps.
 
-Redis errors (a connection refused while Redis restarts) are raised as
-``FrontierUnavailable``; the client reconnects on the next call, and the scripts are
-loaded again on NOSCRIPT. Keys are described in ``_keys.py``.
+Redis errors that mean it is unavailable for now (a connection refused while Redis
+restarts, OOM, READONLY, MISCONF, LOADING) are raised as ``FrontierUnavailable``, refused
+credentials or ACL rights as a ``FatalError`` (see ``_errors``); the client reconnects on
+the next call, and the scripts are loaded again on NOSCRIPT. Keys are described in
+``_keys.py``.
 """
 
 from __future__ import annotations

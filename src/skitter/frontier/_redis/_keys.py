@@ -68,6 +68,8 @@ key                   type    holds
                               ``updated``: what the dashboard asks every worker to apply
 ``P:workers``         hash    worker id -> its latest heartbeat (JSON); the hash expires an
                               hour after the last one (see ``_control.py``)
+``P:workers:seen``    zset    worker id -> when its heartbeat goes stale (Redis's clock, ms):
+                              workers gone for good are pruned from the roster by it
 ====================  ======  ==================================================================
 
 An *entry* is the task's sequence number as 16 hex digits followed by its taskid.
@@ -211,3 +213,8 @@ class JobKeys:
     def workers(self) -> str:
         """The roster: each worker's latest heartbeat."""
         return f"{self.tag}:workers"
+
+    @property
+    def workers_seen(self) -> str:
+        """When each worker in the roster goes stale, for pruning it."""
+        return f"{self.tag}:workers:seen"

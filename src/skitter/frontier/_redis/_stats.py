@@ -13,8 +13,9 @@ in the owner's TaskGroup, and ``await flush()`` once more when the crawl ends);
 ``totals`` reads the cluster-wide numbers in one round trip. ``get`` and ``to_dict``
 are this worker's own numbers, like ``engine.Stats``.
 
-A flush that fails (Redis restarting) keeps what was pending and merges it with what
-came meanwhile, so a Redis outage loses no counts. A flush whose reply was lost after
+A flush that fails (Redis restarting, out of memory, read-only: ``FrontierUnavailable``,
+see ``_errors``) keeps what was pending and merges it with what came meanwhile, so a
+Redis outage loses no counts. A flush whose reply was lost after
 Redis applied it, and that is sent again, counts twice: these are numbers to watch a
 crawl by, not to bill by. One key must keep one kind (a sum, a max or a set value);
 a sum that is a float on one worker and an int on another is summed as a float.
@@ -30,6 +31,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from redis.exceptions import RedisError
 
+from skitter.exceptions import SkitterError
+from skitter.frontier._redis._errors import translating
 from skitter.frontier._redis._keys import JobKeys
 
 if TYPE_CHECKING:
@@ -38,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = ["RedisStats"]
 
 logger = logging.getLogger("skitter.stats.redis")
+_translated = translating(lambda self: f"Redis for {self.keys.tag} (stats)")
 
 
 class RedisStats:
@@ -98,6 +102,7 @@ class RedisStats:
         return len(self._incs) + len(self._maxes) + len(self._sets)
 
     # -- Redis ----------------------------------------------------------------------------
+    @_translated
     async def flush(self) -> None:
         """Push what changed since the last flush: one MULTI/EXEC, none if nothing did.
         On a Redis error it stays pending (merged with newer changes) and the error
@@ -155,7 +160,7 @@ class RedisStats:
             await asyncio.sleep(self.flush_interval)
             try:
                 await self.flush()
-            except (RedisError, OSError) as exc:
+            except (SkitterError, RedisError, OSError) as exc:
                 if not self._failing:
                     logger.warning("%r: cannot flush stats to Redis, will retry: %s", self, exc)
                 self._failing = True
@@ -164,6 +169,7 @@ class RedisStats:
                     logger.info("%r: flushing stats to Redis again", self)
                 self._failing = False
 
+    @_translated
     async def totals(self) -> dict[str, Any]:
         """The cluster-wide numbers, sorted by key: sums, maxima and last set values
         (of flushed changes only). A max that is a whole number comes back as an int."""

@@ -1,0 +1,55 @@
+"""The roster of a job's workers on a real redis-server: a worker gone for good (killed,
+or finished long ago) leaves it at the next beat of any live worker, so restarts of a
+long-running job, each a new worker id, never grow it without bound."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from redis.asyncio import Redis
+
+from skitter.frontier._redis import JobKeys
+from skitter.frontier._redis._control import JobControl
+
+
+async def test_workers_gone_for_good_are_pruned_by_a_live_workers_beat(
+    client: Redis, keys: JobKeys
+) -> None:
+    control = JobControl(client, keys)
+    for restart in range(150):  # a worker restarted 150 times: a new id each time
+        await control.beat(f"host:{restart}:tag", {"status": "running"}, stale_after=0.2)
+    _, roster = await control.read()
+    assert len(roster) == 150
+    await asyncio.sleep(0.3)
+    # Heartbeats carry the worker's own clock; the roster is pruned by Redis's.
+    await control.beat("live", {"status": "running", "seen": 0}, stale_after=0.2)
+    _, roster = await control.read()
+    assert len(roster) == 51  # at most 100 leave per beat: a short script each time
+    await control.beat("live", {"status": "running"}, stale_after=0.2)
+    _, roster = await control.read()
+    assert list(roster) == ["live"]
+    assert await client.zrange(keys.workers_seen, 0, -1) == [b"live"]
+
+
+async def test_a_worker_that_keeps_beating_stays_and_its_control_record_comes_back(
+    client: Redis, keys: JobKeys
+) -> None:
+    control = JobControl(client, keys)
+    await control.set_paused(True, now=1.0)
+    for _ in range(5):
+        record = await control.beat("steady", {"status": "paused"}, stale_after=0.2)
+        await control.beat("other", {"status": "running"}, stale_after=0.2)
+        await asyncio.sleep(0.05)
+        assert record.paused and record.pause_seq == 1
+    _, roster = await control.read()
+    assert sorted(roster) == ["other", "steady"]
+    # both keys expire with the roster, and clear() takes both
+    assert 0 < await client.pttl(keys.workers_seen) <= 3_600_000
+    await control.clear()
+    assert await client.exists(keys.workers, keys.workers_seen, keys.control) == 0
+
+
+async def test_stale_after_must_be_positive(client: Redis, keys: JobKeys) -> None:
+    with pytest.raises(ValueError, match="stale_after"):
+        await JobControl(client, keys).beat("w", {}, stale_after=0)

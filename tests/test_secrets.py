@@ -1,0 +1,102 @@
+"""Secrets a user passes are shown masked: URLs, free text quoting URLs, settings, feed
+URIs, requests' URLs. One rule (``skitter._secrets``), used wherever skitter prints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from skitter._secrets import is_secret_name, mask_setting, mask_text, mask_url
+from skitter.exceptions import ConfigError
+from skitter.http import Request
+from skitter.pipelines import parse_feeds
+from skitter.settings import Settings
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("redis://user:pw@host:6379/0", "redis://user:***@host:6379/0"),
+        ("redis://:pw@host:6379/0", "redis://:***@host:6379/0"),
+        ("redis://token@host:6379/0", "redis://***@host:6379/0"),  # a token as the user
+        ("rediss://u:p@ss@host/0", "rediss://u:***@host/0"),  # an unescaped @ in it
+        ("redis://host:6379/0?password=pw&db=1", "redis://host:6379/0?password=***&db=1"),
+        ("http://proxy/?api_key=k&x=1&token=t", "http://proxy/?api_key=***&x=1&token=***"),
+        ("redis://host:6379/0", "redis://host:6379/0"),  # nothing to mask: unchanged
+        ("unix:///run/redis.sock?db=0", "unix:///run/redis.sock?db=0"),
+    ],
+)
+def test_mask_url(url: str, shown: str) -> None:
+    assert mask_url(url) == shown
+
+
+def test_mask_url_can_leave_a_crawled_pages_query_alone() -> None:
+    assert mask_url("https://u:p@site/?key=page2", query=False) == "https://u:***@site/?key=page2"
+
+
+def test_mask_text_masks_every_url_quoted_in_a_message() -> None:
+    text = (
+        "404, message='Not Found', url='http://bob:hunter2@127.0.0.1:3128' "
+        "then redis://:pw@h/0?token=t; mail bob@example.com at http://example.com/x@y"
+    )
+    assert mask_text(text) == (
+        "404, message='Not Found', url='http://bob:***@127.0.0.1:3128' "
+        "then redis://:***@h/0?token=***; mail bob@example.com at http://example.com/x@y"
+    )
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID", "FTP_PASSWORD", "MY_API_TOKEN", "API_KEY"],
+)
+def test_settings_named_like_secrets_are_secrets(name: str) -> None:
+    assert is_secret_name(name)
+    assert mask_setting(name, "value") == "'***'"
+
+
+@pytest.mark.parametrize("name", ["CONCURRENT_REQUESTS", "HTTPPROXY_AUTH_ENCODING", "FEEDS"])
+def test_other_settings_are_not(name: str) -> None:
+    assert not is_secret_name(name)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Settings({"AWS_SECRET_ACCESS_KEY": "hunter2-aws"}),
+        lambda: Settings.resolve(env={"SKITTER_AWS_SECRET_ACCESS_KEY": "hunter2-aws"}),
+        lambda: Settings({"FTP_PASSWORD": "hunter2-aws"}),
+    ],
+)
+def test_a_refused_secret_setting_does_not_print_its_value(make: Any) -> None:
+    with pytest.raises(ConfigError, match=r"_(KEY|PASSWORD) \('\*\*\*'\)") as raised:
+        make()
+    assert "hunter2-aws" not in str(raised.value)
+
+
+def test_settings_repr_masks_secrets_and_urls_in_values() -> None:
+    settings = Settings({"FEEDS": {"/tmp/x.jsonl": {}}, "BOT_NAME": "redis://:pw@h/0"})
+    shown = repr(settings)
+    assert "redis://:***@h/0" in shown and ":pw@" not in shown
+    assert "/tmp/x.jsonl" in shown
+
+
+def test_a_feed_uri_with_a_password_is_refused_without_showing_it() -> None:
+    for uri in ("sftp://user:hunter2@host/items.jsonl", "file://user:hunter2@host/x.jsonl"):
+        with pytest.raises(ConfigError) as raised:
+            parse_feeds({uri: {}})
+        assert "hunter2" not in str(raised.value)
+        assert "user:***@host" in str(raised.value)
+
+
+def test_a_file_uri_names_a_local_file() -> None:
+    (feed,) = parse_feeds({"file:///tmp/items.jsonl": {}})
+    assert str(feed.path) == "/tmp/items.jsonl"
+    (feed,) = parse_feeds({"file://localhost/tmp/items.jsonl": {}})
+    assert str(feed.path) == "/tmp/items.jsonl"
+
+
+def test_a_requests_repr_masks_credentials_in_its_url() -> None:
+    request = Request("https://user:hunter2@example.com/a?key=page2")
+    assert repr(request) == "<GET https://user:***@example.com/a?key=page2>"
+    assert request.url == "https://user:hunter2@example.com/a?key=page2"  # still sent
