@@ -1,7 +1,9 @@
 """A job directory: everything a crawl needs to stop and go on later, in one SQLite file.
 
-The tasks (queue, leases, states, the dupe filter) live in ``SqliteFrontier``. At every
-flush of the frontier, in the same transaction, the job also records:
+The tasks (queue, leases, states, the dupe filter) live in a ``JobStore``, the
+persistence seam (``skitter.frontier._jobstore`` states its contract); the job
+directory makes an ``SqliteFrontier`` and talks to it through that protocol only. At
+every write of the store, in the same transaction, the job also records (``checkpoint``):
 
 - the size of every feed file, after flushing it: items are written before their task
   is acknowledged, so every item of a completed task is inside that size; on resume each
@@ -40,7 +42,7 @@ import orjson
 
 from skitter.engine import Project
 from skitter.exceptions import ConfigError
-from skitter.frontier import SqliteFrontier
+from skitter.frontier import JobStore, SqliteFrontier
 
 __all__ = ["JOB_MODES", "JobDir"]
 
@@ -65,10 +67,10 @@ class JobDir:
         return self.path / DATABASE
 
     def frontier(self, spider: object) -> SqliteFrontier:
-        """The job's frontier; ConfigError if its database cannot be used (see
-        ``skitter.frontier._sqlite_db``). An empty file is refused too, unless the job
-        is started afresh: a crawl never leaves one, so it was cut short by something
-        else, and taking it for a new job would crawl everything again."""
+        """The job's frontier, its ``JobStore`` too; ConfigError if its database cannot
+        be used (see ``skitter.frontier._sqlite._db``). An empty file is refused too,
+        unless the job is started afresh: a crawl never leaves one, so it was cut short
+        by something else, and taking it for a new job would crawl everything again."""
         database = self.database
         with contextlib.suppress(OSError):
             if database.stat().st_size == 0:
@@ -81,17 +83,17 @@ class JobDir:
                 database.unlink()
         return SqliteFrontier(database, spider=spider)
 
-    async def open(self, project: Project, frontier: SqliteFrontier) -> None:
+    async def open(self, project: Project, store: JobStore) -> None:
         """Apply the mode, load the job, restore what the last checkpoint saved, and
         checkpoint from now on. Logs what was found."""
         if self.mode == "fresh":
-            await frontier.flush_all()
-            await frontier.clear_meta()
+            await store.flush_all()
+            await store.clear_meta()
         elif self.mode == "recrawl":
-            again = await frontier.mark_all_due()
+            again = await store.mark_all_due()
             log.info("Job %s: %d finished tasks queued again (recrawl)", self.path, again)
-        report = await frontier.load()
-        meta = await self.saved(frontier)
+        report = await store.load()
+        meta = await self.saved(store)
         found = report.found
         if not meta and not (found.queued or found.succeeded or found.failed or found.bad):
             log.info("Job %s: new job", self.path)
@@ -115,14 +117,14 @@ class JobDir:
                     self.path,
                 )
             self._restore(project, meta)
-        frontier.checkpoint = lambda: self.checkpoint(project)
-        frontier.on_error = project.fail  # a write behind failed: dispatch nothing more
+        store.checkpoint = lambda: self.checkpoint(project)
+        store.on_error = project.fail  # a write behind failed: dispatch nothing more
 
-    async def saved(self, frontier: SqliteFrontier) -> dict[str, Any]:
+    async def saved(self, store: JobStore) -> dict[str, Any]:
         """What the last checkpoint saved (empty for a new job); ConfigError if it is not
         what ``checkpoint`` writes: resuming from a guess would crawl too much or too
         little, or cut a feed in the wrong place."""
-        meta = await frontier.meta()
+        meta = await store.meta()
         for key, (shape, valid) in _META_SHAPES.items():
             if key in meta and not valid(meta[key]):
                 raise ConfigError(
@@ -153,7 +155,7 @@ class JobDir:
                 feed.resume_at = size
 
     def checkpoint(self, project: Project) -> dict[str, Any]:
-        """What the frontier stores with each flush (called by it; must be quick).
+        """What the store records with each write (called by it; must be quick).
         Raises StorageError if a feed is broken, so that the flush records nothing: not
         the feed's size, and not the tasks completed since the last checkpoint, whose
         items the feed may have lost (they run again on a resume)."""

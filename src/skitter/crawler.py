@@ -33,8 +33,8 @@ from skitter.exceptions import ConfigError, CrawlFailed
 from skitter.frontier import (
     Frontier,
     FrontierCounts,
+    JobStore,
     MemoryFrontier,
-    SqliteFrontier,
     TaskInfo,
     TaskState,
 )
@@ -102,6 +102,7 @@ class Crawler:
         if self.job is not None and self.cluster is not None:
             raise ConfigError("a crawl keeps its state in a job directory or in Redis, not both")
         self._project: Project | None = None
+        self._job_store: JobStore | None = None  # the job's frontier, as the job sees it
 
     def build(self, mode: str = "crawl") -> Project:
         """Instantiate the spider and every component; the engine runs the result.
@@ -128,7 +129,10 @@ class Crawler:
                 "eager_lease": False,
             }
         else:
-            frontier = self.job.frontier(spider) if self.job is not None else MemoryFrontier()
+            if self.job is not None:
+                frontier = self._job_store = self.job.frontier(spider)
+            else:
+                frontier = MemoryFrontier()
             shared = {
                 "lease_seconds": settings["PROCESSING_TIMEOUT"],
                 "max_held": settings["SCHEDULER_MAX_HELD"],
@@ -180,10 +184,8 @@ class Crawler:
 
     async def open_job(self) -> None:
         """Load the job directory, if any: resume, fresh or recrawl (after ``build``)."""
-        if self.job is not None and self._project is not None:
-            frontier = self._project.scheduler.frontier
-            assert isinstance(frontier, SqliteFrontier)
-            await self.job.open(self._project, frontier)
+        if self.job is not None and self._project is not None and self._job_store is not None:
+            await self.job.open(self._project, self._job_store)
         if self.cluster is not None and self._project is not None:
             await self.cluster.open(self._project, self.settings, self)
 

@@ -66,7 +66,7 @@ def test_merges_do_not_grow_the_heaps_without_bound() -> None:
     queue = MemoryTaskQueue()
     for priority in range(5000):  # every merge raises the priority: a dead entry each
         queue.push(Request("http://example.com/a", priority=priority), T0)
-    assert len(queue._ready) < 2100  # swept, not 5000 (white box: the heap itself)
+    assert len(queue._ready.heap) < 2100  # swept, not 5000 (white box: the heap itself)
     assert [lease.request.priority for lease in queue.lease(5, T0, 60)] == [4999]
 
 
@@ -76,7 +76,7 @@ def test_finished_leases_do_not_pile_up() -> None:
         queue.push(Request(f"http://example.com/{i}"), T0)
         (lease,) = queue.lease(1, T0, 3600)
         assert queue.ack(lease, T0)
-    assert len(queue._processing) < 2100  # dead lease entries swept (white box)
+    assert len(queue._processing.entries) < 2100  # dead lease entries swept (white box)
     assert queue.reclaim_expired(T0 + 3600) == 0
 
 
@@ -86,7 +86,7 @@ def test_renewals_do_not_pile_up() -> None:
     (lease,) = queue.lease(1, T0, 60)
     for i in range(5000):
         assert queue.renew([lease], T0 + i, 60) == 1
-    assert len(queue._processing) < 2100
+    assert len(queue._processing.entries) < 2100
     assert queue.reclaim_expired(T0 + 5000 + 58) == 0
     assert queue.reclaim_expired(T0 + 5000 + 59) == 1
 

@@ -22,7 +22,7 @@ from rich.table import Table
 
 from skitter._job import JobDir
 from skitter.exceptions import ConfigError, JobStateLost
-from skitter.frontier import TaskInfo, TaskState
+from skitter.frontier import JobStore, TaskInfo, TaskState
 from skitter.http import in_domain
 
 __all__ = ["show_job"]
@@ -60,7 +60,7 @@ async def _show_directory(args: argparse.Namespace, console: Console) -> None:
     job = JobDir(args.directory)
     if not job.database.is_file():
         raise ConfigError(f"no job in {args.directory} (expected {job.database.name})")
-    frontier = job.frontier(None)
+    frontier: JobStore = job.frontier(None)  # through the persistence seam only
     domain, reason = args.domain, args.reason
 
     def match(info: TaskInfo) -> bool:

@@ -1,11 +1,13 @@
 """Frontiers: durable task stores with leases (SPEC §2, §4).
 
 ``Frontier`` is the contract every backend keeps; ``MemoryFrontier`` is the in-process
-backend, ``MemoryTaskQueue`` its synchronous core, ``SqliteFrontier`` the durable embedded
-one (a job directory; ``JobCounts`` and ``ResumeReport`` describe it). ``RedisFrontier``
-is imported on first use (``from skitter.frontier import RedisFrontier``), so that a
-crawl that keeps its state elsewhere never loads redis-py (part of the default install
-all the same); it is left out of ``__all__`` for the same reason.
+backend, ``MemoryTaskQueue`` its synchronous core (with ``TaskView``, the public view of
+a task that persistence adapters observe and restore), ``SqliteFrontier`` the durable
+embedded one: a ``JobStore``, the persistence seam of a job directory (``JobCounts``
+and ``ResumeReport`` describe what it holds). ``RedisFrontier`` is imported on first
+use (``from skitter.frontier import RedisFrontier``), so that a crawl that keeps its
+state elsewhere never loads redis-py (part of the default install all the same); it is
+left out of ``__all__`` for the same reason.
 """
 
 from typing import Any
@@ -18,13 +20,15 @@ from skitter.frontier._base import (
     TaskInfo,
     TaskState,
 )
-from skitter.frontier._memory import MemoryFrontier, MemoryTaskQueue
-from skitter.frontier._sqlite import JobCounts, ResumeReport, SqliteFrontier
+from skitter.frontier._jobstore import JobCounts, JobStore, ResumeReport
+from skitter.frontier._memory import MemoryFrontier, MemoryTaskQueue, TaskView
+from skitter.frontier._sqlite import SqliteFrontier
 
 __all__ = [
     "Frontier",
     "FrontierCounts",
     "JobCounts",
+    "JobStore",
     "Lease",
     "MemoryFrontier",
     "MemoryTaskQueue",
@@ -33,6 +37,7 @@ __all__ = [
     "SqliteFrontier",
     "TaskInfo",
     "TaskState",
+    "TaskView",
 ]
 
 

@@ -18,6 +18,8 @@ something other than what was stored:
 A new database is made under a temporary name and linked into place once its schema
 is written, so a crawl never leaves a 0-byte ``job.sqlite3`` behind, whatever moment it
 is killed at; an empty file is therefore a damaged job, not a new one (``JobDir``).
+
+A lock file next to the database (``JobLock``) keeps a second process out of a job.
 """
 
 from __future__ import annotations
@@ -29,7 +31,12 @@ from pathlib import Path
 
 from skitter.exceptions import ConfigError
 
-__all__ = ["SCHEMA_VERSION", "check_rows", "connect"]
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no lock, one process per job by convention
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["SCHEMA_VERSION", "JobLock", "check_rows", "connect", "rollback"]
 
 SCHEMA_VERSION = 1
 
@@ -176,3 +183,37 @@ def check_rows(db: sqlite3.Connection, path: Path) -> None:
         "file was changed by something else, or is corrupt. Move it away to start a new "
         "job, or start afresh with --job-mode fresh"
     )
+
+
+def rollback(db: sqlite3.Connection) -> None:
+    """Roll back the open transaction, if any, quietly: the error at hand is the one to
+    report."""
+    if db.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
+
+
+class JobLock:
+    """One process per job: an flock on ``<database>-lock``, released by the OS even on
+    SIGKILL."""
+
+    def __init__(self, database: Path) -> None:
+        self.database = database
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        """Take the lock (once); ConfigError if another process holds it."""
+        if self._fd is not None or fcntl is None:
+            return
+        fd = os.open(f"{self.database}-lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise ConfigError(f"job {self.database} is in use by another process") from None
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # releases the flock
+            self._fd = None

@@ -1,0 +1,171 @@
+"""The memory queue's records and the timed heaps they wait in (layout: ``_queue.py``).
+
+A queued or processing task is one small list, a *record*::
+
+    [key, request, retried, where, when, owner, lease]
+
+``key = seq - (priority << 48)`` is the task's place in the ready order: higher priority
+first, then ``seq``, the global sequence number given at first push (strict FIFO).
+``where`` says which heap holds the record; ``when`` is the exetime while delayed and
+the lease deadline while processing; ``lease`` is the ``Lease`` handed out for the
+current attempt (None while queued).
+
+Private to the memory package: other backends use ``MemoryTaskQueue``'s public surface.
+"""
+
+from __future__ import annotations
+
+import itertools
+from heapq import heapify, heappop, heappush
+from typing import Any
+
+from skitter.frontier._base import TaskState
+from skitter.frontier._memory._task import TaskView
+from skitter.http import Request
+
+__all__ = [
+    "DELAYED",
+    "KEY",
+    "LEASE",
+    "OWNER",
+    "PROCESSING",
+    "READY",
+    "REQ",
+    "RETRIED",
+    "SEQ_BITS",
+    "SEQ_MASK",
+    "SWEEP_MIN",
+    "WHEN",
+    "WHERE",
+    "ReadyHeap",
+    "Record",
+    "TimedHeap",
+    "view_of",
+]
+
+SEQ_BITS = 48  # 2.8e14 pushes before FIFO order within a priority could break
+SEQ_MASK = (1 << SEQ_BITS) - 1
+
+# Fields of a record.
+KEY = 0
+REQ = 1
+RETRIED = 2
+WHERE = 3
+WHEN = 4
+OWNER = 5
+LEASE = 6
+# Values of record[WHERE].
+READY = 0
+DELAYED = 1
+PROCESSING = 2
+
+SWEEP_MIN = 1024  # dead heap entries tolerated before a heap may be swept
+
+Record = list[Any]
+_ACTIVE = TaskState.ACTIVE
+_new_view = tuple.__new__  # a third of TaskView(...)'s cost: a flush views every row
+_NONE_DUE: tuple[Record, ...] = ()
+
+
+class ReadyHeap:
+    """Due records by key (priority, then seq) as bare int keys in a heap, with a dict
+    from key to record beside it: ints compare in C without a detour through lists or
+    tuples, which halves the cost of a pop on a large heap.
+
+    A record whose key changes (a merge raised its priority) gets its new key pushed and
+    the old one dropped from the index: a popped key missing from the index is dead and
+    skipped. Dead keys are swept out once they outnumber the live ones. The queue's
+    push and lease use ``heap`` and ``index`` themselves: they are the hot path."""
+
+    __slots__ = ("heap", "index")
+
+    def __init__(self) -> None:
+        self.heap: list[int] = []
+        self.index: dict[int, Record] = {}  # key -> record, for keys still live
+
+    def add(self, rec: Record) -> None:
+        key = rec[KEY]
+        self.index[key] = rec
+        heappush(self.heap, key)
+
+    def rekey(self, rec: Record, key: int) -> None:
+        """Move a ready record to its new place ``key``."""
+        del self.index[rec[KEY]]  # the old key stays in the heap, dead
+        rec[KEY] = key
+        self.add(rec)
+        dead = len(self.heap) - len(self.index)
+        if dead > SWEEP_MIN and dead > len(self.index):
+            self.heap = list(self.index)
+            heapify(self.heap)
+
+
+class TimedHeap:
+    """Records by a time (the exetime of delayed tasks, the lease deadline of processing
+    ones), as ``(time, tick, record)`` entries: the unique ``tick`` keeps ties from
+    comparing records.
+
+    A record that must leave other than by being popped (an ack, a renewal, an earlier
+    exetime) is *killed* -- its request set to None, by the queue -- and a copy takes
+    its place; dead entries are skipped when they surface. So a record sits in at most
+    one heap, and is live while its request is set. Dead entries are swept out once
+    they outnumber the live ones, so each sweep's O(n) is paid for by the n kills
+    before it: O(1) per kill over time, and the heap stays proportional to the tasks.
+
+    The queue's lease loop pushes to ``entries`` itself (with ``tick``) and counts the
+    records in ``live``: it is the hot path.
+    """
+
+    __slots__ = ("dead", "entries", "live", "tick")
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[float, int, Record]] = []
+        self.live = 0
+        self.dead = 0
+        self.tick = itertools.count()
+
+    def add(self, when: float, rec: Record) -> None:
+        heappush(self.entries, (when, next(self.tick), rec))
+        self.live += 1
+
+    def killed(self) -> None:
+        """One live entry was killed in place."""
+        self.live -= 1
+        self.dead += 1
+        if self.dead > SWEEP_MIN and self.dead * 2 > len(self.entries):
+            self.entries = [entry for entry in self.entries if entry[2][REQ] is not None]
+            heapify(self.entries)
+            self.dead = 0
+
+    def pop_due(self, now: float) -> list[Record] | tuple[Record, ...]:
+        """Pop the live records whose time is ``<= now``, earliest first."""
+        entries = self.entries
+        if not entries or entries[0][0] > now:
+            return _NONE_DUE
+        due = []
+        while entries and entries[0][0] <= now:
+            rec = heappop(entries)[2]
+            if rec[REQ] is None:
+                self.dead -= 1
+            else:
+                due.append(rec)
+        self.live -= len(due)
+        return due
+
+    def first(self) -> float | None:
+        """The earliest time of a live entry, or None."""
+        entries = self.entries
+        while entries and entries[0][2][REQ] is None:
+            heappop(entries)
+            self.dead -= 1
+        return entries[0][0] if entries else None
+
+
+def view_of(taskid: str, rec: Record, lastcrawltime: float, reason: str) -> TaskView:
+    """The ``TaskView`` of a live record."""
+    request: Request = rec[REQ]
+    key, where, when = rec[KEY], rec[WHERE], rec[WHEN]
+    return _new_view(TaskView, (
+        taskid, _ACTIVE, request, -(key >> SEQ_BITS), key & SEQ_MASK,
+        when if where == DELAYED else 0.0, when if where == PROCESSING else None,
+        rec[OWNER], rec[RETRIED], lastcrawltime, reason, request.itag, request.url,
+    ))  # fmt: skip
