@@ -487,6 +487,19 @@ async def test_job_modes_are_refused_while_tasks_are_in_flight(db: Path) -> None
     await frontier.close()
 
 
+async def test_a_refused_job_mode_leaves_delayed_tasks_waiting(db: Path) -> None:
+    """Counting the tasks in flight used to make every delayed task due."""
+    frontier = SqliteFrontier(db)
+    await frontier.push([req("a"), req("later", exetime=T0 + 100)], T0)
+    await frontier.lease(1, T0, LEASE)
+    for mode in (frontier.flush_all, frontier.mark_all_due):
+        with pytest.raises(RuntimeError, match="1 tasks are in flight"):
+            await mode()
+    assert await frontier.counts(T0) == FrontierCounts(ready=0, delayed=1, processing=1)
+    assert await frontier.lease(10, T0 + 99, LEASE) == []
+    await frontier.close()
+
+
 # -- opening ------------------------------------------------------------------------------
 async def test_a_job_is_used_by_one_process_at_a_time(db: Path) -> None:
     first = SqliteFrontier(db)

@@ -264,7 +264,7 @@ class SqliteFrontier(Frontier):
         """Run a job mode on disk, then drop the loaded queue: the next operation reads
         the job again. Only between crawls: a task in flight would lose its lease."""
         if self._queue is not None:
-            busy = self._queue.counts(float("inf")).processing
+            busy = self._queue.counts(float("-inf")).processing  # -inf: promote nothing
             if busy:
                 raise RuntimeError(f"{self.path}: {busy} tasks are in flight; stop the crawl first")
         self._lock.acquire()
