@@ -92,8 +92,8 @@ class LeasingContract(ContractBase):
                 assert await frontier.ack(again, now)
             else:
                 assert await frontier.mark_bad(current, now, "forbidden")
-            again = Request(stale.request.url)
-            assert await frontier.push([again], now, force=[True]) == [PushOutcome.RECRAWL]
+            fresh = Request(stale.request.url)
+            assert await frontier.push([fresh], now, force=[True]) == [PushOutcome.RECRAWL]
 
     async def test_expired_but_unreclaimed_lease_is_current(self, frontier: Frontier) -> None:
         await frontier.push([req("a")], T0)
