@@ -91,7 +91,7 @@ class TaskView(NamedTuple):
 
     taskid: str
     state: TaskState
-    request: Request | None  # the queued request; None once finished
+    request: Request | None  # the queued request itself (not a copy); None once finished
     priority: int | None  # None once finished
     seq: int | None  # None once finished
     exetime: float  # when a delayed task is due; 0.0 once due, processing or finished
