@@ -88,9 +88,15 @@ async def test_a_redis_that_refuses_writes_mid_crawl_pauses_the_workers_and_they
     base = await serve(site.app)
     outs = [tmp_path / f"w{i}.jsonl" for i in range(2)]
     procs = [await start(worker(spider_file, redis_server.url, out, base)) for out in outs]
-    await asyncio.sleep(1.5)
-    assert all(proc.returncode is None for proc in procs)
+    # Stop the writes while pages are still yielding links (only pages below PAGES / 2
+    # do): from a count of pages served, not after a fixed time, which a fast or a
+    # loaded machine would make too late or too early.
+    async with asyncio.timeout(30):
+        while len(site.served) < 10:  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
     lift = await make_state(admin, redis_server)
+    assert max(n for _, n in site.served) < PAGES // 2, "links are still being pushed"
+    assert all(proc.returncode is None for proc in procs)
     await asyncio.sleep(3.0)
     await lift()
     texts = [await finish(proc) for proc in procs]  # exit 0: the crawl completed
