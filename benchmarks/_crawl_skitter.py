@@ -38,7 +38,7 @@ class BenchSpider(Spider):
         COUNTS["pages"] += 1
         HOSTS[host_of(response.url)] += 1
         if COUNTS["pages"] % SLOT_SAMPLE_EVERY == 1:
-            SLOTS_SEEN.update(slot["slot"] for slot in CRAWLER[0].slot_stats())
+            SLOTS_SEEN.update(slot["slot"] for slot in CRAWLER[0].control.slot_stats())
         for item in response.css("div.item"):
             COUNTS["items"] += 1
             yield {"name": item.css(".name::text").get(), "price": item.css(".price::text").get()}

@@ -67,15 +67,18 @@ class RedisCounters:
 
 
 def script_names() -> dict[str, str]:
-    """SHA1 -> name of every Lua script a worker may send (as redis-py computes it)."""
-    lua = files("skitter.frontier._redis").joinpath("lua")
+    """SHA1 -> name of every Lua script a worker may send (as redis-py computes it): the
+    frontier's, and the standalone ones of the frontier and the cluster."""
     sources = [(name, script_source(name)) for name in SCRIPT_NAMES]
-    for entry in lua.iterdir():
-        name = entry.name.removesuffix(".lua")
-        if entry.name.endswith(".lua") and not name.startswith("_") and name not in SCRIPT_NAMES:
+    for package in ("skitter.frontier._redis", "skitter.cluster"):
+        for entry in files(package).joinpath("lua").iterdir():
+            name = entry.name.removesuffix(".lua")
+            if not entry.name.endswith(".lua") or name.startswith("_") or name in SCRIPT_NAMES:
+                continue
             # standalone: on its own, after Redis's clock or the Bloom filter's bit positions
             sources += [
-                (name, script_text(name, preludes)) for preludes in ((), ("_clock",), ("_bloom",))
+                (name, script_text(name, preludes, package))
+                for preludes in ((), ("_clock",), ("_bloom",))
             ]
     return {hashlib.sha1(src.encode()).hexdigest(): name for name, src in sources}
 

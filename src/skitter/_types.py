@@ -8,12 +8,13 @@ satisfies it; tests can pass anything that does.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from typing import Any, Protocol
 
 from skitter._clock import Clock
 from skitter.settings import Settings
 
-__all__ = ["CrawlContext", "StatsSink"]
+__all__ = ["CrawlContext", "CrawlStats", "StatsSink"]
 
 
 class StatsSink(Protocol):
@@ -27,6 +28,17 @@ class StatsSink(Protocol):
     def max(self, key: str, value: float) -> None: ...
 
     def get(self, key: str, default: Any = None) -> Any: ...
+
+
+class CrawlStats(StatsSink, Protocol):
+    """A crawl's statistics: where its components report, and what is read back at the
+    end (``engine.Stats``; a worker's ``cluster.RedisStats`` wraps one)."""
+
+    def __iter__(self) -> Iterator[str]: ...
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every value, sorted by key."""
+        ...
 
 
 class CrawlContext(Protocol):

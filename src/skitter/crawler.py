@@ -12,6 +12,10 @@ A crawl that did not do what was asked (a feed that could not be written, the jo
 state lost, start requests that broke off) raises ``CrawlFailed`` once everything is
 closed; its ``stats`` are the final statistics, with ``finish_reason`` "failed" and
 ``finish_error`` saying why.
+
+While it runs, ``crawler.control`` (an ``engine.ProjectControl``) is its live control
+panel: status, rate, pause and resume, failed tasks queued again, the monitor, the
+download slots; the dashboard, the CLI and a worker's heartbeats all use it.
 """
 
 from __future__ import annotations
@@ -21,30 +25,27 @@ import contextlib
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skitter import __version__
 from skitter._clock import Clock, SystemClock
-from skitter._cluster import ClusterJob
 from skitter._job import JobDir
+from skitter._types import CrawlStats
 from skitter.downloader import Downloader
-from skitter.engine import Engine, Project, ProjectMonitor, Stats
+from skitter.engine import Engine, Project, ProjectControl, ProjectMonitor, Stats
 from skitter.exceptions import ConfigError, CrawlFailed
-from skitter.frontier import (
-    Frontier,
-    FrontierCounts,
-    JobStore,
-    MemoryFrontier,
-    TaskInfo,
-    TaskState,
-)
+from skitter.frontier import Frontier, JobStore, MemoryFrontier
 from skitter.pipelines import ItemPipelineManager
 from skitter.scheduler import (
     SERVICE_RETRY_DELAYS,
     AutoThrottle,
     CircuitBreaker,
     FairShare,
+    Gate,
+    LeasePolicy,
+    LocalGate,
     ProjectScheduler,
+    RateLimits,
     RetryPolicy,
     SlotPolicies,
     SlotQueues,
@@ -52,6 +53,9 @@ from skitter.scheduler import (
 )
 from skitter.settings import Settings
 from skitter.spider import Spider, SpiderMiddlewareManager
+
+if TYPE_CHECKING:  # imported for workers only: a crawl kept elsewhere never loads redis-py
+    from skitter.cluster import ClusterJob
 
 __all__ = ["Crawler", "crawl", "run_crawlers"]
 
@@ -85,20 +89,25 @@ class Crawler:
             env=env,
             cli=cli_settings,
         )
-        self.stats = Stats()
+        self.stats: CrawlStats = Stats()
         self.clock: Clock = clock or SystemClock()
         self.spider: Any = None
-        self.logger = logging.getLogger(f"skitter.crawler.{spidercls.name or spidercls.__name__}")
+        name = spidercls.name or spidercls.__name__
+        self.logger = logging.getLogger(f"skitter.crawler.{name}")
+        #: The project's live control panel (see ``engine.ProjectControl``).
+        self.control = ProjectControl(name, self.settings, self.stats, self.clock)
         self._spider_kwargs = spider_kwargs
         self._engine: Engine | None = None
-        self._scheduler: ProjectScheduler | None = None
-        self._monitor: ProjectMonitor | None = None
         if job_dir is None and self.settings["JOBDIR"]:
             job_dir = self.settings["JOBDIR"]  # Scrapy's name for --job-dir
         #: Where the crawl keeps its state to stop and go on (None: in memory only).
         self.job = JobDir(job_dir, job_mode) if job_dir is not None else None
         #: Set for a worker of a distributed crawl (``skitter worker``).
-        self.cluster = ClusterJob(redis_url, job or "") if redis_url else None
+        self.cluster: ClusterJob | None = None
+        if redis_url:
+            from skitter.cluster import ClusterJob
+
+            self.cluster = ClusterJob(redis_url, job or "")
         if self.job is not None and self.cluster is not None:
             raise ConfigError("a crawl keeps its state in a job directory or in Redis, not both")
         self._project: Project | None = None
@@ -113,30 +122,19 @@ class Crawler:
         settings = self.settings
         self.spider = spider = self.spidercls.from_crawler(self, **self._spider_kwargs)
         cluster = self.cluster
+        lease = self._lease_policy()
         if cluster is not None:
             frontier: Frontier = cluster.make_frontier(spider, settings)
             # Count into Redis too (before any component takes the stats object), so the
             # job's totals add up over every worker.
-            self.stats = cluster.stats()
-            politeness = cluster.politeness()
-            shared: dict[str, Any] = {
-                "lease_seconds": settings["LEASE_SECONDS"],
-                # hold few leases: the other workers take the rest
-                "max_held": 2 * settings["CONCURRENT_REQUESTS"],
-                "owner": cluster.owner,
-                "cluster_bucket": politeness.take_token,
-                "cluster_slots": politeness,
-                "eager_lease": False,
-            }
+            self.stats = cluster.stats(self.stats)
+            gate: Gate = cluster.gate(self.clock, self.stats, lease.lease_seconds)
         else:
             if self.job is not None:
                 frontier = self._job_store = self.job.frontier(spider)
             else:
                 frontier = MemoryFrontier()
-            shared = {
-                "lease_seconds": settings["PROCESSING_TIMEOUT"],
-                "max_held": settings["SCHEDULER_MAX_HELD"],
-            }
+            gate = LocalGate(self.clock)
         scheduler = ProjectScheduler(
             frontier,
             retry=RetryPolicy(
@@ -157,15 +155,13 @@ class Crawler:
                 settings["BREAKER_PROBES"],
                 self.clock,
             ),
+            gate=gate,
+            lease=lease,
             rate=_first_set(getattr(spider, "rate", None), settings["RATE"]),
             burst=_first_set(getattr(spider, "burst", None), settings["BURST"]),
-            max_rate=settings["MAX_RATE"],
-            max_burst=settings["MAX_BURST"],
+            limits=RateLimits(settings["MAX_RATE"], settings["MAX_BURST"]),
             slot_of=slot_key_function(settings["DOWNLOAD_SLOT_BY"]),
-            **shared,
         )
-        self._scheduler = scheduler
-        self._monitor = ProjectMonitor(self.clock)
         self._project = Project(
             name=spider.name,
             spider=spider,
@@ -175,11 +171,12 @@ class Crawler:
             downloader=Downloader(self, spider),
             spider_mw=SpiderMiddlewareManager.from_crawler(self, spider),
             pipelines=ItemPipelineManager.from_crawler(self),
-            monitor=self._monitor,
+            monitor=ProjectMonitor(self.clock),
         )
         if cluster is not None:
             self._project.start_claim = cluster.start_claim(settings["LEASE_SECONDS"])
             self._project.flush_feeds_before_ack = True
+        self.control.attach(self._project, self._wake)
         return self._project
 
     async def open_job(self) -> None:
@@ -187,7 +184,30 @@ class Crawler:
         if self.job is not None and self._project is not None and self._job_store is not None:
             await self.job.open(self._project, self._job_store)
         if self.cluster is not None and self._project is not None:
-            await self.cluster.open(self._project, self.settings, self)
+            await self.cluster.open(self._project, self.settings, self.control)
+
+    def _lease_policy(self) -> LeasePolicy:
+        settings = self.settings
+        try:
+            if self.cluster is not None:
+                return LeasePolicy(
+                    lease_seconds=settings["LEASE_SECONDS"],
+                    # hold few leases: the other workers take the rest
+                    max_held=2 * settings["CONCURRENT_REQUESTS"],
+                    owner=self.cluster.owner,
+                    eager=False,
+                )
+            return LeasePolicy(
+                lease_seconds=settings["PROCESSING_TIMEOUT"],
+                max_held=settings["SCHEDULER_MAX_HELD"],
+            )
+        except ValueError as exc:  # e.g. PROCESSING_TIMEOUT=0: no lease could last
+            names = (
+                "LEASE_SECONDS, CONCURRENT_REQUESTS"
+                if self.cluster is not None
+                else "PROCESSING_TIMEOUT, SCHEDULER_MAX_HELD"
+            )
+            raise ConfigError(f"scheduler settings ({names}): {exc}") from None
 
     def _retry_delays(self, spider: Spider, mode: str) -> Any:
         """The spider's ``retry_delay``, else RETRY_DELAYS if set, else the mode's table."""
@@ -198,111 +218,20 @@ class Crawler:
             return SERVICE_RETRY_DELAYS
         return self.settings["RETRY_DELAYS"]
 
-    # -- live control (the web UI and scripts call these while the crawl runs) ----------
-    def set_rate(self, rate: float | None, burst: float | None = None) -> None:
-        """Change this project's rate and burst now; ConfigError above MAX_RATE/MAX_BURST."""
-        self._require_scheduler().set_rate(rate, burst)
+    def _wake(self) -> None:
         if self._engine is not None:
             self._engine.wake()
-
-    def pause(self) -> None:
-        """Dispatch nothing more until ``resume()``; running requests finish."""
-        self._require_scheduler().paused = True
-
-    def resume(self) -> None:
-        """Dispatch again (also ends a pause by the circuit breaker)."""
-        self._require_scheduler().resume()
-        if self._engine is not None:
-            self._engine.wake()
-
-    @property
-    def status(self) -> str:
-        """running, paused, checking (breaker probing), done or failed; "new" before the
-        run."""
-        if self._scheduler is None:
-            return "new"
-        if self.stats.get("finish_reason") is not None:
-            return "failed" if self.failure is not None else "done"
-        return self._scheduler.status
 
     @property
     def failure(self) -> str | None:
         """Why the crawl failed (it did not, or could not, do what was asked), or None."""
-        return self._project.failure if self._project is not None else None
-
-    @property
-    def rate(self) -> tuple[float | None, float | None]:
-        """(rate, burst) now; (None, None) when unlimited."""
-        return self._scheduler.rate if self._scheduler is not None else (None, None)
-
-    @property
-    def monitor(self) -> ProjectMonitor | None:
-        """Active tasks, recent results and failures, windowed counts (None before run)."""
-        return self._monitor
-
-    def slot_stats(self) -> list[dict[str, Any]]:
-        """Per live download slot: in flight, queued, done, failed, concurrency, delay,
-        breaker state and back-off (seconds left), for the UI and the stats."""
-        now = self.clock.monotonic()
-        out = []
-        for key, slot in sorted(self._require_scheduler().slot_stats().items()):
-            backoff = slot.backoff_until
-            out.append(
-                {
-                    "slot": key,
-                    "in_flight": slot.in_flight,
-                    "queued": slot.queued,
-                    "done": slot.done,
-                    "failed": slot.failed,
-                    "concurrency": slot.concurrency,
-                    "delay": slot.delay,
-                    "breaker": slot.breaker.value if slot.breaker is not None else None,
-                    "backoff": max(0.0, backoff - now) if backoff is not None else 0.0,
-                }
-            )
-        return out
+        return self.control.failure
 
     async def cluster_stats(self) -> dict[str, Any]:
         """A worker's view of the whole job's statistics, summed over every worker."""
         if self.cluster is None:
             raise RuntimeError("cluster_stats() is for workers (redis_url=...)")
         return await self.cluster.totals()
-
-    async def queue_counts(self) -> FrontierCounts:
-        """Tasks ready, delayed and processing in this project's frontier."""
-        return await self._require_scheduler().frontier.counts(self.clock.time())
-
-    async def failed_tasks(self, limit: int = 100) -> list[TaskInfo]:
-        """The latest FAILED tasks with their reasons."""
-        return await self._require_scheduler().frontier.tasks(TaskState.FAILED, limit)
-
-    async def retry_failed(self, *, domain: str | None = None, reason: str | None = None) -> int:
-        """Queue FAILED tasks again (all, or by domain or reason substring); how many."""
-        frontier = self._require_scheduler().frontier
-        count = await frontier.retry_failed(self.clock.time(), domain=domain, reason=reason)
-        return self._requeued(count, "scheduler/failed_retried")
-
-    async def requeue_bad(self, *, domain: str | None = None, reason: str | None = None) -> int:
-        """Queue BAD tasks again, filtered as ``retry_failed`` (once the code that made
-        them bad is fixed: a callback renamed back, say); how many."""
-        frontier = self._require_scheduler().frontier
-        count = await frontier.requeue_bad(self.clock.time(), domain=domain, reason=reason)
-        return self._requeued(count, "scheduler/bad_requeued")
-
-    def _requeued(self, count: int, stat: str) -> int:
-        if count:
-            scheduler = self._require_scheduler()
-            scheduler.backlog += count
-            scheduler.wake_up()
-            self.stats.inc(stat, count)
-            if self._engine is not None:
-                self._engine.wake()
-        return count
-
-    def _require_scheduler(self) -> ProjectScheduler:
-        if self._scheduler is None:
-            raise RuntimeError("the crawler is not running yet")
-        return self._scheduler
 
     async def run(self) -> dict[str, Any]:
         """Crawl to the end and return the final statistics; raises ``CrawlFailed`` (with

@@ -169,8 +169,9 @@ async def running_crawl(
     ]
     task = asyncio.create_task(run_crawlers(crawlers))
     try:
-        async with Dashboard(crawlers, token=token) as dashboard, aiohttp.ClientSession() as http:
-            await eventually(lambda: all(c.status == "running" for c in crawlers))
+        projects = [crawler.control for crawler in crawlers]
+        async with Dashboard(projects, token=token) as dashboard, aiohttp.ClientSession() as http:
+            await eventually(lambda: all(c.control.status == "running" for c in crawlers))
             yield Running(crawlers[0], site, dashboard, base, http, crawlers)
     finally:
         site.release_hang.set()

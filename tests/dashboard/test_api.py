@@ -17,7 +17,7 @@ from .conftest import CRAWL_SETTINGS, TreeSite, eventually, running_crawl, tree_
 async def test_projects_show_status_queues_counts_and_series(serve: Any) -> None:
     spiders = [tree_spider("alpha", ["/broken/a"]), tree_spider("beta")]
     async with running_crawl(serve, spiders) as run:
-        monitor = run.crawler.monitor
+        monitor = run.crawler.control.monitor
         await eventually(lambda: monitor.counts()[1] == 1 and monitor.counts()[0] >= 5)
         projects = await run.get("api/projects")
         assert [p["name"] for p in projects] == ["alpha", "beta"]
@@ -38,7 +38,7 @@ async def test_overview_carries_the_detail_of_the_chosen_project(serve: Any) -> 
     spiders = [tree_spider("alpha"), tree_spider("beta", ["/broken/b"])]
     async with running_crawl(serve, spiders) as run:
         beta = run.crawlers[1]
-        await eventually(lambda: beta.monitor.counts()[1] == 1)
+        await eventually(lambda: beta.control.monitor.counts()[1] == 1)
         overview = await run.get("api/overview?project=beta")
         assert [p["name"] for p in overview["projects"]] == ["alpha", "beta"]
         detail = overview["detail"]
@@ -72,7 +72,7 @@ async def test_active_tasks_list_what_is_in_flight(serve: Any) -> None:
 
 
 def _has_hang(crawler: Crawler) -> bool:
-    return any(task.url.endswith("/hang") for task in crawler.monitor.active.values())
+    return any(task.url.endswith("/hang") for task in crawler.control.monitor.active.values())
 
 
 async def test_rate_change_applies_at_once_and_is_capped(serve: Any) -> None:
@@ -85,12 +85,12 @@ async def test_rate_change_applies_at_once_and_is_capped(serve: Any) -> None:
         status, body = await run.post("api/projects/capped/rate", {"rate": 5, "burst": 500})
         assert status == 400
         assert "above MAX_BURST" in body["error"]
-        assert run.crawler.rate == (40, 100)  # a refused change changes nothing
+        assert run.crawler.control.rate == (40, 100)  # a refused change changes nothing
 
         status, body = await run.post("api/projects/capped/rate", {"rate": 2.5, "burst": 3})
         assert status == 200
         assert (body["rate"], body["burst"]) == (2.5, 3)
-        assert run.crawler.rate == (2.5, 3)
+        assert run.crawler.control.rate == (2.5, 3)
 
         for bad in ({"rate": "fast"}, {"rate": True}, {"burst": [1]}, [1, 2]):
             status, body = await run.post("api/projects/capped/rate", bad)
@@ -137,7 +137,7 @@ async def test_retry_failed_by_domain_and_by_reason(serve: Any) -> None:
 
     spider = tree_spider("retry", ["/flaky/one", on_localhost, "/broken/three"])
     async with running_crawl(serve, [spider], site=site) as run:
-        await eventually(lambda: run.crawler.monitor.counts()[1] == 3)
+        await eventually(lambda: run.crawler.control.monitor.counts()[1] == 3)
         failed = await run.get("api/projects/retry/failed")
         assert {f["reason"] for f in failed} == {"HTTP 500", "HTTP 503"}
 
@@ -147,7 +147,7 @@ async def test_retry_failed_by_domain_and_by_reason(serve: Any) -> None:
 
         status, body = await run.post("api/projects/retry/retry", {"reason": "HTTP 503"})
         assert (status, body) == (200, {"retried": 1})
-        await eventually(lambda: run.crawler.monitor.counts()[1] == 4)  # failed again
+        await eventually(lambda: run.crawler.control.monitor.counts()[1] == 4)  # failed again
 
         status, body = await run.post("api/projects/retry/retry", {})
         assert (status, body) == (200, {"retried": 2})  # /flaky/one and /broken/three
@@ -202,7 +202,7 @@ async def test_unknown_projects_and_finished_crawls_are_clear_errors(serve: Any)
             return None
 
     crawler = Crawler(Small, {**CRAWL_SETTINGS, "BASE": base})
-    async with Dashboard([crawler]) as dashboard, aiohttp.ClientSession() as http:
+    async with Dashboard([crawler.control]) as dashboard, aiohttp.ClientSession() as http:
         async with http.get(dashboard.url + "api/projects/small") as resp:
             assert (await resp.json())["status"] == "new"
         await run_crawlers([crawler])
@@ -224,10 +224,10 @@ async def test_unknown_projects_and_finished_crawls_are_clear_errors(serve: Any)
 
 async def test_slots_list_every_key_the_crawler_reports(serve: Any) -> None:
     async with running_crawl(serve, [tree_spider("slots")]) as run:
-        await eventually(lambda: run.crawler.monitor.counts()[0] >= 1)
+        await eventually(lambda: run.crawler.control.monitor.counts()[0] >= 1)
         [slot] = await run.get("api/projects/slots/slots")
         assert slot["slot"] == "127.0.0.1"
         assert slot["concurrency"] == 4
         # Whatever the crawler reports per slot is passed through, key for key.
-        assert set(slot) == set(run.crawler.slot_stats()[0])
+        assert set(slot) == set(run.crawler.control.slot_stats()[0])
         assert {"slot", "in_flight", "concurrency", "delay"} <= set(slot)

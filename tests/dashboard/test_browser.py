@@ -62,13 +62,13 @@ async def test_watch_and_steer_a_running_crawl(serve: Any, browser: Any) -> None
         await editor.locator('input[name="rate"]').fill("5000")
         await editor.locator('button[type="submit"]').click()
         await expect(editor.locator(".error")).to_contain_text("above MAX_RATE (100/s)")
-        assert run.crawler.rate == (100, 1000)
+        assert run.crawler.control.rate == (100, 1000)
         await screenshot(page, "rate-refused")
         await editor.locator('input[name="rate"]').fill("2")
         await editor.locator('input[name="burst"]').fill("1")
         await editor.locator('input[name="burst"]').press("Enter")
         await expect(row.locator("button.rate")).to_have_text("2/s · burst 1")
-        assert run.crawler.rate == (2, 1)
+        assert run.crawler.control.rate == (2, 1)
 
         # The site sees the crawl slow down: requests dispatched before the change may
         # still land; after that, at most the bucket's one token plus 2 per second.
@@ -101,7 +101,7 @@ async def test_crawled_markup_is_shown_as_text_and_never_runs(serve: Any, browse
     name = "xss<img src=x onerror=window.__pwned=1>"
     spider = tree_spider(name, [*payloads, hanging_slot, javascript_url])
     async with running_crawl(serve, [spider], settings={"RATE": 20}) as run:
-        await eventually(lambda: run.crawler.monitor.counts()[1] >= 3)
+        await eventually(lambda: run.crawler.control.monitor.counts()[1] >= 3)
         page, errors = await open_page(browser, run)
         for payload in payloads:
             await expect(page.locator("#failed")).to_contain_text(run.base + payload)

@@ -180,7 +180,7 @@ async def test_jobs_appear_with_their_queue_counts_and_workers(serve: Any, redis
         assert waiting["queue"] == {"ready": 4, "delayed": 1, "processing": 0}
         assert (waiting["status"], waiting["workers"], waiting["job"]) == ("idle", 0, "later")
 
-        await eventually(lambda: run.workers[0].monitor.counts()[0] >= 5)
+        await eventually(lambda: run.workers[0].control.monitor.counts()[0] >= 5)
         crawling = await run.project()
         assert crawling["status"] == "running"
         assert crawling["workers"] == 2
@@ -253,7 +253,7 @@ async def test_a_rate_set_on_the_dashboard_slows_every_worker(serve: Any, redis_
         assert status == 200, body
         assert (body["rate"], body["burst"]) == (4, 1)
         # Each worker applies the record at its next heartbeat.
-        await eventually(lambda: all(w.rate == (4, 1) for w in run.workers))
+        await eventually(lambda: all(w.control.rate == (4, 1) for w in run.workers))
         await eventually(lambda: all(w.engine.in_flight == 0 for w in run.workers))
         # One bucket for the whole job: 4/s in all, not 4/s per worker.
         seconds = 2.0
@@ -263,7 +263,7 @@ async def test_a_rate_set_on_the_dashboard_slows_every_worker(serve: Any, redis_
 
         # A worker that joins later follows the record from its first heartbeat.
         late = run.add_worker()
-        await eventually(lambda: late.status == "running" and late.rate == (4, 1))
+        await eventually(lambda: late.control.status == "running" and late.control.rate == (4, 1))
 
 
 async def test_a_rate_above_the_workers_max_is_refused(serve: Any, redis_url: str) -> None:
@@ -281,12 +281,12 @@ async def test_a_rate_above_the_workers_max_is_refused(serve: Any, redis_url: st
         # Nothing was written: the workers keep their own rate.
         control = await run.source[0].control.read()
         assert control[0].rate_seq == 0
-        assert all(worker.rate == (None, None) for worker in run.workers)
+        assert all(worker.control.rate == (None, None) for worker in run.workers)
         # Within the limits it goes through, the default burst capped by MAX_BURST.
         status, body = await run.post(path, {"rate": 5})
         assert status == 200, body
         assert (body["rate"], body["burst"]) == (5, 20)
-        await eventually(lambda: all(w.rate == (5, 20) for w in run.workers))
+        await eventually(lambda: all(w.control.rate == (5, 20) for w in run.workers))
 
 
 async def test_pause_stops_arrivals_and_resume_restarts_them(serve: Any, redis_url: str) -> None:
@@ -294,7 +294,7 @@ async def test_pause_stops_arrivals_and_resume_restarts_them(serve: Any, redis_u
         await eventually(lambda: len(run.site.arrivals) > 20)
         status, body = await run.post(f"api/projects/{run.name}/pause")
         assert (status, body["status"]) == (200, "paused")
-        await eventually(lambda: all(w.status == "paused" for w in run.workers))
+        await eventually(lambda: all(w.control.status == "paused" for w in run.workers))
         await eventually(lambda: all(w.engine.in_flight == 0 for w in run.workers))
         assert await run.arrivals_in(1.0) == 0
         assert (await run.project())["status"] == "paused"
@@ -303,7 +303,7 @@ async def test_pause_stops_arrivals_and_resume_restarts_them(serve: Any, redis_u
         assert (status, body["status"]) == (200, "running")
         seen = len(run.site.arrivals)
         await eventually(lambda: len(run.site.arrivals) > seen + 10)
-        assert all(w.status == "running" for w in run.workers)
+        assert all(w.control.status == "running" for w in run.workers)
 
 
 async def test_a_worker_starts_paused_if_the_job_was_paused_before(
@@ -311,7 +311,7 @@ async def test_a_worker_starts_paused_if_the_job_was_paused_before(
 ) -> None:
     from redis.asyncio import Redis
 
-    from skitter.frontier._redis._control import JobControl
+    from skitter.cluster import JobControl
 
     client = Redis.from_url(redis_url)
     try:
@@ -321,7 +321,7 @@ async def test_a_worker_starts_paused_if_the_job_was_paused_before(
     async with cluster(serve, redis_url, tree_spider("tree"), workers=0) as run:
         worker = run.add_worker()
         await eventually(lambda: _alive(run) == 1)
-        assert worker.status == "paused"
+        assert worker.control.status == "paused"
         assert await run.arrivals_in(1.0) == 0
         assert (await run.project())["status"] == "paused"
         status, _ = await run.post(f"api/projects/{run.name}/resume")
@@ -460,7 +460,7 @@ async def test_the_cluster_view_in_a_browser(
         # Pause every worker from one button; then resume them.
         await row.locator("button.toggle", has_text="Pause").click()
         await expect(row.locator(".status")).to_have_text("paused")
-        await eventually(lambda: all(w.status == "paused" for w in run.workers))
+        await eventually(lambda: all(w.control.status == "paused" for w in run.workers))
         await eventually(lambda: all(w.engine.in_flight == 0 for w in run.workers))
         assert await run.arrivals_in(0.5) == 0
         await screenshot(page, "cluster-paused")
@@ -479,7 +479,7 @@ async def test_the_cluster_view_in_a_browser(
         await editor.locator('input[name="burst"]').fill("1")
         await editor.locator('input[name="burst"]').press("Enter")
         await expect(row.locator("button.rate")).to_have_text("3/s · burst 1")
-        await eventually(lambda: all(w.rate == (3, 1) for w in run.workers))
+        await eventually(lambda: all(w.control.rate == (3, 1) for w in run.workers))
         await screenshot(page, "cluster-rate")
 
         assert await page.evaluate("window.__pwned") is None

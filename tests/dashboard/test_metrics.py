@@ -23,7 +23,7 @@ def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 async def test_metrics_expose_stats_projects_and_slots(serve: Any) -> None:
     spiders = [tree_spider("alpha", ["/broken/a"]), tree_spider("beta")]
     async with running_crawl(serve, spiders, settings={"RATE": 500}) as run:
-        await eventually(lambda: run.crawler.monitor.counts()[1] == 1)
+        await eventually(lambda: run.crawler.control.monitor.counts()[1] == 1)
         async with run.http.get(run.url + "metrics") as resp:
             assert resp.status == 200
             assert resp.headers["Content-Type"].startswith("text/plain; version=0.0.4")
@@ -66,7 +66,7 @@ async def test_metric_and_label_names_are_sanitized_and_values_escaped() -> None
     crawler.stats.inc("odd/key with spaces")
     crawler.stats.inc("odd_key_with_spaces")  # the same name once sanitized: first wins
     crawler.stats.set("finish_reason", "not a number")
-    text = await render_metrics([crawler])
+    text = await render_metrics([crawler.control])
     found = samples(text)
     assert found[("skitter_odd_key_with_spaces_total", (("project", 'we"ird\\\nname'),))] == 1
     assert not any("finish_reason" in name for name, _ in found)

@@ -25,26 +25,26 @@ TOKEN = "correct-horse-battery-staple"
 def test_listening_beyond_loopback_needs_a_token(host: str) -> None:
     crawler = Crawler(tree_spider("exposed"))
     with pytest.raises(ConfigError, match="without a token: pass --ui-token"):
-        Dashboard([crawler], host=host)
-    Dashboard([crawler], host=host, token=TOKEN)  # accepted with one
+        Dashboard([crawler.control], host=host)
+    Dashboard([crawler.control], host=host, token=TOKEN)  # accepted with one
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "::1", "127.0.0.2"])
 def test_loopback_needs_no_token(host: str) -> None:
-    Dashboard([Crawler(tree_spider("local"))], host=host)
+    Dashboard([Crawler(tree_spider("local")).control], host=host)
 
 
 def test_a_short_token_is_refused() -> None:
     with pytest.raises(ConfigError, match="at least 16 characters"):
-        Dashboard([Crawler(tree_spider("short"))], token="hunter2")
+        Dashboard([Crawler(tree_spider("short")).control], token="hunter2")
 
 
 async def test_a_busy_port_is_a_clear_error() -> None:
     crawler = Crawler(tree_spider("busy"))
-    async with Dashboard([crawler]) as first:
+    async with Dashboard([crawler.control]) as first:
         port = int(first.url.rsplit(":", 1)[1].strip("/"))
         with pytest.raises(ConfigError, match=f"cannot listen on 127.0.0.1:{port}"):
-            await Dashboard([crawler], port=port).start()
+            await Dashboard([crawler.control], port=port).start()
 
 
 async def test_state_changes_need_the_csrf_header(serve: Any) -> None:
@@ -55,14 +55,14 @@ async def test_state_changes_need_the_csrf_header(serve: Any) -> None:
             assert "X-Skitter-CSRF" in (await resp.json())["error"]
         async with run.http.post(pause, json={}, headers={"X-Skitter-CSRF": "x.y"}) as resp:
             assert resp.status == 403
-        assert run.crawler.status == "running"
+        assert run.crawler.control.status == "running"
         # The page carries a token in a meta tag; it works like the one from /api/session.
         async with run.http.get(run.url) as resp:
             page = await resp.text()
         token = page.split('name="skitter-csrf" content="', 1)[1].split('"', 1)[0]
         async with run.http.post(pause, json={}, headers={"X-Skitter-CSRF": token}) as resp:
             assert resp.status == 200
-        assert run.crawler.status == "paused"
+        assert run.crawler.control.status == "paused"
 
 
 async def test_cross_origin_posts_are_refused_even_with_a_token(serve: Any) -> None:
@@ -115,7 +115,7 @@ async def test_with_a_token_every_request_needs_it(serve: Any) -> None:
         # A bearer header is never sent by a browser on its own: no CSRF token needed.
         async with run.http.post(url + "api/projects/locked/pause", headers=bearer) as resp:
             assert resp.status == 200
-        assert run.crawler.status == "paused"
+        assert run.crawler.control.status == "paused"
 
 
 async def test_login_sets_a_session_cookie(serve: Any) -> None:
@@ -272,7 +272,7 @@ def tls(tmp_path: Path) -> ssl.SSLContext:
 
 
 async def test_over_https_the_session_cookie_is_secure(tls: ssl.SSLContext) -> None:
-    dashboard = Dashboard([Crawler(tree_spider("tls"))], token=TOKEN)
+    dashboard = Dashboard([Crawler(tree_spider("tls")).control], token=TOKEN)
     runner = web.AppRunner(dashboard.make_app())
     await runner.setup()
     try:

@@ -456,14 +456,14 @@ async def test_monitor_and_failed_task_retry_through_the_crawler(serve: Any) -> 
 
     crawler = Crawler(Watched, {**FAST, "RETRY_TIMES": 0})
     await crawler.run()
-    monitor = crawler.monitor
+    monitor = crawler.control.monitor
     assert monitor is not None
     assert monitor.counts() == (2, 1)
     assert [o.reason for o in monitor.failures] == ["HTTP 503"]
-    failed = await crawler.failed_tasks()
+    failed = await crawler.control.failed_tasks()
     assert [(t.url, t.reason) for t in failed] == [(base + "/flaky", "HTTP 503")]
-    assert await crawler.retry_failed(domain="127.0.0.1") == 1
-    counts = await crawler.queue_counts()
+    assert await crawler.control.retry_failed(domain="127.0.0.1") == 1
+    counts = await crawler.control.queue_counts()
     assert (counts.ready, counts.delayed, counts.processing) == (1, 0, 0)
 
 

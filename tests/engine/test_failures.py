@@ -58,7 +58,7 @@ async def test_start_requests_that_break_off_fail_the_crawl_after_crawling_what_
     assert stats["finish_reason"] == "failed"
     assert "the URL list is unreadable" in stats["finish_error"]
     assert stats["item_scraped_count"] == 2
-    assert crawler.status == "failed"
+    assert crawler.control.status == "failed"
     assert crawler.failure is not None
 
 

@@ -37,3 +37,26 @@ def test_series_and_bounded_history() -> None:
     assert len(series) == 6
     assert series[:5] == [1.0, 2.0, 3.0, 4.0, 5.0]
     assert len(mon.recent) == 5
+
+
+def test_a_cluster_job_counts_its_windows_as_a_project_does() -> None:
+    """The cluster dashboard samples a job's totals into the monitor's own 10-second
+    buckets: the same events give the same windows and chart either way."""
+    from skitter.dashboard._cluster import ClusterMonitor
+
+    clock = FakeClock(start=0.0, epoch=1_000_000.0)
+    project, job = ProjectMonitor(clock), ClusterMonitor(clock)
+    job.sample(clock.time(), 0, 0)  # the baseline: counted from here
+    success = failure = 0
+    for step in range(400):
+        clock.advance(7.3)
+        for i in range(step % 4):
+            ok = (step + i) % 3 != 0
+            project.finished(f"t{step}.{i}", "http://e.com/", ok=ok)
+            success, failure = success + ok, failure + (not ok)
+        job.sample(clock.time(), success, failure)
+        if step % 37 == 0:
+            for window in (300, 3600):
+                assert job.counts(window) == project.counts(window)
+            assert job.pages_per_second(5) == project.pages_per_second(5)
+    assert job.counts() == project.counts() == (success, failure)

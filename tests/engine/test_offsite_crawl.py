@@ -39,8 +39,8 @@ def collecting_spider(start: str, allowed: list[str], **attrs: Any) -> type[Spid
 
 
 def offsite_failures(crawler: Crawler) -> list[str]:
-    assert crawler.monitor is not None
-    return [o.reason for o in crawler.monitor.failures if "offsite" in o.reason]
+    assert crawler.control.monitor is not None
+    return [o.reason for o in crawler.control.monitor.failures if "offsite" in o.reason]
 
 
 @pytest.mark.parametrize("location", ["http://localhost:{port}/away", "//localhost:{port}/away"])

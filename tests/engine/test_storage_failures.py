@@ -172,7 +172,7 @@ async def test_a_job_database_full_mid_run_stops_the_crawl(serve: Any, tmp_path:
         await crawler.run()
     assert f"job database {tmp_path / 'job' / 'job.sqlite3'}: {FULL_DB}" in raised.value.reason
     assert raised.value.stats["finish_reason"] == "failed"
-    assert crawler.status == "failed"
+    assert crawler.control.status == "failed"
     assert len(hits) < pages  # stopped, instead of crawling on without recording
     # Room again: the resume finds the state of the last good write and finishes the job.
     stats = await Crawler(Tree, settings, job_dir=tmp_path / "job").run()
@@ -210,4 +210,4 @@ async def test_a_feed_that_cannot_be_opened_fails_before_anything_is_fetched(
         await crawler.run()
     assert hits == []
     assert crawler.stats.get("finish_reason") == "failed"  # not "finished"
-    assert crawler.status == "failed"
+    assert crawler.control.status == "failed"

@@ -288,6 +288,49 @@ def test_names_that_contain_the_separator_do_not_collide() -> None:
         JobKeys.for_job("a", "")
 
 
+@pytest.mark.parametrize(
+    ("project", "job"),
+    [("shop", "nightly"), ("a:b", "c"), ("a", "b:c"), ("{x}", "50% off"), ("é/ü", "j*b?[1]")],
+)
+def test_every_key_of_a_job_parses_back_to_its_project_and_job(project: str, job: str) -> None:
+    keys = JobKeys.for_job(project, job, "pre")
+    named = [*keys.all(), keys.permits("h:1"), keys.workers, keys.start_claim, keys.stats_max]
+    for key in named:
+        assert JobKeys.parse(key, "pre") == (project, job), key
+        assert JobKeys.parse(key.encode(), "pre") == (project, job), key
+    assert JobKeys.parse(keys.meta, "pre", name="meta") == (project, job)
+    assert JobKeys.parse(keys.workers, "pre", name="meta") is None
+    assert JobKeys.parse(keys.meta, "skitter") is None, "another prefix"
+    assert (keys.tag, keys.name) == (keys.meta.removesuffix(":meta"), f"{project}/{job}")
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "skitter:{a:b}:x}:meta",  # what a SCAN pattern's * may match
+        "skitter:{a%3ab:c}:meta",  # not escaped as skitter escapes
+        "skitter:{a:b:c}:meta",
+        "skitter:{ab}:meta",
+        "skitter:{:b}:meta",
+        "skitter:{a:b}",
+        "skitter:{a:b}meta",
+        "other:{a:b}:meta",
+    ],
+)
+def test_keys_that_no_job_of_ours_has_parse_to_none(key: str) -> None:
+    assert JobKeys.parse(key, name="meta" if key.endswith("meta") else None) is None
+
+
+async def test_scan_patterns_find_a_jobs_keys(make: Make, client: Redis) -> None:
+    frontier = make(project="a:b", job="j*b")
+    await frontier.push([req("a")], T0)
+    await client.set("skitter:{x:y}:meta", "not this job's")
+    found = [key async for key in client.scan_iter(match=JobKeys.pattern("meta", "j*b"))]
+    assert found == [frontier.keys.meta.encode()]
+    every = {key async for key in client.scan_iter(match=JobKeys.pattern("meta"))}
+    assert every == {frontier.keys.meta.encode(), b"skitter:{x:y}:meta"}
+
+
 async def test_all_keys_of_a_job_share_one_cluster_slot(make: Make, client: Redis) -> None:
     frontier = make(project="shop", job="nightly")
     await frontier.push([req("a"), req("b", exetime=T0 + 9)], T0)

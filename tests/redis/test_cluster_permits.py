@@ -10,9 +10,8 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
+from skitter.cluster import ClusterPermits, RedisPoliteness
 from skitter.frontier._redis import JobKeys
-from skitter.frontier._redis._politeness import RedisPoliteness
-from skitter.scheduler._permits import ClusterPermits
 
 T0 = 1_700_000_000.0
 LEASE = 30.0

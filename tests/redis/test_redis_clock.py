@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
+from skitter.cluster import RedisPoliteness
 from skitter.frontier import FrontierCounts, RedisFrontier
 from skitter.frontier._redis import JobKeys
-from skitter.frontier._redis._politeness import RedisPoliteness
 from skitter.http import Request
 
 AHEAD = 31.0

@@ -21,13 +21,12 @@ from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-from skitter._cluster import ClusterJob, StartClaim
+from skitter.cluster import ClusterJob, JobControl, RedisStats, StartClaim
+from skitter.engine import Stats
 from skitter.exceptions import ConfigError, FatalError, FrontierUnavailable
 from skitter.frontier import RedisFrontier
 from skitter.frontier._redis import JobKeys
-from skitter.frontier._redis._control import JobControl
 from skitter.frontier._redis._errors import check_access
-from skitter.frontier._redis._stats import RedisStats
 from skitter.http import Request
 from skitter.settings import Settings
 from skitter.testing._redis import RedisServer, require_redis_server
@@ -148,7 +147,7 @@ async def test_the_cluster_gates_and_stats_report_it_too_and_lose_no_counts(
     cluster = ClusterJob(server.url, "nightly")
     frontier = cluster.make_frontier(type("S", (), {"name": "shop"})(), Settings())
     politeness = cluster.politeness()
-    stats = cluster.stats()
+    stats = cluster.stats(Stats())
     try:
         async with state(name, admin, server) as lift:
             acquire = politeness.acquire(
@@ -299,7 +298,7 @@ async def test_the_dashboards_source_says_so_at_start_with_the_url_masked(
 async def test_stats_totals_read_through_an_outage_as_unavailable(server: RedisServer) -> None:
     client = Redis.from_url(server.url)
     try:
-        stats = RedisStats(client, JobKeys.for_job("shop", "nightly"))
+        stats = RedisStats(client, JobKeys.for_job("shop", "nightly"), Stats())
         server.stop()
         with pytest.raises(FrontierUnavailable, match="cannot be reached"):
             await stats.totals()

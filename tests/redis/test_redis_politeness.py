@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
+from skitter.cluster import RedisPoliteness
 from skitter.frontier._redis import JobKeys
-from skitter.frontier._redis._politeness import RedisPoliteness
 
 T0 = 1_700_000_000.0
 LEASE = 30.0

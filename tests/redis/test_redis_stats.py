@@ -11,9 +11,10 @@ import pytest
 from redis.asyncio import Redis
 
 from skitter._types import StatsSink
+from skitter.cluster import RedisStats
+from skitter.engine import Stats
 from skitter.exceptions import FrontierUnavailable
 from skitter.frontier._redis import JobKeys
-from skitter.frontier._redis._stats import RedisStats
 from skitter.testing._redis import RedisServer, require_redis_server
 
 
@@ -32,7 +33,7 @@ def aof_server() -> Any:
 
 
 async def test_two_workers_add_up(client: Redis, other_client: Redis, keys: JobKeys) -> None:
-    one, two = RedisStats(client, keys), RedisStats(other_client, keys)
+    one, two = RedisStats(client, keys, Stats()), RedisStats(other_client, keys, Stats())
     sink: StatsSink = one  # what every component reports into
     sink.inc("downloader/response_count")
     sink.inc("downloader/response_count", 4)
@@ -60,7 +61,7 @@ async def test_two_workers_add_up(client: Redis, other_client: Redis, keys: JobK
 async def test_max_keeps_the_largest_and_set_the_last_written(
     client: Redis, other_client: Redis, keys: JobKeys
 ) -> None:
-    one, two = RedisStats(client, keys), RedisStats(other_client, keys)
+    one, two = RedisStats(client, keys, Stats()), RedisStats(other_client, keys, Stats())
     one.max("request_depth_max", 3)
     two.max("request_depth_max", 7)
     two.max("request_depth_max", 5)  # lower than this worker's own: nothing to send
@@ -84,7 +85,7 @@ async def test_max_keeps_the_largest_and_set_the_last_written(
 async def test_nothing_goes_to_redis_until_a_flush_and_an_idle_flush_costs_nothing(
     counted: Any, keys: JobKeys
 ) -> None:
-    stats = RedisStats(counted.client, keys)
+    stats = RedisStats(counted.client, keys, Stats())
     await stats.totals()  # connect
     before = counted.sends
     for _ in range(1000):
@@ -104,7 +105,7 @@ async def test_nothing_goes_to_redis_until_a_flush_and_an_idle_flush_costs_nothi
 
 
 async def test_values_json_cannot_encode_are_stored_as_text(client: Redis, keys: JobKeys) -> None:
-    stats = RedisStats(client, keys)
+    stats = RedisStats(client, keys, Stats())
     stats.set("spider", object.__new__(type("Odd", (), {"__str__": lambda self: "odd"})))
     await stats.flush()
     assert await stats.totals() == {"spider": "odd"}
@@ -113,7 +114,7 @@ async def test_values_json_cannot_encode_are_stored_as_text(client: Redis, keys:
 async def test_a_sum_made_float_elsewhere_still_adds_up(
     client: Redis, other_client: Redis, keys: JobKeys
 ) -> None:
-    one, two = RedisStats(client, keys), RedisStats(other_client, keys)
+    one, two = RedisStats(client, keys, Stats()), RedisStats(other_client, keys, Stats())
     one.inc("seconds", 1.5)
     await one.flush()
     two.inc("seconds", 2)  # an int amount on a sum Redis holds as a float
@@ -128,7 +129,7 @@ async def test_a_redis_outage_loses_no_counts(aof_server: RedisServer, keys: Job
     redis_server = aof_server
     client = Redis.from_url(redis_server.url)
     try:
-        stats = RedisStats(client, keys)
+        stats = RedisStats(client, keys, Stats())
         stats.inc("n", 2)
         stats.max("m", 1)
         await stats.flush()
@@ -152,7 +153,7 @@ async def test_run_flushes_on_its_own_and_rides_out_an_outage(
 ) -> None:
     redis_server = aof_server
     client = Redis.from_url(redis_server.url)
-    stats = RedisStats(client, keys, flush_interval=0.01)
+    stats = RedisStats(client, keys, Stats(), flush_interval=0.01)
 
     async def totals_reach(n: int) -> None:
         # The totals live in another process: nothing to wait on but the numbers.
@@ -191,7 +192,7 @@ async def test_run_flushes_on_its_own_and_rides_out_an_outage(
 
 
 async def test_clear_deletes_the_shared_totals(client: Redis, keys: JobKeys) -> None:
-    stats = RedisStats(client, keys)
+    stats = RedisStats(client, keys, Stats())
     stats.inc("a")
     stats.max("b", 1)
     stats.set("c", 1)
@@ -203,4 +204,4 @@ async def test_clear_deletes_the_shared_totals(client: Redis, keys: JobKeys) -> 
 
 def test_a_flush_interval_must_be_positive(keys: JobKeys) -> None:
     with pytest.raises(ValueError, match="flush_interval"):
-        RedisStats(None, keys, flush_interval=0)  # type: ignore[arg-type]
+        RedisStats(None, keys, Stats(), flush_interval=0)  # type: ignore[arg-type]

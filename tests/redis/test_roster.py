@@ -9,8 +9,8 @@ import asyncio
 import pytest
 from redis.asyncio import Redis
 
+from skitter.cluster import Heartbeat, JobControl
 from skitter.frontier._redis import JobKeys
-from skitter.frontier._redis._control import JobControl
 
 
 async def test_workers_gone_for_good_are_pruned_by_a_live_workers_beat(
@@ -18,15 +18,15 @@ async def test_workers_gone_for_good_are_pruned_by_a_live_workers_beat(
 ) -> None:
     control = JobControl(client, keys)
     for restart in range(150):  # a worker restarted 150 times: a new id each time
-        await control.beat(f"host:{restart}:tag", {"status": "running"}, stale_after=0.2)
+        await control.beat(f"host:{restart}:tag", Heartbeat(status="running"), stale_after=0.2)
     _, roster = await control.read()
     assert len(roster) == 150
     await asyncio.sleep(0.3)
     # Heartbeats carry the worker's own clock; the roster is pruned by Redis's.
-    await control.beat("live", {"status": "running", "seen": 0}, stale_after=0.2)
+    await control.beat("live", Heartbeat(status="running", seen=0), stale_after=0.2)
     _, roster = await control.read()
     assert len(roster) == 51  # at most 100 leave per beat: a short script each time
-    await control.beat("live", {"status": "running"}, stale_after=0.2)
+    await control.beat("live", Heartbeat(status="running"), stale_after=0.2)
     _, roster = await control.read()
     assert list(roster) == ["live"]
     assert await client.zrange(keys.workers_seen, 0, -1) == [b"live"]
@@ -38,8 +38,8 @@ async def test_a_worker_that_keeps_beating_stays_and_its_control_record_comes_ba
     control = JobControl(client, keys)
     await control.set_paused(True, now=1.0)
     for _ in range(5):
-        record = await control.beat("steady", {"status": "paused"}, stale_after=0.2)
-        await control.beat("other", {"status": "running"}, stale_after=0.2)
+        record = await control.beat("steady", Heartbeat(status="paused"), stale_after=0.2)
+        await control.beat("other", Heartbeat(status="running"), stale_after=0.2)
         await asyncio.sleep(0.05)
         assert record.paused and record.pause_seq == 1
     _, roster = await control.read()
@@ -52,4 +52,4 @@ async def test_a_worker_that_keeps_beating_stays_and_its_control_record_comes_ba
 
 async def test_stale_after_must_be_positive(client: Redis, keys: JobKeys) -> None:
     with pytest.raises(ValueError, match="stale_after"):
-        await JobControl(client, keys).beat("w", {}, stale_after=0)
+        await JobControl(client, keys).beat("w", Heartbeat(), stale_after=0)

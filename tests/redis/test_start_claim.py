@@ -15,7 +15,7 @@ from aiohttp import web
 from redis.asyncio import Redis
 
 from skitter import Crawler, Request, Spider
-from skitter._cluster import StartClaim
+from skitter.cluster import StartClaim
 from skitter.exceptions import JobStateLost
 from skitter.frontier import RedisFrontier
 from skitter.frontier._redis import JobKeys

@@ -257,11 +257,12 @@ async def stats_keys(url: str, project: str = "tree") -> list[bytes]:
 
 
 async def totals(url: str) -> dict[str, Any]:
-    from skitter.frontier._redis._stats import RedisStats
+    from skitter.cluster import RedisStats
+    from skitter.engine import Stats
 
     client = Redis.from_url(url)
     try:
-        return await RedisStats(client, JobKeys.for_job("tree", "test")).totals()
+        return await RedisStats(client, JobKeys.for_job("tree", "test"), Stats()).totals()
     finally:
         await client.aclose()
 

@@ -242,13 +242,14 @@ async def job_state(redis_url: str) -> tuple[dict[str, Any], int]:
     its exact dupe filter (the ``done`` hash) holds."""
     from redis.asyncio import Redis
 
+    from skitter.cluster import RedisStats
+    from skitter.engine import Stats
     from skitter.frontier._redis import JobKeys
-    from skitter.frontier._redis._stats import RedisStats
 
     keys = JobKeys.for_job("tree", "test")
     client = Redis.from_url(redis_url)
     try:
-        return await RedisStats(client, keys).totals(), int(await client.hlen(keys.done))
+        return await RedisStats(client, keys, Stats()).totals(), int(await client.hlen(keys.done))
     finally:
         await client.aclose()
 

@@ -138,9 +138,9 @@ async def test_live_rate_change_applies_within_a_second(serve: Any) -> None:
     task = asyncio.create_task(crawler.run())
     await asyncio.sleep(1.5)
     changed = time.monotonic()
-    crawler.set_rate(2, 1)
+    crawler.control.set_rate(2, 1)
     await asyncio.sleep(4.0)
-    crawler.set_rate(40, 1)
+    crawler.control.set_rate(40, 1)
     sped_up = time.monotonic()
     await asyncio.sleep(2.0)
     crawler.stop()
@@ -162,12 +162,12 @@ async def test_rate_change_above_the_cap_is_refused(serve: Any) -> None:
     task = asyncio.create_task(crawler.run())
     await asyncio.sleep(0.2)
     with pytest.raises(Exception, match="above MAX_RATE"):
-        crawler.set_rate(30)
+        crawler.control.set_rate(30)
     with pytest.raises(Exception, match="above MAX_BURST"):
-        crawler.set_rate(10, 100)
-    crawler.set_rate(20, 20)
+        crawler.control.set_rate(10, 100)
+    crawler.control.set_rate(20, 20)
     await task
-    assert crawler.status == "done"
+    assert crawler.control.status == "done"
 
 
 async def test_three_backlogged_projects_share_dispatches(serve: Any) -> None:

@@ -9,6 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skitter._clock import FakeClock
+from skitter.exceptions import ConfigError
+from skitter.scheduler import RateLimits
 from skitter.scheduler._tokenbucket import TokenBucket
 
 
@@ -142,3 +144,26 @@ def test_long_run_rate(rate: float, burst: float) -> None:
         clock.advance(bucket.wait_time())
     elapsed = clock.monotonic() - start
     assert abs(taken - (burst + rate * elapsed)) <= 1 + 1e-6
+
+
+# -- RateLimits: the one MAX_RATE / MAX_BURST rule ------------------------------------------
+def test_rate_limits_refuse_what_is_above_the_caps_and_say_whose() -> None:
+    limits = RateLimits(10.0, 20.0, " of worker w1", " of worker w2")
+    with pytest.raises(ConfigError, match=r"^rate 11/s is above MAX_RATE \(10/s\) of worker w1$"):
+        limits.check(11.0, None)
+    with pytest.raises(ConfigError, match=r"^burst 21 is above MAX_BURST \(20\) of worker w2$"):
+        limits.check(5.0, 21.0)
+    with pytest.raises(ConfigError, match=r"^an unlimited rate is above MAX_RATE \(10/s\) of w"):
+        limits.check(None, None)
+    for rate, burst in ((-1.0, None), (float("nan"), None), (float("inf"), None), (1.0, -2.0)):
+        with pytest.raises(ConfigError, match="rate and burst must be >= 0"):
+            limits.check(rate, burst)
+    assert limits.check(10.0, 20.0) == 20.0
+
+
+def test_a_burst_left_out_is_the_default_within_the_cap() -> None:
+    assert RateLimits().check(3.0, None) == 30.0
+    assert RateLimits(max_burst=8.0).check(3.0, None) == 8.0
+    assert RateLimits(max_burst=8.0).burst_for(0.5, None) == 5.0
+    assert RateLimits(max_burst=8.0).burst_for(3.0, 2.0) == 2.0
+    assert RateLimits().check(None, 5.0) is None

@@ -170,8 +170,8 @@ async def _find_project(url: str, job: str, prefix: str) -> str:
     client = Redis.from_url(url)
     found: set[str] = set()
     try:
-        async for key in client.scan_iter(match=JobKeys.meta_pattern(job, prefix), count=1000):
-            parsed = JobKeys.parse_meta(key, prefix)
+        async for key in client.scan_iter(match=JobKeys.pattern("meta", job, prefix), count=1000):
+            parsed = JobKeys.parse(key, prefix, name="meta")
             if parsed is not None and parsed[1] == job:
                 found.add(parsed[0])
     except (RedisError, OSError) as exc:

@@ -41,8 +41,8 @@ class UiOptions:
 
 def setup_logging(level: str, console: Console) -> None:
     root = logging.getLogger()
-    for handler in list(root.handlers):
-        root.removeHandler(handler)
+    for old in list(root.handlers):
+        root.removeHandler(old)
     if console.is_terminal:
         from rich.logging import RichHandler
 
@@ -75,7 +75,8 @@ async def run_with_signals(
             # Imported only when asked for, so a plain `skitter crawl` never loads it.
             from skitter.dashboard import Dashboard
 
-            dashboard = Dashboard(crawlers, host=ui.host, port=ui.port, token=ui.token)
+            projects = [crawler.control for crawler in crawlers]
+            dashboard = Dashboard(projects, host=ui.host, port=ui.port, token=ui.token)
             await stack.enter_async_context(dashboard)
             login = " (log in with the --ui-token)" if ui.token else ""
             console.print(f"Dashboard: {dashboard.url}{login}", highlight=False)

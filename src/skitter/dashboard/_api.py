@@ -32,7 +32,7 @@ import orjson
 from aiohttp import web
 
 from skitter.dashboard._security import Guard, json_error
-from skitter.dashboard._views import project_detail, project_name, project_summary
+from skitter.dashboard._views import project_detail, project_summary
 from skitter.exceptions import ConfigError, FatalError, FrontierUnavailable, JobStateLost
 
 if TYPE_CHECKING:
@@ -49,12 +49,12 @@ class _BadInput(Exception):
 
 
 class ControlApi:
-    """Handlers over a fixed list of crawlers, looked up by project name."""
+    """Handlers over a list of projects (``LiveProject``), looked up by name."""
 
     def __init__(
-        self, crawlers: Sequence[LiveProject], guard: Guard, clock: Callable[[], float]
+        self, projects: Sequence[LiveProject], guard: Guard, clock: Callable[[], float]
     ) -> None:
-        self._crawlers = crawlers  # read on every request: it may grow (cluster jobs)
+        self._crawlers = projects  # read on every request: it may grow (cluster jobs)
         self._guard = guard
         self._now = clock
 
@@ -124,7 +124,6 @@ class ControlApi:
             await _done(crawler.set_rate(rate, burst))
         except ConfigError as exc:
             raise _BadInput(str(exc)) from None
-        _wake(crawler)  # a higher rate should take effect now, not at the next due time
         return _json(await project_summary(crawler))
 
     async def pause(self, request: web.Request) -> web.Response:
@@ -157,7 +156,7 @@ class ControlApi:
 
     # -- lookup ---------------------------------------------------------------------------
     def _find(self, name: str) -> LiveProject | None:
-        return next((c for c in self._crawlers if project_name(c) == name), None)
+        return next((c for c in self._crawlers if c.name == name), None)
 
     def _get(self, request: web.Request) -> LiveProject:
         name = request.match_info["name"]
@@ -170,16 +169,17 @@ class ControlApi:
         crawler = self._get(request)
         status = crawler.status
         if status == "new":
-            raise _Problem(409, f"project {project_name(crawler)!r} has not started yet")
+            raise _Problem(409, f"project {crawler.name!r} has not started yet")
         if status in ("done", "failed"):
-            raise _Problem(409, f"project {project_name(crawler)!r} has finished")
+            raise _Problem(409, f"project {crawler.name!r} has finished")
         return crawler
 
     @web.middleware
     async def errors(self, request: web.Request, handler: Any) -> web.StreamResponse:
         """Turn the API's own exceptions into ``{"error": ...}`` responses."""
         try:
-            return await handler(request)
+            response: web.StreamResponse = await handler(request)
+            return response
         except _Problem as exc:
             return json_error(exc.status, exc.message)
         except _BadInput as exc:
@@ -245,9 +245,3 @@ async def _done(result: object) -> None:
     """Wait for a control call that returned an awaitable (a cluster job's Redis write)."""
     if inspect.isawaitable(result):
         await result
-
-
-def _wake(crawler: LiveProject) -> None:
-    engine = crawler.engine
-    if engine is not None:
-        engine.wake()

@@ -1,7 +1,8 @@
 """``LiveProject``: what the dashboard reads and changes of a project.
 
 The views, the API and ``/metrics`` only use this surface, so one set of them serves
-two kinds of project: a ``Crawler`` running in this process (``--ui``, ``serve``), and a
+two kinds of project: one running in this process (``engine.ProjectControl``, which a
+``Crawler`` carries as ``crawler.control``: ``--ui``, ``serve``), and a
 ``ClusterProject``, one job of a distributed crawl read from Redis
 (``skitter dashboard --redis``).
 """
@@ -16,32 +17,52 @@ if TYPE_CHECKING:
     from skitter.engine import ActiveTask, Outcome, WindowCounts
     from skitter.frontier import FrontierCounts, TaskInfo
 
-__all__ = ["LiveMonitor", "LiveProject"]
+__all__ = ["LiveMonitor", "LiveProject", "LiveStats"]
 
 
 class LiveMonitor(Protocol):
     """Active tasks, recent outcomes (oldest first) and counts over time."""
 
-    active: Mapping[str, ActiveTask]
-    recent: Iterable[Outcome]
-    failures: Iterable[Outcome]
+    @property
+    def active(self) -> Mapping[str, ActiveTask]: ...
+
+    @property
+    def recent(self) -> Iterable[Outcome]: ...
+
+    @property
+    def failures(self) -> Iterable[Outcome]: ...
 
     def counts(self, seconds: float | None = None) -> WindowCounts: ...
 
     def pages_per_second(self, minutes: int = 10) -> list[float]: ...
 
 
+class LiveStats(Protocol):
+    """The project's statistics, as read."""
+
+    def get(self, key: str, default: Any = None) -> Any: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
 class LiveProject(Protocol):
     """A project to show and steer. ``status`` is new, running, paused, checking, done or failed
     (a cluster job also idle: no live worker, work left). ``set_rate``, ``pause`` and
     ``resume`` may return an awaitable (a cluster project writes to Redis); ``set_rate``
-    raises ``ConfigError`` above MAX_RATE/MAX_BURST with a message for the person."""
+    raises ``ConfigError`` above MAX_RATE/MAX_BURST with a message for the person. A
+    change takes effect at once: the project wakes whatever dispatches its tasks."""
 
-    spider: Any
-    spidercls: Any
-    clock: Clock
-    settings: Mapping[str, Any]
-    stats: Any  # get(key, default) and to_dict()
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def settings(self) -> Mapping[str, Any]: ...
+
+    @property
+    def stats(self) -> LiveStats: ...
 
     @property
     def status(self) -> str: ...
@@ -51,9 +72,6 @@ class LiveProject(Protocol):
 
     @property
     def monitor(self) -> LiveMonitor | None: ...
-
-    @property
-    def engine(self) -> Any: ...
 
     async def queue_counts(self) -> FrontierCounts: ...
 

@@ -7,7 +7,7 @@ Three kinds of series, each with a ``project`` label:
   the few stats that are values rather than counts (start and finish times, elapsed
   seconds, maxima) become gauges;
 - project gauges: status as a state set, rate and burst, queue sizes, active tasks;
-- per-slot gauges, one per numeric key that ``Crawler.slot_stats()`` reports (so the
+- per-slot gauges, one per numeric key that ``slot_stats()`` reports (so the
   slots issue's ``queued`` or breaker fields appear without a change here); a string
   value becomes a state-set sample labelled with it.
 
@@ -22,8 +22,6 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-
-from skitter.dashboard._views import project_name
 
 if TYPE_CHECKING:
     from skitter.dashboard._live import LiveProject
@@ -121,15 +119,14 @@ def _is_gauge_stat(key: str) -> bool:
     return key in _GAUGE_STATS or key.endswith(("_max", "/max"))
 
 
-async def render_metrics(crawlers: Iterable[LiveProject]) -> str:
-    """The exposition text for every crawler the dashboard shows."""
+async def render_metrics(projects: Iterable[LiveProject]) -> str:
+    """The exposition text for every project the dashboard shows."""
     out = _Exposition()
-    for crawler in crawlers:
-        project = project_name(crawler)
-        _stats(out, crawler, project)
-        await _project(out, crawler, project)
-        if crawler.status != "new":
-            _slots(out, crawler, project)
+    for live in projects:
+        _stats(out, live, live.name)
+        await _project(out, live, live.name)
+        if live.status != "new":
+            _slots(out, live, live.name)
     return out.render()
 
 

@@ -1,10 +1,10 @@
 """``Dashboard``: the web UI, JSON API and ``/metrics`` of running crawlers.
 
-It is an aiohttp application on the crawl's own event loop, so it reads the crawlers'
+It is an aiohttp application on the crawl's own event loop, so it reads the projects'
 live state directly (no IPC, no copies) and a rate change applies to the next dispatch::
 
     crawler = Crawler(MySpider)
-    async with Dashboard([crawler]) as ui:
+    async with Dashboard([crawler.control]) as ui:
         print("dashboard at", ui.url)
         await crawler.run()
 
@@ -63,19 +63,20 @@ def _read_static(name: str) -> bytes:
 
 
 class Dashboard:
-    """Serves the dashboard of ``crawlers`` on ``host:port`` (0 = a free port).
+    """Serves the dashboard of ``projects`` on ``host:port`` (0 = a free port): each a
+    ``LiveProject``, a crawler's ``control`` or a ``ClusterProject``.
 
     Listening on anything but loopback needs ``token``; every request must then carry
     it (``Authorization: Bearer TOKEN``, or a session from ``/login``).
 
-    ``crawlers`` is read afresh on every request, so it may be a live sequence that
+    ``projects`` is read afresh on every request, so it may be a live sequence that
     changes (``ClusterSource`` adds jobs as they appear); such a one may start empty,
     given a ``clock`` (epoch seconds) for the page's "updated" time.
     """
 
     def __init__(
         self,
-        crawlers: Sequence[LiveProject],
+        projects: Sequence[LiveProject],
         *,
         host: str = "127.0.0.1",
         port: int = 0,
@@ -83,14 +84,14 @@ class Dashboard:
         clock: Callable[[], float] | None = None,
     ) -> None:
         check_exposure(host, token)
-        if not crawlers and clock is None:
-            raise ValueError("the dashboard needs at least one crawler")
+        if not projects and clock is None:
+            raise ValueError("the dashboard needs at least one project")
         self.host = host
         self.port = port
         self.guard = Guard(token)
-        now = clock if clock is not None else (lambda: crawlers[0].clock.time())
-        self.api = ControlApi(crawlers, self.guard, clock=now)
-        self._crawlers = crawlers if clock is not None else list(crawlers)
+        now = clock if clock is not None else (lambda: projects[0].clock.time())
+        self.api = ControlApi(projects, self.guard, clock=now)
+        self._projects = projects if clock is not None else list(projects)
         self._runner: web.AppRunner | None = None
         self._url: str | None = None
         self._files = {name: _read_static(name) for name in _STATIC}
@@ -206,7 +207,7 @@ class Dashboard:
         )
 
     async def metrics(self, request: web.Request) -> web.Response:
-        text = await render_metrics(self._crawlers)
+        text = await render_metrics(self._projects)
         response = web.Response(text=text)
         response.headers["Content-Type"] = CONTENT_TYPE
         return response

@@ -23,12 +23,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import Self, overload
-from urllib.parse import unquote
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
@@ -44,6 +42,9 @@ from skitter.frontier._redis._errors import redis_errors_translated
 __all__ = ["ClusterSource"]
 
 log = logging.getLogger("skitter.dashboard")
+
+#: The keys a job is found by: its frontier's meta hash, its roster of workers.
+_FOUND_BY = ("meta", "workers")
 
 
 class ClusterSource(Sequence[ClusterProject]):
@@ -72,9 +73,6 @@ class ClusterSource(Sequence[ClusterProject]):
         self._task: asyncio.Task[None] | None = None
         self._next_scan = 0.0
         self._failing = False
-        self._key = re.compile(
-            rf"^{re.escape(prefix)}:\{{([^:{{}}]+):([^:{{}}]+)\}}:(?:meta|workers)$"
-        )
 
     # -- Sequence -----------------------------------------------------------------------------
     @overload
@@ -162,11 +160,13 @@ class ClusterSource(Sequence[ClusterProject]):
         """SCAN for the jobs' keys; add the new jobs, drop the vanished ones."""
         client = self._require_client()
         found: dict[tuple[str, str], None] = {}
-        for pattern in self._patterns():
-            async for key in client.scan_iter(match=pattern, count=1000):
-                match = self._key.match(key.decode(errors="replace"))
-                if match is not None:
-                    found[(unquote(match[1]), unquote(match[2]))] = None
+        for name in _FOUND_BY:
+            for job in self.jobs or [None]:
+                pattern = JobKeys.pattern(name, job, self.prefix)
+                async for key in client.scan_iter(match=pattern, count=1000):
+                    parsed = JobKeys.parse(key, self.prefix, name=name)
+                    if parsed is not None and (job is None or parsed[1] == job):
+                        found[parsed] = None
         known = {(p.project, p.job): p for p in self._projects}
         projects = []
         for project, job in found:
@@ -180,24 +180,7 @@ class ClusterSource(Sequence[ClusterProject]):
         projects.sort(key=lambda p: p.name)
         self._projects = projects
 
-    def _patterns(self) -> list[str]:
-        prefix = _glob_escape(self.prefix)
-        if not self.jobs:
-            return [f"{prefix}:{{*}}:{suffix}" for suffix in ("meta", "workers")]
-        patterns = []
-        for job in self.jobs:
-            # the job's escaped name, as JobKeys writes it; the project is any name
-            tag = JobKeys.for_job("x", job, "p").tag
-            escaped = _glob_escape(tag[len("p:{x:") : -1])
-            patterns += [f"{prefix}:{{*:{escaped}}}:{suffix}" for suffix in ("meta", "workers")]
-        return patterns
-
     def _require_client(self) -> Redis:
         if self.client is None:
             raise RuntimeError("the cluster source is not started")
         return self.client
-
-
-def _glob_escape(text: str) -> str:
-    """``text`` as a literal in a SCAN MATCH pattern."""
-    return "".join("\\" + c if c in "*?[]\\" else c for c in text)

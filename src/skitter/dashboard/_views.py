@@ -1,6 +1,6 @@
-"""What the dashboard shows of a crawler, as plain JSON-ready dicts.
+"""What the dashboard shows of a project, as plain JSON-ready dicts.
 
-Every function here reads the crawler's public live-control API (``status``, ``rate``,
+Every function here reads a project's ``LiveProject`` surface (``status``, ``rate``,
 ``monitor``, ``queue_counts()``, ``failed_tasks()``, ``slot_stats()``) and returns dicts
 of strings and numbers; none of them changes anything. Keeping the views apart from the
 HTTP handlers means the JSON API, the page and ``/metrics`` all describe a project the
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from skitter.engine import ActiveTask, Outcome
     from skitter.frontier import TaskInfo
 
-__all__ = ["SERIES_MINUTES", "project_detail", "project_name", "project_summary"]
+__all__ = ["SERIES_MINUTES", "project_detail", "project_summary"]
 
 #: Minutes of pages/s history each project summary carries (10-second buckets).
 SERIES_MINUTES = 5
@@ -37,25 +37,18 @@ FAILED_LIMIT = 100
 _WINDOWS: tuple[tuple[str, float | None], ...] = (("5m", 300.0), ("1h", 3600.0), ("all", None))
 
 
-def project_name(crawler: LiveProject) -> str:
-    """The project's name: its spider's, also before the spider is built."""
-    if crawler.spider is not None:
-        return str(crawler.spider.name)
-    return crawler.spidercls.name or crawler.spidercls.__name__
+def _is_live(project: LiveProject) -> bool:
+    """True once the project runs (or has run)."""
+    return project.status != "new"
 
 
-def _is_live(crawler: LiveProject) -> bool:
-    """True once the crawler has a scheduler (it is running or has run)."""
-    return crawler.status != "new"
-
-
-async def project_summary(crawler: LiveProject) -> dict[str, Any]:
+async def project_summary(project: LiveProject) -> dict[str, Any]:
     """One row of the projects table: status, rate, queues, counters, pages/s."""
-    rate, burst = crawler.rate
-    settings = crawler.settings
+    rate, burst = project.rate
+    settings = project.settings
     summary: dict[str, Any] = {
-        "name": project_name(crawler),
-        "status": crawler.status,
+        "name": project.name,
+        "status": project.status,
         "rate": rate,
         "burst": burst,
         "max_rate": settings["MAX_RATE"],
@@ -65,23 +58,23 @@ async def project_summary(crawler: LiveProject) -> dict[str, Any]:
         "pages_per_second": [],
         "speed": 0.0,
         "active": 0,
-        "items": crawler.stats.get("item_scraped_count", 0),
-        "started": crawler.stats.get("start_time"),
-        "finish_reason": crawler.stats.get("finish_reason"),
-        "finish_error": crawler.stats.get("finish_error"),
+        "items": project.stats.get("item_scraped_count", 0),
+        "started": project.stats.get("start_time"),
+        "finish_reason": project.stats.get("finish_reason"),
+        "finish_error": project.stats.get("finish_error"),
     }
-    cluster = getattr(crawler, "cluster_summary", None)
+    cluster = getattr(project, "cluster_summary", None)
     if cluster is not None:  # a job of a distributed crawl: its name and live workers
         summary.update(cluster())
-    if not _is_live(crawler):
+    if not _is_live(project):
         return summary
-    counts = await crawler.queue_counts()
+    counts = await project.queue_counts()
     summary["queue"] = {
         "ready": counts.ready,
         "delayed": counts.delayed,
         "processing": counts.processing,
     }
-    monitor = crawler.monitor
+    monitor = project.monitor
     if monitor is not None:
         for key, seconds in _WINDOWS:
             success, failure = monitor.counts(seconds)
@@ -95,28 +88,28 @@ async def project_summary(crawler: LiveProject) -> dict[str, Any]:
     return summary
 
 
-async def project_detail(crawler: LiveProject) -> dict[str, Any]:
+async def project_detail(project: LiveProject) -> dict[str, Any]:
     """The panels below the table for one project: active tasks, recent results,
     recent failures, failed tasks and download slots."""
     detail: dict[str, Any] = {
-        "name": project_name(crawler),
+        "name": project.name,
         "active": [],
         "recent": [],
         "failures": [],
         "failed_tasks": [],
         "slots": [],
     }
-    if not _is_live(crawler):
+    if not _is_live(project):
         return detail
-    now = crawler.clock.time()
-    monitor = crawler.monitor
+    now = project.clock.time()
+    monitor = project.monitor
     if monitor is not None:
         active = sorted(monitor.active.values(), key=lambda task: task.started)
         detail["active"] = [_active(task, now) for task in active]
         detail["recent"] = [_outcome(o) for o in _newest(monitor.recent)]
         detail["failures"] = [_outcome(o) for o in _newest(monitor.failures)]
-    detail["failed_tasks"] = [_failed(t) for t in await crawler.failed_tasks(FAILED_LIMIT)]
-    detail["slots"] = [dict(slot) for slot in crawler.slot_stats()]
+    detail["failed_tasks"] = [_failed(t) for t in await project.failed_tasks(FAILED_LIMIT)]
+    detail["slots"] = [dict(slot) for slot in project.slot_stats()]
     return detail
 
 

@@ -1,15 +1,24 @@
 """The engine: runs projects, moving requests, responses and items between components."""
 
+from skitter.engine._control import ProjectControl
 from skitter.engine._engine import Engine
-from skitter.engine._monitor import ActiveTask, Outcome, ProjectMonitor, WindowCounts
+from skitter.engine._monitor import (
+    ActiveTask,
+    ActivityWindows,
+    Outcome,
+    ProjectMonitor,
+    WindowCounts,
+)
 from skitter.engine._project import Project
 from skitter.engine._stats import Stats
 
 __all__ = [
     "ActiveTask",
+    "ActivityWindows",
     "Engine",
     "Outcome",
     "Project",
+    "ProjectControl",
     "ProjectMonitor",
     "Stats",
     "WindowCounts",

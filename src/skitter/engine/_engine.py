@@ -51,7 +51,7 @@ from skitter.exceptions import (
 from skitter.frontier import Lease
 from skitter.http import Request, Response, url_host
 from skitter.items import is_item
-from skitter.scheduler import FairShare
+from skitter.scheduler import FairShare, own_taskid
 from skitter.spider import aiter_output, apply_callback_config, periodic_methods
 
 __all__ = ["Engine"]
@@ -421,9 +421,9 @@ class Engine:
                     index += 1
                     continue
                 if isinstance(request, Request):
-                    if request.dont_filter and not request.has_explicit_taskid:
+                    if request.dont_filter:
                         with contextlib.suppress(InvalidURL):  # enqueue reports it
-                            request.taskid = f"{request.fingerprint.hex()}-s{index}"
+                            own_taskid(request, f"s{index}")
                     await self._enqueue_patiently(project, request)
                 elif is_item(request):  # Scrapy 2.13: start() may yield items too
                     await project.pipelines.process_item(request, project.spider)

@@ -3,8 +3,10 @@
 pyspider's dashboard showed, per project, successes and failures over the last 5
 minutes, hour and all time, the tasks in flight, and the latest results and failures.
 ``ProjectMonitor`` keeps exactly that: a dict of active tasks, two bounded deques, and
-per-10-second buckets of counts for the last hour (360 buckets, a few kilobytes). Each
-call is a dict or deque operation; nothing here does I/O or reads a global clock.
+per-10-second buckets of counts for the last hour (``ActivityWindows``: 360 buckets, a
+few kilobytes). Each call is a dict or deque operation; nothing here does I/O or reads
+a global clock. The cluster dashboard counts a whole job's successes and failures in
+``ActivityWindows`` too, so a window means the same for a job as for a project.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import NamedTuple
 
 from skitter._clock import Clock
 
-__all__ = ["ActiveTask", "Outcome", "ProjectMonitor", "WindowCounts"]
+__all__ = ["ActiveTask", "ActivityWindows", "Outcome", "ProjectMonitor", "WindowCounts"]
 
 BUCKET_SECONDS = 10
 HOUR_BUCKETS = 360
@@ -60,14 +62,14 @@ class _Buckets:
         self._stamps = [-1] * HOUR_BUCKETS
         self.total = 0
 
-    def add(self, now: float) -> None:
+    def add(self, now: float, n: int = 1) -> None:
         tick = int(now // BUCKET_SECONDS)
         i = tick % HOUR_BUCKETS
         if self._stamps[i] != tick:
             self._stamps[i] = tick
             self._counts[i] = 0
-        self._counts[i] += 1
-        self.total += 1
+        self._counts[i] += n
+        self.total += n
 
     def within(self, seconds: float, now: float) -> int:
         tick = int(now // BUCKET_SECONDS)
@@ -88,6 +90,36 @@ class _Buckets:
         return out
 
 
+class ActivityWindows:
+    """Successes and failures counted in 10-second buckets over the last hour, and in
+    all: what the 5-minute and 1-hour windows and the pages/s chart are made of."""
+
+    __slots__ = ("_failure", "_success")
+
+    def __init__(self) -> None:
+        self._success = _Buckets()
+        self._failure = _Buckets()
+
+    def add(self, now: float, *, success: int = 0, failure: int = 0) -> None:
+        """Count ``success`` successes and ``failure`` failures as happened at ``now``."""
+        if success:
+            self._success.add(now, success)
+        if failure:
+            self._failure.add(now, failure)
+
+    def counts(self, seconds: float | None, now: float) -> WindowCounts:
+        """Successes and failures in the last ``seconds`` (None: all counted). Windows
+        are whole 10-second buckets, so "5 minutes" is 300 s to within 10 s."""
+        if seconds is None:
+            return WindowCounts(self._success.total, self._failure.total)
+        return WindowCounts(self._success.within(seconds, now), self._failure.within(seconds, now))
+
+    def pages_per_second(self, minutes: int, now: float) -> list[float]:
+        """Successes per second in each 10-second bucket of the last ``minutes``."""
+        buckets = minutes * 60 // BUCKET_SECONDS
+        return [n / BUCKET_SECONDS for n in self._success.series(buckets, now)]
+
+
 class ProjectMonitor:
     """Live view of one project: active tasks, recent outcomes, windowed counts."""
 
@@ -96,8 +128,7 @@ class ProjectMonitor:
         self.active: dict[str, ActiveTask] = {}
         self.recent: deque[Outcome] = deque(maxlen=keep)
         self.failures: deque[Outcome] = deque(maxlen=keep)
-        self._success = _Buckets()
-        self._failure = _Buckets()
+        self._windows = ActivityWindows()
 
     def started(self, taskid: str, url: str, slot: str, attempt: int) -> None:
         self.active[taskid] = ActiveTask(taskid, url, slot, attempt, self._clock.time())
@@ -117,21 +148,17 @@ class ProjectMonitor:
         now = self._clock.time()
         outcome = Outcome(taskid, url, ok, status, reason, items, now)
         if ok:
-            self._success.add(now)
+            self._windows.add(now, success=1)
             self.recent.append(outcome)
         else:
-            self._failure.add(now)
+            self._windows.add(now, failure=1)
             self.failures.append(outcome)
 
     def counts(self, seconds: float | None = None) -> WindowCounts:
         """Successes and failures in the last ``seconds`` (None: all time). Windows are
         whole 10-second buckets, so "5 minutes" is 300 s to within 10 s."""
-        if seconds is None:
-            return WindowCounts(self._success.total, self._failure.total)
-        now = self._clock.time()
-        return WindowCounts(self._success.within(seconds, now), self._failure.within(seconds, now))
+        return self._windows.counts(seconds, self._clock.time())
 
     def pages_per_second(self, minutes: int = 10) -> list[float]:
         """Successful tasks per second in each 10-second bucket of the last minutes."""
-        buckets = minutes * 60 // BUCKET_SECONDS
-        return [n / BUCKET_SECONDS for n in self._success.series(buckets, self._clock.time())]
+        return self._windows.pages_per_second(minutes, self._clock.time())

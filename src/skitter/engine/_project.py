@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skitter._clock import SystemClock
+from skitter._types import CrawlStats
 from skitter.downloader import Downloader, RobotsTxtMiddleware
 from skitter.engine._monitor import ProjectMonitor
-from skitter.engine._stats import Stats
 from skitter.exceptions import FatalError
 from skitter.pipelines import ItemPipelineManager
 from skitter.scheduler import ProjectScheduler
@@ -36,7 +36,7 @@ class Project:
     name: str
     spider: Any
     settings: Settings
-    stats: Stats
+    stats: CrawlStats
     scheduler: ProjectScheduler
     downloader: Downloader
     spider_mw: SpiderMiddlewareManager

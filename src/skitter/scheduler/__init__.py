@@ -2,12 +2,14 @@
 
 from skitter.scheduler._breaker import BreakerState, CircuitBreaker
 from skitter.scheduler._fairshare import FairShare
+from skitter.scheduler._gate import Gate, LeasePolicy, LocalGate
 from skitter.scheduler._retry import CRAWL_RETRY_DELAYS, SERVICE_RETRY_DELAYS, RetryPolicy
 from skitter.scheduler._scheduler import ProjectScheduler
 from skitter.scheduler._slotqueue import SlotQueues, SlotStats
 from skitter.scheduler._slots import SlotPolicies, SlotPolicy, slot_key, slot_key_function
+from skitter.scheduler._taskid import own_taskid
 from skitter.scheduler._throttle import AutoThrottle
-from skitter.scheduler._tokenbucket import TokenBucket
+from skitter.scheduler._tokenbucket import RateLimits, TokenBucket
 
 __all__ = [
     "CRAWL_RETRY_DELAYS",
@@ -16,13 +18,18 @@ __all__ = [
     "BreakerState",
     "CircuitBreaker",
     "FairShare",
+    "Gate",
+    "LeasePolicy",
+    "LocalGate",
     "ProjectScheduler",
+    "RateLimits",
     "RetryPolicy",
     "SlotPolicies",
     "SlotPolicy",
     "SlotQueues",
     "SlotStats",
     "TokenBucket",
+    "own_taskid",
     "slot_key",
     "slot_key_function",
 ]

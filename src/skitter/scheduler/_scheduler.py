@@ -2,19 +2,21 @@
 
 The frontier stores tasks and leases them out by priority; this shell decides which
 leased task may be downloaded *now*. Project gates come first (a manual pause, the
-circuit breaker, the token bucket); then the task waits in its download slot's queue
+circuit breaker, then the ``Gate``: the project's token bucket, shared by every worker
+of a distributed job); then the task waits in its download slot's queue
 (``SlotQueues``), and the next download comes from the least busy slot allowed to start
-(per-slot concurrency, delay, token bucket, breaker, back-off). Failed attempts become
-delayed retries by the retry table, and feed the breakers. All decisions are made by the
-sans-I/O cores (``_slotqueue``, ``_retry``, ``_tokenbucket``, ``_breaker``); this module
-only sequences them, awaits the frontier, and reports what happened.
+(per-slot concurrency, delay, token bucket, breaker, back-off), and that the gate lets
+start (a worker's permit for the slot, across the job). Failed attempts become delayed
+retries by the retry table, and feed the breakers. All decisions are made by the
+sans-I/O cores (``_slotqueue``, ``_retry``, ``_tokenbucket``, ``_breaker``) and the gate;
+this module only sequences them, awaits the frontier, and reports what happened.
 
-How many leased tasks wait here, up to ``max_held``: with a local frontier, whatever is
-due is pulled in before each dispatch (so a new high-priority task is seen at once);
-with a shared one, more is leased only when none of the tasks held can start (a round
-trip saved per page, and the other workers keep their share). Either way a slow host
-whose tasks crowd the head of the frontier cannot idle the others: its tasks pile up
-here while the others' keep flowing.
+How many leased tasks wait here, up to ``max_held`` (``LeasePolicy``): with a local
+frontier (``eager``), whatever is due is pulled in before each dispatch (so a new
+high-priority task is seen at once); with a shared one, more is leased only when none
+of the tasks held can start (a round trip saved per page, and the other workers keep
+their share). Either way a slow host whose tasks crowd the head of the frontier cannot
+idle the others: its tasks pile up here while the others' keep flowing.
 
 Life of a task::
 
@@ -27,20 +29,20 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
 
 from skitter._clock import Clock
 from skitter._types import StatsSink
-from skitter.exceptions import ConfigError, FrontierUnavailable, InvalidURL
+from skitter.exceptions import FrontierUnavailable, InvalidURL
 from skitter.frontier import Frontier, Lease, PushOutcome
 from skitter.http import Request
 from skitter.scheduler._breaker import BreakerState, CircuitBreaker
-from skitter.scheduler._permits import ClusterPermits
+from skitter.scheduler._gate import Gate, LeasePolicy, LocalGate
 from skitter.scheduler._retry import RetryPolicy
 from skitter.scheduler._slotqueue import SlotQueues, SlotStats
 from skitter.scheduler._slots import slot_key
-from skitter.scheduler._tokenbucket import TokenBucket, default_burst
+from skitter.scheduler._taskid import own_taskid
+from skitter.scheduler._tokenbucket import RateLimits
 
 __all__ = ["ProjectScheduler"]
 
@@ -61,19 +63,13 @@ class ProjectScheduler:
         stats: StatsSink,
         clock: Clock,
         name: str = "",
+        gate: Gate | None = None,
+        lease: LeasePolicy | None = None,
         breaker: CircuitBreaker | None = None,
         rate: float | None = None,
         burst: float | None = None,
-        max_rate: float | None = None,
-        max_burst: float | None = None,
-        lease_seconds: float = 600.0,
-        batch: int = 64,
-        max_held: int = 10_000,
-        owner: str = "",
+        limits: RateLimits | None = None,
         slot_of: Callable[[Request], str] = slot_key,
-        cluster_bucket: Callable[[float, float, float], Awaitable[float]] | None = None,
-        cluster_slots: Any = None,
-        eager_lease: bool = True,
     ) -> None:
         self.frontier = frontier
         self.retry_policy = retry
@@ -82,15 +78,13 @@ class ProjectScheduler:
         self.slot_of = slot_of
         self.name = name
         self.breaker = breaker
-        self.max_rate = max_rate
-        self.max_burst = max_burst
-        self.bucket: TokenBucket | None = None
+        #: MAX_RATE and MAX_BURST, checked by ``set_rate``.
+        self.limits = limits or RateLimits()
+        #: The project's rate, and what other processes share (a worker's permits).
+        self.gate: Gate = gate if gate is not None else LocalGate(clock)
+        self.lease_policy = lease or LeasePolicy()
         self._stats = stats
         self._clock = clock
-        self._lease_seconds = lease_seconds
-        self._batch = batch
-        self._max_held = max_held
-        self._owner = owner
         #: Leased tasks waiting in the slot queues (to renew their leases). A set of
         #: leases, not taskids: a stale lease and a newer one of the same task are two.
         self._held: set[Lease] = set()
@@ -99,63 +93,40 @@ class ProjectScheduler:
         self._next_renewal = 0.0
         #: The frontier had nothing due at the last look (saves a round trip per dispatch).
         self._dry = False
-        #: Tasks this process queued and has not leased yet: a cheap, local estimate
-        #: used to pace start requests (the frontier's own counts may cost a round trip).
-        self.backlog = 0
-        #: Set by a person (UI, API): no dispatches until resumed.
-        self.paused = False
-        #: Workers: ``take_token(now, rate, burst) -> seconds to wait`` on the bucket the
-        #: whole cluster shares; the local bucket then only holds the rate and burst.
-        self._cluster_bucket = cluster_bucket
-        #: Workers: slot permits shared by the cluster (``RedisPoliteness``).
-        self._permits = (
-            ClusterPermits(cluster_slots, lease_seconds=lease_seconds)
-            if cluster_slots is not None
-            else None
-        )
-        #: Look at the frontier before each dispatch (cheap in memory: new high-priority
-        #: tasks are seen at once); a shared frontier is asked only when nothing held can
-        #: start, which saves a round trip per page.
-        self._eager_lease = eager_lease
-        self._token_in_hand = False
-        self._token_wait_until = 0.0
+        self._backlog = 0
+        self._paused = False
         if rate is not None:
             self.set_rate(rate, burst)
 
     # -- control ------------------------------------------------------------------------
     def set_rate(self, rate: float | None, burst: float | None = None) -> None:
-        """Change the project's token bucket now (None = unlimited). Refused above
-        MAX_RATE / MAX_BURST with a ConfigError that says so."""
-        if rate is not None:
-            if rate < 0 or (burst is not None and burst < 0):
-                raise ConfigError(f"rate and burst must be >= 0, got {rate!r} and {burst!r}")
-            if self.max_rate is not None and rate > self.max_rate:
-                raise ConfigError(f"rate {rate:g}/s is above MAX_RATE ({self.max_rate:g}/s)")
-            if self.max_burst is not None:
-                if burst is None:  # the default (10 x rate) stays within the cap
-                    burst = min(default_burst(rate), self.max_burst)
-                elif burst > self.max_burst:
-                    raise ConfigError(f"burst {burst:g} is above MAX_BURST ({self.max_burst:g})")
-        elif self.max_rate is not None:
-            raise ConfigError(f"an unlimited rate is above MAX_RATE ({self.max_rate:g}/s)")
-        if self.bucket is None:
-            if rate is not None:
-                self.bucket = TokenBucket(rate, burst, self._clock)
-        else:
-            self.bucket.reconfigure(rate, burst)
+        """Change the project's rate and burst now (None = unlimited; burst None = 10 x
+        rate, within MAX_BURST). Refused above MAX_RATE / MAX_BURST with a ConfigError
+        that says so."""
+        burst = self.limits.check(rate, burst)
+        self.gate.set_rate(rate, burst)
         log.info("Project %s: rate %s, burst %s", self.name, rate, burst)
 
     @property
     def rate(self) -> tuple[float | None, float | None]:
-        """(rate, burst) of the token bucket; (None, None) when unlimited."""
-        if self.bucket is None or self.bucket.rate is None:
-            return None, None
-        return self.bucket.rate, self.bucket.burst
+        """(rate, burst) of the project's token bucket; (None, None) when unlimited."""
+        return self.gate.rate
+
+    @property
+    def paused(self) -> bool:
+        """Paused by a person (``pause``): no dispatches until ``resume``."""
+        return self._paused
+
+    @property
+    def backlog(self) -> int:
+        """Tasks this process queued and has not leased yet: a cheap, local estimate
+        used to pace start requests (the frontier's own counts may cost a round trip)."""
+        return self._backlog
 
     @property
     def status(self) -> str:
         """running, paused (by a person or the breaker) or checking (breaker probing)."""
-        if self.paused:
+        if self._paused:
             return "paused"
         state = self.breaker.state if self.breaker is not None else BreakerState.CLOSED
         if state is BreakerState.OPEN:
@@ -164,17 +135,35 @@ class ProjectScheduler:
             return "checking"
         return "running"
 
-    def wake_up(self) -> None:
-        """Tasks were queued behind the scheduler's back (a person retried failures):
-        look at the frontier again."""
-        self._dry = False
+    def pause(self) -> None:
+        """Dispatch nothing more until ``resume``; running downloads finish."""
+        self._paused = True
 
     def resume(self) -> None:
         """Undo a pause, whether a person's or the breaker's."""
-        self.paused = False
+        self._paused = False
         if self.breaker is not None:
             self.breaker.reset()
             self._report_breaker()
+
+    async def retry_failed(self, *, domain: str | None = None, reason: str | None = None) -> int:
+        """Queue FAILED tasks again (all, or by domain or reason substring); how many."""
+        count = await self.frontier.retry_failed(self._clock.time(), domain=domain, reason=reason)
+        return self._requeued(count, "scheduler/failed_retried")
+
+    async def requeue_bad(self, *, domain: str | None = None, reason: str | None = None) -> int:
+        """Queue BAD tasks again, filtered as ``retry_failed``; how many."""
+        count = await self.frontier.requeue_bad(self._clock.time(), domain=domain, reason=reason)
+        return self._requeued(count, "scheduler/bad_requeued")
+
+    def _requeued(self, count: int, stat: str) -> int:
+        """Tasks were queued again behind the dispatcher's back: count them, and look
+        at the frontier again."""
+        if count:
+            self._backlog += count
+            self._dry = False
+            self._stats.inc(stat, count)
+        return count
 
     # -- queueing ---------------------------------------------------------------------
     async def enqueue(self, requests: Sequence[Request]) -> int:
@@ -185,10 +174,8 @@ class ProjectScheduler:
         force: list[bool] = []
         for request in requests:
             try:
-                if request.dont_filter and not request.has_explicit_taskid:
-                    # Scrapy's dont_filter means "fetch this even if seen": it must not
-                    # merge with a queued twin either, so it gets a taskid of its own.
-                    request.taskid = f"{request.fingerprint.hex()}-{next(self._unique)}"
+                if request.dont_filter:
+                    own_taskid(request, str(next(self._unique)))
                 else:
                     request.fingerprint  # noqa: B018 - raises InvalidURL now, not later
             except InvalidURL as exc:
@@ -207,7 +194,7 @@ class ProjectScheduler:
             else:
                 new += 1
         self._stats.inc("scheduler/enqueued", new)
-        self.backlog += new
+        self._backlog += new
         if new:
             self._dry = False
         return new
@@ -215,86 +202,52 @@ class ProjectScheduler:
     # -- dispatch ---------------------------------------------------------------------
     async def next_request(self) -> Lease | None:
         """A leased task that may start downloading now, or None: the project's gates
-        (pause, breaker, token bucket) are checked first, then the task's slot."""
-        if self.paused:
-            return None
-        bucket = self.bucket if self._cluster_bucket is None else None
-        if bucket is not None and bucket.tokens < 1:
+        (pause, breaker, the gate's token) are checked first, then the task's slot, and
+        the gate's permit for it."""
+        if self._paused:
             return None
         breaker = self.breaker
         if breaker is not None and not breaker.would_allow:
             self._report_breaker()
             return None
-        if self._cluster_bucket is not None and not await self._cluster_token():
+        gate = self.gate
+        if not await gate.admit():
             return None
-        lease = await self._next_for_slot()
+        lease = await self._next_for_slot(gate)
         if lease is not None:
-            self._token_in_hand = False
-            if bucket is not None:
-                bucket.try_take()
+            gate.dispatched()
             if breaker is not None:
                 breaker.allow()
         return lease
 
-    async def _cluster_token(self) -> bool:
-        """A token of the cluster's bucket for the next dispatch (kept if nothing could
-        start, so none is wasted)."""
-        if self._token_in_hand or self.bucket is None or self.bucket.rate is None:
-            return True
-        now = self._clock.time()
-        if now < self._token_wait_until:
-            return False
-        assert self._cluster_bucket is not None
-        wait = await self._cluster_bucket(now, self.bucket.rate, self.bucket.burst)
-        if wait > 0:
-            self._token_wait_until = now + min(wait, 60.0)
-            return False
-        self._token_in_hand = True
-        return True
-
-    async def _next_for_slot(self) -> Lease | None:
+    async def _next_for_slot(self, gate: Gate) -> Lease | None:
         queues = self.slots
-        if self._eager_lease and not self._dry and len(self._held) < self._max_held:
+        max_held = self.lease_policy.max_held
+        if self.lease_policy.eager and not self._dry and len(self._held) < max_held:
             # Pull what is due into the slot queues first, so that a task of higher
             # priority than those held is seen at once, not after them.
             await self._lease_more()
         now = self._clock.monotonic()
         popped = queues.pop(now)
-        while popped is None and len(self._held) < self._max_held:
+        while popped is None and len(self._held) < max_held:
             if not await self._lease_more():
                 return None
             popped = queues.pop(self._clock.monotonic())
         if popped is None:
             return None
         key, lease = popped
-        if self._permits is not None and not await self._cluster_permit(key, lease):
+        try:
+            wait = await gate.acquire(key, lease, queues)
+        except FrontierUnavailable:
+            self._give_back(key, lease, 1.0)
+            raise
+        if wait > 0:  # the slot waits as long as the gate says; the task queues again
+            self._give_back(key, lease, wait)
             return None
         self._held.discard(lease)
         if lease.retried:
             lease.request.meta["retry_times"] = lease.retried
         return lease
-
-    async def _cluster_permit(self, key: str, lease: Lease) -> bool:
-        """Workers: the slot's permit across the cluster (its concurrency, delay and
-        back-off hold for all workers). When refused, the local slot waits as long as the
-        cluster says and the task goes back to its queue."""
-        assert self._permits is not None
-        try:
-            wait = await self._permits.take(
-                key,
-                lease,
-                self._clock.time(),
-                concurrency=self.slots.policies[key].concurrency,
-                delay=self.slots.stats(key)[key].delay,
-            )
-        except FrontierUnavailable:
-            self._give_back(key, lease, 1.0)
-            raise
-        if wait > 0:
-            self._give_back(key, lease, wait)
-            self._stats.inc("scheduler/cluster_slot_waits")
-            return False
-        return True
 
     def _give_back(self, key: str, lease: Lease, wait: float) -> None:
         """Undo a local pop: the slot waits ``wait`` seconds, the task queues again."""
@@ -303,14 +256,15 @@ class ProjectScheduler:
 
     async def _lease_more(self) -> bool:
         """Lease a batch from the frontier into the slot queues; False if none is due."""
-        limit = min(self._batch, self._max_held - len(self._held))
+        policy = self.lease_policy
+        limit = min(policy.batch, policy.max_held - len(self._held))
         leases = await self.frontier.lease(
-            limit, self._clock.time(), self._lease_seconds, self._owner
+            limit, self._clock.time(), policy.lease_seconds, policy.owner
         )
         if not leases:
             self._dry = True  # until something is queued, or upkeep looks again
             return False
-        self.backlog = max(0, self.backlog - len(leases))
+        self._backlog = max(0, self._backlog - len(leases))
         prepare = getattr(self.slot_of, "prepare", None)
         if prepare is not None:  # slots by IP: resolve the batch's new hosts first
             await prepare(lease.request for lease in leases)
@@ -332,25 +286,19 @@ class ProjectScheduler:
     ) -> None:
         """The download of ``lease`` ended: free its slot, and let the slot learn from
         it (AutoThrottle from the latency, back-off from a 429/503 or Retry-After, the
-        slot's breaker from ``ok``). A worker also hands its cluster permit back, with
-        the slot's back-off for every worker."""
+        slot's breaker from ``ok``); then the gate releases what it took for it (a
+        worker's permit, with the slot's back-off for every worker)."""
         key = self.slot_of(lease.request)
-        now = self._clock.monotonic()
-        self.slots.finished(
-            key, now, latency=latency, status=status, retry_after=retry_after, ok=ok
+        slots = self.slots
+        slots.finished(
+            key,
+            self._clock.monotonic(),
+            latency=latency,
+            status=status,
+            retry_after=retry_after,
+            ok=ok,
         )
-        if self._permits is not None:
-            slot = self.slots.stats(key).get(key)
-            until = None
-            if slot is not None and slot.backoff_until is not None:
-                until = self._clock.time() + max(0.0, slot.backoff_until - now)
-            await self._permits.give_back(
-                lease,
-                self._clock.time(),
-                backoff_until=until,
-                delay=slot.delay if slot is not None else 0.0,
-                more_queued=slot is not None and slot.queued > 0,
-            )
+        await self.gate.release(key, lease, slots)
 
     def set_crawl_delay(self, slot: str, seconds: float | None) -> None:
         """robots.txt asked for ``Crawl-delay: seconds`` on this slot (cached: cheap)."""
@@ -409,7 +357,7 @@ class ProjectScheduler:
         self._stats.inc(f"retry/reason_count/{reason}")
         self._stats.inc(f"retry/attempt_count/{lease.retried + 1}")
         await self.frontier.nack(lease, now, retry_at, reason)
-        self.backlog += 1
+        self._backlog += 1
         self._dry = False
         return True
 
@@ -433,7 +381,7 @@ class ProjectScheduler:
     async def next_wakeup(self) -> float | None:
         """Seconds until a task may become dispatchable without anything else happening
         (a delayed task comes due, a slot's delay ends), or None if only an event can."""
-        if self.paused:
+        if self._paused:
             return None
         now = self._clock.monotonic()
         breaker = self.breaker
@@ -441,11 +389,9 @@ class ProjectScheduler:
             reopens = breaker.reopens_at
             return max(0.0, reopens - now) if reopens is not None else None
         waits: list[float] = []
-        if self._cluster_bucket is not None:
-            if self._token_wait_until > self._clock.time():
-                waits.append(self._token_wait_until - self._clock.time())
-        elif self.bucket is not None and self.bucket.tokens < 1:
-            waits.append(self.bucket.wait_time())
+        gate_wait = self.gate.wait_time()
+        if gate_wait is not None:
+            waits.append(gate_wait)
         due = await self.frontier.next_due()
         if due is not None:
             waits.append(max(0.0, due - self._clock.time()))
@@ -458,7 +404,7 @@ class ProjectScheduler:
     @property
     def queued_estimate(self) -> int:
         """Tasks waiting here or in the frontier, as far as this process knows."""
-        return self.backlog + len(self._held)
+        return self._backlog + len(self._held)
 
     async def maintain(self, in_flight: Iterable[Lease] = ()) -> None:
         """Periodic upkeep: reclaim expired leases, renew the ones this process holds
@@ -470,23 +416,21 @@ class ProjectScheduler:
             self._report_breaker()
         self._dry = False  # delayed tasks may have come due, other workers may have pushed
         now = self._clock.time()
+        lease_seconds = self.lease_policy.lease_seconds
         renew = now >= self._next_renewal
         if renew:
-            self._next_renewal = now + self._lease_seconds / 3
+            self._next_renewal = now + lease_seconds / 3
             held = list(self._held)
             held.extend(in_flight)
             if held:
-                await self.frontier.renew(held, now, self._lease_seconds)
-        if self._permits is not None:
-            await self._permits.upkeep(now, renew)
+                await self.frontier.renew(held, now, lease_seconds)
+        await self.gate.upkeep(renew)
         reclaimed = await self.frontier.reclaim_expired(now)
         if reclaimed:
             self._stats.inc("scheduler/leases_reclaimed", reclaimed)
             log.warning("Re-queued %d tasks whose lease expired", reclaimed)
 
     async def close(self) -> None:
-        """The crawl is over here: hand the cluster's permits back at once."""
-        if self._permits is not None:
-            if self._permits.reused:
-                self._stats.inc("scheduler/cluster_permits_reused", self._permits.reused)
-            await self._permits.close(self._clock.time())
+        """The crawl is over here: the gate hands back what it holds (a worker's
+        permits) at once."""
+        await self.gate.close()

@@ -8,15 +8,20 @@ asked for, from the time elapsed, so an idle bucket costs nothing.
 Rate and burst can change while the project runs (web UI, CLI, API): ``reconfigure``
 keeps the tokens already earned, capped at the new burst, so lowering the rate takes
 effect at once and raising it does not hand out a free burst.
+
+``RateLimits`` is the one rule for what rate and burst a person may set (MAX_RATE,
+MAX_BURST), for a project's scheduler and for a cluster job's dashboard alike.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from skitter._clock import Clock, SystemClock
+from skitter.exceptions import ConfigError
 
-__all__ = ["TokenBucket", "default_burst"]
+__all__ = ["RateLimits", "TokenBucket", "default_burst"]
 
 # Waiting exactly ``wait_time()`` must be enough, whatever the float rounding.
 _EPSILON = 1e-9
@@ -27,6 +32,52 @@ def default_burst(rate: float) -> float:
     """Ten seconds' worth of tokens, and at least one, so that a slow rate
     (0.05/s) can still dispatch."""
     return max(10.0 * rate, 1.0) if rate > 0 else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimits:
+    """MAX_RATE and MAX_BURST: the highest rate and burst that may be set, also while
+    the crawl runs (None: no cap). ``rate_of`` and ``burst_of`` say whose limits they
+    are in a refusal (" of worker w1": a cluster job is capped by its lowest worker's)."""
+
+    max_rate: float | None = None
+    max_burst: float | None = None
+    rate_of: str = ""
+    burst_of: str = ""
+
+    def check(self, rate: float | None, burst: float | None) -> float | None:
+        """The burst to set with ``rate`` (see ``burst_for``; None with an unlimited
+        rate). A rate or burst that is negative or not finite, above MAX_RATE or
+        MAX_BURST, or an unlimited rate under a MAX_RATE, is a ConfigError saying so."""
+        if rate is None:
+            if self.max_rate is not None:
+                raise ConfigError(
+                    f"an unlimited rate is above MAX_RATE ({self.max_rate:g}/s){self.rate_of}"
+                )
+            return None
+        if not (_finite(rate) and (burst is None or _finite(burst))):
+            raise ConfigError(f"rate and burst must be >= 0, got {rate!r} and {burst!r}")
+        if self.max_rate is not None and rate > self.max_rate:
+            raise ConfigError(
+                f"rate {rate:g}/s is above MAX_RATE ({self.max_rate:g}/s){self.rate_of}"
+            )
+        if self.max_burst is not None and burst is not None and burst > self.max_burst:
+            raise ConfigError(
+                f"burst {burst:g} is above MAX_BURST ({self.max_burst:g}){self.burst_of}"
+            )
+        return self.burst_for(rate, burst)
+
+    def burst_for(self, rate: float, burst: float | None) -> float:
+        """The burst a bucket of ``rate`` gets: ``burst``, else the default (10 x rate)
+        capped at MAX_BURST, so that leaving the burst out never breaks the cap."""
+        if burst is not None:
+            return burst
+        default = default_burst(rate)
+        return default if self.max_burst is None else min(default, self.max_burst)
+
+
+def _finite(value: float) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int | float) and 0 <= value < math.inf
 
 
 class TokenBucket:

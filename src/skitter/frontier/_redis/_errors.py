@@ -238,7 +238,7 @@ async def check_access(
     except (redis_errors.RedisError, FatalError) as exc:
         cause = exc.__cause__ if isinstance(exc, FatalError) else exc
         found = classify(cause) if cause is not None else None
-        if found is None:
+        if cause is None or found is None:
             raise
         if found[0] == "refused":
             raise ConfigError(str(translate(cause, where))) from None

@@ -81,6 +81,7 @@ from skitter.http._codec import FORMAT_VERSION, decode_request, encode_request
 
 if TYPE_CHECKING:
     from redis.commands.core import AsyncScript
+    from redis.typing import EncodableT
 
     from skitter._types import StatsSink
 
@@ -233,7 +234,7 @@ class RedisFrontier(JobListing, Frontier):
         self._pushed: dict[str, tuple[int, float]] = {}
 
     def __repr__(self) -> str:
-        return f"<RedisFrontier {self.keys.meta.rsplit(':', 1)[0]} kind={self.kind}>"
+        return f"<RedisFrontier {self.keys.tag} kind={self.kind}>"
 
     @property
     def where(self) -> str:
@@ -251,7 +252,7 @@ class RedisFrontier(JobListing, Frontier):
             f"{self.where} {what}"
         )
 
-    def _header(self, now: float) -> list[str]:
+    def _header(self, now: float) -> list[EncodableT]:
         """The ARGV every script starts with (``lua/_common.lua``)."""
         return [self.time_source, _num(now), self.kind or "", self.epoch or "", self._bad_max]
 
@@ -266,7 +267,10 @@ class RedisFrontier(JobListing, Frontier):
 
     async def _open(self, create: bool) -> bool:
         known = self.epoch
-        args = [*self._header(time.time()), "1" if create and known is None else "0"]
+        args: list[EncodableT] = [
+            *self._header(time.time()),
+            "1" if create and known is None else "0",
+        ]
         args += [uuid.uuid4().hex, FORMAT_VERSION]
         raw_epoch, how, kind = await self._scripts.open(self._keys, args)
         epoch, how = raw_epoch.decode(), how.decode()
@@ -389,7 +393,7 @@ class RedisFrontier(JobListing, Frontier):
             payloads.append(encode_request(request, self.spider))
         if not sent:
             return outcomes
-        args = [*self._header(now), _encode_batch(batch), *payloads]
+        args: list[EncodableT] = [*self._header(now), _encode_batch(batch), *payloads]
         answers, aside = await self._scripts.push(self._keys, args)
         if aside:
             self._quarantined(aside)
@@ -426,7 +430,7 @@ class RedisFrontier(JobListing, Frontier):
         leases: list[Lease] = []
         while len(leases) < limit:
             want = limit - len(leases)
-            args = [*self._header(now), _num(lease_seconds), want, owner, token]
+            args: list[EncodableT] = [*self._header(now), _num(lease_seconds), want, owner, token]
             args.append(self._promote_limit)
             flat, aside, redis_now = await self._scripts.lease(self._keys, args)
             self._skew = float(redis_now) - now
@@ -541,7 +545,7 @@ class RedisFrontier(JobListing, Frontier):
         await self._ready()
         total = 0
         while True:
-            args = [*self._header(now), self._reclaim_batch]
+            args: list[EncodableT] = [*self._header(now), self._reclaim_batch]
             reclaimed, scanned, aside, redis_now = await self._scripts.reclaim(self._keys, args)
             self._skew = float(redis_now) - now
             if aside:

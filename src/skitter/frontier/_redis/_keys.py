@@ -1,4 +1,9 @@
-"""The Redis keys of one crawl (project and job), and what each one holds.
+"""The Redis keys of one crawl (project and job), and what each one holds: the key
+schema of the frontier and of the cluster services (``skitter.cluster``) alike.
+
+Every key name comes from ``JobKeys``; nothing else builds or takes apart a key name
+(``JobKeys.parse`` reads the project and job back from one, ``JobKeys.pattern`` and
+``JobKeys.scan`` make SCAN patterns), so the escaping rules below hold everywhere.
 
 Every key of a crawl shares one hash tag, ``{project:job}``, so that on Redis Cluster
 they live on one shard and a Lua script may touch them all. Two jobs, or two projects,
@@ -42,7 +47,8 @@ key                   type    holds
                               dropped first
 ====================  ======  ==================================================================
 
-Cluster-wide politeness, the Bloom filter and shared stats (not frontier scripts' KEYS;
+The Bloom filter, and the cluster's politeness, start claim, shared stats and
+dashboard records (not frontier scripts' KEYS;
 ``S`` is a slot name, percent-encoded like project and job):
 
 ====================  ======  ==================================================================
@@ -55,7 +61,7 @@ key                   type    holds
 ``P:bucket``          hash    ``tokens``, ``stamp`` (Redis's clock) of the project's shared
                               token bucket
 ``P:start-claim``     string  the fencing token of the worker feeding the start requests
-                              (expires unless renewed: ``_cluster.StartClaim``)
+                              (expires unless renewed: ``cluster.StartClaim``)
 ``P:start``           hash    ``offset`` (start requests queued so far; never moves back),
                               ``done`` (all of them were)
 ``P:bloom``           hash    ``bits``, ``hashes``, ``block`` (the filter's shape, fixed on
@@ -67,7 +73,7 @@ key                   type    holds
 ``P:control``         hash    ``rate``, ``burst``, ``rate_seq``, ``paused``, ``pause_seq``,
                               ``updated``: what the dashboard asks every worker to apply
 ``P:workers``         hash    worker id -> its latest heartbeat (JSON); the hash expires an
-                              hour after the last one (see ``_control.py``)
+                              hour after the last one (``cluster.JobControl``)
 ``P:workers:seen``    zset    worker id -> when its heartbeat goes stale (Redis's clock, ms):
                               workers gone for good are pruned from the roster by it
 ====================  ======  ==================================================================
@@ -109,10 +115,19 @@ def _glob(text: str) -> str:
     return "".join("\\" + c if c in "*?[]\\" else c for c in text)
 
 
+def _tag(prefix: str, project: str, job: str) -> str:
+    return f"{prefix}:{{{_escape(project, 'project')}:{_escape(job, 'job')}}}"
+
+
 @dataclass(frozen=True, slots=True)
 class JobKeys:
-    """The keys of one crawl, in the order every Lua script receives them as KEYS."""
+    """The keys of one crawl. ``all()`` lists the frontier's, in the order every
+    frontier script receives them as KEYS; ``tag`` is what every key of the job starts
+    with (``prefix:{project:job}``), ``project`` and ``job`` the names it encodes."""
 
+    tag: str
+    project: str
+    job: str
     meta: str
     tasks: str
     payloads: str
@@ -127,36 +142,58 @@ class JobKeys:
 
     @classmethod
     def for_job(cls, project: str, job: str, prefix: str = "skitter") -> JobKeys:
-        tag = f"{prefix}:{{{_escape(project, 'project')}:{_escape(job, 'job')}}}"
-        return cls(*(f"{tag}:{name}" for name in _NAMES))
+        tag = _tag(prefix, project, job)
+        return cls(tag, project, job, *(f"{tag}:{name}" for name in _NAMES))
+
+    @property
+    def name(self) -> str:
+        """``project/job``, for messages."""
+        return f"{self.project}/{self.job}"
 
     @staticmethod
-    def meta_pattern(job: str, prefix: str = "skitter") -> str:
-        """A SCAN MATCH pattern for the ``meta`` key of job ``job`` of any project."""
-        return f"{_glob(prefix)}:{{*:{_glob(_escape(job, 'job'))}}}:meta"
+    def pattern(name: str, job: str | None = None, prefix: str = "skitter") -> str:
+        """A SCAN MATCH pattern for the key ``name`` (``meta``, ``workers``) of job
+        ``job`` of any project, or of every job (``job=None``). The pattern may match
+        more than such keys: check each with ``parse``."""
+        inner = "*" if job is None else f"*:{_glob(_escape(job, 'job'))}"
+        return f"{_glob(prefix)}:{{{inner}}}:{_glob(name)}"
 
-    @staticmethod
-    def parse_meta(key: bytes | str, prefix: str = "skitter") -> tuple[str, str] | None:
-        """(project, job) of a ``meta`` key under ``prefix``, or None if it is not one."""
+    @classmethod
+    def parse(
+        cls, key: bytes | str, prefix: str = "skitter", *, name: str | None = None
+    ) -> tuple[str, str] | None:
+        """(project, job) of a key of a job under ``prefix`` (with ``name``: only of
+        its key ``name``, e.g. ``meta``), or None if it is not one: its tag must be
+        exactly the one ``for_job`` writes for those names."""
         text = key.decode(errors="replace") if isinstance(key, bytes) else key
         head = f"{prefix}:{{"
-        if not (text.startswith(head) and text.endswith("}:meta")):
+        end = text.find("}", len(head))
+        if not text.startswith(head) or end < 0:
             return None
-        project, sep, job = text[len(head) : -len("}:meta")].partition(":")
-        if not sep or not project or not job or any(c in job for c in ":{}"):
+        rest = text[end + 1 :]
+        if not rest.startswith(":") or (name is not None and rest != f":{name}"):
             return None
-        return unquote(project), unquote(job)
+        project, sep, job = text[len(head) : end].partition(":")
+        if not sep or not project or not job:
+            return None
+        project, job = unquote(project), unquote(job)
+        try:
+            if _tag(prefix, project, job) != text[: end + 1]:
+                return None  # not escaped as skitter escapes: no job of ours
+        except ValueError:
+            return None
+        return project, job
 
     def all(self) -> list[str]:
-        """Every key, in KEYS order."""
+        """Every key of the frontier, in KEYS order."""
         return [getattr(self, name) for name in _NAMES]
 
-    # -- keys outside the frontier scripts' KEYS (politeness, Bloom filter, stats) -----------
-    @property
-    def tag(self) -> str:
-        """``prefix:{project:job}``: what every key of the job starts with."""
-        return self.meta[: -len(":meta")]
+    def scan(self, kind: str) -> str:
+        """A SCAN MATCH pattern for every key ``kind:*`` of this job (``permits``,
+        ``pace``: one per slot)."""
+        return f"{_glob(self.tag)}:{kind}:*"
 
+    # -- keys outside the frontier scripts' KEYS (Bloom filter, cluster services) ----------
     def permits(self, slot: str) -> str:
         """The download permits held for ``slot`` by all workers."""
         return f"{self.tag}:permits:{_escape(slot, 'slot')}"

@@ -1,12 +1,17 @@
-"""Loading the Lua scripts, and the standalone ones: cluster politeness, the Bloom filter,
-the start claim.
+"""The one loader of skitter's Lua scripts: the frontier's and the cluster's.
 
-Unlike the frontier's scripts (``_scripts.py``), these get no ``_common.lua`` prelude:
-they do not work on the frontier's eleven keys, and each is short enough to read on its
-own (the politeness scripts get Redis's clock from ``_clock.lua``, the Bloom filter's
-the bit positions of ``_bloom.lua``). Like those, each is one EVALSHA per call;
-``redis-py``'s ``AsyncScript`` loads it again after a NOSCRIPT (Redis restarted, or
-SCRIPT FLUSH), once per server.
+Scripts live as package data, ``lua/<name>.lua`` next to the code that calls them: the
+frontier's here (``skitter.frontier._redis``), the cluster's (politeness, start claim,
+heartbeats) in ``skitter.cluster``. The shared definitions a script may be preceded by
+(``_clock.lua``: the time a script decides at; ``_bloom.lua``; ``_common.lua``) are the
+frontier's, whatever package the script is in: one clock rule for every script.
+
+Unlike the frontier's scripts (``_scripts.py``), the standalone ones get no
+``_common.lua`` prelude: they do not work on the frontier's eleven keys, and each is
+short enough to read on its own (the politeness scripts get Redis's clock from
+``_clock.lua``, the Bloom filter's the bit positions of ``_bloom.lua``). Each is one
+EVALSHA per call; ``redis-py``'s ``AsyncScript`` loads it again after a NOSCRIPT (Redis
+restarted, or SCRIPT FLUSH), once per server.
 """
 
 from __future__ import annotations
@@ -19,7 +24,15 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
     from redis.commands.core import AsyncScript
 
-__all__ = ["TimeSource", "check_time_source", "lua_file", "lua_number", "register", "script_text"]
+__all__ = [
+    "HOME",
+    "TimeSource",
+    "check_time_source",
+    "lua_file",
+    "lua_number",
+    "register",
+    "script_text",
+]
 
 #: Whose clock a script decides by (``_clock.lua``): Redis's own TIME, the same for
 #: every worker, or the caller's ``now`` (tests that drive time with plain numbers).
@@ -32,24 +45,29 @@ def check_time_source(value: str) -> TimeSource:
     return value  # type: ignore[return-value]
 
 
-@cache
-def lua_file(name: str) -> str:
-    """The text of ``lua/<name>.lua``."""
-    return files("skitter.frontier._redis").joinpath("lua", f"{name}.lua").read_text("utf-8")
+#: Where the shared definitions (and the frontier's own scripts) are.
+HOME = "skitter.frontier._redis"
 
 
 @cache
-def script_text(name: str, preludes: tuple[str, ...] = ()) -> str:
-    """Script ``name`` preceded by the shared definitions it uses (``_bloom``,
-    ``_common``): one self-contained text, so each call stays one EVALSHA."""
+def lua_file(name: str, package: str = HOME) -> str:
+    """The text of ``lua/<name>.lua`` in ``package``."""
+    return files(package).joinpath("lua", f"{name}.lua").read_text("utf-8")
+
+
+@cache
+def script_text(name: str, preludes: tuple[str, ...] = (), package: str = HOME) -> str:
+    """Script ``name`` of ``package`` preceded by the shared definitions it uses
+    (``_clock``, ``_bloom``, ``_common``): one self-contained text, so each call stays
+    one EVALSHA."""
     parts = [lua_file(prelude) for prelude in preludes]
-    parts.append(f"-- ==== {name}.lua ====\n{lua_file(name)}")
+    parts.append(f"-- ==== {name}.lua ====\n{lua_file(name, package)}")
     return "\n".join(parts)
 
 
-def register(client: Redis, name: str, *preludes: str) -> AsyncScript:
-    """Script ``lua/<name>.lua`` after ``preludes``, bound to ``client``."""
-    return client.register_script(script_text(name, preludes))
+def register(client: Redis, name: str, *preludes: str, package: str = HOME) -> AsyncScript:
+    """Script ``lua/<name>.lua`` of ``package`` after ``preludes``, bound to ``client``."""
+    return client.register_script(script_text(name, preludes, package))
 
 
 def lua_number(x: float) -> str:

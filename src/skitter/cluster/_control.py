@@ -8,8 +8,9 @@ one rate, one pause button and one list of who is alive. Two hashes per job carr
   Each write bumps its ``*_seq`` (HINCRBY, in the same MULTI), so a worker applies a
   change once, when it sees a new number, and never undoes what it did not see change
   (a rate change does not resume a project its circuit breaker paused).
-- ``P:workers`` is the roster: worker id -> its latest heartbeat (JSON: status, rate and
-  burst now and by default, MAX_RATE/MAX_BURST, last seen, what it is doing). The whole
+- ``P:workers`` is the roster: worker id -> its latest ``Heartbeat`` (JSON: status,
+  rate and burst now and by default, MAX_RATE/MAX_BURST, last seen, what it is doing;
+  see ``_heartbeat``). The whole
   hash expires ``roster_ttl`` after the last heartbeat, so a finished job's roster does
   not outlive it for ever; and every beat removes the workers gone for longer than
   their ``stale_after`` (``P:workers:seen`` holds when each goes stale, by Redis's
@@ -18,23 +19,22 @@ one rate, one pause button and one list of who is alive. Two hashes per job carr
 
 ``beat`` is the worker's whole per-second cost: one round trip (``worker_beat.lua``)
 that writes its heartbeat, prunes the roster and reads the control record. The
-dashboard reads both hashes and writes the control record; nothing here interprets a
-heartbeat beyond JSON, so what workers publish can grow without a change here.
+dashboard reads both hashes and writes the control record.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import orjson
-
+from skitter.cluster._heartbeat import Heartbeat
 from skitter.frontier._redis._keys import JobKeys
 from skitter.frontier._redis._lua import register
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
+    from redis.typing import EncodableT
 
 __all__ = ["ControlRecord", "JobControl"]
 
@@ -90,21 +90,26 @@ class JobControl:
         self.client = redis
         self.keys = keys
         self._ttl_ms = int(roster_ttl * 1000)
-        self._beat = register(redis, "worker_beat")
+        self._beat = register(redis, "worker_beat", package="skitter.cluster")
 
     def __repr__(self) -> str:
         return f"<JobControl {self.keys.tag}>"
 
     # -- workers ------------------------------------------------------------------------------
     async def beat(
-        self, worker: str, heartbeat: dict[str, Any], *, stale_after: float = 60.0
+        self, worker: str, heartbeat: Heartbeat, *, stale_after: float = 60.0
     ) -> ControlRecord:
         """Publish this worker's heartbeat, drop the workers whose ``stale_after`` has
         passed without a beat, and read the control record: one round trip."""
         if not stale_after > 0:
             raise ValueError(f"stale_after must be > 0, got {stale_after!r}")
         keys = [self.keys.workers, self.keys.workers_seen, self.keys.control]
-        args = [worker, _dumps(heartbeat), int(stale_after * 1000), self._ttl_ms]
+        args: list[EncodableT] = [
+            worker,
+            heartbeat.encode(),
+            int(stale_after * 1000),
+            self._ttl_ms,
+        ]
         flat = await self._beat(keys, args)
         return ControlRecord.parse(dict(zip(flat[::2], flat[1::2], strict=True)))
 
@@ -114,19 +119,17 @@ class JobControl:
         await self.client.pexpire(self.keys.workers, self._ttl_ms)
 
     # -- the dashboard ------------------------------------------------------------------------
-    async def read(self) -> tuple[ControlRecord, dict[str, dict[str, Any]]]:
-        """The control record and every heartbeat in the roster (by worker id)."""
+    async def read(self) -> tuple[ControlRecord, dict[str, Heartbeat]]:
+        """The control record and every heartbeat in the roster (by worker id); an
+        entry that is not a heartbeat (a person may have written it) is skipped."""
         async with self.client.pipeline(transaction=False) as pipe:
             pipe.hgetall(self.keys.control)
             pipe.hgetall(self.keys.workers)
             control, roster = await pipe.execute()
         workers = {}
         for key, raw in roster.items():
-            try:
-                beat = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                continue  # not ours to interpret; a person may have written it
-            if isinstance(beat, dict):
+            beat = Heartbeat.decode(raw)
+            if beat is not None:
                 workers[key.decode(errors="replace")] = beat
         return ControlRecord.parse(control), workers
 
@@ -139,7 +142,7 @@ class JobControl:
         """Ask every worker to pause (or resume) dispatching."""
         await self._write({"paused": "1" if paused else "0"}, "pause_seq", now)
 
-    async def _write(self, mapping: dict[str, str], seq: str, now: float) -> None:
+    async def _write(self, mapping: dict[EncodableT, EncodableT], seq: str, now: float) -> None:
         async with self.client.pipeline(transaction=True) as pipe:
             pipe.hset(self.keys.control, mapping={**mapping, "updated": repr(float(now))})
             pipe.hincrby(self.keys.control, seq, 1)
@@ -154,7 +157,3 @@ class JobControl:
 
 def _field(value: float | None) -> str:
     return "" if value is None else repr(float(value))
-
-
-def _dumps(value: Any) -> bytes:
-    return orjson.dumps(value, default=str, option=orjson.OPT_NON_STR_KEYS)

@@ -28,7 +28,9 @@ without a delay or back-off keeps no pace key at all.
 
 Round trips: ``acquire``, ``release``, ``renew`` (any number of permits) and
 ``take_token`` are one EVALSHA each (plus one SCRIPT LOAD per script after a Redis
-restart). Redis errors propagate as ``redis``'s exceptions.
+restart). Redis errors read as they do from the frontier (``frontier._redis._errors``):
+``FrontierUnavailable`` for an outage, OOM or a read-only replica, ``FatalError`` for
+refused credentials, so the engine treats them the same way.
 """
 
 from __future__ import annotations
@@ -39,13 +41,19 @@ import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from skitter.frontier._redis._errors import translating
 from skitter.frontier._redis._keys import JobKeys
 from skitter.frontier._redis._lua import TimeSource, check_time_source, lua_number, register
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
+    from redis.typing import EncodableT
 
 __all__ = ["RedisPoliteness"]
+
+#: Where the scripts are: ``skitter/cluster/lua``.
+_LUA = "skitter.cluster"
+_translated = translating(lambda self: f"Redis for {self.keys.name} (politeness)")
 
 
 class RedisPoliteness:
@@ -74,10 +82,10 @@ class RedisPoliteness:
         self.busy_wait = _positive("busy_wait", busy_wait)
         self.idle_ttl = _non_negative("idle_ttl", idle_ttl)
         self.time_source = check_time_source(time_source)
-        self._acquire = register(redis, "slot_acquire", "_clock")
-        self._release = register(redis, "slot_release", "_clock")
-        self._renew = register(redis, "slot_renew", "_clock")
-        self._take = register(redis, "bucket_take", "_clock")
+        self._acquire = register(redis, "slot_acquire", "_clock", package=_LUA)
+        self._release = register(redis, "slot_release", "_clock", package=_LUA)
+        self._renew = register(redis, "slot_renew", "_clock", package=_LUA)
+        self._take = register(redis, "bucket_take", "_clock", package=_LUA)
         # Unique across restarts of a worker that keeps its name.
         self._id_prefix = f"{owner}.{uuid.uuid4().hex[:12]}."
         self._ids = itertools.count()
@@ -85,6 +93,7 @@ class RedisPoliteness:
     def __repr__(self) -> str:
         return f"<RedisPoliteness {self.keys.tag} owner={self.owner!r}>"
 
+    @_translated
     async def acquire(
         self, slot: str, now: float, *, concurrency: int, delay: float, lease_seconds: float
     ) -> tuple[str | None, float]:
@@ -99,7 +108,7 @@ class RedisPoliteness:
         _non_negative("delay", delay)
         _positive("lease_seconds", lease_seconds)
         permit = f"{self._id_prefix}{next(self._ids)}"
-        args = [
+        args: list[EncodableT] = [
             self.time_source,
             lua_number(now),
             concurrency,
@@ -112,6 +121,7 @@ class RedisPoliteness:
         wait = float(await self._acquire([self.keys.permits(slot), self.keys.pace(slot)], args))
         return (permit, 0.0) if wait <= 0 else (None, wait)
 
+    @_translated
     async def release(
         self, slot: str, permit_id: str, now: float, *, backoff_until: float | None = None
     ) -> bool:
@@ -128,6 +138,7 @@ class RedisPoliteness:
         released = await self._release([self.keys.permits(slot), self.keys.pace(slot)], args)
         return bool(released)
 
+    @_translated
     async def renew(
         self, permits: Sequence[tuple[str, str]], now: float, lease_seconds: float
     ) -> list[bool]:
@@ -147,6 +158,7 @@ class RedisPoliteness:
         args += [permit_id for _, permit_id in permits]
         return [bool(flag) for flag in await self._renew(keys, args)]
 
+    @_translated
     async def take_token(self, now: float, rate: float, burst: float) -> float:
         """Take a token from the project's bucket: 0.0 if one was taken, else the seconds
         until one is available (``inf`` if never: a rate of 0, or a burst below 1).
@@ -159,6 +171,7 @@ class RedisPoliteness:
         args = [self.time_source, lua_number(now), lua_number(rate), lua_number(burst)]
         return float(await self._take([self.keys.bucket], args))
 
+    @_translated
     async def clear(self) -> int:
         """Delete every politeness key of the job (``flush_on_start``); the number deleted.
 
@@ -166,7 +179,7 @@ class RedisPoliteness:
         crawl should not be running."""
         deleted = int(await self.client.delete(self.keys.bucket))
         for kind in ("permits", "pace"):
-            pattern = f"{_glob_escape(self.keys.tag)}:{kind}:*"
+            pattern = self.keys.scan(kind)
             batch: list[bytes] = []
             async for key in self.client.scan_iter(match=pattern, count=1000):
                 batch.append(key)
@@ -176,11 +189,6 @@ class RedisPoliteness:
             if batch:
                 deleted += int(await self.client.delete(*batch))
         return deleted
-
-
-def _glob_escape(text: str) -> str:
-    """``text`` as a literal in a SCAN MATCH pattern."""
-    return "".join("\\" + c if c in "*?[]\\" else c for c in text)
 
 
 def _non_negative(name: str, value: float) -> float:

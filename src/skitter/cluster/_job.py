@@ -1,127 +1,46 @@
-"""What the workers of one distributed crawl share besides the frontier.
+"""``ClusterJob``: one worker's membership in a distributed crawl on Redis (SPEC §4).
 
-Start requests are produced by one worker at a time: the first to claim them. The claim
-is a lease (renewed while that worker feeds, and while it waits for the queue to
-drain), fenced by a token: only its holder can record progress or renew it, so a
-feeder whose claim lapsed (a long pause) can neither move the offset back nor keep
-another worker's claim alive; it stops and waits for a turn again. The number of start
-requests queued so far is recorded in Redis after each one, so when the claimer dies
-another worker takes the claim over and continues at that position; start requests
-re-queued around a crash carry taskids from their position and merge with themselves,
-so none runs twice. Every claim script checks the job's epoch, as the frontier's do.
+The crawler (the composition root) asks it for what a worker runs on instead of the
+local parts: the job's ``RedisFrontier``, the scheduler's ``ClusterGate`` (the job's
+shared token bucket and slot permits), ``RedisStats`` (this worker's counts, added to
+the job's totals), the ``StartClaim`` (start requests fed by one worker at a time).
+``open`` joins the job (creating it if needed) and starts the heartbeats
+(``WorkerPresence``); ``close`` flushes the stats once more and, without REDIS_PERSIST,
+lets the last worker out clear the job's keys.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 import os
 import socket
 import time
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from skitter._clock import Clock
 from skitter._secrets import mask_text, mask_url
 from skitter._tasks import cancel_and_wait
+from skitter._types import StatsSink
+from skitter.cluster._control import JobControl
+from skitter.cluster._gate import ClusterGate
+from skitter.cluster._politeness import RedisPoliteness
+from skitter.cluster._presence import Steered, WorkerPresence
+from skitter.cluster._start_claim import StartClaim
+from skitter.cluster._stats import LocalStats, RedisStats
 from skitter.exceptions import ConfigError, FrontierOutage, FrontierUnavailable, JobStateLost
+from skitter.frontier._redis import RedisFrontier
+from skitter.frontier._redis._errors import check_access
 from skitter.settings import Settings
 
-if TYPE_CHECKING:  # imported when a worker starts, so that `skitter crawl` never loads redis
-    from skitter._presence import WorkerPresence
-    from skitter.frontier import RedisFrontier
-    from skitter.frontier._redis._politeness import RedisPoliteness
-    from skitter.frontier._redis._stats import RedisStats
-
-__all__ = ["ClusterJob", "StartClaim", "worker_id"]
+__all__ = ["ClusterJob", "worker_id"]
 
 log = logging.getLogger("skitter.cluster")
 
 #: How long a job cleared by its last worker (REDIS_PERSIST off) keeps its epoch, so
 #: that workers still finishing see a cleared job rather than a lost one.
 CLEARED_JOB_TTL = 3600.0
-
-
-class StartClaim:
-    """One job's start requests, fed by one worker at a time."""
-
-    def __init__(self, frontier: RedisFrontier, owner: str, lease_seconds: float) -> None:
-        from skitter.frontier._redis._lua import register
-
-        self._frontier = frontier
-        self._owner = owner
-        self._lease_ms = max(1000, int(lease_seconds * 1000))
-        #: How often a feeder renews the claim while it waits for the queue to drain.
-        self.renew_every = self._lease_ms / 3000
-        keys = frontier.keys
-        self._keys = [keys.meta, keys.start_claim, keys.start]
-        self._claim = register(frontier.client, "start_claim")
-        self._progress = register(frontier.client, "start_progress")
-        self._prefix = f"{owner}.{uuid.uuid4().hex[:8]}."
-        self._attempts = itertools.count()
-        self._token: str | None = None
-
-    async def _call(self, script: Any, args: list[Any]) -> int:
-        """One claim script, with the frontier's reading of Redis's errors (``_errors``)."""
-        from redis.exceptions import ResponseError
-
-        from skitter.frontier._redis._errors import lost_error, redis_errors_translated
-
-        frontier = self._frontier
-        if frontier.epoch is None:
-            await frontier.open_job()
-        try:
-            with redis_errors_translated("Redis (start requests)"):
-                return int(await script(self._keys, [frontier.epoch, *args]))
-        except ResponseError as exc:
-            lost = lost_error(frontier, str(exc))
-            if lost is not None:
-                raise lost from None
-            raise
-
-    async def wait_turn(self, poll: float = 1.0) -> int | None:
-        """Block until this worker holds the claim (returns the offset to go on from) or
-        the start requests are all queued (returns None). Redis unavailable (down, out
-        of memory, read-only) is waited out; refused credentials raise a FatalError, and
-        ``JobStateLost`` says the job's state vanished meanwhile."""
-        while True:
-            token = f"{self._prefix}{next(self._attempts)}"
-            try:
-                answer = await self._call(self._claim, [token, self._lease_ms])
-            except FrontierUnavailable:
-                answer = -2  # try again later
-            if answer == -1:
-                return None
-            if answer >= 0:
-                self._token = token
-                if answer:
-                    log.info("Taking over the start requests at position %d", answer)
-                return answer
-            await asyncio.sleep(poll)
-
-    async def progress(self, offset: int) -> bool:
-        """Record how many start requests are queued, and renew the claim: False when
-        this worker no longer holds it (it lapsed, another worker took it over; nothing
-        changed)."""
-        return await self._record(offset, done=False)
-
-    async def finished(self, offset: int) -> bool:
-        """Every start request is queued: record it and give the claim up (False, and
-        nothing changes, if this worker no longer held it)."""
-        return await self._record(offset, done=True)
-
-    async def _record(self, offset: int, *, done: bool) -> bool:
-        if self._token is None:
-            return False
-        args = [self._token, self._lease_ms, int(offset), "1" if done else "0"]
-        kept = bool(await self._call(self._progress, args))
-        if not kept or done:
-            self._token = None
-        return kept
-
-    async def clear(self) -> None:
-        keys = self._frontier.keys
-        await self._frontier.client.delete(keys.start_claim, keys.start)
 
 
 def worker_id() -> str:
@@ -150,8 +69,6 @@ class ClusterJob:
         return f"<ClusterJob {self.job!r} on {mask_url(self.redis_url)}>"
 
     def make_frontier(self, spider: Any, settings: Settings) -> RedisFrontier:
-        from skitter.frontier import RedisFrontier
-
         try:
             self.frontier = RedisFrontier(
                 self.redis_url,
@@ -170,18 +87,19 @@ class ClusterJob:
             raise ConfigError(f"worker settings: {exc}") from None
         return self.frontier
 
-    def politeness(self) -> Any:
-        from skitter.frontier._redis._politeness import RedisPoliteness
-
+    def politeness(self) -> RedisPoliteness:
+        """The job's slot permits and token bucket, shared by every worker."""
         assert self.frontier is not None
-        inner = RedisPoliteness(self.frontier.client, self.frontier.keys, owner=self.owner)
-        return _Guarded(inner, f"Redis for {self.frontier.project}/{self.job} (politeness)")
+        return RedisPoliteness(self.frontier.client, self.frontier.keys, owner=self.owner)
 
-    def stats(self) -> RedisStats:
-        from skitter.frontier._redis._stats import RedisStats
+    def gate(self, clock: Clock, stats: StatsSink, lease_seconds: float) -> ClusterGate:
+        """The scheduler's gate: the job's token bucket and slot permits."""
+        return ClusterGate(self.politeness(), clock=clock, stats=stats, lease_seconds=lease_seconds)
 
+    def stats(self, local: LocalStats) -> RedisStats:
+        """This worker's stats (kept in ``local``), also added to the job's totals."""
         assert self.frontier is not None
-        self._stats = RedisStats(self.frontier.client, self.frontier.keys)
+        self._stats = RedisStats(self.frontier.client, self.frontier.keys, local)
         self.frontier.stats = self._stats  # what it moves aside is counted
         return self._stats
 
@@ -193,20 +111,17 @@ class ClusterJob:
         assert self.frontier is not None
         return StartClaim(self.frontier, self.owner, lease_seconds)
 
-    async def open(self, project: Any, settings: Settings, crawler: Any = None) -> None:
-        """Join the job; with ``crawler``, also publish heartbeats for it and apply the
-        job's control record (rate, burst, pause set from ``skitter dashboard``)."""
-        from skitter._presence import WorkerPresence
-        from skitter.frontier._redis._control import JobControl
-        from skitter.frontier._redis._errors import check_access
-
+    async def open(self, project: Any, settings: Settings, control: Steered | None = None) -> None:
+        """Join the job; with ``control`` (the project's ``ProjectControl``), also
+        publish heartbeats for it and apply the job's control record to it (rate, burst,
+        pause set from ``skitter dashboard``)."""
         frontier = self.frontier
         assert frontier is not None
-        control = JobControl(frontier.client, frontier.keys)
+        job_control = JobControl(frontier.client, frontier.keys)
 
         async def probe() -> None:  # read one of the job's keys, write another
             await frontier.client.hget(frontier.keys.meta, "epoch")  # joined below, not here
-            await control.touch()
+            await job_control.touch()
 
         # Refused credentials or rights stop the worker here, with one line, before its
         # feeds are opened; Redis out of reach is waited for, as later in the crawl.
@@ -216,14 +131,14 @@ class ClusterJob:
             log.warning("REDIS_FLUSH_ON_START: clearing job %r (it gets a new epoch)", self.job)
             await frontier.drop()
             await project.start_claim.clear()
-            await control.clear()
+            await job_control.clear()
             if self._stats is not None:
                 await self._stats.clear()
         await self._join(frontier, settings["FRONTIER_OUTAGE_TIMEOUT"])
         if self._stats is not None:
             self._stats_task = asyncio.create_task(self._stats.run(), name="skitter-stats")
-        if crawler is not None:
-            self._presence = WorkerPresence(control, self.owner, crawler)
+        if control is not None:
+            self._presence = WorkerPresence(job_control, self.owner, control)
             await self._presence.beat()  # a pause or rate set beforehand holds from the start
             self._presence_task = asyncio.create_task(self._presence.run(), name="skitter-presence")
 
@@ -303,25 +218,3 @@ class ClusterJob:
             pass  # nothing left to clear; the crawl has failed and said why
         except Exception as exc:  # best effort on the way out
             log.warning("Could not clear job %r on exit: %s", self.job, mask_text(str(exc)))
-
-
-class _Guarded:
-    """Redis errors read here as they do from the frontier (``FrontierUnavailable`` for
-    an outage, OOM or a read-only replica; ``FatalError`` for refused credentials), so
-    the engine treats them the same way."""
-
-    def __init__(self, inner: RedisPoliteness, where: str) -> None:
-        from skitter.frontier._redis._errors import redis_errors_translated
-
-        self._inner = inner
-        self._where = where
-        self._translated = redis_errors_translated
-
-    def __getattr__(self, name: str) -> Any:
-        method = getattr(self._inner, name)
-
-        async def guarded(*args: Any, **kwargs: Any) -> Any:
-            with self._translated(self._where):
-                return await method(*args, **kwargs)
-
-        return guarded

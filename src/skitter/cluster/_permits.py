@@ -28,8 +28,8 @@ __all__ = ["ClusterPermits", "PermitStore"]
 
 
 class PermitStore(Protocol):
-    """What ``RedisPoliteness`` offers (``_cluster._Guarded`` raises
-    ``FrontierUnavailable`` for it when Redis is out of reach)."""
+    """What ``RedisPoliteness`` offers (``FrontierUnavailable`` when Redis is out of
+    reach)."""
 
     async def acquire(
         self, slot: str, now: float, *, concurrency: int, delay: float, lease_seconds: float

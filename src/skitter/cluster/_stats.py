@@ -1,8 +1,10 @@
 """Crawl statistics added up across every worker of a job, in Redis (SPEC §4).
 
-``RedisStats`` is a ``StatsSink``: ``inc``, ``set``, ``max`` and ``get`` are dict updates
-on this worker, as cheap as ``engine.Stats`` on the hot path. What changed since the last
-flush is pending; ``flush`` pushes it in one transaction (MULTI/EXEC, one round trip):
+``RedisStats`` is a ``StatsSink`` around this worker's own statistics (an
+``engine.Stats``, ``local``): ``inc``, ``set`` and ``max`` go to ``local`` and are noted
+as pending, a dict update each, so the hot path stays as cheap; ``get``, ``to_dict`` and
+iterating read ``local``. ``flush`` pushes what is pending in one transaction
+(MULTI/EXEC, one round trip):
 
 - ``inc`` -> HINCRBY on ``P:stats`` (HINCRBYFLOAT for a float amount): a cluster-wide sum;
 - ``max`` -> ZADD GT on ``P:stats:max``: the largest value any worker saw;
@@ -10,8 +12,7 @@ flush is pending; ``flush`` pushes it in one transaction (MULTI/EXEC, one round 
 
 ``run`` flushes every ``flush_interval`` seconds for as long as its task lives (start it
 in the owner's TaskGroup, and ``await flush()`` once more when the crawl ends);
-``totals`` reads the cluster-wide numbers in one round trip. ``get`` and ``to_dict``
-are this worker's own numbers, like ``engine.Stats``.
+``totals`` reads the cluster-wide numbers in one round trip.
 
 A flush that fails (Redis restarting, out of memory, read-only: ``FrontierUnavailable``,
 see ``_errors``) keeps what was pending and merges it with what came meanwhile, so a
@@ -31,32 +32,41 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from redis.exceptions import RedisError
 
+from skitter._types import CrawlStats
 from skitter.exceptions import SkitterError
 from skitter.frontier._redis._errors import translating
 from skitter.frontier._redis._keys import JobKeys
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
+    from redis.typing import EncodableT
 
-__all__ = ["RedisStats"]
+__all__ = ["LocalStats", "RedisStats"]
+
+#: This worker's own statistics, which ``RedisStats`` wraps (an ``engine.Stats``).
+LocalStats = CrawlStats
 
 logger = logging.getLogger("skitter.stats.redis")
-_translated = translating(lambda self: f"Redis for {self.keys.tag} (stats)")
+_translated = translating(lambda self: f"Redis for {self.keys.name} (stats)")
 
 
 class RedisStats:
-    """This worker's stats, flushed to the job's shared totals in Redis.
+    """This worker's stats (kept in ``local``), flushed to the job's shared totals in
+    Redis.
 
     ``redis`` is a ``redis.asyncio.Redis`` client (the caller's to configure and close).
     """
 
-    def __init__(self, redis: Redis, keys: JobKeys, *, flush_interval: float = 1.0) -> None:
+    def __init__(
+        self, redis: Redis, keys: JobKeys, local: LocalStats, *, flush_interval: float = 1.0
+    ) -> None:
         if not flush_interval > 0:
             raise ValueError(f"flush_interval must be > 0, got {flush_interval!r}")
         self.client = redis
         self.keys = keys
         self.flush_interval = float(flush_interval)
-        self._values: dict[str, Any] = {}
+        #: This worker's own values.
+        self.local = local
         # Pending for the next flush.
         self._incs: dict[str, int | float] = {}
         self._maxes: dict[str, float] = {}
@@ -69,32 +79,31 @@ class RedisStats:
 
     # -- StatsSink: the hot path, no I/O --------------------------------------------------
     def inc(self, key: str, count: int = 1) -> None:
-        values = self._values
-        values[key] = values.get(key, 0) + count
+        self.local.inc(key, count)
         incs = self._incs
         incs[key] = incs.get(key, 0) + count
 
     def set(self, key: str, value: Any) -> None:
-        self._values[key] = value
+        self.local.set(key, value)
         self._sets[key] = value
 
     def max(self, key: str, value: float) -> None:
-        current = self._values.get(key)
+        current = self.local.get(key)
         if current is None or value > current:
-            self._values[key] = value
+            self.local.set(key, value)
             # Only a new local maximum can raise the cluster's.
             self._maxes[key] = value
 
     def get(self, key: str, default: Any = None) -> Any:
         """This worker's value (``totals`` has the cluster's)."""
-        return self._values.get(key, default)
+        return self.local.get(key, default)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._values)
+        return iter(self.local)
 
     def to_dict(self) -> dict[str, Any]:
         """This worker's values, sorted by key."""
-        return dict(sorted(self._values.items()))
+        return self.local.to_dict()
 
     @property
     def pending(self) -> int:
@@ -124,23 +133,27 @@ class RedisStats:
                     pipe.zadd(self.keys.stats_max, maxes, gt=True)
                     written.append(None)
                 if sets:
-                    encoded = {key: _dumps(value) for key, value in sets.items()}
+                    encoded: dict[EncodableT, EncodableT] = {
+                        key: _dumps(value) for key, value in sets.items()
+                    }
                     pipe.hset(self.keys.stats_set, mapping=encoded)
                     written.append(None)
                 results = await pipe.execute(raise_on_error=False)
         except BaseException:
             self._restore(incs, maxes, sets)
             raise
-        for key, result in zip(written, results, strict=True):
+        for sum_key, result in zip(written, results, strict=True):
             if not isinstance(result, Exception):
                 continue
-            if key is not None and key not in self._float_sums and isinstance(incs[key], int):
+            if sum_key is None or sum_key in self._float_sums:
+                logger.warning("%r: Redis refused stats %s: %s", self, sum_key or "values", result)
+            elif isinstance(incs[sum_key], int):
                 # Another worker made this sum a float (or it left int64): HINCRBY refuses
                 # it, so the amount goes again with the next flush, as HINCRBYFLOAT.
-                self._incs[key] = self._incs.get(key, 0) + incs[key]
-                self._float_sums.add(key)
+                self._incs[sum_key] = self._incs.get(sum_key, 0) + incs[sum_key]
+                self._float_sums.add(sum_key)
             else:
-                logger.warning("%r: Redis refused stats %s: %s", self, key or "values", result)
+                logger.warning("%r: Redis refused stats %s: %s", self, sum_key, result)
 
     def _restore(
         self, incs: dict[str, int | float], maxes: dict[str, float], sets: dict[str, Any]

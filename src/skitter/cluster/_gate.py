@@ -1,0 +1,132 @@
+"""``ClusterGate``: the scheduler's ``Gate`` for a worker of a distributed job.
+
+Each worker's ``SlotQueues`` keeps its own slots; alone, N workers would send N times
+the concurrency and N times the rate a host agreed to. This gate makes both hold for
+the whole job (SPEC §4):
+
+- **the project's rate**: a dispatch takes a token from the bucket every worker shares
+  (``RedisPoliteness.take_token``, one round trip); a token taken while no slot could
+  start is kept for the next dispatch. When the bucket is empty the gate answers no
+  without asking again until the wait Redis named is over (at most a minute, so a rate
+  raised meanwhile is seen);
+- **each slot's concurrency, delay and back-off**: a download starts only with the
+  slot's permit from Redis (``ClusterPermits``, which hands a permit on to the next
+  download of a busy slot with no round trip), and gives it back when it ends, with
+  the back-off the slot met, which then holds for every worker.
+
+The local slot queues still decide first, so a worker never asks Redis for a slot it
+could not start anyway. Times sent to Redis are this worker's ``clock.time()``, which
+the scripts replace with Redis's own (see ``_politeness``). Redis out of reach is
+``FrontierUnavailable`` from ``admit``, ``acquire`` and ``upkeep``, as the contract
+says; permits that could not be handed back lapse with their lease.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from skitter._clock import Clock
+from skitter._types import StatsSink
+from skitter.cluster._permits import ClusterPermits, PermitStore
+from skitter.frontier import Lease
+from skitter.scheduler import SlotQueues
+
+__all__ = ["ClusterGate", "SharedBucket"]
+
+#: The longest the gate trusts Redis's "no token for N seconds" before asking again.
+_MAX_TOKEN_WAIT = 60.0
+
+
+class SharedBucket(PermitStore, Protocol):
+    """What ``RedisPoliteness`` offers: slot permits and the job's token bucket."""
+
+    async def take_token(self, now: float, rate: float, burst: float) -> float: ...
+
+
+class ClusterGate:
+    """The job's shared token bucket and slot permits, for one worker's scheduler."""
+
+    def __init__(
+        self, store: SharedBucket, *, clock: Clock, stats: StatsSink, lease_seconds: float
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._stats = stats
+        self.permits = ClusterPermits(store, lease_seconds=lease_seconds)
+        self._rate: float | None = None
+        self._burst: float | None = None
+        self._token_in_hand = False
+        self._token_wait_until = 0.0
+
+    def __repr__(self) -> str:
+        return f"<ClusterGate {self._store!r} rate={self._rate} burst={self._burst}>"
+
+    @property
+    def rate(self) -> tuple[float | None, float | None]:
+        return (self._rate, self._burst) if self._rate is not None else (None, None)
+
+    def set_rate(self, rate: float | None, burst: float | None) -> None:
+        self._rate, self._burst = rate, burst if rate is not None else None
+
+    async def admit(self) -> bool:
+        """A token of the job's bucket for the next dispatch (kept if nothing could
+        start, so none is wasted)."""
+        rate, burst = self._rate, self._burst
+        if self._token_in_hand or rate is None or burst is None:
+            return True
+        now = self._clock.time()
+        if now < self._token_wait_until:
+            return False
+        wait = await self._store.take_token(now, rate, burst)
+        if wait > 0:
+            self._token_wait_until = now + min(wait, _MAX_TOKEN_WAIT)
+            return False
+        self._token_in_hand = True
+        return True
+
+    def dispatched(self) -> None:
+        self._token_in_hand = False
+
+    async def acquire(self, slot: str, lease: Lease, slots: SlotQueues[Lease]) -> float:
+        """The slot's permit across the job (its concurrency, delay and back-off hold
+        for every worker): 0.0, or how long the job says the slot must wait."""
+        wait = await self.permits.take(
+            slot,
+            lease,
+            self._clock.time(),
+            concurrency=slots.policies[slot].concurrency,
+            delay=slots.stats(slot)[slot].delay,
+        )
+        if wait > 0:
+            self._stats.inc("scheduler/cluster_slot_waits")
+        return wait
+
+    async def release(self, slot: str, lease: Lease, slots: SlotQueues[Lease]) -> None:
+        """Hand the permit back (or on, to the slot's next download), with the slot's
+        back-off moved onto the epoch clock, for every worker."""
+        state = slots.stats(slot).get(slot)
+        now = self._clock.time()
+        until = None
+        if state is not None and state.backoff_until is not None:
+            until = now + max(0.0, state.backoff_until - self._clock.monotonic())
+        await self.permits.give_back(
+            lease,
+            now,
+            backoff_until=until,
+            delay=state.delay if state is not None else 0.0,
+            more_queued=state is not None and state.queued > 0,
+        )
+
+    def wait_time(self) -> float | None:
+        left = self._token_wait_until - self._clock.time()
+        return left if left > 0 else None
+
+    async def upkeep(self, renew: bool) -> None:
+        await self.permits.upkeep(self._clock.time(), renew)
+
+    async def close(self) -> None:
+        """Hand every permit back at once: a closing worker must not keep a slot's
+        share for a whole lease."""
+        if self.permits.reused:
+            self._stats.inc("scheduler/cluster_permits_reused", self.permits.reused)
+        await self.permits.close(self._clock.time())

@@ -1,0 +1,236 @@
+"""A worker's side of the cluster dashboard: its heartbeat, and the job's control record.
+
+Once a second (``interval``) a worker of a distributed crawl publishes what a dashboard
+in another process needs to show and steer it (``skitter dashboard --redis``): its
+status, its rate and burst now and by default, the MAX_RATE and MAX_BURST it would
+refuse beyond, what it is downloading, its latest results and failures, its busiest
+slots (a ``Heartbeat``, see ``_heartbeat``). In the same round trip it reads the job's
+control record and applies what changed since it last looked, through the same
+``ProjectControl`` methods a local dashboard calls (``set_rate``, ``pause``,
+``resume``). What it needs of the project is ``Steered``: the engine's
+``ProjectControl`` is one, and this module never imports the engine.
+
+It also adds this worker's finished tasks to two cluster-wide counters,
+``task_attempts/succeeded`` and ``task_attempts/failed`` (the monitor's counts, as
+deltas into the job's shared stats), so the dashboard can count successes and
+failures over time for the whole job from one number each.
+
+A Redis outage costs heartbeats, never the crawl: the error is logged once and the next
+beat tries again. A worker gone for longer than ``STALE_BEATS`` of its intervals is
+pruned from the roster by the next beat of any worker of the job (by Redis's clock).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
+
+import msgspec
+from redis.exceptions import RedisError
+
+from skitter._clock import Clock
+from skitter._secrets import mask_text
+from skitter._types import StatsSink
+from skitter.cluster._control import ControlRecord, JobControl
+from skitter.cluster._heartbeat import Heartbeat, OutcomeBeat, SlotBeat, TaskBeat
+from skitter.exceptions import ConfigError
+from skitter.frontier._redis._errors import translate
+
+__all__ = ["FAILED", "SUCCEEDED", "Steered", "WorkerPresence"]
+
+log = logging.getLogger("skitter.cluster")
+
+SUCCEEDED = "task_attempts/succeeded"
+FAILED = "task_attempts/failed"
+#: After how many intervals without a heartbeat a worker is dropped from the roster
+#: (the dashboard counts it as gone after five).
+STALE_BEATS = 10
+#: How much of its live state a heartbeat carries (it is rewritten every second).
+_ACTIVE, _OUTCOMES, _SLOTS = 50, 20, 20
+
+
+class _Task(Protocol):
+    @property
+    def taskid(self) -> str: ...
+    @property
+    def url(self) -> str: ...
+    @property
+    def slot(self) -> str: ...
+    @property
+    def attempt(self) -> int: ...
+    @property
+    def started(self) -> float: ...
+
+
+class _Outcome(Protocol):
+    @property
+    def taskid(self) -> str: ...
+    @property
+    def url(self) -> str: ...
+    @property
+    def ok(self) -> bool: ...
+    @property
+    def status(self) -> int | None: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def items(self) -> int: ...
+    @property
+    def at(self) -> float: ...
+
+
+class _Monitor(Protocol):
+    @property
+    def active(self) -> Mapping[str, _Task]: ...
+    @property
+    def recent(self) -> Iterable[_Outcome]: ...
+    @property
+    def failures(self) -> Iterable[_Outcome]: ...
+
+    def counts(self, seconds: float | None = None) -> tuple[int, int]: ...
+
+
+class Steered(Protocol):
+    """What a worker's presence reads of its project and steers (``ProjectControl``)."""
+
+    @property
+    def clock(self) -> Clock: ...
+    @property
+    def settings(self) -> Mapping[str, Any]: ...
+    @property
+    def stats(self) -> StatsSink: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def rate(self) -> tuple[float | None, float | None]: ...
+    @property
+    def monitor(self) -> _Monitor | None: ...
+
+    def set_rate(self, rate: float | None, burst: float | None = None) -> None: ...
+
+    def pause(self) -> None: ...
+
+    def resume(self) -> None: ...
+
+    def slot_stats(self) -> list[dict[str, Any]]: ...
+
+
+class WorkerPresence:
+    """Heartbeats for one worker's project, and the job's control record applied to it."""
+
+    def __init__(
+        self, control: JobControl, owner: str, project: Steered, *, interval: float = 1.0
+    ) -> None:
+        self.control = control
+        self.owner = owner
+        self.interval = interval
+        self._project = project
+        self._started = project.clock.time()
+        self._default = project.rate
+        self._rate_seq = 0
+        self._pause_seq = 0
+        self._counted = (0, 0)
+        self._error: str | None = None
+        self._failing = False
+
+    async def run(self) -> None:
+        """Beat every ``interval`` seconds until cancelled."""
+        while True:
+            await self.beat()
+            await asyncio.sleep(self.interval)
+
+    async def beat(self) -> None:
+        """Publish a heartbeat and apply the control record; Redis errors are logged."""
+        self._count()
+        stale_after = STALE_BEATS * self.interval
+        try:
+            record = await self.control.beat(self.owner, self.heartbeat(), stale_after=stale_after)
+        except (RedisError, OSError) as exc:
+            if not self._failing:
+                why = translate(exc, "Redis") or mask_text(f"{type(exc).__name__}: {exc}")
+                log.warning("Worker %s: no heartbeat: %s", self.owner, why)
+            self._failing = True
+            return
+        self._failing = False
+        self.apply(record)
+
+    def apply(self, record: ControlRecord) -> None:
+        """Apply the parts of ``record`` that changed since the last look."""
+        project = self._project
+        if record.rate_seq != self._rate_seq:
+            self._rate_seq = record.rate_seq
+            try:
+                project.set_rate(record.rate, record.burst)
+                self._error = None
+            except ConfigError as exc:  # the dashboard checks first; a newer worker may differ
+                log.warning("Worker %s: cannot apply the job's rate: %s", self.owner, exc)
+                self._error = str(exc)
+        if record.pause_seq != self._pause_seq:
+            self._pause_seq = record.pause_seq
+            if record.paused:
+                log.info("Worker %s: paused from the dashboard", self.owner)
+                project.pause()
+            else:
+                log.info("Worker %s: resumed from the dashboard", self.owner)
+                project.resume()
+
+    def _count(self) -> None:
+        """Add the tasks finished since the last beat to the job's shared counters."""
+        monitor = self._project.monitor
+        if monitor is None:
+            return
+        success, failure = monitor.counts()
+        last_success, last_failure = self._counted
+        stats = self._project.stats
+        if success > last_success:
+            stats.inc(SUCCEEDED, success - last_success)
+        if failure > last_failure:
+            stats.inc(FAILED, failure - last_failure)
+        self._counted = (success, failure)
+
+    def heartbeat(self) -> Heartbeat:
+        project = self._project
+        settings = project.settings
+        rate, burst = project.rate
+        status = project.status
+        active: list[TaskBeat] = []
+        recent: list[OutcomeBeat] = []
+        failures: list[OutcomeBeat] = []
+        monitor = project.monitor
+        if monitor is not None:
+            tasks = sorted(monitor.active.values(), key=lambda task: task.started)[:_ACTIVE]
+            active = [TaskBeat(t.taskid, t.url, t.slot, t.attempt, t.started) for t in tasks]
+            recent = [_outcome(o) for o in list(monitor.recent)[-_OUTCOMES:]]
+            failures = [_outcome(o) for o in list(monitor.failures)[-_OUTCOMES:]]
+        slots: list[SlotBeat] = []
+        if status != "new":
+            rows = project.slot_stats()
+            rows.sort(key=lambda s: s["in_flight"] + s["queued"], reverse=True)
+            slots = [msgspec.convert(row, SlotBeat) for row in rows[:_SLOTS]]
+        return Heartbeat(
+            seen=project.clock.time(),
+            started=self._started,
+            interval=self.interval,
+            status=status,
+            rate=rate,
+            burst=burst,
+            default_rate=self._default[0],
+            default_burst=self._default[1],
+            max_rate=settings["MAX_RATE"],
+            max_burst=settings["MAX_BURST"],
+            lease_seconds=settings["LEASE_SECONDS"],
+            finish_reason=project.stats.get("finish_reason"),
+            control_error=self._error,
+            rate_seq=self._rate_seq,
+            pause_seq=self._pause_seq,
+            active=active,
+            recent=recent,
+            failures=failures,
+            slots=slots,
+        )
+
+
+def _outcome(o: _Outcome) -> OutcomeBeat:
+    return OutcomeBeat(o.taskid, o.url, o.ok, o.status, o.reason, o.items, o.at)
