@@ -335,7 +335,7 @@ def decode_request(data: bytes, spider: object | None = None) -> Request:
             wire.cookies,
             wire.meta,
             "utf-8",
-            wire.priority,
+            int(wire.priority),
             wire.dont_filter,
             errback,
             wire.cb_kwargs,

@@ -209,10 +209,11 @@ class Scope:
     def describe(url: URL | str) -> str:
         """``host``, or ``host:port`` when the URL names a port: for logs and stats."""
         if isinstance(url, str):
+            text = url
             try:
-                url = URL(url)
+                url = URL(text)
             except Exception:
-                return url
+                return text
         host = url.raw_host or ""
         if ":" in host:
             host = f"[{host}]"

@@ -27,9 +27,9 @@ class Spider:
     """Subclass it, set ``name`` and ``start_urls``, write ``parse``."""
 
     name: ClassVar[str] = ""
-    start_urls: ClassVar[Iterable[str]] = ()
+    start_urls: Iterable[str] = ()  # spiders may set it in __init__, as in Scrapy
     #: Hosts the crawl may download from (skitter.http.Scope); empty: every host.
-    allowed_domains: ClassVar[Iterable[str]] = ()
+    allowed_domains: Iterable[str] = ()
     custom_settings: ClassVar[dict[str, Any]] = {}
     handle_httpstatus_list: ClassVar[Iterable[int]] = ()
 
@@ -66,8 +66,7 @@ class Spider:
 
     def start_requests(self) -> Iterable[Request] | AsyncIterable[Request]:
         """The first requests. Start URLs skip the dupe filter, as in Scrapy."""
-        for url in self.start_urls:
-            yield Request(url, dont_filter=True)
+        return (Request(url, dont_filter=True) for url in self.start_urls)
 
     def parse(self, response: Response) -> Any:
         """The default callback."""

@@ -46,7 +46,7 @@ class FullDisk:
             return self.open(path, mode)
 
         original = FeedExporter._open_file
-        FeedExporter._open_file = opener  # type: ignore[method-assign]
+        FeedExporter._open_file = opener  # type: ignore[method-assign, assignment]  # a patch
         try:
             yield self
         finally:

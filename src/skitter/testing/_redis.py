@@ -30,7 +30,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
+
+FixtureScope = Literal["session", "package", "module", "class", "function"]
 
 __all__ = [
     "RedisServer",
@@ -247,14 +249,14 @@ def require_redis_server() -> str:
     pytest.skip(reason)
 
 
-def redis_server_fixture(*, aof: bool = False, scope: str = "module") -> Any:
+def redis_server_fixture(*, aof: bool = False, scope: FixtureScope = "module") -> Any:
     """A fixture giving a ``RedisServer`` shared by the tests of one module::
 
     redis_server = redis_server_fixture()
     """
     import pytest
 
-    @pytest.fixture(scope=scope)  # type: ignore[call-overload, misc]
+    @pytest.fixture(scope=scope)
     def redis_server() -> Iterator[RedisServer]:
         with RedisServer(aof=aof, binary=require_redis_server()) as server:
             yield server

@@ -41,6 +41,7 @@ refused (``ConfigError``), since their positions would not match.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -54,6 +55,10 @@ from skitter.frontier._redis._lua import register
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
+
+    from skitter.http import Request
+
+logger = logging.getLogger("skitter.frontier.redis")
 
 __all__ = ["BloomShape", "RedisBloomFilter"]
 
@@ -128,6 +133,7 @@ class RedisBloomFilter:
         self.redis_keys = [keys.bloom, *(keys.bloom_block(i) for i in range(blocks))]
         self._args = [str(self.shape.bits), str(self.shape.hashes), str(block_bits)]
         self._script = register(redis, "bloom_add", "_bloom")
+        self._warned_recrawl = False
 
     def __repr__(self) -> str:
         shape = self.shape
@@ -149,6 +155,29 @@ class RedisBloomFilter:
     async def count(self) -> int:
         """How many fingerprints were added as new, by all workers."""
         return int(await self.client.hget(self.keys.bloom, "count") or 0)
+
+    async def stats(self) -> dict[str, float]:
+        """The filter's fill, for the crawl's stats: fingerprints added, the
+        false-positive rate expected at that count, and its bitmap's size."""
+        count = await self.count()
+        return {
+            "dupefilter/bloom/count": count,
+            "dupefilter/bloom/false_positive_rate": self.shape.false_positive_rate(count),
+            "dupefilter/bloom/memory_bytes": self.shape.memory_bytes,
+        }
+
+    def warn_recrawl(self, request: Request) -> None:
+        """Say once that ``request``'s recrawl rule cannot hold under the filter."""
+        if self._warned_recrawl or (request.age < 0 and request.itag is None):
+            return
+        self._warned_recrawl = True
+        logger.warning(
+            "%r: the Bloom filter keeps no crawl times or itags, so a finished task is "
+            "not recrawled for its age or a new itag (%s); forced requests still are. "
+            "Use REDIS_DUPEFILTER='exact' to recrawl by age or itag.",
+            self,
+            request,
+        )
 
     async def clear(self) -> None:
         """Forget everything (``flush_on_start``); UNLINK frees the blocks in the

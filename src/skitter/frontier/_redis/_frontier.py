@@ -48,33 +48,30 @@ the next call, and the scripts are loaded again on NOSCRIPT. Keys are described 
 
 from __future__ import annotations
 
-import asyncio
 import itertools
-import logging
-import math
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 from redis.asyncio import Redis
-from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialWithJitterBackoff
 
-from skitter.exceptions import CodecError, ConfigError, JobStateLost
+from skitter.exceptions import CodecError, JobStateLost
 from skitter.frontier._base import (
     Frontier,
-    FrontierCounts,
     Lease,
     PushOutcome,
 )
-from skitter.frontier._memory import check_request
+from skitter.frontier._redis._acks import AckBatcher
 from skitter.frontier._redis._bloom import RedisBloomFilter
-from skitter.frontier._redis._errors import reason_kind, translated
+from skitter.frontier._redis._client import bytes_client, describe
+from skitter.frontier._redis._errors import translated
 from skitter.frontier._redis._keys import JobKeys
 from skitter.frontier._redis._listing import JobListing
 from skitter.frontier._redis._lua import TimeSource, check_time_source
+from skitter.frontier._redis._push import PushCache, push_row
+from skitter.frontier._redis._quarantine import Quarantine
 from skitter.frontier._redis._scripts import Scripts
 from skitter.http import Request
 from skitter.http._codec import FORMAT_VERSION, decode_request, encode_request
@@ -90,32 +87,11 @@ __all__ = ["QueueKind", "RedisFrontier"]
 QueueKind = Literal["priority", "fifo", "lifo"]
 DupeFilter = Literal["exact", "bloom"]
 _KINDS = ("priority", "fifo", "lifo")
-_MAX_PRIORITY = 2**53  # Lua numbers are doubles: larger priorities would lose their order
 
-logger = logging.getLogger("skitter.frontier.redis")
 _encode_batch = msgspec.msgpack.Encoder().encode
 
 
-def _retry() -> Retry:
-    """Resend a command whose connection broke, a few times over about a second.
-
-    After a Redis restart the pooled connections are dead and the first command on each
-    fails; resending it on a fresh connection is what makes a restart invisible. Every
-    script is safe to run twice if its first reply was lost: a push merges into itself, a
-    lost lease expires and is reclaimed, a second ack finds no lease and answers False.
-    Longer outages are for the worker to ride out (pause, back off, try again). A restart
-    that lost the job's state is not invisible: the epoch is gone (``JobStateLost``).
-    """
-    return Retry(ExponentialWithJitterBackoff(base=0.05, cap=1.0), 3)
-
-
 _IGNORED = PushOutcome.IGNORED
-
-
-def _never_recrawls(request: Request) -> bool:
-    """Once pushed, pushing it again changes nothing unless its priority or exetime
-    does: no ``age`` to expire, no ``itag`` to change, no auto-recrawl."""
-    return request.age < 0 and request.itag is None and not request.auto_recrawl
 
 
 def _num(x: float) -> str:
@@ -178,16 +154,7 @@ class RedisFrontier(JobListing, Frontier):
             raise ValueError(f"queue kind must be one of {', '.join(_KINDS)}, got {kind!r}")
         if isinstance(bad_max, bool) or not isinstance(bad_max, int) or bad_max < 0:
             raise ValueError(f"bad_max must be an integer >= 0, got {bad_max!r}")
-        if isinstance(redis, str):
-            self.client: Redis = Redis.from_url(redis, retry=_retry())
-            self._owns_client = True
-        else:
-            if redis.connection_pool.connection_kwargs.get("decode_responses"):
-                raise ConfigError(
-                    "the Redis frontier stores bytes: create its client with decode_responses=False"
-                )
-            self.client = redis
-            self._owns_client = False
+        self.client, self._owns_client = bytes_client(redis)
         self.project = project
         self.job = job
         self.spider = spider
@@ -207,16 +174,14 @@ class RedisFrontier(JobListing, Frontier):
             )
             self._keys += self.bloom.redis_keys
         self._bloom_ready = False
-        self._warned_recrawl = False
         self._scripts = Scripts.register(self.client)
         self._promote_limit = promote_limit
         self._reclaim_batch = reclaim_batch
         self._create = create
         self._bad_max = str(bad_max)
         self.time_source = check_time_source(time_source)
-        #: Counts what is moved aside (``frontier/quarantined``); workers set it.
-        self.stats = stats
-        self._warned: set[str] = set()
+        self._quarantined = Quarantine(self)
+        self._quarantined.stats = stats
         #: The job's epoch once joined (``open_job``), and how: created, joined, adopted.
         self.epoch: str | None = None
         self.opened = ""
@@ -224,14 +189,17 @@ class RedisFrontier(JobListing, Frontier):
         self._skew = 0.0
         self._token_prefix = uuid.uuid4().hex[:12]
         self._calls = itertools.count()
-        if push_cache < 0:
-            raise ValueError(f"push_cache must be >= 0, got {push_cache!r}")
-        self._push_cache = push_cache
-        # acks waiting for the next flush: (now, taskid, token, future)
-        self._acks: list[tuple[str, str, str, asyncio.Future[int]]] = []
-        self._ack_flusher: asyncio.Task[None] | None = None
-        # taskid -> (highest priority, earliest exetime) pushed by this object
-        self._pushed: dict[str, tuple[int, float]] = {}
+        self._pushed = PushCache(push_cache)
+        self._acks = AckBatcher(self._send_acks)
+
+    @property
+    def stats(self) -> StatsSink | None:
+        """Counts what is moved aside (``frontier/quarantined``); workers set it."""
+        return self._quarantined.stats
+
+    @stats.setter
+    def stats(self, stats: StatsSink | None) -> None:
+        self._quarantined.stats = stats
 
     def __repr__(self) -> str:
         return f"<RedisFrontier {self.keys.tag} kind={self.kind}>"
@@ -239,11 +207,7 @@ class RedisFrontier(JobListing, Frontier):
     @property
     def where(self) -> str:
         """``redis://host:port/db`` of the job (never with credentials), for messages."""
-        kwargs = self.client.connection_pool.connection_kwargs
-        db = kwargs.get("db", 0)
-        if "path" in kwargs:
-            return f"unix://{kwargs['path']}?db={db}"
-        return f"redis://{kwargs.get('host', 'localhost')}:{kwargs.get('port', 6379)}/{db}"
+        return describe(self.client)
 
     def state_lost(self, what: str) -> str:
         """The message of ``JobStateLost`` for this job: ``what`` it has now."""
@@ -293,54 +257,10 @@ class RedisFrontier(JobListing, Frontier):
             await self.bloom.fix_shape()
             self._bloom_ready = True
 
-    def _quarantined(self, aside: Sequence[bytes], reason: str | None = None) -> None:
-        """Count what a script moved aside (flat field, reason pairs, or one field with
-        ``reason``) and log each kind of reason once: a hostile writer must not flood
-        the log, and the bad hash keeps the details (of the newest ``bad_max``)."""
-        if reason is not None:
-            pairs: list[tuple[bytes, bytes | str]] = [(aside[0], reason)]
-        else:
-            pairs = list(zip(aside[::2], aside[1::2], strict=True))
-        for field, why in pairs:
-            text = why if isinstance(why, str) else why.decode("utf-8", "replace")
-            if self.stats is not None:
-                self.stats.inc("frontier/quarantined")
-            kind = reason_kind(text)
-            if kind in self._warned:
-                logger.debug("%r: moved %r aside: %s", self, field, text)
-                continue
-            self._warned.add(kind)
-            logger.warning(
-                "%r: moved %r aside, never run: %s (logged once per reason; the job's bad "
-                "hash keeps the latest)",
-                self,
-                field,
-                text,
-            )
-
-    def _warn_recrawl(self, request: Request) -> None:
-        if request.age >= 0 or request.itag is not None:
-            self._warned_recrawl = True
-            logger.warning(
-                "%r: the Bloom filter keeps no crawl times or itags, so a finished task is "
-                "not recrawled for its age or a new itag (%s); forced requests still are. "
-                "Use REDIS_DUPEFILTER='exact' to recrawl by age or itag.",
-                self,
-                request,
-            )
-
     async def dupefilter_stats(self) -> dict[str, float]:
         """The Bloom filter's fill, for the crawl's stats: fingerprints added, the
         false-positive rate expected at that count, and its bitmap's size."""
-        if self.bloom is None:
-            return {}
-        count = await self.bloom.count()
-        shape = self.bloom.shape
-        return {
-            "dupefilter/bloom/count": count,
-            "dupefilter/bloom/false_positive_rate": shape.false_positive_rate(count),
-            "dupefilter/bloom/memory_bytes": shape.memory_bytes,
-        }
+        return {} if self.bloom is None else await self.bloom.stats()
 
     # -- queueing -------------------------------------------------------------------------
     @translated
@@ -356,40 +276,17 @@ class RedisFrontier(JobListing, Frontier):
         payloads: list[bytes] = []
         outcomes: list[PushOutcome] = [_IGNORED] * len(requests)
         sent: list[int] = []  # indexes of the requests sent to Redis
-        pushed = self._pushed if self._push_cache else None
+        pushed = self._pushed or None
         # Every request is checked and encoded first: a bad one changes nothing.
         for i, request in enumerate(requests):
-            check_request(request)
-            priority = int(request.priority)
-            if not -_MAX_PRIORITY < priority < _MAX_PRIORITY:
-                raise ValueError(f"priority of {request!r} is out of range: {priority}")
-            if not (math.isfinite(request.exetime) and math.isfinite(request.age)):
-                raise ValueError(f"exetime and age of {request!r} must be finite numbers")
-            if pushed is not None and (force is None or not force[i]):
-                known = pushed.get(request.taskid)
-                if (
-                    known is not None
-                    and priority <= known[0]
-                    and request.exetime >= known[1]
-                    and _never_recrawls(request)
-                ):
-                    pushed[request.taskid] = pushed.pop(request.taskid)  # recently used
-                    continue
-            if self.bloom is not None and not self._warned_recrawl:
-                self._warn_recrawl(request)
+            forced = bool(force[i]) if force is not None else False
+            row = push_row(request, forced)
+            if pushed is not None and not forced and pushed.covers(request):
+                continue
+            if self.bloom is not None:
+                self.bloom.warn_recrawl(request)
             sent.append(i)
-            batch.append(
-                [
-                    request.taskid,
-                    priority,
-                    float(request.exetime),
-                    request.itag if request.itag is not None else False,
-                    float(request.age),
-                    bool(request.auto_recrawl),
-                    bool(force[i]) if force is not None else False,
-                    request.url,
-                ]
-            )
+            batch.append(row)
             payloads.append(encode_request(request, self.spider))
         if not sent:
             return outcomes
@@ -400,24 +297,8 @@ class RedisFrontier(JobListing, Frontier):
         for i, answer in zip(sent, answers, strict=True):
             outcomes[i] = PushOutcome(answer)
         if pushed is not None:
-            self._remember(requests[i] for i in sent)
+            pushed.remember(requests[i] for i in sent)
         return outcomes
-
-    def _remember(self, requests: Iterable[Request]) -> None:
-        """Note what Redis now holds for these taskids (see ``push_cache``); the least
-        recently used tenth is forgotten when the cache is full."""
-        pushed = self._pushed
-        for request in requests:
-            if not _never_recrawls(request):
-                continue
-            taskid, priority, exetime = request.taskid, int(request.priority), request.exetime
-            known = pushed.pop(taskid, None)
-            if known is not None:
-                priority, exetime = max(priority, known[0]), min(exetime, known[1])
-            pushed[taskid] = (priority, exetime)
-        if len(pushed) > self._push_cache:
-            for taskid in list(itertools.islice(pushed, len(pushed) - self._push_cache * 9 // 10)):
-                del pushed[taskid]
 
     # -- leases ---------------------------------------------------------------------------
     @translated
@@ -486,33 +367,10 @@ class RedisFrontier(JobListing, Frontier):
         if not lease.token:
             return False
         await self._ready()
-        done = asyncio.get_running_loop().create_future()
-        self._acks.append((_num(now), lease.taskid, lease.token, done))
-        if self._ack_flusher is None or self._ack_flusher.done():
-            self._ack_flusher = asyncio.create_task(self._flush_acks())
-        return bool(await done)
+        return await self._acks.ack(_num(now), lease.taskid, lease.token)
 
-    async def _flush_acks(self) -> None:
-        await asyncio.sleep(0)  # let the acks of this turn of the loop join
-        while self._acks:
-            batch, self._acks = self._acks, []
-            args = self._header(float(batch[-1][0]))
-            for now, taskid, token, _ in batch:
-                args += (now, taskid, token)
-            try:
-                answers = await self._scripts.ack(self._keys, args)
-            except asyncio.CancelledError:
-                for *_, done in batch:
-                    done.cancel()
-                raise
-            except Exception as exc:  # each waiting ack raises it (Redis down...)
-                for *_, done in batch:
-                    if not done.done():
-                        done.set_exception(exc)
-                continue
-            for (*_, done), answer in zip(batch, answers, strict=True):
-                if not done.done():
-                    done.set_result(answer)
+    async def _send_acks(self, now: float, acks: list[Any]) -> list[Any]:
+        return list(await self._scripts.ack(self._keys, [*self._header(now), *acks]))
 
     @translated
     async def nack(self, lease: Lease, now: float, retry_at: float | None, reason: str) -> bool:
@@ -554,24 +412,6 @@ class RedisFrontier(JobListing, Frontier):
             if int(scanned) < self._reclaim_batch:
                 return total
 
-    # -- queries --------------------------------------------------------------------------
-    @translated
-    async def counts(self, now: float) -> FrontierCounts:
-        """Tasks ready, delayed and processing; ``JobStateLost`` if the job is gone (a
-        lost job must not look finished)."""
-        await self._ready()
-        ready, delayed, processing = await self._scripts.counts(self._keys, self._header(now))
-        return FrontierCounts(int(ready), int(delayed), int(processing))
-
-    @translated
-    async def next_due(self) -> float | None:
-        """The earliest exetime of a delayed task, on the caller's clock as last seen; an
-        entry scored +inf (planted: no exetime is) is never due and is left to reclaim."""
-        first = await self.client.zrangebyscore(
-            self.keys.delayed, "-inf", "(inf", start=0, num=1, withscores=True
-        )
-        return float(first[0][1]) - self._skew if first else None
-
     @translated
     async def drop(self, *, keep_epoch: float | None = None) -> None:
         """Delete every key of this job: queue, states, dupe filter (``flush_on_start``;
@@ -592,7 +432,6 @@ class RedisFrontier(JobListing, Frontier):
         self._bloom_ready = False
 
     async def close(self) -> None:
-        if self._ack_flusher is not None:
-            await asyncio.gather(self._ack_flusher, return_exceptions=True)
+        await self._acks.close()
         if self._owns_client:
             await self.client.aclose()

@@ -1,9 +1,9 @@
 """What people look at in a Redis job, and putting its failed or bad tasks back.
 
-``JobListing`` is the read side of ``RedisFrontier`` (its base class): ``task``,
-``tasks`` (FAILED and BAD, from their time indexes), ``leased`` (the cluster's tasks in
-flight), ``bad_entries`` (what was moved aside), ``quarantine_counts``, and
-``retry_failed``/``requeue_bad``. The dashboard and ``skitter job`` read a job through
+``JobListing`` is the read side of ``RedisFrontier`` (its base class): ``counts``,
+``next_due``, ``task``, ``tasks`` (FAILED and BAD, from their time indexes), ``leased``
+(the cluster's tasks in flight), ``bad_entries`` (what was moved aside),
+``quarantine_counts``, and ``retry_failed``/``requeue_bad``. The dashboard and ``skitter job`` read a job through
 these. Every value is checked as ``_records`` reads it: what cannot be read is left out
 of a listing, never raised.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from skitter.frontier._base import TaskInfo, TaskState
+from skitter.frontier._base import FrontierCounts, TaskInfo, TaskState
 from skitter.frontier._redis._errors import translated
 from skitter.frontier._redis._records import (
     BadEntry,
@@ -21,6 +21,7 @@ from skitter.frontier._redis._records import (
     parse_bad,
     task_info,
 )
+from skitter.frontier._redis._replies import hgetall, hmget, zrange
 from skitter.http import in_domain
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ class JobListing:
     job: str
     _keys: list[str]
     _scripts: Scripts
+    _skew: float  # Redis's clock minus the caller's, as last seen
 
     if TYPE_CHECKING:  # RedisFrontier's
 
@@ -51,6 +53,23 @@ class JobListing:
         def _header(self, now: float) -> list[Any]: ...
 
         def state_lost(self, what: str) -> str: ...
+
+    @translated
+    async def counts(self, now: float) -> FrontierCounts:
+        """Tasks ready, delayed and processing; ``JobStateLost`` if the job is gone (a
+        lost job must not look finished)."""
+        await self._ready()
+        ready, delayed, processing = await self._scripts.counts(self._keys, self._header(now))
+        return FrontierCounts(int(ready), int(delayed), int(processing))
+
+    @translated
+    async def next_due(self) -> float | None:
+        """The earliest exetime of a delayed task, on the caller's clock as last seen; an
+        entry scored +inf (planted: no exetime is) is never due and is left to reclaim."""
+        first = await self.client.zrangebyscore(
+            self.keys.delayed, "-inf", "(inf", start=0, num=1, withscores=True
+        )
+        return float(first[0][1]) - self._skew if first else None
 
     @translated
     async def task(self, taskid: str) -> TaskInfo | None:
@@ -78,7 +97,7 @@ class JobListing:
             raise ValueError(f"the Redis frontier lists FAILED and BAD tasks, not {state.name}")
         if limit <= 0:
             return []
-        taskids = await self.client.zrange(index, 0, limit - 1, desc=True)
+        taskids = await zrange(self.client, index, 0, limit - 1, desc=True)
         if not taskids:
             return []
         async with self.client.pipeline(transaction=True) as pipe:
@@ -121,12 +140,12 @@ class JobListing:
         index = self.keys.failed if state is TaskState.FAILED else self.keys.bad_tasks
         offset = queued = 0
         while True:
-            taskids = await self.client.zrange(index, offset, offset + batch - 1)
+            taskids = await zrange(self.client, index, offset, offset + batch - 1)
             if not taskids:
                 if not offset and not queued:  # nothing to queue: still, the job must be there
                     await self._scripts.requeue(self._keys, [*self._header(now), int(state)])
                 return queued
-            outcomes = await self.client.hmget(self.keys.done, taskids)
+            outcomes = await hmget(self.client, self.keys.done, taskids)
             chosen = []
             for tid, outcome in zip(taskids, outcomes, strict=True):
                 info = task_info("", None, outcome) if outcome is not None else None
@@ -151,11 +170,11 @@ class JobListing:
         """Tasks in flight in the whole cluster, the soonest lease deadline first."""
         if limit <= 0:
             return []
-        entries = await self.client.zrange(self.keys.processing, 0, limit - 1)
+        entries = await zrange(self.client, self.keys.processing, 0, limit - 1)
         if not entries:
             return []
         taskids = [entry[16:] for entry in entries]
-        records = await self.client.hmget(self.keys.tasks, taskids)
+        records = await hmget(self.client, self.keys.tasks, taskids)
         found = []
         for tid, record in zip(taskids, records, strict=True):
             lease = leased_task(tid.decode(errors="replace"), record)
@@ -167,7 +186,7 @@ class JobListing:
     async def bad_entries(self) -> list[BadEntry]:
         """What was moved aside as unreadable or unsafe, for a human to look at (the
         newest ``bad_max``)."""
-        entries = await self.client.hgetall(self.keys.bad)
+        entries = await hgetall(self.client, self.keys.bad)
         return sorted((parse_bad(k, v) for k, v in entries.items()), key=lambda e: e.time)
 
     @translated
