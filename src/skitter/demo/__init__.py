@@ -5,7 +5,7 @@ says what a correct crawl must extract, so a new user (or a test) can check a cr
 to end without touching the network.
 """
 
-from skitter.demo._catalogue import expected_items
+from skitter.demo._expected import expected_items
 from skitter.demo._site import make_app, serve_demo_site
 from skitter.demo._spider import DemoSpider
 

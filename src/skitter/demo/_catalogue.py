@@ -25,7 +25,6 @@ __all__ = [
     "Category",
     "Product",
     "catalogue",
-    "expected_items",
 ]
 
 SEED = 20240601
@@ -213,25 +212,3 @@ def _build(seed: int) -> Catalogue:
 def catalogue() -> Catalogue:
     """The demo shop's catalogue (built once, from ``SEED``)."""
     return _build(SEED)
-
-
-def expected_items(*, rendered: bool | None = None) -> list[dict[str, Any]]:
-    """Every item a correct crawl of the demo site extracts, ordered by SKU.
-
-    Each product page yields exactly one item and every product is reachable from the
-    home page, so this is one item per product. The market's products (``_market``) are
-    included when ``rendered``: their pages are built by JavaScript, so only a crawl
-    that renders them finds them. ``None`` means "if this machine can render" (Playwright
-    and Chromium installed), which is what ``DemoSpider`` does. A fresh list of fresh
-    dicts each call.
-    """
-    products = list(catalogue().products.values())
-    if rendered is None:
-        from skitter.downloader._browser_launch import browser_problem
-
-        rendered = browser_problem() is None
-    if rendered:
-        from skitter.demo._market import market_products
-
-        products += market_products()
-    return [p.item() for p in sorted(products, key=lambda p: p.sku)]

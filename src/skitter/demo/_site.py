@@ -29,7 +29,8 @@ import orjson
 from aiohttp import web
 
 from skitter.demo import _market, _pages
-from skitter.demo._catalogue import Catalogue, catalogue, expected_items
+from skitter.demo._catalogue import Catalogue, catalogue
+from skitter.demo._expected import expected_items
 
 __all__ = ["SLOW_DELAY", "expected_items", "make_app", "serve_demo_site"]
 

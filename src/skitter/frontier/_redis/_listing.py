@@ -3,9 +3,9 @@
 ``JobListing`` is the read side of ``RedisFrontier`` (its base class): ``counts``,
 ``next_due``, ``task``, ``tasks`` (FAILED and BAD, from their time indexes), ``leased``
 (the cluster's tasks in flight), ``bad_entries`` (what was moved aside),
-``quarantine_counts``, and ``retry_failed``/``requeue_bad``. The dashboard and ``skitter job`` read a job through
-these. Every value is checked as ``_records`` reads it: what cannot be read is left out
-of a listing, never raised.
+``quarantine_counts``, and ``retry_failed``/``requeue_bad``. The dashboard and
+``skitter job`` read a job through these. Every value is checked as ``_records`` reads
+it: what cannot be read is left out of a listing, never raised.
 """
 
 from __future__ import annotations

@@ -1,0 +1,68 @@
+"""The shape DESIGN.md asks for, checked rather than hoped for.
+
+The layer contract itself is import-linter's (``[tool.importlinter]`` in pyproject.toml,
+run by ``.ci/run``); these tests hold what it does not: no cycle between any two modules,
+whatever their layer (imports made only for type checking aside).
+"""
+
+from __future__ import annotations
+
+import grimp
+
+
+def _cycles(graph: grimp.ImportGraph) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan, iteratively)."""
+    edges = {m: sorted(graph.find_modules_directly_imported_by(m)) for m in graph.modules}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, 0)]
+        while work:
+            node, i = work.pop()
+            if i == 0:
+                index[node] = low[node] = len(index)
+                stack.append(node)
+                on_stack.add(node)
+            if i < len(edges[node]):
+                work.append((node, i + 1))
+                nxt = edges[node][i]
+                if nxt not in index:
+                    work.append((nxt, 0))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    groups.append(sorted(group))
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+    return groups
+
+
+def test_no_import_cycle_between_modules() -> None:
+    graph = grimp.build_graph("skitter", exclude_type_checking_imports=True)
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    graph = grimp.ImportGraph()
+    for module in ("a", "a.x", "a.y", "a.z"):
+        graph.add_module(module)
+    graph.add_import(importer="a.x", imported="a.y")
+    graph.add_import(importer="a.y", imported="a.z")
+    graph.add_import(importer="a.z", imported="a.x")
+    graph.add_import(importer="a", imported="a.x")
+    assert _cycles(graph) == [["a.x", "a.y", "a.z"]]
