@@ -27,10 +27,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skitter import __version__
 from skitter._clock import Clock, SystemClock
 from skitter._job import JobDir
 from skitter._types import CrawlStats
+from skitter._version import __version__
 from skitter.downloader import Downloader
 from skitter.engine import Engine, Project, ProjectControl, ProjectMonitor, Stats
 from skitter.exceptions import ConfigError, CrawlFailed

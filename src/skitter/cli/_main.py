@@ -15,8 +15,8 @@ from typing import Any
 
 from rich.console import Console
 
-from skitter import __version__
 from skitter._job import JOB_MODES
+from skitter._version import __version__
 from skitter.cli._loader import load_spiders
 from skitter.cli._redis_option import add_redis_option, redis_url
 from skitter.cli._run import UiOptions, finish, run_with_signals, setup_logging
