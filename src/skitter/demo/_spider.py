@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from skitter import Request, Response, Spider
-from skitter.downloader._browser_launch import browser_problem
+from skitter.downloader.browser import browser_problem
 from skitter.http import url_host
 
 __all__ = ["DemoSpider"]

@@ -16,10 +16,10 @@ BROWSER_RENDER setting) go to a ``BrowserTransport`` at the centre of the same o
 everything else, and robots.txt always, goes to the HTTP transport. The browser starts
 on the first such request, so a crawl that renders nothing never starts Chromium.
 
-Scope (``_offsite``): OffsiteMiddleware is the outermost layer, and at the centre,
-right before either transport and for what ``bind_transport`` downloads too, a guard
-no setting can remove refuses every request outside ``spider.allowed_domains``. The
-browser gets the same guard for the requests a page makes on its own.
+Scope (``middlewares/_offsite``): OffsiteMiddleware is the outermost layer, and at the
+centre, right before either transport and for what ``bind_transport`` downloads too, a
+guard no setting can remove refuses every request outside ``spider.allowed_domains``.
+The browser gets the same guard for the requests a page makes on its own.
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ from typing import Any
 
 from skitter._components import build_components
 from skitter._types import CrawlContext
-from skitter.downloader._browser import BrowserTransport, wants_render
-from skitter.downloader._cookies import CookiesMiddleware
+from skitter.downloader._aiohttp import AiohttpTransport
 from skitter.downloader._middleware import DownloadHandler, DownloadResult, compose
-from skitter.downloader._offsite import OffsiteGuard, OffsiteMiddleware
-from skitter.downloader._transport import AiohttpTransport, Transport
+from skitter.downloader._transport import Transport
+from skitter.downloader.browser import BrowserTransport, wants_render
+from skitter.downloader.middlewares import CookiesMiddleware, OffsiteGuard, OffsiteMiddleware
 from skitter.http import Request, Scope
 
 __all__ = ["DOWNLOADER_MIDDLEWARES_BASE", "Downloader"]

@@ -27,7 +27,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from skitter.downloader._browser_launch import (
+from skitter.downloader.browser._launch import (
     BrowserUnavailable,
     find_chromium,
     launch_chromium,

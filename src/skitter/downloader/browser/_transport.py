@@ -2,9 +2,9 @@
 
 Requests with ``render=True`` (or every request of a spider whose ``render`` attribute
 or the BROWSER_RENDER setting says so, unless ``meta["dont_render"]``) come here instead
-of to ``AiohttpTransport``, under the same downloader middlewares. The contract is the
-HTTP transport's: ``fetch`` returns the response for any status and raises one of
-skitter's errors naming the request. What differs, and why:
+of to ``AiohttpTransport``, under the same downloader middlewares. The contract is
+``Transport``'s (``downloader/_transport``): ``fetch`` returns the response for any
+status and raises one of skitter's errors naming the request. What differs, and why:
 
 - ``body`` is the rendered DOM (``page.content()``, UTF-8; ``Content-Type`` says so,
   since the server's charset no longer describes it), not the bytes the server sent.
@@ -28,7 +28,7 @@ skitter's errors naming the request. What differs, and why:
 - A browser that dies under a page fails that request with ConnectionLost (retried by
   the scheduler); the next request starts Chromium again. Nothing is lost.
 - Scope: given the Downloader's offsite guard, every request the page makes, redirect
-  hops included, is held to ``allowed_domains`` (``_browser_scope``): a main document
+  hops included, is held to ``allowed_domains`` (``_scope``): a main document
   sent offsite fails the request as offsite (IgnoreRequest), offsite sub-resources are
   not loaded (``browser/offsite_blocked``).
 
@@ -62,13 +62,13 @@ from typing import TYPE_CHECKING, Any
 from multidict import CIMultiDict
 from yarl import URL
 
-from skitter.downloader._browser_cookies import cookies_for_browser, store_browser_cookies
-from skitter.downloader._browser_errors import is_playwright_error, timed_out, translate
-from skitter.downloader._browser_launch import BrowserUnavailable
-from skitter.downloader._browser_pool import BrowserPool, PageLease
-from skitter.downloader._browser_routes import page_router
-from skitter.downloader._browser_scope import PageGuard
-from skitter.downloader._transport import headers_too_large
+from skitter.downloader._transport import TransportStats, headers_too_large
+from skitter.downloader.browser._cookies import cookies_for_browser, store_browser_cookies
+from skitter.downloader.browser._errors import is_playwright_error, timed_out, translate
+from skitter.downloader.browser._launch import BrowserUnavailable
+from skitter.downloader.browser._pool import BrowserPool, PageLease
+from skitter.downloader.browser._routes import page_router
+from skitter.downloader.browser._scope import PageGuard
 from skitter.exceptions import (
     ConfigError,
     ConnectionLost,
@@ -84,7 +84,7 @@ if TYPE_CHECKING:
     from playwright.async_api import Response as PageResponse
 
     from skitter._types import StatsSink
-    from skitter.downloader._offsite import OffsiteGuard
+    from skitter.downloader.middlewares._offsite import OffsiteGuard
     from skitter.settings import Settings
 
 __all__ = ["BrowserTransport", "wants_render"]
@@ -122,6 +122,7 @@ class BrowserTransport:
         offsite: OffsiteGuard | None = None,
     ) -> None:
         self._stats = stats
+        self._counts = TransportStats(stats)
         self._offsite = offsite if offsite is not None and offsite.scope.restricted else None
         self._offsite_seen: set[str] = set()
         self._pool = BrowserPool(settings, stats)
@@ -169,18 +170,14 @@ class BrowserTransport:
     # -- fetching ---------------------------------------------------------------------
     async def fetch(self, request: Request) -> Response:
         """Render ``request``; return the response whatever its status."""
-        stats = self._stats
-        stats.inc("downloader/request_count")
-        stats.inc(f"downloader/request_method_count/{request.method}")
+        counts = self._counts
+        counts.request(request)
         try:
             response = await self._render(request)
         except RequestError as exc:
-            stats.inc("downloader/exception_count")
-            stats.inc(f"downloader/exception_type_count/{type(exc).__name__}")
+            counts.exception(exc)
             raise
-        stats.inc("downloader/response_count")
-        stats.inc(f"downloader/response_status_count/{response.status}")
-        stats.inc("downloader/response_bytes", len(response.body))
+        counts.response(response)
         return response
 
     def _timeout_of(self, request: Request) -> float | None:

@@ -37,7 +37,7 @@ __all__ = [
 # containers without user namespaces), and none of the background traffic (updates,
 # sync, safe-browsing lists) a crawler must not send to hosts it was not asked to fetch.
 # No site isolation: a cross-site iframe then stays in its page's DevTools target, where
-# the scope guard (_browser_scope) intercepts its requests and redirects; each page has
+# the scope guard (_scope) intercepts its requests and redirects; each page has
 # a fresh context and no user data, so there is nothing for it to protect.
 CHROMIUM_ARGS = (
     "--no-sandbox",
