@@ -64,6 +64,7 @@ from skitter.exceptions import (
     ResponseTooLarge,
 )
 from skitter.http import Request, Response
+from skitter.settings import DownloaderSettings
 
 if TYPE_CHECKING:
     from skitter._types import StatsSink
@@ -99,17 +100,22 @@ class AiohttpTransport:
     )
 
     def __init__(self, settings: Settings, stats: StatsSink) -> None:
-        for name in ("DOWNLOAD_MAXSIZE", "DOWNLOAD_WARNSIZE", "DOWNLOAD_MAX_HEADERS_SIZE"):
-            if settings[name] < 0:
-                raise ConfigError(f"{name} must be 0 (no limit) or more, got {settings[name]}")
+        limits = settings.view(DownloaderSettings)
+        for name, value in (
+            ("DOWNLOAD_MAXSIZE", limits.download_maxsize),
+            ("DOWNLOAD_WARNSIZE", limits.download_warnsize),
+            ("DOWNLOAD_MAX_HEADERS_SIZE", limits.download_max_headers_size),
+        ):
+            if value < 0:
+                raise ConfigError(f"{name} must be 0 (no limit) or more, got {value}")
         self._stats = TransportStats(stats)
-        self._maxsize: int = settings["DOWNLOAD_MAXSIZE"]
-        self._warnsize: int = settings["DOWNLOAD_WARNSIZE"]
-        self._max_headers_size: int = settings["DOWNLOAD_MAX_HEADERS_SIZE"]
-        self._connect_timeout: float | None = settings["DOWNLOAD_CONNECT_TIMEOUT"] or None
-        self._read_timeout: float | None = settings["DOWNLOAD_READ_TIMEOUT"] or None
-        self._timeout = self._client_timeout(settings["DOWNLOAD_TIMEOUT"])
-        self._pool_size: int = settings["CONCURRENT_REQUESTS"]
+        self._maxsize: int = limits.download_maxsize
+        self._warnsize: int = limits.download_warnsize
+        self._max_headers_size: int = limits.download_max_headers_size
+        self._connect_timeout: float | None = limits.download_connect_timeout or None
+        self._read_timeout: float | None = limits.download_read_timeout or None
+        self._timeout = self._client_timeout(limits.download_timeout)
+        self._pool_size: int = limits.concurrent_requests
         self._session: aiohttp.ClientSession | None = None
 
     def _client_timeout(self, total: float | None) -> aiohttp.ClientTimeout:

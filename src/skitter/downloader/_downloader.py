@@ -35,6 +35,7 @@ from skitter.downloader._transport import Transport
 from skitter.downloader.browser import BrowserTransport, wants_render
 from skitter.downloader.middlewares import CookiesMiddleware, OffsiteGuard, OffsiteMiddleware
 from skitter.http import Request, Scope
+from skitter.settings import DownloaderSettings
 
 __all__ = ["DOWNLOADER_MIDDLEWARES_BASE", "Downloader"]
 
@@ -69,6 +70,7 @@ class Downloader:
         browser: Transport | None = None,
     ) -> None:
         settings = crawler.settings
+        own_settings = settings.view(DownloaderSettings)
         if transport is None:
             transport = AiohttpTransport(settings, crawler.stats)
         self.crawler = crawler
@@ -76,7 +78,7 @@ class Downloader:
         #: What this crawl may download (``spider.allowed_domains``), built here, at start.
         self.scope = Scope.of(spider)
         self.middlewares: list[Any] = build_components(
-            DOWNLOADER_MIDDLEWARES_BASE, settings["DOWNLOADER_MIDDLEWARES"], crawler
+            DOWNLOADER_MIDDLEWARES_BASE, own_settings.downloader_middlewares, crawler
         )
         self._spider = spider
         guard = self._offsite_guard(crawler)
@@ -102,7 +104,7 @@ class Downloader:
             if callable(bind):  # robots.txt and the like: plain HTTP, never rendered
                 bind(compose(self.middlewares[i + 1 :], http_only, spider))
         own = getattr(spider, "render", None)
-        render_default = bool(settings["BROWSER_RENDER"] if own is None else own)
+        render_default = bool(own_settings.browser_render if own is None else own)
 
         def route(request: Request) -> Awaitable[DownloadResult]:
             # A plain function returning the coroutine: no extra frame on the hot path.

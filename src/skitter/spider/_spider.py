@@ -27,9 +27,10 @@ class Spider:
     """Subclass it, set ``name`` and ``start_urls``, write ``parse``."""
 
     name: ClassVar[str] = ""
-    start_urls: ClassVar[Iterable[str]] = ()
+    # Not ClassVars: a spider may set these per instance, in __init__ (as Scrapy's do).
+    start_urls: Iterable[str] = ()
     #: Hosts the crawl may download from (skitter.http.Scope); empty: every host.
-    allowed_domains: ClassVar[Iterable[str]] = ()
+    allowed_domains: Iterable[str] = ()
     custom_settings: ClassVar[dict[str, Any]] = {}
     handle_httpstatus_list: ClassVar[Iterable[int]] = ()
 

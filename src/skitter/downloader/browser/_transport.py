@@ -78,6 +78,7 @@ from skitter.exceptions import (
     ResponseTooLarge,
 )
 from skitter.http import Request, Response
+from skitter.settings import BrowserSettings, DownloaderSettings
 
 if TYPE_CHECKING:
     from aiohttp import CookieJar
@@ -126,18 +127,19 @@ class BrowserTransport:
         self._offsite = offsite if offsite is not None and offsite.scope.restricted else None
         self._offsite_seen: set[str] = set()
         self._pool = BrowserPool(settings, stats)
-        self._timeout: float = settings["DOWNLOAD_TIMEOUT"]
-        self._maxsize: int = settings["DOWNLOAD_MAXSIZE"]
-        self._warnsize: int = settings["DOWNLOAD_WARNSIZE"]
-        self._max_headers_size: int = settings["DOWNLOAD_MAX_HEADERS_SIZE"]
-        self._blocked = frozenset(str(kind).lower() for kind in settings["BROWSER_BLOCK_RESOURCES"])
-        self._wait_until: str = settings["BROWSER_WAIT_UNTIL"]
+        limits, own = settings.view(DownloaderSettings), settings.view(BrowserSettings)
+        self._timeout: float = limits.download_timeout
+        self._maxsize: int = limits.download_maxsize
+        self._warnsize: int = limits.download_warnsize
+        self._max_headers_size: int = limits.download_max_headers_size
+        self._blocked = frozenset(str(kind).lower() for kind in own.browser_block_resources)
+        self._wait_until: str = own.browser_wait_until
         if self._wait_until not in WAIT_UNTIL:
             raise ConfigError(
                 f"BROWSER_WAIT_UNTIL must be one of {sorted(WAIT_UNTIL)}, got {self._wait_until!r}"
             )
-        self._cookie_jars = cookie_jars if settings["BROWSER_SHARE_COOKIES"] else None
-        if settings["BROWSER_SHARE_COOKIES"] and cookie_jars is None:
+        self._cookie_jars = cookie_jars if own.browser_share_cookies else None
+        if own.browser_share_cookies and cookie_jars is None:
             logger.warning(
                 "BROWSER_SHARE_COOKIES is on but CookiesMiddleware is not: "
                 "rendered pages get no cookies"

@@ -30,6 +30,7 @@ from yarl import URL
 from skitter._components import NotConfigured
 from skitter._types import CrawlContext
 from skitter.http import Request, Response
+from skitter.settings import DownloaderSettings
 
 __all__ = ["CookiesMiddleware"]
 
@@ -44,7 +45,7 @@ class CookiesMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> CookiesMiddleware:
-        if not crawler.settings["COOKIES_ENABLED"]:
+        if not crawler.settings.view(DownloaderSettings).cookies_enabled:
             raise NotConfigured
         return cls()
 
