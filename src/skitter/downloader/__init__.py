@@ -16,7 +16,12 @@ built-ins depend on it, never the other way round.
 
 from skitter.downloader._aiohttp import AiohttpTransport
 from skitter.downloader._downloader import DOWNLOADER_MIDDLEWARES_BASE, Downloader
-from skitter.downloader._middleware import DownloadHandler, DownloadResult, compose
+from skitter.downloader._middleware import (
+    DownloaderMiddleware,
+    DownloadHandler,
+    DownloadResult,
+    compose,
+)
 from skitter.downloader._transport import Transport
 from skitter.downloader.browser import BrowserTransport, wants_render
 from skitter.downloader.middlewares import (
@@ -42,6 +47,7 @@ __all__ = [
     "DownloadHandler",
     "DownloadResult",
     "Downloader",
+    "DownloaderMiddleware",
     "HttpCompressionMiddleware",
     "HttpProxyMiddleware",
     "OffsiteGuard",

@@ -30,7 +30,12 @@ from typing import Any
 from skitter._components import build_components
 from skitter._types import CrawlContext
 from skitter.downloader._aiohttp import AiohttpTransport
-from skitter.downloader._middleware import DownloadHandler, DownloadResult, compose
+from skitter.downloader._middleware import (
+    DownloaderMiddleware,
+    DownloadHandler,
+    DownloadResult,
+    compose,
+)
 from skitter.downloader._transport import Transport
 from skitter.downloader.browser import BrowserTransport, wants_render
 from skitter.downloader.middlewares import CookiesMiddleware, OffsiteGuard, OffsiteMiddleware
@@ -77,7 +82,7 @@ class Downloader:
         self.transport: Transport = transport
         #: What this crawl may download (``spider.allowed_domains``), built here, at start.
         self.scope = Scope.of(spider)
-        self.middlewares: list[Any] = build_components(
+        self.middlewares: list[DownloaderMiddleware] = build_components(
             DOWNLOADER_MIDDLEWARES_BASE, own_settings.downloader_middlewares, crawler
         )
         self._spider = spider

@@ -10,7 +10,7 @@ callbacks of any kind (function, coroutine, generator, async generator).
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from skitter.http import Request, Response
@@ -67,8 +67,12 @@ class Spider:
 
     def start_requests(self) -> Iterable[Request] | AsyncIterable[Request]:
         """The first requests. Start URLs skip the dupe filter, as in Scrapy."""
-        for url in self.start_urls:
-            yield Request(url, dont_filter=True)
+
+        def requests() -> Iterator[Request]:  # a generator, as overrides often are
+            for url in self.start_urls:
+                yield Request(url, dont_filter=True)
+
+        return requests()
 
     def parse(self, response: Response) -> Any:
         """The default callback."""

@@ -27,8 +27,8 @@ from typing import Any
 from aiohttp import CookieJar
 from yarl import URL
 
-from skitter._components import NotConfigured
 from skitter._types import CrawlContext
+from skitter.exceptions import NotConfigured
 from skitter.http import Request, Response
 from skitter.settings import DownloaderSettings
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from skitter._components import NotConfigured
 from skitter._types import CrawlContext
 from skitter.downloader._decode import ACCEPT_ENCODING
+from skitter.exceptions import NotConfigured
 from skitter.http import Request
 from skitter.settings import DownloaderSettings
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import Any
 from urllib.request import getproxies, proxy_bypass
 
-from skitter._components import NotConfigured
 from skitter._types import CrawlContext
+from skitter.exceptions import NotConfigured
 from skitter.http import Request, url_host
 from skitter.settings import DownloaderSettings
 

@@ -36,9 +36,8 @@ from urllib.parse import urljoin, urlsplit
 from w3lib.url import safe_url_string
 from yarl import URL
 
-from skitter._components import NotConfigured
 from skitter._types import CrawlContext, StatsSink
-from skitter.exceptions import RedirectError
+from skitter.exceptions import NotConfigured, RedirectError
 from skitter.http import Request, Response
 from skitter.settings import DownloaderSettings
 

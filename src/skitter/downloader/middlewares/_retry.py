@@ -21,10 +21,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from skitter._clock import Clock
-from skitter._components import NotConfigured
 from skitter._types import CrawlContext
 from skitter.downloader.middlewares._retry_after import parse_retry_after
-from skitter.exceptions import RetryLater, TransportError
+from skitter.exceptions import NotConfigured, RetryLater, TransportError
 from skitter.http import Request, Response
 from skitter.settings import DownloaderSettings
 

@@ -34,10 +34,9 @@ from typing import Any
 
 from protego import Protego
 
-from skitter._components import NotConfigured
 from skitter._types import CrawlContext, StatsSink
 from skitter.downloader._middleware import DownloadHandler
-from skitter.exceptions import CrawlControl, IgnoreRequest, RequestError
+from skitter.exceptions import CrawlControl, IgnoreRequest, NotConfigured, RequestError
 from skitter.http import Request, Response, Scope, url_host
 from skitter.settings import DownloaderSettings
 
