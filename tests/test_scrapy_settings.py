@@ -11,8 +11,8 @@ import pytest
 from aiohttp import web
 
 from skitter import ConfigError, Crawler, Response, Spider
-from skitter._scrapy_settings import UNSUPPORTED
 from skitter.settings import SETTINGS, Settings
+from skitter.settings._scrapy import UNSUPPORTED
 
 SCRAPY_NAMES = [
     line

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from skitter import ConfigError, Settings
+from skitter import ConfigError, Crawler, Settings, Spider
+from skitter.settings import SETTINGS, BrowserSettings, DownloaderSettings
 
 
 def test_defaults() -> None:
@@ -59,3 +60,43 @@ def test_mutable_defaults_are_not_shared() -> None:
     s = Settings()
     s["RETRY_HTTP_CODES"].append(999)
     assert 999 not in Settings()["RETRY_HTTP_CODES"]
+
+
+def test_a_library_crawler_reads_no_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The environment is the CLI's layer (tests/cli/test_cli.py): a program that builds
+    a Crawler gets the same crawl whatever its process environment holds."""
+    monkeypatch.setenv("SKITTER_CLOSESPIDER_ITEMCOUNT", "3")
+    monkeypatch.setenv("SKITTER_HTTPCACHE_ENABLED", "true")  # would be refused if read
+
+    class Quiet(Spider):
+        name = "quiet"
+
+    assert Crawler(Quiet).settings["CLOSESPIDER_ITEMCOUNT"] == 0
+    assert Settings.resolve()["CLOSESPIDER_ITEMCOUNT"] == 0
+    with pytest.raises(ConfigError, match="HTTPCACHE_ENABLED"):
+        Crawler(Quiet, env={"SKITTER_HTTPCACHE_ENABLED": "true"})
+    chosen = Crawler(Quiet, env={"SKITTER_CLOSESPIDER_ITEMCOUNT": "3"})
+    assert chosen.settings["CLOSESPIDER_ITEMCOUNT"] == 3
+    assert chosen.settings.source("CLOSESPIDER_ITEMCOUNT") == "env"
+
+
+def test_views_are_frozen_and_built_once_per_settings() -> None:
+    s = Settings({"RETRY_HTTP_CODES": [500], "USER_AGENT": "me", "BROWSER_CONCURRENCY": 4})
+    view = s.view(DownloaderSettings)
+    assert view is s.view(DownloaderSettings)
+    assert view.retry_http_codes == (500,) and view.user_agent == "me"
+    assert view.download_timeout == s["DOWNLOAD_TIMEOUT"]
+    with pytest.raises(AttributeError):
+        view.user_agent = "other"  # type: ignore[misc]  # the point: it is frozen
+    with pytest.raises(TypeError):
+        view.default_request_headers["X"] = "y"  # type: ignore[index]  # read-only
+    assert s.view(BrowserSettings).browser_concurrency == 4
+    assert s.with_layer({"USER_AGENT": "new"}, "cli").view(DownloaderSettings).user_agent == "new"
+
+
+def test_every_view_field_is_a_known_setting() -> None:
+    import dataclasses
+
+    for view in (DownloaderSettings, BrowserSettings):
+        for field in dataclasses.fields(view):
+            assert field.name.upper() in SETTINGS, (view.__name__, field.name)

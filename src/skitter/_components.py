@@ -15,13 +15,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from skitter._types import CrawlContext
-from skitter.exceptions import ConfigError
+from skitter.exceptions import ConfigError, NotConfigured
 
-__all__ = ["NotConfigured", "build_components", "load_object"]
-
-
-class NotConfigured(Exception):
-    """Raised by a component that is switched off by the settings."""
+__all__ = ["build_components", "load_object"]
 
 
 def load_object(path: Any) -> Any:

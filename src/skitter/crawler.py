@@ -63,7 +63,15 @@ log = logging.getLogger("skitter.crawler")
 
 
 class Crawler:
-    """One spider class, its settings and its statistics. Satisfies ``CrawlContext``."""
+    """One spider class, its settings and its statistics. Satisfies ``CrawlContext``.
+
+    Settings are resolved here, once: ``settings`` (the project's) < the spider's
+    ``custom_settings`` < ``env`` < ``cli_settings``. ``env`` is a mapping of
+    environment variables whose ``SKITTER_<NAME>`` entries are settings; it defaults to
+    none, so a library ``Crawler`` never reads ``os.environ``. The CLI passes
+    ``os.environ``, which is why ``SKITTER_CONCURRENT_REQUESTS=4 skitter crawl ...``
+    works there.
+    """
 
     def __init__(
         self,

@@ -31,6 +31,9 @@ middlewares, pipelines and callbacks to steer the crawl. Keeping them apart mean
     ├── RetryLater                   fail this attempt; the scheduler decides when to retry
     ├── DropItem                     a pipeline rejects an item (counted)
     └── CloseSpider                  stop the crawl gracefully, with a reason
+
+    NotConfigured                    raised by a component's constructor or from_crawler
+                                     to take itself out (Scrapy's); never seen by a crawl
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ __all__ = [
     "IgnoreRequest",
     "InvalidURL",
     "JobStateLost",
+    "NotConfigured",
     "RedirectError",
     "RequestError",
     "ResponseTooLarge",
@@ -67,6 +71,11 @@ __all__ = [
     "TransportError",
     "UnknownCallback",
 ]
+
+
+class NotConfigured(Exception):
+    """Raised by a component (middleware, pipeline) that is switched off by the settings:
+    the component builder leaves it out of the chain."""
 
 
 class SkitterError(Exception):

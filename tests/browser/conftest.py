@@ -23,7 +23,7 @@ from aiohttp import web
 
 from skitter._clock import Clock, FakeClock
 from skitter.downloader import Downloader
-from skitter.downloader._browser_launch import browser_problem
+from skitter.downloader.browser import browser_problem
 from skitter.engine import Stats
 from skitter.settings import Settings
 from skitter.testing._server import serve_app

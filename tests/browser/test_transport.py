@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from skitter.downloader._browser import BrowserTransport
+from skitter.downloader import BrowserTransport
 from skitter.engine import Stats
 from skitter.exceptions import DownloadTimeout, InvalidURL, RequestError, ResponseTooLarge
 from skitter.http import Request, Response

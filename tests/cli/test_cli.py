@@ -53,8 +53,10 @@ def site(pages: int, delay: float = 0.0) -> web.Application:
     return app
 
 
-async def run_cli(*args: str, cwd: Path, signals: list[float] | None = None) -> tuple[int, str]:
-    env = {**os.environ, "PYTHONPATH": SRC}
+async def run_cli(
+    *args: str, cwd: Path, signals: list[float] | None = None, env: dict[str, str] | None = None
+) -> tuple[int, str]:
+    env = {**os.environ, "PYTHONPATH": SRC, **(env or {})}
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -112,6 +114,26 @@ async def test_crawl_writes_each_feed_format(
     stats = json.loads((tmp_path / "stats.json").read_text())
     assert stats["item_scraped_count"] == 30
     assert stats["finish_reason"] == "finished"
+
+
+async def test_the_cli_reads_skitter_settings_from_the_environment(
+    serve: Any, tmp_path: Path, spider_file: Path
+) -> None:
+    """``SKITTER_<NAME>`` is a setting under the CLI (a library Crawler ignores it:
+    tests/test_settings.py), below ``-s`` and above the spider's custom_settings."""
+    base = await serve(site(30))
+    env = {"SKITTER_CLOSESPIDER_ITEMCOUNT": "3", "SKITTER_CONCURRENT_REQUESTS": "1"}
+    args = ("crawl", f"{spider_file}:Catalogue", "-s", f"BASE={base}", "--stats-json")
+    code, out = await run_cli(*args, "env.json", cwd=tmp_path, env=env)
+    assert code == 0, out
+    stats = json.loads((tmp_path / "env.json").read_text())
+    assert stats["finish_reason"] == "closespider_itemcount"
+    assert stats["item_scraped_count"] == 3
+    code, out = await run_cli(
+        *args, "cli.json", "-s", "CLOSESPIDER_ITEMCOUNT=0", cwd=tmp_path, env=env
+    )
+    assert code == 0, out
+    assert json.loads((tmp_path / "cli.json").read_text())["item_scraped_count"] == 30
 
 
 async def test_ambiguous_file_and_unknown_spider_are_usage_errors(

@@ -36,6 +36,7 @@ def test_public_names() -> None:
         "DownloadHandler",
         "DownloadResult",
         "Downloader",
+        "DownloaderMiddleware",
         "HttpCompressionMiddleware",
         "HttpProxyMiddleware",
         "OffsiteGuard",

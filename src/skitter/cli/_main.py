@@ -253,11 +253,11 @@ def _run(
     spider_classes: list[type[Spider]], args: argparse.Namespace, console: Console, mode: str
 ) -> int:
     cli_settings = _pairs(args.set, "-s")
-    spider_args = _pairs(args.spider_args, "-a")
+    spider_args: dict[str, Any] = _pairs(args.spider_args, "-a")
     several = len(spider_classes) > 1
     crawlers = []
     for cls in spider_classes:
-        settings = dict(cli_settings)
+        settings: dict[str, Any] = dict(cli_settings)
         feeds = _feeds(args, cls.name or cls.__name__, several)
         if feeds:
             settings["FEEDS"] = feeds
@@ -268,6 +268,7 @@ def _run(
             Crawler(
                 cls,
                 cli_settings=settings,
+                env=os.environ,  # the CLI edge: SKITTER_<NAME> variables are settings
                 job_dir=job_dir,
                 job_mode=args.job_mode,
                 redis_url=getattr(args, "redis", None),

@@ -22,7 +22,7 @@ def expected_items(*, rendered: bool | None = None) -> list[dict[str, Any]]:
     """
     products = list(catalogue().products.values())
     if rendered is None:
-        from skitter.downloader._browser_launch import browser_problem
+        from skitter.downloader.browser import browser_problem
 
         rendered = browser_problem() is None
     if rendered:

@@ -13,12 +13,21 @@ from collections.abc import Iterator
 from typing import Any
 
 from skitter import Request, Response, Spider
-from skitter.downloader._browser_launch import browser_problem
+from skitter._types import CrawlContext
+from skitter.downloader.browser import browser_problem
 from skitter.http import url_host
+from skitter.settings import Settings
 
 __all__ = ["DemoSpider"]
 
 logger = logging.getLogger("skitter.demo")
+
+
+def _can_render(settings: Settings | None) -> bool:
+    problem = browser_problem(settings)
+    if problem is not None:
+        logger.warning("Skipping the demo shop's JavaScript pages: %s", problem)
+    return problem is None
 
 
 class DemoSpider(Spider):
@@ -46,10 +55,15 @@ class DemoSpider(Spider):
         self.allowed_domains = [url_host(url)]
         # The market's pages are built by JavaScript: rendered when this machine can
         # (Playwright and Chromium installed), else skipped, and expected_items() agrees.
-        problem = browser_problem() if render_js is None else None
-        self.render_js = render_js if render_js is not None else problem is None
-        if problem is not None:
-            logger.warning("Skipping the demo shop's JavaScript pages: %s", problem)
+        self.render_js = render_js if render_js is not None else _can_render(None)
+
+    @classmethod
+    def from_crawler(cls, crawler: CrawlContext, *args: Any, **kwargs: Any) -> Spider:
+        # Under a crawler, "can this machine render" asks the crawl's own settings
+        # (its BROWSER_EXECUTABLE_PATH, from the environment too under the CLI).
+        if kwargs.get("render_js") is None:
+            kwargs["render_js"] = _can_render(crawler.settings)
+        return super().from_crawler(crawler, *args, **kwargs)
 
     def parse(self, response: Response) -> Iterator[Request]:
         """The home page and category pages: follow the menu, pagination and products."""

@@ -3,24 +3,40 @@
 ``Downloader`` is what the engine uses; ``AiohttpTransport`` is the default network
 layer; the middleware classes are public so that DOWNLOADER_MIDDLEWARES can name,
 subclass or switch them off.
+
+Layout: the core at this level (``_downloader``, the Downloader; ``_middleware``, the
+``DownloaderMiddleware`` contract and the onion that composes them; ``_transport``, the
+``Transport`` contract and its shared stats; ``_aiohttp``, the default transport;
+``_decode``, body decoding), the built-in middlewares in ``middlewares/`` and the
+browser transport in ``browser/``. The onion stays in the core, as Scrapy keeps its
+middleware manager in ``core/downloader/`` apart from ``downloadermiddlewares/``: it is
+the Downloader's contract with *every* middleware, the user's included, and the
+built-ins depend on it, never the other way round.
 """
 
-from skitter.downloader._browser import BrowserTransport, wants_render
-from skitter.downloader._cookies import CookiesMiddleware
+from skitter.downloader._aiohttp import AiohttpTransport
 from skitter.downloader._downloader import DOWNLOADER_MIDDLEWARES_BASE, Downloader
-from skitter.downloader._headers import (
+from skitter.downloader._middleware import (
+    DownloaderMiddleware,
+    DownloadHandler,
+    DownloadResult,
+    compose,
+)
+from skitter.downloader._transport import Transport
+from skitter.downloader.browser import BrowserTransport, wants_render
+from skitter.downloader.middlewares import (
+    CookiesMiddleware,
     DefaultHeadersMiddleware,
     HttpCompressionMiddleware,
+    HttpProxyMiddleware,
+    OffsiteGuard,
+    OffsiteMiddleware,
+    RedirectMiddleware,
+    RetryMiddleware,
+    RobotsTxtMiddleware,
     UserAgentMiddleware,
+    parse_retry_after,
 )
-from skitter.downloader._middleware import DownloadHandler, DownloadResult, compose
-from skitter.downloader._offsite import OffsiteGuard, OffsiteMiddleware
-from skitter.downloader._proxy import HttpProxyMiddleware
-from skitter.downloader._redirect import RedirectMiddleware
-from skitter.downloader._retry import RetryMiddleware
-from skitter.downloader._retry_after import parse_retry_after
-from skitter.downloader._robots import RobotsTxtMiddleware
-from skitter.downloader._transport import AiohttpTransport, Transport
 
 __all__ = [
     "DOWNLOADER_MIDDLEWARES_BASE",
@@ -31,6 +47,7 @@ __all__ = [
     "DownloadHandler",
     "DownloadResult",
     "Downloader",
+    "DownloaderMiddleware",
     "HttpCompressionMiddleware",
     "HttpProxyMiddleware",
     "OffsiteGuard",

@@ -51,7 +51,7 @@ _STEP = 256 * 1024
 _BROTLI_STEP = 128 * 1024
 """brotli's output limit is soft (its buffer grows in blocks of 32 KiB, 64 KiB, ...),
 so it is asked for less than ``_STEP`` and what comes out past the cap is held back."""
-_ZSTD_OPTIONS = {zstd.DecompressionParameter.window_log_max: 23}  # 8 MiB, RFC 9659
+_ZSTD_OPTIONS: dict[int, int] = {zstd.DecompressionParameter.window_log_max: 23}  # 8 MiB, RFC 9659
 _GZIP_MAGIC = b"\x1f\x8b"
 _MAX_CODINGS = 5
 """More stacked codings than this are refused: no server needs them, and each one costs

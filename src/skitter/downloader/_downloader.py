@@ -16,10 +16,10 @@ BROWSER_RENDER setting) go to a ``BrowserTransport`` at the centre of the same o
 everything else, and robots.txt always, goes to the HTTP transport. The browser starts
 on the first such request, so a crawl that renders nothing never starts Chromium.
 
-Scope (``_offsite``): OffsiteMiddleware is the outermost layer, and at the centre,
-right before either transport and for what ``bind_transport`` downloads too, a guard
-no setting can remove refuses every request outside ``spider.allowed_domains``. The
-browser gets the same guard for the requests a page makes on its own.
+Scope (``middlewares/_offsite``): OffsiteMiddleware is the outermost layer, and at the
+centre, right before either transport and for what ``bind_transport`` downloads too, a
+guard no setting can remove refuses every request outside ``spider.allowed_domains``.
+The browser gets the same guard for the requests a page makes on its own.
 """
 
 from __future__ import annotations
@@ -29,12 +29,18 @@ from typing import Any
 
 from skitter._components import build_components
 from skitter._types import CrawlContext
-from skitter.downloader._browser import BrowserTransport, wants_render
-from skitter.downloader._cookies import CookiesMiddleware
-from skitter.downloader._middleware import DownloadHandler, DownloadResult, compose
-from skitter.downloader._offsite import OffsiteGuard, OffsiteMiddleware
-from skitter.downloader._transport import AiohttpTransport, Transport
+from skitter.downloader._aiohttp import AiohttpTransport
+from skitter.downloader._middleware import (
+    DownloaderMiddleware,
+    DownloadHandler,
+    DownloadResult,
+    compose,
+)
+from skitter.downloader._transport import Transport
+from skitter.downloader.browser import BrowserTransport, wants_render
+from skitter.downloader.middlewares import CookiesMiddleware, OffsiteGuard, OffsiteMiddleware
 from skitter.http import Request, Scope
+from skitter.settings import DownloaderSettings
 
 __all__ = ["DOWNLOADER_MIDDLEWARES_BASE", "Downloader"]
 
@@ -69,14 +75,15 @@ class Downloader:
         browser: Transport | None = None,
     ) -> None:
         settings = crawler.settings
+        own_settings = settings.view(DownloaderSettings)
         if transport is None:
             transport = AiohttpTransport(settings, crawler.stats)
         self.crawler = crawler
         self.transport: Transport = transport
         #: What this crawl may download (``spider.allowed_domains``), built here, at start.
         self.scope = Scope.of(spider)
-        self.middlewares: list[Any] = build_components(
-            DOWNLOADER_MIDDLEWARES_BASE, settings["DOWNLOADER_MIDDLEWARES"], crawler
+        self.middlewares: list[DownloaderMiddleware] = build_components(
+            DOWNLOADER_MIDDLEWARES_BASE, own_settings.downloader_middlewares, crawler
         )
         self._spider = spider
         guard = self._offsite_guard(crawler)
@@ -102,7 +109,7 @@ class Downloader:
             if callable(bind):  # robots.txt and the like: plain HTTP, never rendered
                 bind(compose(self.middlewares[i + 1 :], http_only, spider))
         own = getattr(spider, "render", None)
-        render_default = bool(settings["BROWSER_RENDER"] if own is None else own)
+        render_default = bool(own_settings.browser_render if own is None else own)
 
         def route(request: Request) -> Awaitable[DownloadResult]:
             # A plain function returning the coroutine: no extra frame on the hot path.

@@ -1,6 +1,6 @@
-"""The downloader middleware onion, with Scrapy's hook names and meanings.
+"""The downloader middleware contract and onion, with Scrapy's hook names and meanings.
 
-Each middleware may define any of (sync or async)::
+Each middleware (``DownloaderMiddleware``) may define any of (sync or async)::
 
     process_request(request, spider)  -> None | Response | Request
     process_response(request, response, spider) -> Response | Request
@@ -20,18 +20,62 @@ costs one call per hook that exists, and none for hooks a middleware lacks. Outc
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Protocol, TypeAlias, TypeVar
 
 from skitter.http import Request, Response
 
-__all__ = ["DownloadHandler", "DownloadResult", "compose"]
+__all__ = [
+    "DownloadHandler",
+    "DownloadResult",
+    "DownloaderMiddleware",
+    "ExceptionHook",
+    "RequestHook",
+    "ResponseHook",
+    "compose",
+]
 
+T = TypeVar("T")
 DownloadResult = Response | Request
 DownloadHandler = Callable[[Request], Awaitable[DownloadResult]]
+MaybeAwaitable: TypeAlias = T | Awaitable[T]
+#: ``process_request(request, spider)``: None to go on, a Response to answer, a Request
+#: to schedule instead.
+RequestHook = Callable[[Request, Any], MaybeAwaitable[DownloadResult | None]]
+#: ``process_response(request, response, spider)``: a Response (this one or another) or
+#: a Request to schedule instead.
+ResponseHook = Callable[[Request, Response, Any], MaybeAwaitable[DownloadResult]]
+#: ``process_exception(request, exception, spider)``: None to let it travel outward, a
+#: Response or Request to replace it.
+ExceptionHook = Callable[[Request, Exception, Any], MaybeAwaitable[DownloadResult | None]]
 
 
-def _hook(mw: Any, name: str) -> tuple[Callable[..., Any] | None, bool]:
+class DownloaderMiddleware(Protocol):
+    """A downloader middleware: Scrapy's contract.
+
+    Every hook is optional, as in Scrapy: a middleware defines those it needs, so this
+    Protocol has no required members and the hooks' shapes are ``RequestHook``,
+    ``ResponseHook`` and ``ExceptionHook``; each may be a plain or an async function.
+    The contract, per hook (see the module docstring for the order):
+
+    - ``process_request(request, spider)`` runs outward-in, lowest order first. None
+      lets the request go on inward; a Response short-circuits the download (it still
+      travels out through every ``process_response``); a Request ends the chain and is
+      scheduled instead. It may raise ``IgnoreRequest`` or ``RetryLater``.
+    - ``process_response(request, response, spider)`` runs inward-out. It returns a
+      Response (the same one or a new one) or a Request (a redirect).
+    - ``process_exception(request, exception, spider)`` sees an exception raised further
+      in. None re-raises it; a Response or Request replaces it.
+    - ``from_crawler(crawler)`` (a classmethod), if defined, builds the middleware with
+      the crawl's settings, stats and clock; raising ``NotConfigured`` takes it out.
+    - ``bind_transport(fetch)``, skitter's own: given the part of the onion inside this
+      middleware, for downloads of its own (robots.txt).
+
+    Hooks are looked up once per crawl, so a middleware cannot add one later.
+    """
+
+
+def _hook(mw: DownloaderMiddleware, name: str) -> tuple[Callable[..., Any] | None, bool]:
     """The hook and whether it must be awaited, decided once per crawl so that the
     per-download path calls a sync hook directly, without a coroutine of its own."""
     fn = getattr(mw, name, None)
@@ -40,7 +84,7 @@ def _hook(mw: Any, name: str) -> tuple[Callable[..., Any] | None, bool]:
     return fn, inspect.iscoroutinefunction(fn)
 
 
-def _wrap(mw: Any, inner: DownloadHandler, spider: Any) -> DownloadHandler:
+def _wrap(mw: DownloaderMiddleware, inner: DownloadHandler, spider: Any) -> DownloadHandler:
     on_request, request_async = _hook(mw, "process_request")
     on_response, response_async = _hook(mw, "process_response")
     on_exception, exception_async = _hook(mw, "process_exception")
@@ -89,7 +133,9 @@ def _wrap(mw: Any, inner: DownloadHandler, spider: Any) -> DownloadHandler:
     return handle
 
 
-def compose(middlewares: list[Any], transport: DownloadHandler, spider: Any) -> DownloadHandler:
+def compose(
+    middlewares: Sequence[DownloaderMiddleware], transport: DownloadHandler, spider: Any
+) -> DownloadHandler:
     """Wrap ``transport`` in ``middlewares``; the first one is the outermost layer."""
     handler = transport
     for mw in reversed(middlewares):

@@ -1,5 +1,6 @@
 """Item pipelines and feed exports."""
 
+from skitter.pipelines._base import ItemPipeline
 from skitter.pipelines._exporters import (
     CsvExporter,
     ItemExporter,
@@ -16,6 +17,7 @@ __all__ = [
     "FeedExporter",
     "FeedOptions",
     "ItemExporter",
+    "ItemPipeline",
     "ItemPipelineManager",
     "JsonExporter",
     "JsonLinesExporter",

@@ -36,22 +36,23 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from types import CoroutineType
 from typing import Any
 
 from skitter._components import build_components
 from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import CloseSpider, DropItem, FatalError, StorageError
+from skitter.pipelines._base import ItemHook, ItemPipeline, SpiderHook
 from skitter.pipelines._feeds import FeedExporter, build_feeds
 
 __all__ = ["ItemPipelineManager"]
 
 Logger = logging.Logger | logging.LoggerAdapter[logging.Logger]
-_Step = tuple[str, Callable[[Any, Any], Any], bool]
+_Step = tuple[str, ItemHook, bool]
 
 
-def _name(pipeline: Any) -> str:
+def _name(pipeline: ItemPipeline) -> str:
     return type(pipeline).__name__
 
 
@@ -59,7 +60,7 @@ def _summary(item: Any) -> str:
     return f"{item!r:.300}"
 
 
-async def _call(method: Callable[[Any], Any], spider: Any) -> None:
+async def _call(method: SpiderHook, spider: Any) -> None:
     result = method(spider)
     if inspect.isawaitable(result):
         await result
@@ -70,14 +71,14 @@ class ItemPipelineManager:
 
     def __init__(
         self,
-        pipelines: Sequence[Any],
+        pipelines: Sequence[ItemPipeline],
         *,
         feeds: Sequence[FeedExporter] = (),
         stats: StatsSink,
         logger: Logger | None = None,
     ) -> None:
         #: Every pipeline in the order items see them; the feed exporters are last.
-        self.pipelines: list[Any] = [*pipelines, *feeds]
+        self.pipelines: list[ItemPipeline] = [*pipelines, *feeds]
         self._user = list(pipelines)
         self._feeds = list(feeds)
         self._stats = stats
@@ -87,7 +88,7 @@ class ItemPipelineManager:
             method = getattr(pipeline, "process_item", None)
             if callable(method):
                 self._steps.append((_name(pipeline), method, inspect.iscoroutinefunction(method)))
-        self._opened: list[Any] = []
+        self._opened: list[ItemPipeline] = []
         self._returned_none: set[str] = set()
         #: Why a feed cannot be written (None while all can): every item is refused.
         self._feed_failure: str | None = None

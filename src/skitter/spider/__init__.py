@@ -21,6 +21,7 @@ from skitter.spider._middleware import (
     SpiderMiddlewareManager,
     aiter_output,
 )
+from skitter.spider._protocol import SpiderMiddleware
 from skitter.spider._spider import Spider
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "RefererMiddleware",
     "RequestFilter",
     "Spider",
+    "SpiderMiddleware",
     "SpiderMiddlewareManager",
     "UrlLengthMiddleware",
     "aiter_output",

@@ -21,9 +21,8 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from skitter._components import NotConfigured
 from skitter._types import CrawlContext, StatsSink
-from skitter.exceptions import HttpError
+from skitter.exceptions import HttpError, NotConfigured
 from skitter.http import Request, Response, Scope, url_host
 from skitter.spider._middleware import RequestCheck, RequestFilter
 

@@ -36,13 +36,14 @@ import contextlib
 import inspect
 import logging
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from skitter._components import build_components
 from skitter._types import CrawlContext
 from skitter.exceptions import CloseSpider, FatalError
 from skitter.http import Request
 from skitter.items import is_item
+from skitter.spider._protocol import InputHook, SpiderExceptionHook, SpiderMiddleware, StartHook
 
 __all__ = ["SPIDER_MIDDLEWARES_BASE", "RequestFilter", "SpiderMiddlewareManager", "aiter_output"]
 
@@ -62,7 +63,6 @@ SPIDER_MIDDLEWARES_BASE: dict[str, int] = {
 _OFFERED = "_skitter_offered_to_spider_middlewares"
 
 Stage = Callable[[Any, AsyncIterable[Any]], AsyncIterator[Any]]
-ExceptionHook = Callable[[Any, BaseException, Any], Any]
 
 
 # -- callback output --------------------------------------------------------------------
@@ -114,7 +114,7 @@ async def _awaited(awaitable: Any) -> AsyncIterator[Any]:
 
 
 # -- adapting hooks -----------------------------------------------------------------------
-def _mw_name(mw: Any) -> str:
+def _mw_name(mw: SpiderMiddleware) -> str:
     return type(mw).__name__
 
 
@@ -127,7 +127,7 @@ def _as_async(result: Any, where: str) -> AsyncIterator[Any]:
     raise TypeError(f"{where} returned {type(result).__name__}; expected an iterable")
 
 
-def _output_stage(mw: Any, spider: Any) -> Stage | None:
+def _output_stage(mw: SpiderMiddleware, spider: Any) -> Stage | None:
     hook = getattr(mw, "process_spider_output_async", None)
     if not callable(hook):
         hook = getattr(mw, "process_spider_output", None)
@@ -149,13 +149,14 @@ def _output_stage(mw: Any, spider: Any) -> Stage | None:
     return collected
 
 
-def _start_stage(mw: Any, spider: Any) -> Callable[[AsyncIterable[Any]], AsyncIterator[Any]]:
-    modern = getattr(mw, "process_start", None)
+def _start_stage(mw: SpiderMiddleware, spider: Any) -> StartHook:
+    modern: StartHook | None = getattr(mw, "process_start", None)
     if callable(modern):
         if not inspect.isasyncgenfunction(modern):
             raise TypeError(f"{_mw_name(mw)}.process_start must be an async generator")
         return modern
-    hook = mw.process_start_requests
+    # The caller checked that one of the two start hooks exists.
+    hook: Callable[..., Any] = getattr(mw, "process_start_requests")  # noqa: B009
     if inspect.isasyncgenfunction(hook):
         return lambda start: hook(start, spider)
     where = f"{_mw_name(mw)}.process_start_requests"
@@ -208,7 +209,7 @@ class RequestFilter:
             yield obj
 
 
-def _is_pure_filter(mw: Any) -> bool:
+def _is_pure_filter(mw: SpiderMiddleware) -> TypeGuard[RequestFilter]:
     """A RequestFilter whose output hook is the inherited one (so fusing it is exact)."""
     return (
         isinstance(mw, RequestFilter)
@@ -249,10 +250,10 @@ class SpiderMiddlewareManager:
     ``build_components`` returns them.
     """
 
-    def __init__(self, middlewares: Sequence[Any], spider: Any) -> None:
+    def __init__(self, middlewares: Sequence[SpiderMiddleware], spider: Any) -> None:
         self.middlewares = list(middlewares)
         self.spider = spider
-        self._input: list[tuple[str, Callable[..., Any], bool]] = []
+        self._input: list[tuple[str, InputHook, bool]] = []
         for mw in self.middlewares:
             hook = getattr(mw, "process_spider_input", None)
             if callable(hook):
@@ -260,8 +261,8 @@ class SpiderMiddlewareManager:
                 self._input.append((name, hook, inspect.iscoroutinefunction(hook)))
         # Positions count from the spider's side: position 0 is the highest order.
         self._outputs: list[tuple[int, Stage]] = []
-        self._handlers: list[tuple[int, str, ExceptionHook]] = []
-        self._starts: list[Callable[[AsyncIterable[Any]], AsyncIterator[Any]]] = []
+        self._handlers: list[tuple[int, str, SpiderExceptionHook]] = []
+        self._starts: list[StartHook] = []
         group: list[RequestFilter] = []
         for pos, mw in enumerate(reversed(self.middlewares)):
             if _is_pure_filter(mw):

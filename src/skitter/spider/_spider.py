@@ -27,7 +27,8 @@ class Spider:
     """Subclass it, set ``name`` and ``start_urls``, write ``parse``."""
 
     name: ClassVar[str] = ""
-    start_urls: Iterable[str] = ()  # spiders may set it in __init__, as in Scrapy
+    # Not ClassVars: a spider may set these per instance, in __init__ (as Scrapy's do).
+    start_urls: Iterable[str] = ()
     #: Hosts the crawl may download from (skitter.http.Scope); empty: every host.
     allowed_domains: Iterable[str] = ()
     custom_settings: ClassVar[dict[str, Any]] = {}

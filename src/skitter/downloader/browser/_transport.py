@@ -2,9 +2,9 @@
 
 Requests with ``render=True`` (or every request of a spider whose ``render`` attribute
 or the BROWSER_RENDER setting says so, unless ``meta["dont_render"]``) come here instead
-of to ``AiohttpTransport``, under the same downloader middlewares. The contract is the
-HTTP transport's: ``fetch`` returns the response for any status and raises one of
-skitter's errors naming the request. What differs, and why:
+of to ``AiohttpTransport``, under the same downloader middlewares. The contract is
+``Transport``'s (``downloader/_transport``): ``fetch`` returns the response for any
+status and raises one of skitter's errors naming the request. What differs, and why:
 
 - ``body`` is the rendered DOM (``page.content()``, UTF-8; ``Content-Type`` says so,
   since the server's charset no longer describes it), not the bytes the server sent.
@@ -28,7 +28,7 @@ skitter's errors naming the request. What differs, and why:
 - A browser that dies under a page fails that request with ConnectionLost (retried by
   the scheduler); the next request starts Chromium again. Nothing is lost.
 - Scope: given the Downloader's offsite guard, every request the page makes, redirect
-  hops included, is held to ``allowed_domains`` (``_browser_scope``): a main document
+  hops included, is held to ``allowed_domains`` (``_scope``): a main document
   sent offsite fails the request as offsite (IgnoreRequest), offsite sub-resources are
   not loaded (``browser/offsite_blocked``).
 
@@ -62,13 +62,13 @@ from typing import TYPE_CHECKING, Any
 from multidict import CIMultiDict
 from yarl import URL
 
-from skitter.downloader._browser_cookies import cookies_for_browser, store_browser_cookies
-from skitter.downloader._browser_errors import is_playwright_error, timed_out, translate
-from skitter.downloader._browser_launch import BrowserUnavailable
-from skitter.downloader._browser_pool import BrowserPool, PageLease
-from skitter.downloader._browser_routes import page_router
-from skitter.downloader._browser_scope import PageGuard
-from skitter.downloader._transport import headers_too_large
+from skitter.downloader._transport import TransportStats, headers_too_large
+from skitter.downloader.browser._cookies import cookies_for_browser, store_browser_cookies
+from skitter.downloader.browser._errors import is_playwright_error, timed_out, translate
+from skitter.downloader.browser._launch import BrowserUnavailable
+from skitter.downloader.browser._pool import BrowserPool, PageLease
+from skitter.downloader.browser._routes import page_router
+from skitter.downloader.browser._scope import PageGuard
 from skitter.exceptions import (
     ConfigError,
     ConnectionLost,
@@ -78,13 +78,14 @@ from skitter.exceptions import (
     ResponseTooLarge,
 )
 from skitter.http import Request, Response
+from skitter.settings import BrowserSettings, DownloaderSettings
 
 if TYPE_CHECKING:
     from aiohttp import CookieJar
     from playwright.async_api import Response as PageResponse
 
     from skitter._types import StatsSink
-    from skitter.downloader._offsite import OffsiteGuard
+    from skitter.downloader.middlewares._offsite import OffsiteGuard
     from skitter.settings import Settings
 
 __all__ = ["BrowserTransport", "wants_render"]
@@ -122,21 +123,23 @@ class BrowserTransport:
         offsite: OffsiteGuard | None = None,
     ) -> None:
         self._stats = stats
+        self._counts = TransportStats(stats)
         self._offsite = offsite if offsite is not None and offsite.scope.restricted else None
         self._offsite_seen: set[str] = set()
         self._pool = BrowserPool(settings, stats)
-        self._timeout: float = settings["DOWNLOAD_TIMEOUT"]
-        self._maxsize: int = settings["DOWNLOAD_MAXSIZE"]
-        self._warnsize: int = settings["DOWNLOAD_WARNSIZE"]
-        self._max_headers_size: int = settings["DOWNLOAD_MAX_HEADERS_SIZE"]
-        self._blocked = frozenset(str(kind).lower() for kind in settings["BROWSER_BLOCK_RESOURCES"])
-        self._wait_until: str = settings["BROWSER_WAIT_UNTIL"]
+        limits, own = settings.view(DownloaderSettings), settings.view(BrowserSettings)
+        self._timeout: float = limits.download_timeout
+        self._maxsize: int = limits.download_maxsize
+        self._warnsize: int = limits.download_warnsize
+        self._max_headers_size: int = limits.download_max_headers_size
+        self._blocked = frozenset(str(kind).lower() for kind in own.browser_block_resources)
+        self._wait_until: str = own.browser_wait_until
         if self._wait_until not in WAIT_UNTIL:
             raise ConfigError(
                 f"BROWSER_WAIT_UNTIL must be one of {sorted(WAIT_UNTIL)}, got {self._wait_until!r}"
             )
-        self._cookie_jars = cookie_jars if settings["BROWSER_SHARE_COOKIES"] else None
-        if settings["BROWSER_SHARE_COOKIES"] and cookie_jars is None:
+        self._cookie_jars = cookie_jars if own.browser_share_cookies else None
+        if own.browser_share_cookies and cookie_jars is None:
             logger.warning(
                 "BROWSER_SHARE_COOKIES is on but CookiesMiddleware is not: "
                 "rendered pages get no cookies"
@@ -169,18 +172,14 @@ class BrowserTransport:
     # -- fetching ---------------------------------------------------------------------
     async def fetch(self, request: Request) -> Response:
         """Render ``request``; return the response whatever its status."""
-        stats = self._stats
-        stats.inc("downloader/request_count")
-        stats.inc(f"downloader/request_method_count/{request.method}")
+        counts = self._counts
+        counts.request(request)
         try:
             response = await self._render(request)
         except RequestError as exc:
-            stats.inc("downloader/exception_count")
-            stats.inc(f"downloader/exception_type_count/{type(exc).__name__}")
+            counts.exception(exc)
             raise
-        stats.inc("downloader/response_count")
-        stats.inc(f"downloader/response_status_count/{response.status}")
-        stats.inc("downloader/response_bytes", len(response.body))
+        counts.response(response)
         return response
 
     def _timeout_of(self, request: Request) -> float | None:

@@ -19,7 +19,7 @@ import os
 import shutil
 from typing import TYPE_CHECKING, Any
 
-from skitter.settings import Settings
+from skitter.settings import BrowserSettings, Settings
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, Playwright
@@ -37,7 +37,7 @@ __all__ = [
 # containers without user namespaces), and none of the background traffic (updates,
 # sync, safe-browsing lists) a crawler must not send to hosts it was not asked to fetch.
 # No site isolation: a cross-site iframe then stays in its page's DevTools target, where
-# the scope guard (_browser_scope) intercepts its requests and redirects; each page has
+# the scope guard (_scope) intercepts its requests and redirects; each page has
 # a fresh context and no user data, so there is nothing for it to protect.
 CHROMIUM_ARGS = (
     "--no-sandbox",
@@ -66,7 +66,7 @@ class BrowserUnavailable(Exception):
 
 def find_chromium(settings: Settings) -> str:
     """The Chromium executable to run; ``BrowserUnavailable`` if there is none."""
-    configured: str = settings["BROWSER_EXECUTABLE_PATH"]
+    configured = settings.view(BrowserSettings).browser_executable_path
     if configured:
         path = shutil.which(configured) or configured
         if not (os.path.isfile(path) and os.access(path, os.X_OK)):
@@ -85,11 +85,14 @@ def find_chromium(settings: Settings) -> str:
 
 
 def browser_problem(settings: Settings | None = None) -> str | None:
-    """Why pages cannot be rendered here (Playwright or Chromium missing), or None."""
+    """Why pages cannot be rendered here (Playwright or Chromium missing), or None.
+
+    ``settings`` gives BROWSER_EXECUTABLE_PATH; without, the defaults (no environment:
+    the CLI's settings come in through a crawler's)."""
     if importlib.util.find_spec("playwright") is None:
         return "Playwright is not installed: pip install 'skitter[browser]'"
     try:
-        find_chromium(settings if settings is not None else Settings.resolve())
+        find_chromium(settings if settings is not None else Settings())
     except BrowserUnavailable as exc:
         return str(exc)
     return None

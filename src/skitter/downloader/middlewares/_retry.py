@@ -17,14 +17,15 @@ ResponseTooLarge, RedirectError) are not retryable: a second attempt would fail 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from skitter._clock import Clock
-from skitter._components import NotConfigured
 from skitter._types import CrawlContext
-from skitter.downloader._retry_after import parse_retry_after
-from skitter.exceptions import RetryLater, TransportError
+from skitter.downloader.middlewares._retry_after import parse_retry_after
+from skitter.exceptions import NotConfigured, RetryLater, TransportError
 from skitter.http import Request, Response
+from skitter.settings import DownloaderSettings
 
 __all__ = ["RetryMiddleware"]
 
@@ -32,16 +33,16 @@ __all__ = ["RetryMiddleware"]
 class RetryMiddleware:
     """Raises ``RetryLater`` for retryable statuses and network errors."""
 
-    def __init__(self, retry_http_codes: list[int], clock: Clock) -> None:
+    def __init__(self, retry_http_codes: Iterable[int], clock: Clock) -> None:
         self.retry_http_codes = frozenset(int(code) for code in retry_http_codes)
         self._clock = clock
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> RetryMiddleware:
-        settings = crawler.settings
-        if not settings["RETRY_ENABLED"]:
+        settings = crawler.settings.view(DownloaderSettings)
+        if not settings.retry_enabled:
             raise NotConfigured
-        return cls(settings["RETRY_HTTP_CODES"], crawler.clock)
+        return cls(settings.retry_http_codes, crawler.clock)
 
     def process_response(self, request: Request, response: Response, spider: Any) -> Response:
         if response.status not in self.retry_http_codes or request.meta.get("dont_retry"):

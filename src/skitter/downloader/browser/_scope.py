@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from playwright.async_api import CDPSession, WebSocketRoute
 
     from skitter._types import StatsSink
-    from skitter.downloader._browser_pool import PageLease
+    from skitter.downloader.browser._pool import PageLease
 
 __all__ = ["PageGuard"]
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from skitter._components import NotConfigured
 from skitter._types import CrawlContext
 from skitter.downloader._decode import ACCEPT_ENCODING
+from skitter.exceptions import NotConfigured
 from skitter.http import Request
+from skitter.settings import DownloaderSettings
 
 __all__ = ["DefaultHeadersMiddleware", "HttpCompressionMiddleware", "UserAgentMiddleware"]
 
@@ -30,7 +31,7 @@ class DefaultHeadersMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> DefaultHeadersMiddleware:
-        headers = crawler.settings["DEFAULT_REQUEST_HEADERS"]
+        headers = crawler.settings.view(DownloaderSettings).default_request_headers
         if not headers:
             raise NotConfigured
         return cls({str(k): str(v) for k, v in headers.items()})
@@ -49,7 +50,10 @@ class UserAgentMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> UserAgentMiddleware:
-        user_agent = getattr(crawler.spider, "user_agent", None) or crawler.settings["USER_AGENT"]
+        user_agent = (
+            getattr(crawler.spider, "user_agent", None)
+            or crawler.settings.view(DownloaderSettings).user_agent
+        )
         if not user_agent:
             raise NotConfigured
         return cls(user_agent)
@@ -63,7 +67,7 @@ class HttpCompressionMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> HttpCompressionMiddleware:
-        if not crawler.settings["COMPRESSION_ENABLED"]:
+        if not crawler.settings.view(DownloaderSettings).compression_enabled:
             raise NotConfigured
         return cls()
 

@@ -24,7 +24,7 @@ from skitter.exceptions import (
 from skitter.http import Request
 
 if TYPE_CHECKING:
-    from skitter.downloader._browser_pool import PageLease
+    from skitter.downloader.browser._pool import PageLease
 
 __all__ = ["is_playwright_error", "timed_out", "translate"]
 

@@ -34,11 +34,11 @@ from typing import Any
 
 from protego import Protego
 
-from skitter._components import NotConfigured
 from skitter._types import CrawlContext, StatsSink
 from skitter.downloader._middleware import DownloadHandler
-from skitter.exceptions import CrawlControl, IgnoreRequest, RequestError
+from skitter.exceptions import CrawlControl, IgnoreRequest, NotConfigured, RequestError
 from skitter.http import Request, Response, Scope, url_host
+from skitter.settings import DownloaderSettings
 
 __all__ = ["RobotsTxtMiddleware"]
 
@@ -62,13 +62,13 @@ class RobotsTxtMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> RobotsTxtMiddleware:
-        settings = crawler.settings
-        if not settings["ROBOTSTXT_OBEY"]:
+        settings = crawler.settings.view(DownloaderSettings)
+        if not settings.robotstxt_obey:
             raise NotConfigured
         user_agent = (
-            settings["ROBOTSTXT_USER_AGENT"]
+            settings.robotstxt_user_agent
             or getattr(crawler.spider, "user_agent", None)
-            or settings["USER_AGENT"]
+            or settings.user_agent
         )
         return cls(crawler.stats, user_agent, Scope.of(crawler.spider))
 

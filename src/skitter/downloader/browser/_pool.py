@@ -27,12 +27,13 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from skitter.downloader._browser_launch import (
+from skitter.downloader.browser._launch import (
     BrowserUnavailable,
     find_chromium,
     launch_chromium,
     start_playwright,
 )
+from skitter.settings import BrowserSettings
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright
@@ -93,7 +94,7 @@ class BrowserPool:
     def __init__(self, settings: Settings, stats: StatsSink) -> None:
         self._settings = settings
         self._stats = stats
-        self.concurrency: int = max(1, int(settings["BROWSER_CONCURRENCY"]))
+        self.concurrency: int = max(1, int(settings.view(BrowserSettings).browser_concurrency))
         self._slots = asyncio.Semaphore(self.concurrency)
         self._lock = asyncio.Lock()
         self._playwright: Playwright | None = None

@@ -27,9 +27,10 @@ from typing import Any
 from aiohttp import CookieJar
 from yarl import URL
 
-from skitter._components import NotConfigured
 from skitter._types import CrawlContext
+from skitter.exceptions import NotConfigured
 from skitter.http import Request, Response
+from skitter.settings import DownloaderSettings
 
 __all__ = ["CookiesMiddleware"]
 
@@ -44,7 +45,7 @@ class CookiesMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> CookiesMiddleware:
-        if not crawler.settings["COOKIES_ENABLED"]:
+        if not crawler.settings.view(DownloaderSettings).cookies_enabled:
             raise NotConfigured
         return cls()
 

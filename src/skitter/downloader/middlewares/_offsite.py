@@ -26,9 +26,8 @@ from __future__ import annotations
 import logging
 from typing import Any, NoReturn
 
-from skitter._components import NotConfigured
 from skitter._types import CrawlContext, StatsSink
-from skitter.exceptions import IgnoreRequest
+from skitter.exceptions import IgnoreRequest, NotConfigured
 from skitter.http import Request, Scope
 
 __all__ = ["OffsiteGuard", "OffsiteMiddleware"]

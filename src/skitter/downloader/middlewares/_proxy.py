@@ -16,9 +16,10 @@ from __future__ import annotations
 from typing import Any
 from urllib.request import getproxies, proxy_bypass
 
-from skitter._components import NotConfigured
 from skitter._types import CrawlContext
+from skitter.exceptions import NotConfigured
 from skitter.http import Request, url_host
+from skitter.settings import DownloaderSettings
 
 __all__ = ["HttpProxyMiddleware"]
 
@@ -32,7 +33,7 @@ class HttpProxyMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> HttpProxyMiddleware:
-        if not crawler.settings["HTTPPROXY_ENABLED"]:
+        if not crawler.settings.view(DownloaderSettings).httpproxy_enabled:
             raise NotConfigured
         proxies = {
             scheme: url

@@ -2,7 +2,7 @@
 document is sent.
 
 Every request the page makes passes here once (not its redirect hops: Playwright does
-not route those, which is why scope has a guard of its own, ``_browser_scope``):
+not route those, which is why scope has a guard of its own, ``_scope``):
 
 - with a scope guard, a request outside ``allowed_domains`` is aborted (a second net
   under the guard, for a request of a target the guard does not see);
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from playwright.async_api import Page, Route
 
     from skitter._types import StatsSink
-    from skitter.downloader._browser_scope import PageGuard
+    from skitter.downloader.browser._scope import PageGuard
 
 __all__ = ["page_router"]
 

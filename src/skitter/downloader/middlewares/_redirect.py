@@ -36,10 +36,10 @@ from urllib.parse import urljoin, urlsplit
 from w3lib.url import safe_url_string
 from yarl import URL
 
-from skitter._components import NotConfigured
 from skitter._types import CrawlContext, StatsSink
-from skitter.exceptions import RedirectError
+from skitter.exceptions import NotConfigured, RedirectError
 from skitter.http import Request, Response
+from skitter.settings import DownloaderSettings
 
 __all__ = ["RedirectMiddleware"]
 
@@ -60,12 +60,10 @@ class RedirectMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> RedirectMiddleware:
-        settings = crawler.settings
-        if not settings["REDIRECT_ENABLED"]:
+        settings = crawler.settings.view(DownloaderSettings)
+        if not settings.redirect_enabled:
             raise NotConfigured
-        return cls(
-            crawler.stats, settings["REDIRECT_MAX_TIMES"], settings["REDIRECT_PRIORITY_ADJUST"]
-        )
+        return cls(crawler.stats, settings.redirect_max_times, settings.redirect_priority_adjust)
 
     def process_response(
         self, request: Request, response: Response, spider: Any

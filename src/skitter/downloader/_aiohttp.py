@@ -1,0 +1,390 @@
+"""The default transport: one HTTP exchange, from a Request to a Response, over aiohttp.
+
+It implements ``_transport.Transport`` and is the crawl's hot path. It does
+the network I/O and nothing the middlewares do: no redirects, no cookies, no retries,
+no default headers (aiohttp's own User-Agent and Accept-Encoding are suppressed, so a
+request carries exactly the headers the middlewares gave it, plus ``Host`` and
+``Accept: */*``).
+
+What it guarantees:
+
+- One ``aiohttp.ClientSession`` per transport (per crawl), with a connection pool of
+  CONCURRENT_REQUESTS and a DNS cache.
+- Timeouts: DOWNLOAD_TIMEOUT for the whole exchange (``meta["download_timeout"]``
+  overrides it per request), DOWNLOAD_CONNECT_TIMEOUT to connect,
+  DOWNLOAD_READ_TIMEOUT between two reads.
+- The body is read in chunks and decoded as it arrives (see ``_decode``), so
+  DOWNLOAD_MAXSIZE (``meta["download_maxsize"]``; 0 = none) bounds the *decoded* size
+  and the memory held: a too-large Content-Length is refused before reading, an endless
+  body or a compression bomb is cut off at the limit. DOWNLOAD_WARNSIZE
+  (``meta["download_warnsize"]``) logs one warning per response.
+- A compressed body that ends before its compressed stream does (the server closed the
+  connection early, or sent a Content-Length that cuts it) is a ConnectionLost, retried
+  like any broken download: never a page with the bytes decoded so far.
+- DOWNLOAD_MAX_HEADERS_SIZE bounds the response headers (names and values, in total);
+  aiohttp itself refuses more than ``_MAX_HEADERS`` header lines or one longer than
+  ``_MAX_HEADER_FIELD``. Either is a ResponseTooLarge, like a too-large body.
+- A decoded body's ``Content-Encoding`` header is removed (Scrapy does the same, so
+  nothing downstream decodes twice); the original value is kept in ``response.flags``
+  as ``"decoded:<value>"``. Content-Length is left as the server sent it.
+- ``meta["proxy"]`` sends the request through that HTTP proxy; credentials in its URL
+  become ``Proxy-Authorization``, and are masked in every error that quotes the proxy
+  URL. Environment proxies are HttpProxyMiddleware's job.
+- It sends ``request.parsed_url``, the yarl URL the Downloader's scope check judged, so
+  the host it connects to is the host that was checked.
+- Every failure is one of skitter's errors naming the request: InvalidURL, ConnectError,
+  DownloadTimeout, ConnectionLost (reset, truncated or corrupt body, broken HTTP),
+  ResponseTooLarge (body or headers); anything else that cannot be sent is a plain RequestError.
+- ``meta["download_latency"]`` is set to the seconds until the response headers came.
+
+Stats: ``TransportStats``'s ``downloader/*`` keys (Scrapy's), ``response_bytes`` decoded.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+import aiohttp
+from aiohttp.http_exceptions import BadHttpMessage, LineTooLong
+from multidict import CIMultiDict, CIMultiDictProxy
+
+from skitter._secrets import mask_text
+from skitter.downloader._decode import BodyDecoder, DecodeError, TruncatedBody, decoder_for
+from skitter.downloader._transport import TransportStats, headers_too_large
+from skitter.exceptions import (
+    ConfigError,
+    ConnectError,
+    ConnectionLost,
+    DownloadTimeout,
+    InvalidURL,
+    RequestError,
+    ResponseTooLarge,
+)
+from skitter.http import Request, Response
+from skitter.settings import DownloaderSettings
+
+if TYPE_CHECKING:
+    from skitter._types import StatsSink
+    from skitter.settings import Settings
+
+__all__ = ["AiohttpTransport"]
+
+logger = logging.getLogger("skitter.downloader")
+
+_DNS_CACHE_TTL = 300  # seconds; a crawl resolves the same few hosts again and again
+# What aiohttp may buffer of a response head before DOWNLOAD_MAX_HEADERS_SIZE is checked:
+# 128 lines (aiohttp's default) of up to 32 KiB, 4 MiB in all. Real sites send CSP and
+# Set-Cookie lines over aiohttp's default of 8 KiB, hence the longer lines; more lines
+# than this, or longer ones, are abuse rather than a page worth fetching.
+_MAX_HEADER_FIELD = 32 * 1024
+_MAX_HEADERS = 128
+_NO_BODY_STATUSES = frozenset({204, 304})
+
+
+class AiohttpTransport:
+    """The default transport: one aiohttp session for the crawl."""
+
+    __slots__ = (
+        "_connect_timeout",
+        "_max_headers_size",
+        "_maxsize",
+        "_pool_size",
+        "_read_timeout",
+        "_session",
+        "_stats",
+        "_timeout",
+        "_warnsize",
+    )
+
+    def __init__(self, settings: Settings, stats: StatsSink) -> None:
+        limits = settings.view(DownloaderSettings)
+        for name, value in (
+            ("DOWNLOAD_MAXSIZE", limits.download_maxsize),
+            ("DOWNLOAD_WARNSIZE", limits.download_warnsize),
+            ("DOWNLOAD_MAX_HEADERS_SIZE", limits.download_max_headers_size),
+        ):
+            if value < 0:
+                raise ConfigError(f"{name} must be 0 (no limit) or more, got {value}")
+        self._stats = TransportStats(stats)
+        self._maxsize: int = limits.download_maxsize
+        self._warnsize: int = limits.download_warnsize
+        self._max_headers_size: int = limits.download_max_headers_size
+        self._connect_timeout: float | None = limits.download_connect_timeout or None
+        self._read_timeout: float | None = limits.download_read_timeout or None
+        self._timeout = self._client_timeout(limits.download_timeout)
+        self._pool_size: int = limits.concurrent_requests
+        self._session: aiohttp.ClientSession | None = None
+
+    def _client_timeout(self, total: float | None) -> aiohttp.ClientTimeout:
+        return aiohttp.ClientTimeout(
+            total=total or None, connect=self._connect_timeout, sock_read=self._read_timeout
+        )
+
+    # -- lifetime ---------------------------------------------------------------------
+    async def open(self) -> None:
+        if self._session is not None:
+            return
+        connector = aiohttp.TCPConnector(limit=self._pool_size, ttl_dns_cache=_DNS_CACHE_TTL)
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            cookie_jar=aiohttp.DummyCookieJar(),  # cookies are CookiesMiddleware's job
+            timeout=self._timeout,
+            auto_decompress=False,  # we decode ourselves, under DOWNLOAD_MAXSIZE
+            trust_env=False,  # environment proxies are HttpProxyMiddleware's job
+            skip_auto_headers=("User-Agent", "Accept-Encoding"),
+            max_line_size=_MAX_HEADER_FIELD,
+            max_field_size=_MAX_HEADER_FIELD,
+            max_headers=_MAX_HEADERS,
+        )
+
+    async def close(self) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
+
+    async def __aenter__(self) -> AiohttpTransport:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    # -- fetching ---------------------------------------------------------------------
+    async def fetch(self, request: Request) -> Response:
+        """Download ``request``; return the response whatever its status."""
+        session = self._session
+        if session is None:
+            raise RuntimeError("AiohttpTransport.fetch() called before open() or after close()")
+        stats = self._stats
+        stats.request(request)
+        try:
+            response = await self._exchange(session, request)
+        except RequestError as exc:
+            stats.exception(exc)
+            raise
+        except (aiohttp.ClientError, OSError, ValueError) as exc:
+            # TimeoutError is an OSError; CancelledError is not caught, as it must not be.
+            error = _translate(exc, request, self._timeout_of(request))
+            stats.exception(error)
+            if _has_secrets(exc):
+                # aiohttp's proxy errors quote the proxy URL with its password (and carry
+                # the Proxy-Authorization header): the message says it masked, and the
+                # original does not travel on in the traceback.
+                raise error from None
+            raise error from exc
+        stats.response(response)
+        return response
+
+    def _timeout_of(self, request: Request) -> float | None:
+        if request.meta and request.meta.get("download_timeout") is not None:
+            return request.meta["download_timeout"] or None
+        return self._timeout.total
+
+    async def _exchange(self, session: aiohttp.ClientSession, request: Request) -> Response:
+        url = request.url
+        if not url[:8].lower().startswith(("http://", "https://")):
+            raise InvalidURL(
+                f"cannot download {request!r}: only http:// and https:// URLs are supported",
+                request=request,
+            )
+        meta = request.meta
+        timeout = self._timeout
+        maxsize = self._maxsize
+        warnsize = self._warnsize
+        kwargs: dict[str, Any] = {}
+        if meta:
+            if meta.get("download_timeout") is not None:
+                timeout = self._client_timeout(meta["download_timeout"])
+            maxsize = meta.get("download_maxsize", maxsize)
+            warnsize = meta.get("download_warnsize", warnsize)
+            proxy = meta.get("proxy")
+            if proxy:
+                kwargs["proxy"] = proxy
+        started = time.monotonic()
+        async with session.request(
+            request.method,
+            request.parsed_url,  # the very object the scope check judged: no second parse
+            headers=request.headers if request.has_headers else None,
+            data=request.body or None,
+            timeout=timeout,
+            allow_redirects=False,  # redirects are RedirectMiddleware's job
+            **kwargs,
+        ) as resp:
+            meta["download_latency"] = time.monotonic() - started
+            status = resp.status
+            headers: CIMultiDictProxy[str] | CIMultiDict[str] = resp.headers
+            ip_address = _peer_ip(resp)
+            if self._max_headers_size:
+                size = sum(len(name) + len(value) for name, value in resp.raw_headers)
+                if size > self._max_headers_size:
+                    resp.close()  # never read, never pooled
+                    raise headers_too_large(request, size, self._max_headers_size)
+            length = resp.content_length
+            has_body = request.method != "HEAD" and status not in _NO_BODY_STATUSES
+            if has_body and length is not None:
+                if maxsize and length > maxsize:
+                    resp.close()  # never read, never pooled
+                    raise ResponseTooLarge(
+                        f"{request!r}: Content-Length {length} is larger than "
+                        f"DOWNLOAD_MAXSIZE ({maxsize} bytes); not downloaded",
+                        request=request,
+                    )
+                if warnsize and length > warnsize:
+                    _warn_size(request, length, warnsize)
+                    warnsize = 0
+            flags: list[str] | None = None
+            coding = headers.get("Content-Encoding") if has_body else None
+            decoder = _decoder_for(request, coding, maxsize) if coding else None
+            if decoder is None and length is not None:
+                body = await resp.read()  # size already checked; aiohttp stops at length
+            else:
+                body = await _read_body(resp, request, decoder, maxsize, warnsize)
+            if decoder is not None:
+                headers = CIMultiDict(headers)
+                del headers["Content-Encoding"]
+                flags = [f"decoded:{coding}"]
+        return Response(
+            url,
+            status,
+            headers,
+            body,
+            request,
+            flags=flags,
+            ip_address=ip_address,
+        )
+
+
+async def _read_body(
+    resp: aiohttp.ClientResponse,
+    request: Request,
+    decoder: BodyDecoder | None,
+    maxsize: int,
+    warnsize: int,
+) -> bytes:
+    """Read the body chunk by chunk, decoding and enforcing the size limits as it comes."""
+    parts: list[bytes] = []
+    size = 0
+    decoded = None if decoder is None else _decoded(resp, request, decoder)
+    chunks: AsyncIterator[bytes] = resp.content.iter_any() if decoded is None else decoded
+    try:
+        async for chunk in chunks:
+            size += len(chunk)
+            if maxsize and size > maxsize:
+                resp.close()  # do not drain the rest of a huge body into the pool
+                what = "decoded body" if decoder is not None else "body"
+                raise ResponseTooLarge(
+                    f"{request!r}: {what} is larger than DOWNLOAD_MAXSIZE ({maxsize} bytes); "
+                    "cut off",
+                    request=request,
+                )
+            if warnsize and size > warnsize:
+                _warn_size(request, size, warnsize)
+                warnsize = 0
+            parts.append(chunk)
+    finally:
+        if decoded is not None:
+            await decoded.aclose()
+    return b"".join(parts)
+
+
+async def _decoded(
+    resp: aiohttp.ClientResponse, request: Request, decoder: BodyDecoder
+) -> AsyncGenerator[bytes, None]:
+    """The decoded body, chunk by chunk, ending with what the decoder held at the end."""
+    try:
+        async for chunk in resp.content.iter_any():
+            yield decoder.feed(chunk)
+        yield decoder.finish()
+    except TruncatedBody as exc:
+        raise ConnectionLost(f"{request!r}: body truncated: {exc}", request=request) from None
+    except DecodeError as exc:
+        raise _undecodable(request, resp.headers.get("Content-Encoding"), exc) from None
+
+
+def _decoder_for(request: Request, coding: str, maxsize: int | None) -> BodyDecoder | None:
+    try:
+        return decoder_for(coding, maxsize or None)
+    except DecodeError as exc:
+        raise _undecodable(request, coding, exc) from None
+
+
+def _undecodable(request: Request, coding: str | None, exc: DecodeError) -> ConnectionLost:
+    return ConnectionLost(
+        f"{request!r}: cannot decode body (Content-Encoding {coding!r}): {exc}", request=request
+    )
+
+
+def _warn_size(request: Request, size: int, warnsize: int) -> None:
+    logger.warning(
+        "%r: body of %d bytes or more is larger than DOWNLOAD_WARNSIZE (%d bytes)",
+        request,
+        size,
+        warnsize,
+    )
+
+
+def _peer_ip(resp: aiohttp.ClientResponse) -> str | None:
+    """The server's IP, if the socket is still known: a small body has often been read
+    and its connection handed back to the pool before we look, so the response's
+    protocol (private, hence the guard) is asked rather than ``resp.connection``."""
+    protocol = getattr(resp, "_protocol", None)
+    transport = getattr(protocol, "transport", None)
+    if transport is None:
+        return None
+    peer = transport.get_extra_info("peername")
+    return peer[0] if peer else None
+
+
+def _has_secrets(exc: BaseException) -> bool:
+    text = str(exc)
+    return mask_text(text) != text or isinstance(exc, aiohttp.ClientHttpProxyError)
+
+
+def _translate(exc: BaseException, request: Request, total: float | None) -> RequestError:
+    """The skitter error for an aiohttp or OS error; the message names the request."""
+    detail = mask_text(str(exc) or type(exc).__name__)
+    if isinstance(exc, aiohttp.InvalidURL | aiohttp.NonHttpUrlClientError):
+        return InvalidURL(f"cannot download {request!r}: invalid URL ({detail})", request=request)
+    if isinstance(exc, aiohttp.ConnectionTimeoutError):
+        return DownloadTimeout(f"{request!r}: connect timeout ({detail})", request=request)
+    if isinstance(exc, aiohttp.SocketTimeoutError):
+        return DownloadTimeout(
+            f"{request!r}: read timeout: the server sent nothing for too long", request=request
+        )
+    if isinstance(exc, TimeoutError):
+        return DownloadTimeout(
+            f"{request!r}: download took longer than {total} seconds", request=request
+        )
+    if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ClientHttpProxyError):
+        return ConnectError(f"{request!r}: cannot connect: {detail}", request=request)
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        return ConnectionLost(f"{request!r}: body incomplete: {detail}", request=request)
+    if isinstance(exc, aiohttp.ClientResponseError):
+        problem = _head_over_limits(exc)
+        if problem is not None:
+            return ResponseTooLarge(
+                f"{request!r}: response headers over aiohttp's limits ({_MAX_HEADERS} lines "
+                f"of at most {_MAX_HEADER_FIELD} bytes): {problem}; not downloaded",
+                request=request,
+            )
+        return ConnectionLost(f"{request!r}: invalid HTTP response: {exc.message}", request=request)
+    if isinstance(exc, aiohttp.ClientError | OSError):
+        return ConnectionLost(f"{request!r}: connection lost: {detail}", request=request)
+    return RequestError(f"cannot send {request!r}: {detail}", request=request)
+
+
+def _head_over_limits(exc: aiohttp.ClientResponseError) -> str | None:
+    """What was too large if aiohttp refused the response head for its size, else None.
+    The parser's error is a cause or two down; its text (which may quote a cookie) is
+    not used."""
+    cause = exc.__cause__
+    while cause is not None:
+        if isinstance(cause, LineTooLong):
+            return "a line is longer"
+        if isinstance(cause, BadHttpMessage) and "too many" in str(cause.message).lower():
+            return "too many lines"
+        cause = cause.__cause__
+    return None

@@ -1,0 +1,34 @@
+"""The built-in downloader middlewares, one module each, with Scrapy's names and orders.
+
+They are plain ``DownloaderMiddleware``s (``downloader._middleware``): nothing here is
+special to the Downloader except that ``DOWNLOADER_MIDDLEWARES_BASE`` lists them, and
+that the Downloader reuses OffsiteMiddleware's guard at the centre of the onion and
+CookiesMiddleware's jar for rendered pages.
+"""
+
+from skitter.downloader.middlewares._cookies import CookiesMiddleware
+from skitter.downloader.middlewares._headers import (
+    DefaultHeadersMiddleware,
+    HttpCompressionMiddleware,
+    UserAgentMiddleware,
+)
+from skitter.downloader.middlewares._offsite import OffsiteGuard, OffsiteMiddleware
+from skitter.downloader.middlewares._proxy import HttpProxyMiddleware
+from skitter.downloader.middlewares._redirect import RedirectMiddleware
+from skitter.downloader.middlewares._retry import RetryMiddleware
+from skitter.downloader.middlewares._retry_after import parse_retry_after
+from skitter.downloader.middlewares._robots import RobotsTxtMiddleware
+
+__all__ = [
+    "CookiesMiddleware",
+    "DefaultHeadersMiddleware",
+    "HttpCompressionMiddleware",
+    "HttpProxyMiddleware",
+    "OffsiteGuard",
+    "OffsiteMiddleware",
+    "RedirectMiddleware",
+    "RetryMiddleware",
+    "RobotsTxtMiddleware",
+    "UserAgentMiddleware",
+    "parse_retry_after",
+]

@@ -1,0 +1,26 @@
+"""Settings: one registry of known names, resolved once per crawl in layers.
+
+``Settings`` (``_settings``) is the resolved, immutable mapping and how it is laid:
+defaults < project < spider < environment < command line, the environment only when
+the caller passes one (the CLI does). ``SETTINGS`` is the registry of known names,
+assembled (``_registry``) from one module per subsystem: ``_engine``, ``_politeness``
+(per-slot limits, the scheduler's), ``_scheduler``, ``_cluster`` (Redis workers),
+``_downloader``, ``_spider``, ``_browser``, ``_components``, ``_output``. Scrapy's
+settings skitter refuses are in ``_scrapy``. ``DownloaderSettings`` and
+``BrowserSettings`` are frozen views (``_views``) a subsystem gets with
+``settings.view(...)``.
+"""
+
+from skitter.settings._registry import SETTINGS
+from skitter.settings._setting import Setting
+from skitter.settings._settings import Settings
+from skitter.settings._views import BrowserSettings, DownloaderSettings, View
+
+__all__ = [
+    "SETTINGS",
+    "BrowserSettings",
+    "DownloaderSettings",
+    "Setting",
+    "Settings",
+    "View",
+]

@@ -1,0 +1,62 @@
+"""Distributed crawling on Redis (SPEC section 4): what ``skitter worker`` reads."""
+
+from __future__ import annotations
+
+from skitter.settings._setting import Setting
+
+__all__ = ["GROUP"]
+
+GROUP: list[Setting] = [
+    Setting(
+        "LEASE_SECONDS",
+        30.0,
+        float,
+        "Workers: how long a leased task is a worker's before others may take it "
+        "(renewed while it runs).",
+    ),
+    Setting(
+        "WORKER_IDLE_TIMEOUT",
+        5.0,
+        float,
+        "Workers: seconds the whole cluster must be idle before they exit; -1 = wait "
+        "for pushed URLs forever.",
+    ),
+    Setting("REDIS_QUEUE_KIND", "priority", str, "Workers: priority, fifo or lifo."),
+    Setting(
+        "REDIS_PUSH_CACHE",
+        100_000,
+        int,
+        "Workers: taskids a worker remembers pushing, so that links to them are not "
+        "sent to Redis again (0 = off).",
+    ),
+    Setting(
+        "REDIS_DUPEFILTER",
+        "exact",
+        str,
+        "Workers: 'exact' (every finished task's outcome and time: recrawl by age and itag) "
+        "or 'bloom' (successes as a few bits each: no recrawl by age or itag).",
+    ),
+    Setting(
+        "REDIS_BLOOM_CAPACITY",
+        10_000_000,
+        int,
+        "Workers: URLs the Bloom filter is sized for (more raise its false-positive rate).",
+    ),
+    Setting(
+        "REDIS_BLOOM_ERROR_RATE",
+        0.001,
+        float,
+        "Workers: the Bloom filter's false-positive rate at capacity (0.001: 1.8 bytes per URL).",
+    ),
+    Setting(
+        "REDIS_BAD_MAX",
+        10_000,
+        int,
+        "Workers: entries the job's bad hash keeps of what was moved aside as unreadable "
+        "(the oldest are dropped, and counted); 0 = count only.",
+    ),
+    Setting("REDIS_PERSIST", True, bool, "Workers: keep queue and dupe filter after the crawl."),
+    Setting(
+        "REDIS_FLUSH_ON_START", False, bool, "Workers: clear the job's queue and filter first."
+    ),
+]

@@ -1,0 +1,33 @@
+"""The engine and the crawl as a whole: concurrency, when to stop, the job's name and home."""
+
+from __future__ import annotations
+
+from skitter.settings._setting import Setting
+
+__all__ = ["GROUP"]
+
+GROUP: list[Setting] = [
+    Setting("CONCURRENT_REQUESTS", 16, int, "Downloads in flight at once, over all hosts."),
+    Setting(
+        "BOT_NAME",
+        "skitter",
+        str,
+        "The project's name (Scrapy's), in the log line each crawl starts with.",
+    ),
+    Setting(
+        "JOBDIR",
+        "",
+        str,
+        "Keep the crawl's state in this directory, as --job-dir does (Scrapy's name).",
+    ),
+    Setting("CLOSESPIDER_ITEMCOUNT", 0, int, "Stop after this many items; 0 = never."),
+    Setting("CLOSESPIDER_PAGECOUNT", 0, int, "Stop after this many responses; 0 = never."),
+    Setting("CLOSESPIDER_ERRORCOUNT", 0, int, "Stop after this many errors; 0 = never."),
+    Setting("CLOSESPIDER_TIMEOUT", 0.0, float, "Stop after this many seconds; 0 = never."),
+    Setting(
+        "SHUTDOWN_TIMEOUT",
+        30.0,
+        float,
+        "After the first Ctrl-C, seconds in-flight requests may take before they are cut.",
+    ),
+]

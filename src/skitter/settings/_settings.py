@@ -1,0 +1,212 @@
+"""``Settings``: the resolved, immutable settings of one crawl, laid in layers.
+
+Where a concept is Scrapy's, the name and meaning are Scrapy's, so a Scrapy user's
+``-s CONCURRENT_REQUESTS=64`` works unchanged. Layers, lowest first::
+
+    defaults < project (Crawler(settings=...)) < spider.custom_settings < env SKITTER_* < CLI -s
+
+The ``env`` layer is whatever mapping the caller passes: the CLI passes ``os.environ``
+(so ``SKITTER_CONCURRENT_REQUESTS=4 skitter crawl ...`` works), a library
+``Crawler(...)`` passes none, so a program's environment never changes its crawls
+behind its back. Nothing in the library reads ``os.environ`` for settings.
+
+Values coming from strings (environment, command line) are converted by the type of the
+registered setting, so ``-s RETRY_HTTP_CODES=500,503`` is a list of ints. Unknown names
+are kept (spiders and plugins may define their own) but a name within a typo of a known
+one is refused, because a silently ignored ``CONCURENT_REQUESTS`` costs users hours. So
+is every Scrapy setting skitter does not implement (``_scrapy``), with what to use
+instead: a ported project's ``HTTPCACHE_ENABLED = True`` must not be a no-op.
+
+A subsystem reads its settings through a frozen view (``Settings.view``, ``_views``),
+built once per resolved Settings, rather than by name in every constructor.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from skitter._secrets import mask_setting, mask_text
+from skitter.exceptions import ConfigError
+from skitter.settings._registry import KNOWN_NAMES, SETTINGS
+from skitter.settings._scrapy import UNSUPPORTED
+
+if TYPE_CHECKING:
+    from skitter.settings._views import View
+
+__all__ = ["Settings"]
+
+V = TypeVar("V", bound="View")
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def _parse_str(name: str, raw: str, kind: type) -> Any:
+    """Turn a string from the environment or command line into the setting's type."""
+    text = raw.strip()
+    spec = SETTINGS.get(name)
+    if spec is not None and spec.default is None and text.lower() in ("", "none", "null"):
+        return None
+    try:
+        if kind is bool:
+            low = text.lower()
+            if low in _TRUE:
+                return True
+            if low in _FALSE:
+                return False
+            raise ValueError(f"expected true/false, got {raw!r}")
+        if kind is int:
+            return int(text)
+        if kind is float:
+            return float(text)
+        if kind is list:
+            if text.startswith("["):
+                return json.loads(text)
+            return [_scalar(part) for part in text.split(",") if part.strip()]
+        if kind is dict:
+            value = json.loads(text or "{}")
+            if not isinstance(value, dict):
+                raise ValueError("expected a JSON object")
+            return value
+    except (ValueError, json.JSONDecodeError) as exc:
+        shown = mask_setting(name, raw)
+        message = f"setting {name}: cannot read {shown} as {kind.__name__}: {mask_text(str(exc))}"
+        raise ConfigError(message) from None
+    return raw
+
+
+def _scalar(part: str) -> Any:
+    part = part.strip()
+    for conv in (int, float):
+        try:
+            return conv(part)
+        except ValueError:
+            pass
+    return part
+
+
+def _coerce(name: str, value: Any) -> Any:
+    spec = SETTINGS.get(name)
+    if spec is None:
+        return value
+    if isinstance(value, str) and spec.kind is not str:
+        return _parse_str(name, value, spec.kind)
+    if spec.kind is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if spec.kind is list and isinstance(value, tuple | set | frozenset):
+        return list(value)
+    if value is not None and not isinstance(value, spec.kind):
+        raise ConfigError(
+            f"setting {name} must be {spec.kind.__name__}, got {type(value).__name__} "
+            f"{mask_setting(name, value)}"
+        )
+    return value
+
+
+def _check(name: str, value: Any) -> None:
+    """Refuse a Scrapy setting skitter does not implement, and a typo of a known name."""
+    if name in SETTINGS or not name.isupper():
+        return
+    unsupported = UNSUPPORTED.get(name)
+    if unsupported is not None:
+        if unsupported.allows(value):
+            return
+        raise ConfigError(
+            f"setting {name} ({mask_setting(name, value)}) is Scrapy's, and skitter does not "
+            f"implement it: {unsupported.hint}"
+        )
+    close = difflib.get_close_matches(name, KNOWN_NAMES, n=1, cutoff=0.88)
+    if close:
+        raise ConfigError(f"unknown setting {name!r}: did you mean {close[0]!r}?")
+
+
+class Settings(Mapping[str, Any]):
+    """An immutable, resolved set of settings. Unset known names read as their default."""
+
+    __slots__ = ("_sources", "_values", "_views")
+
+    def __init__(self, values: Mapping[str, Any] | None = None, *, source: str = "project"):
+        self._values: dict[str, Any] = {}
+        self._sources: dict[str, str] = {}
+        self._views: dict[type, Any] = {}
+        if values:
+            self._merge(values, source)
+
+    def _merge(self, values: Mapping[str, Any], source: str) -> None:
+        for name, value in values.items():
+            _check(name, value)
+            self._values[name] = _coerce(name, value)
+            self._sources[name] = source
+
+    def with_layer(self, values: Mapping[str, Any] | None, source: str) -> Settings:
+        """A copy with ``values`` laid over this one."""
+        new = Settings()
+        new._values = dict(self._values)
+        new._sources = dict(self._sources)
+        if values:
+            new._merge(values, source)
+        return new
+
+    @classmethod
+    def resolve(
+        cls,
+        project: Mapping[str, Any] | None = None,
+        spider: Mapping[str, Any] | None = None,
+        env: Mapping[str, str] | None = None,
+        cli: Mapping[str, Any] | None = None,
+    ) -> Settings:
+        """Lay the four layers over the defaults, lowest first.
+
+        ``env`` is the environment layer: only ``SKITTER_<NAME>`` variables for known
+        settings (and Scrapy's, to refuse those skitter lacks) are read from it. None
+        (the default) means no environment layer; the CLI passes ``os.environ``.
+        """
+        environ: Mapping[str, str] = {} if env is None else env
+        from_env = {  # Scrapy's names too, so that an unsupported one is refused
+            name: environ[f"SKITTER_{name}"] for name in KNOWN_NAMES if f"SKITTER_{name}" in environ
+        }
+        out = cls(project, source="project")
+        for values, source in ((spider, "spider"), (from_env, "env"), (cli, "cli")):
+            out = out.with_layer(values, source)
+        return out
+
+    def __getitem__(self, name: str) -> Any:
+        try:
+            return self._values[name]
+        except KeyError:
+            spec = SETTINGS.get(name)
+            if spec is None:
+                raise
+            default = spec.default
+            # Defaults are shared: hand out copies of the mutable ones.
+            return default.copy() if isinstance(default, list | dict) else default
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._values or name in SETTINGS
+
+    def __iter__(self) -> Iterator[str]:
+        yield from SETTINGS
+        yield from (name for name in self._values if name not in SETTINGS)
+
+    def __len__(self) -> int:
+        return len(SETTINGS) + sum(1 for name in self._values if name not in SETTINGS)
+
+    def view(self, cls: type[V]) -> V:
+        """The frozen view ``cls`` (e.g. ``DownloaderSettings``) of these settings, built on
+        first use and then shared: a Settings never changes, so neither does its view."""
+        view = self._views.get(cls)
+        if view is None:
+            view = self._views[cls] = cls.from_settings(self)
+        return cast(V, view)
+
+    def source(self, name: str) -> str:
+        """Which layer set ``name``: default, project, spider, env or cli."""
+        return self._sources.get(name, "default")
+
+    def __repr__(self) -> str:
+        # Secrets (AWS_*, *_PASSWORD, a URL's password...) are shown masked.
+        shown = ", ".join(f"{name!r}: {mask_setting(name, v)}" for name, v in self._values.items())
+        return f"Settings({{{shown}}})"

@@ -1,0 +1,23 @@
+"""The built-in spider middlewares: depth, URL length, Referer, which statuses reach
+callbacks.
+"""
+
+from __future__ import annotations
+
+from skitter.settings._setting import Setting
+
+__all__ = ["GROUP"]
+
+GROUP: list[Setting] = [
+    Setting("DEPTH_LIMIT", 0, int, "Links deeper than this are dropped; 0 = no limit."),
+    Setting(
+        "DEPTH_PRIORITY",
+        0,
+        int,
+        "Subtracted from a request's priority per level of depth (positive: breadth-first).",
+    ),
+    Setting("URLLENGTH_LIMIT", 2083, int, "Requests with longer URLs are dropped; 0 = no limit."),
+    Setting("REFERER_ENABLED", True, bool, "Send the page a link was found on as Referer."),
+    Setting("HTTPERROR_ALLOWED_CODES", [], list, "Non-2xx statuses passed to callbacks."),
+    Setting("HTTPERROR_ALLOW_ALL", False, bool, "Pass every status to callbacks."),
+]
