@@ -12,9 +12,9 @@ keeps the crawl alive until it returns. The loop wakes on three things only: a t
 finished, requests were queued, or the scheduler's next due time passed; it never polls.
 
 Every failure of one request or callback is caught, logged with the request and
-callback, counted, and the crawl goes on: how a task ended is decided by ``classify``
-(``_outcome``, a pure function) and carried out in ``_apply``; callbacks and what they
-yield are the ``Scraper``'s. A ``FatalError`` (a feed or store that cannot take what the
+callback, counted, and the crawl goes on: a ``TaskRunner`` (``_task``) runs each task,
+``classify`` (``_outcome``, a pure function) decides how it ended; callbacks and what
+they yield are the ``Scraper``'s. A ``FatalError`` (a feed or store that cannot take what the
 crawl produced, the job's state lost, the store out of reach for too long) fails the
 project wherever it comes from (``Project.fail``): nothing more is dispatched for it, and
 the task at hand is left unsettled so that it runs again on a resume. A task store only
@@ -31,7 +31,6 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Coroutine, Sequence
-from functools import partial
 from typing import Any
 
 from skitter._clock import Clock, SystemClock
@@ -39,10 +38,10 @@ from skitter._tasks import cancel_and_wait
 from skitter.engine._feeder import StartFeeder
 from skitter.engine._idle import IdleGrace
 from skitter.engine._outage import OutageRider
-from skitter.engine._outcome import Kind, Verdict, classify
 from skitter.engine._periodic import run_every
 from skitter.engine._project import Project
 from skitter.engine._scraper import Scraper
+from skitter.engine._task import TaskRunner
 from skitter.exceptions import FatalError, FrontierUnavailable
 from skitter.frontier import Lease
 from skitter.http import Request
@@ -93,6 +92,7 @@ class Engine:
         self._idle = IdleGrace(idle_grace, self._clock)
         self._tg: asyncio.TaskGroup | None = None
         self._scraper = Scraper(self._enqueue, Project.check_limits)
+        self._runner = TaskRunner(self._scraper, self._outage, self._enqueue, self._task_done)
 
     # -- control ----------------------------------------------------------------------
     def stop(self, reason: str = "shutdown") -> None:
@@ -164,7 +164,7 @@ class Engine:
                 project, lease = picked
                 project.in_flight += 1
                 project.running.add(lease)
-                task = self._tg.create_task(self._process(project, lease))  # type: ignore[union-attr]
+                task = self._tg.create_task(self._runner.run(project, lease))  # type: ignore[union-attr]
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
                 continue
@@ -216,6 +216,12 @@ class Engine:
         except FatalError as exc:
             project.fail(exc)
             return None
+
+    def _task_done(self, project: Project, lease: Lease) -> None:
+        project.in_flight -= 1
+        project.running.discard(lease)
+        self._sem.release()
+        self._wakeup.set()
 
     def _maybe_hungry(self, project: Project) -> None:
         if not project.start_exhausted and project.scheduler.queued_estimate < self._low_water:
@@ -333,116 +339,3 @@ class Engine:
                 apply_callback_config(request)
         await project.scheduler.enqueue(requests)
         self._wakeup.set()
-
-    # -- one task ---------------------------------------------------------------------
-    async def _process(self, project: Project, lease: Lease) -> None:
-        try:
-            await self._run_task(project, lease)
-        except FrontierUnavailable as exc:
-            # Its ack (or nack, or its children's push) could not be written: the lease
-            # expires and the task runs again, here or on another worker. Nothing lost,
-            # and nothing failed; the dispatcher pauses as for any outage.
-            log.warning("Task store unavailable; %s will run again: %s", lease.request, exc)
-            project.stats.inc("engine/tasks_left_to_lease_expiry")
-            self._outage.report(exc)
-        except FatalError as exc:
-            # Neither acked nor failed: on a resume (or on another worker) it runs again.
-            project.fail(exc)
-            project.stats.inc("engine/tasks_left_unsettled")
-        else:
-            if self._outage.since is not None:
-                self._outage.over()
-
-    async def _run_task(self, project: Project, lease: Lease) -> None:
-        """Download, classify how it ended, apply that; the monitor hears of it. What
-        went wrong while applying a result (a callback's children that cannot be
-        queued, say) is classified in turn; what goes wrong applying an error is not
-        (the errback runs before the task is settled: if what it yields cannot be
-        queued, the task is left to its lease and runs again, its children not lost)."""
-        request = lease.request
-        scheduler = project.scheduler
-        monitor = project.monitor
-        monitor.started(lease.taskid, request.url, scheduler.slot_of(request), lease.retried + 1)
-        verdict: Verdict | None = None
-        status: int | None = None
-        ok, items = False, 0
-        try:
-            result = await project.downloader.download(request, partial(scheduler.record, lease))
-            verdict = classify(result)
-            status = verdict.status
-            items = await self._apply(project, lease, verdict)
-            ok = verdict.ok
-        except Exception as exc:
-            retried = lease.retried
-            verdict = classify(
-                exc,
-                retried=retried,
-                out_of_retries=scheduler.retry_policy.gives_up(retried, request.retries),
-                status=status,
-            )
-            if verdict.kind is Kind.UNSETTLED:
-                raise
-            items = await self._apply(project, lease, verdict)
-            ok = verdict.ok
-        finally:
-            monitor.finished(
-                lease.taskid,
-                request.url,
-                ok=ok,
-                status=verdict.status if verdict is not None else None,
-                reason=verdict.reason if verdict is not None else "",
-                items=items,
-            )
-            project.in_flight -= 1
-            project.running.discard(lease)
-            self._sem.release()
-            self._wakeup.set()
-
-    async def _apply(self, project: Project, lease: Lease, verdict: Verdict) -> int:
-        """Do what ``classify`` decided, in this order: count, log, let the spider hear
-        of it, settle the task. The items the spider yielded."""
-        for key in verdict.counts:
-            project.stats.inc(key)
-        line = verdict.log
-        if line is not None:
-            exc_info = verdict.error if line.traceback else None
-            log.log(line.level, line.message, lease.request, *line.args, exc_info=exc_info)
-        scheduler = project.scheduler
-        scraper = self._scraper
-        kind = verdict.kind
-        items = 0
-        if kind is Kind.RESPONSE:
-            assert verdict.response is not None
-            if project.limits:
-                project.check_limits()
-            items = await scraper.handle_response(project, verdict.response)
-            if project.flush_feeds_before_ack:
-                project.pipelines.flush_feeds()
-            await scheduler.complete(lease)
-        elif kind is Kind.REDIRECT:
-            assert verdict.redirect is not None
-            await self._enqueue(project, [verdict.redirect])
-            await scheduler.complete(lease)
-        elif kind is Kind.RETRY:
-            await scheduler.retry(lease, verdict.reason, verdict.retry_delay)
-        elif kind is Kind.GIVE_UP:
-            # Out of retries: the spider hears of it, then the retry marks it FAILED.
-            if verdict.response is not None:
-                items = await scraper.handle_response(project, verdict.response)
-            else:
-                assert verdict.error is not None
-                items = await scraper.errback(project, lease.request, verdict.error)
-            await scheduler.retry(lease, verdict.reason, verdict.retry_delay)
-        elif kind is Kind.CLOSE_SPIDER:
-            project.request_close(verdict.close_reason)
-            await scheduler.complete(lease)
-        elif kind is Kind.BUG:
-            await scheduler.fail(lease, verdict.reason)
-        else:  # IGNORED, BAD_URL, FAILED: the errback hears of it first
-            assert verdict.error is not None
-            items = await scraper.errback(project, lease.request, verdict.error)
-            if kind is Kind.FAILED:
-                await scheduler.fail(lease, verdict.reason)
-            else:
-                await scheduler.bad(lease, verdict.reason)
-        return items
