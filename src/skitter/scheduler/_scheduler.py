@@ -293,13 +293,10 @@ class ProjectScheduler:
         )
         await self.gate.release(key, lease, slots)
         if report.robots:
-            self.set_crawl_delay(key, report.crawl_delay)
-
-    def set_crawl_delay(self, slot: str, seconds: float | None) -> None:
-        """robots.txt asked for ``Crawl-delay: seconds`` on this slot (cached: cheap)."""
-        if self._crawl_delays.get(slot, -1.0) != seconds:
-            self._crawl_delays[slot] = seconds
-            self.slots.set_crawl_delay(slot, seconds)
+            delay = report.crawl_delay  # cached: the slots hear only of a change
+            if self._crawl_delays.get(key, -1.0) != delay:
+                self._crawl_delays[key] = delay
+                slots.set_crawl_delay(key, delay)
 
     def slot_stats(self) -> dict[str, SlotStats]:
         """Per slot: in flight, queued, done, failed, concurrency, delay, breaker state."""
