@@ -2,12 +2,17 @@
 
 The layer contract itself is import-linter's (``[tool.importlinter]`` in pyproject.toml,
 run by ``.ci/run``); these tests hold what it does not: no cycle between any two modules,
-whatever their layer (imports made only for type checking aside).
+whatever their layer (imports made only for type checking aside), and no module over
+450 lines.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import grimp
+
+import skitter
 
 
 def _cycles(graph: grimp.ImportGraph) -> list[list[str]]:
@@ -66,3 +71,16 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
     graph.add_import(importer="a.z", imported="a.x")
     graph.add_import(importer="a", imported="a.x")
     assert _cycles(graph) == [["a.x", "a.y", "a.z"]]
+
+
+MAX_MODULE_LINES = 450
+
+
+def test_no_module_is_over_450_lines() -> None:
+    src = Path(skitter.__file__).parent
+    sizes = {
+        str(path.relative_to(src)): len(path.read_text(encoding="utf-8").splitlines())
+        for path in src.rglob("*.py")
+    }
+    assert len(sizes) > 50  # the walk found the package
+    assert {name: n for name, n in sizes.items() if n > MAX_MODULE_LINES} == {}

@@ -3,18 +3,22 @@
 A middleware, pipeline or scheduler sees the crawl only through ``CrawlContext``: the
 resolved settings, a place to count things, and the spider. The concrete ``Crawler``
 satisfies it; tests can pass anything that does.
+
+``DownloadReport`` is the feedback a download leaves for the scheduler's slots; it lives
+here because the downloader writes it and the scheduler reads it, and those two are
+peers that never import each other.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from skitter._clock import Clock
 from skitter.settings import Settings
 
-__all__ = ["CrawlContext", "CrawlStats", "StatsSink"]
+__all__ = ["CrawlContext", "CrawlStats", "DownloadReport", "StatsSink"]
 
 
 class StatsSink(Protocol):
@@ -58,3 +62,24 @@ class CrawlContext(Protocol):
 
     @property
     def logger(self) -> logging.Logger | logging.LoggerAdapter[logging.Logger]: ...
+
+
+class DownloadReport(NamedTuple):
+    """How one download went, for its slot: written by the downloader (also when the
+    download failed or was cancelled), read by ``ProjectScheduler.record``.
+
+    The slot itself is not in it: which slot a request belongs to is the scheduler's
+    rule (DOWNLOAD_SLOT_BY), applied to the task's request."""
+
+    #: Seconds the download took through the middlewares (for AutoThrottle).
+    latency: float
+    #: The response's status (a 429 or 503 backs the slot off); None without one.
+    status: int | None = None
+    #: A RetryLater's delay (Retry-After), for the slot's back-off.
+    retry_after: float | None = None
+    #: Whether it ended without an exception (for the slot's breaker).
+    ok: bool = True
+    #: Whether robots.txt is obeyed: only then is ``crawl_delay`` news for the slot.
+    robots: bool = False
+    #: robots.txt's Crawl-delay for the request's host (None: none asked, or not known yet).
+    crawl_delay: float | None = None

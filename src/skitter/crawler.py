@@ -180,6 +180,7 @@ class Crawler:
             spider_mw=SpiderMiddlewareManager.from_crawler(self, spider),
             pipelines=ItemPipelineManager.from_crawler(self),
             monitor=ProjectMonitor(self.clock),
+            clock=self.clock,
         )
         if cluster is not None:
             self._project.start_claim = cluster.start_claim(settings["LEASE_SECONDS"])
@@ -289,6 +290,7 @@ async def _run_engine(crawlers: Sequence[Crawler], mode: str = "crawl") -> None:
         serve=mode == "serve",
         idle_grace=first["WORKER_IDLE_TIMEOUT"] if any(c.cluster for c in crawlers) else 0.0,
         outage_timeout=first["FRONTIER_OUTAGE_TIMEOUT"],
+        clock=crawlers[0].clock,
         fair_share=FairShare(
             first["FAIRSHARE_MIN"], first["FAIRSHARE_MAX"], first["FAIRSHARE_WINDOW"]
         ),

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from skitter._clock import FakeClock
+from skitter._types import DownloadReport
 from skitter.engine import Stats
 from skitter.exceptions import ConfigError, FrontierUnavailable
 from skitter.frontier import Lease, MemoryFrontier
@@ -105,10 +106,30 @@ async def test_each_dispatch_is_admitted_acquired_dispatched_and_released(
     assert lease is not None
     assert gate.names() == ["admit", "acquire", "dispatched"]
     assert gate.calls[1] == ("acquire", "a.example", lease.taskid)
-    await sched.download_finished(lease, latency=0.1, status=200)
+    await sched.record(lease, DownloadReport(latency=0.1, status=200))
     assert gate.calls[-1] == ("release", "a.example", lease.taskid)
     await sched.complete(lease)
     assert gate.names().count("release") == 1
+
+
+async def test_a_download_report_frees_the_slot_and_carries_robots_crawl_delay(
+    gate: RecordingGate, clock: FakeClock
+) -> None:
+    sched = scheduler(gate, clock)
+    await sched.enqueue([Request(f"http://a.example/{n}") for n in range(4)])
+    first = await sched.next_request()
+    assert first is not None
+    await sched.record(first, DownloadReport(latency=0.1, status=200))  # robots.txt not obeyed
+    second = await sched.next_request()
+    assert second is not None, "the slot is free again, with no delay"
+    await sched.record(second, DownloadReport(0.1, 200, robots=True, crawl_delay=2.0))
+    third = await sched.next_request()  # its start is the first to keep the Crawl-delay
+    assert third is not None
+    await sched.record(third, DownloadReport(0.1, 200, robots=True, crawl_delay=2.0))
+    assert await sched.next_request() is None, "robots.txt asked for 2 s between downloads"
+    clock.advance(2.0)
+    assert await sched.next_request() is not None
+    assert gate.names().count("release") == 3
 
 
 async def test_no_admission_looks_at_no_task(gate: RecordingGate, clock: FakeClock) -> None:

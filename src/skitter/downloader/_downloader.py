@@ -20,15 +20,20 @@ Scope (``middlewares/_offsite``): OffsiteMiddleware is the outermost layer, and 
 centre, right before either transport and for what ``bind_transport`` downloads too, a
 guard no setting can remove refuses every request outside ``spider.allowed_domains``.
 The browser gets the same guard for the requests a page makes on its own.
+
+``download`` is ``fetch`` with feedback: it reports how the download went (latency,
+status, Retry-After, success, robots.txt's Crawl-delay for the host) as a
+``DownloadReport`` before the result or the error goes on, for the scheduler's slots.
+The engine wires the two together and never reads the report.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from skitter._components import build_components
-from skitter._types import CrawlContext
+from skitter._types import CrawlContext, DownloadReport
 from skitter.downloader._aiohttp import AiohttpTransport
 from skitter.downloader._middleware import (
     DownloaderMiddleware,
@@ -38,8 +43,14 @@ from skitter.downloader._middleware import (
 )
 from skitter.downloader._transport import Transport
 from skitter.downloader.browser import BrowserTransport, wants_render
-from skitter.downloader.middlewares import CookiesMiddleware, OffsiteGuard, OffsiteMiddleware
-from skitter.http import Request, Scope
+from skitter.downloader.middlewares import (
+    CookiesMiddleware,
+    OffsiteGuard,
+    OffsiteMiddleware,
+    RobotsTxtMiddleware,
+)
+from skitter.exceptions import RetryLater
+from skitter.http import Request, Response, Scope, url_host
 from skitter.settings import DownloaderSettings
 
 __all__ = ["DOWNLOADER_MIDDLEWARES_BASE", "Downloader"]
@@ -120,6 +131,9 @@ class Downloader:
             return http_fetch(request)
 
         self._handler: DownloadHandler = compose(self.middlewares, route, spider)
+        self._clock = crawler.clock
+        #: ROBOTSTXT_OBEY's middleware: its Crawl-delay per host goes into each report.
+        self._robots: RobotsTxtMiddleware | None = self.middleware(RobotsTxtMiddleware)
 
     def _offsite_guard(self, crawler: CrawlContext) -> OffsiteGuard | None:
         """The centre's guard: OffsiteMiddleware's own (one count and log per host), or
@@ -151,6 +165,40 @@ class Downloader:
     async def fetch(self, request: Request) -> DownloadResult:
         """Download ``request`` through every middleware."""
         return await self._handler(request)
+
+    async def download(
+        self, request: Request, report: Callable[[DownloadReport], Awaitable[None]]
+    ) -> DownloadResult:
+        """``fetch``, and ``report`` how it went before the result or the error goes on
+        (also when the download is cancelled: its slot must be freed all the same)."""
+        clock = self._clock
+        started = clock.monotonic()
+        status: int | None = None
+        retry_after: float | None = None
+        ok = False
+        try:
+            result = await self._handler(request)
+            if isinstance(result, Response):
+                status = result.status
+            ok = True
+            return result
+        except RetryLater as exc:
+            if exc.response is not None:
+                status = exc.response.status
+            retry_after = exc.delay
+            raise
+        finally:
+            robots = self._robots
+            await report(
+                DownloadReport(
+                    clock.monotonic() - started,
+                    status,
+                    retry_after,
+                    ok,
+                    robots is not None,
+                    robots.crawl_delay(url_host(request.url)) if robots is not None else None,
+                )
+            )
 
     def middleware(self, cls: type) -> Any:
         """The active middleware of class ``cls`` (e.g. for ``crawl_delay``), or None."""

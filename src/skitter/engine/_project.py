@@ -10,19 +10,21 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from skitter._clock import SystemClock
+from skitter._clock import Clock, SystemClock
 from skitter._types import CrawlStats
-from skitter.downloader import Downloader, RobotsTxtMiddleware
+from skitter.downloader import Downloader
 from skitter.engine._monitor import ProjectMonitor
 from skitter.exceptions import FatalError
 from skitter.pipelines import ItemPipelineManager
 from skitter.scheduler import ProjectScheduler
 from skitter.settings import Settings
 from skitter.spider import SpiderMiddlewareManager, has_config_callbacks
+
+if TYPE_CHECKING:
+    from skitter.engine._feeder import FeedClaim
 
 __all__ = ["Project"]
 
@@ -49,8 +51,9 @@ class Project:
     start_exhausted: bool = False
     #: Start requests queued so far (a resumed job skips them).
     start_offset: int = 0
-    #: For workers of a distributed crawl: who feeds the start requests (``StartClaim``).
-    start_claim: Any = None
+    #: For workers of a distributed crawl: who feeds the start requests (the cluster's
+    #: ``StartClaim``).
+    start_claim: FeedClaim | None = None
     #: Flush the feeds before each ack (a shared frontier acknowledges at once, so the
     #: items must be in the file by then).
     flush_feeds_before_ack: bool = False
@@ -70,14 +73,11 @@ class Project:
     has_callback_config: bool = False
     #: Active tasks, recent outcomes and windowed counts, for people watching.
     monitor: ProjectMonitor = field(default_factory=lambda: ProjectMonitor(SystemClock()))
-
-    #: The robots.txt middleware when ROBOTSTXT_OBEY is on: its Crawl-delay per host
-    #: goes to the download slots.
-    robots: Any = None
+    #: Where the project reads the time (CLOSESPIDER_TIMEOUT, the stats' times).
+    clock: Clock = field(default_factory=SystemClock)
 
     def __post_init__(self) -> None:
         self.has_callback_config = has_config_callbacks(self.spider)
-        self.robots = self.downloader.middleware(RobotsTxtMiddleware)
         self.close_after = self.settings["CLOSESPIDER_TIMEOUT"]
         for setting, key, reason in (
             ("CLOSESPIDER_ITEMCOUNT", "item_scraped_count", "closespider_itemcount"),
@@ -89,10 +89,20 @@ class Project:
                 self.limits.append((key, limit, reason))
 
     async def open(self) -> None:
-        self.started_at = time.monotonic()
-        self.stats.set("start_time", time.time())
+        self.started_at = self.clock.monotonic()
+        self.stats.set("start_time", self.clock.time())
         await self.downloader.open()
         await self.pipelines.open_spider(self.spider)
+
+    def check_limits(self) -> None:
+        """The CLOSESPIDER_* settings, checked where their counters move."""
+        stats = self.stats
+        for key, limit, reason in self.limits:
+            if stats.get(key, 0) >= limit:
+                self.request_close(reason)
+        timeout = self.close_after
+        if timeout and self.clock.monotonic() - self.started_at >= timeout:
+            self.request_close("closespider_timeout")
 
     def request_close(self, reason: str) -> bool:
         """Ask the project to close; True if this call started the closing."""
@@ -149,9 +159,9 @@ class Project:
                 self.stats.inc("engine/close_errors")
                 if vital:
                     self.fail(f"closing {what}: {type(exc).__name__}: {exc}", stop=False)
-        self.stats.set("finish_time", time.time())
+        self.stats.set("finish_time", self.clock.time())
         self.stats.set("finish_reason", "failed" if self.failure is not None else reason)
-        self.stats.set("elapsed_time_seconds", round(time.monotonic() - self.started_at, 3))
+        self.stats.set("elapsed_time_seconds", round(self.clock.monotonic() - self.started_at, 3))
 
     async def _spider_closed(self, reason: str) -> None:
         hook = getattr(self.spider, "closed", None)

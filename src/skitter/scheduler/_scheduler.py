@@ -20,7 +20,7 @@ idle the others: its tasks pile up here while the others' keep flowing.
 
 Life of a task::
 
-    enqueue ─▶ frontier ─lease─▶ next_request ─▶ (download) ─▶ download_finished
+    enqueue ─▶ frontier ─lease─▶ next_request ─▶ (download) ─▶ record (its report)
                   ▲                                                │
                   └──── retry (nack with a time) ◀── complete / retry / fail / bad
 """
@@ -32,7 +32,7 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 
 from skitter._clock import Clock
-from skitter._types import StatsSink
+from skitter._types import DownloadReport, StatsSink
 from skitter.exceptions import FrontierUnavailable, InvalidURL
 from skitter.frontier import Frontier, Lease, PushOutcome
 from skitter.http import Request
@@ -275,36 +275,28 @@ class ProjectScheduler:
             push(slot_of(lease.request), lease.request.priority, lease)
         return True
 
-    async def download_finished(
-        self,
-        lease: Lease,
-        *,
-        latency: float | None = None,
-        status: int | None = None,
-        retry_after: float | None = None,
-        ok: bool = True,
-    ) -> None:
-        """The download of ``lease`` ended: free its slot, and let the slot learn from
-        it (AutoThrottle from the latency, back-off from a 429/503 or Retry-After, the
-        slot's breaker from ``ok``); then the gate releases what it took for it (a
-        worker's permit, with the slot's back-off for every worker)."""
+    async def record(self, lease: Lease, report: DownloadReport) -> None:
+        """The download of ``lease`` ended (``report`` says how): free its slot, and let
+        the slot learn from it (AutoThrottle from the latency, back-off from a 429/503 or
+        Retry-After, the slot's breaker from ``ok``); then the gate releases what it took
+        for it (a worker's permit, with the slot's back-off for every worker); then the
+        slot takes robots.txt's Crawl-delay, when robots.txt is obeyed."""
         key = self.slot_of(lease.request)
         slots = self.slots
         slots.finished(
             key,
             self._clock.monotonic(),
-            latency=latency,
-            status=status,
-            retry_after=retry_after,
-            ok=ok,
+            latency=report.latency,
+            status=report.status,
+            retry_after=report.retry_after,
+            ok=report.ok,
         )
         await self.gate.release(key, lease, slots)
-
-    def set_crawl_delay(self, slot: str, seconds: float | None) -> None:
-        """robots.txt asked for ``Crawl-delay: seconds`` on this slot (cached: cheap)."""
-        if self._crawl_delays.get(slot, -1.0) != seconds:
-            self._crawl_delays[slot] = seconds
-            self.slots.set_crawl_delay(slot, seconds)
+        if report.robots:
+            delay = report.crawl_delay  # cached: the slots hear only of a change
+            if self._crawl_delays.get(key, -1.0) != delay:
+                self._crawl_delays[key] = delay
+                slots.set_crawl_delay(key, delay)
 
     def slot_stats(self) -> dict[str, SlotStats]:
         """Per slot: in flight, queued, done, failed, concurrency, delay, breaker state."""

@@ -1,0 +1,155 @@
+"""One task, from download to settle: the engine starts one of these per lease.
+
+The download's report goes to the scheduler (``record``); how the task ended is decided
+by ``classify`` (``_outcome``) and carried out here, in one place (``_apply``): count,
+log, let the spider hear of it (callback or errback, through the ``Scraper``), settle
+the task (ack, retry, FAILED, BAD); the monitor hears of every end. What went wrong
+while applying a result (a callback's children that cannot be queued, say) is
+classified in turn; what goes wrong applying an error is not: the errback runs before
+the task is settled, so if what it yields cannot be queued the task is left to its
+lease and runs again, its children not lost.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from functools import partial
+
+from skitter.engine._outage import OutageRider
+from skitter.engine._outcome import Kind, Verdict, classify
+from skitter.engine._project import Project
+from skitter.engine._scraper import Scraper
+from skitter.exceptions import FatalError, FrontierUnavailable
+from skitter.frontier import Lease
+from skitter.http import Request
+
+__all__ = ["TaskRunner"]
+
+log = logging.getLogger("skitter.engine")
+
+
+class TaskRunner:
+    """Runs tasks for the engine; stateless between them."""
+
+    def __init__(
+        self,
+        scraper: Scraper,
+        outage: OutageRider,
+        enqueue: Callable[[Project, list[Request]], Awaitable[None]],
+        done: Callable[[Project, Lease], None],
+    ) -> None:
+        self._scraper = scraper
+        self._outage = outage
+        self._enqueue = enqueue
+        #: The engine's bookkeeping once a task ended, before any outage is reported.
+        self._done = done
+
+    async def run(self, project: Project, lease: Lease) -> None:
+        """Run the task of ``lease`` to its end; what it could not settle is reported
+        (an outage) or fails the project (a FatalError), never raised."""
+        try:
+            await self._run_task(project, lease)
+        except FrontierUnavailable as exc:
+            # Its ack (or nack, or its children's push) could not be written: the lease
+            # expires and the task runs again, here or on another worker. Nothing lost,
+            # and nothing failed; the dispatcher pauses as for any outage.
+            log.warning("Task store unavailable; %s will run again: %s", lease.request, exc)
+            project.stats.inc("engine/tasks_left_to_lease_expiry")
+            self._outage.report(exc)
+        except FatalError as exc:
+            # Neither acked nor failed: on a resume (or on another worker) it runs again.
+            project.fail(exc)
+            project.stats.inc("engine/tasks_left_unsettled")
+        else:
+            if self._outage.since is not None:
+                self._outage.over()
+
+    async def _run_task(self, project: Project, lease: Lease) -> None:
+        """Download, classify how it ended, apply that; the monitor hears of it. An
+        exception while applying a result is classified in turn, one while applying an
+        error is raised on (see the module's docstring)."""
+        request = lease.request
+        scheduler = project.scheduler
+        monitor = project.monitor
+        monitor.started(lease.taskid, request.url, scheduler.slot_of(request), lease.retried + 1)
+        verdict: Verdict | None = None
+        status: int | None = None
+        ok, items = False, 0
+        try:
+            result = await project.downloader.download(request, partial(scheduler.record, lease))
+            verdict = classify(result)
+            status = verdict.status
+            items = await self._apply(project, lease, verdict)
+            ok = verdict.ok
+        except Exception as exc:
+            retried = lease.retried
+            verdict = classify(
+                exc,
+                retried=retried,
+                out_of_retries=scheduler.retry_policy.gives_up(retried, request.retries),
+                status=status,
+            )
+            if verdict.kind is Kind.UNSETTLED:
+                raise
+            items = await self._apply(project, lease, verdict)
+            ok = verdict.ok
+        finally:
+            monitor.finished(
+                lease.taskid,
+                request.url,
+                ok=ok,
+                status=verdict.status if verdict is not None else None,
+                reason=verdict.reason if verdict is not None else "",
+                items=items,
+            )
+            self._done(project, lease)
+
+    async def _apply(self, project: Project, lease: Lease, verdict: Verdict) -> int:
+        """Do what ``classify`` decided, in this order: count, log, let the spider hear
+        of it, settle the task. The items the spider yielded."""
+        for key in verdict.counts:
+            project.stats.inc(key)
+        line = verdict.log
+        if line is not None:
+            exc_info = verdict.error if line.traceback else None
+            log.log(line.level, line.message, lease.request, *line.args, exc_info=exc_info)
+        scheduler = project.scheduler
+        scraper = self._scraper
+        kind = verdict.kind
+        items = 0
+        if kind is Kind.RESPONSE:
+            assert verdict.response is not None
+            if project.limits:
+                project.check_limits()
+            items = await scraper.handle_response(project, verdict.response)
+            if project.flush_feeds_before_ack:
+                project.pipelines.flush_feeds()
+            await scheduler.complete(lease)
+        elif kind is Kind.REDIRECT:
+            assert verdict.redirect is not None
+            await self._enqueue(project, [verdict.redirect])
+            await scheduler.complete(lease)
+        elif kind is Kind.RETRY:
+            await scheduler.retry(lease, verdict.reason, verdict.retry_delay)
+        elif kind is Kind.GIVE_UP:
+            # Out of retries: the spider hears of it, then the retry marks it FAILED.
+            if verdict.response is not None:
+                items = await scraper.handle_response(project, verdict.response)
+            else:
+                assert verdict.error is not None
+                items = await scraper.errback(project, lease.request, verdict.error)
+            await scheduler.retry(lease, verdict.reason, verdict.retry_delay)
+        elif kind is Kind.CLOSE_SPIDER:
+            project.request_close(verdict.close_reason)
+            await scheduler.complete(lease)
+        elif kind is Kind.BUG:
+            await scheduler.fail(lease, verdict.reason)
+        else:  # IGNORED, BAD_URL, FAILED: the errback hears of it first
+            assert verdict.error is not None
+            items = await scraper.errback(project, lease.request, verdict.error)
+            if kind is Kind.FAILED:
+                await scheduler.fail(lease, verdict.reason)
+            else:
+                await scheduler.bad(lease, verdict.reason)
+        return items
