@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from skitter.frontier._redis import JobKeys
 from skitter.testing._redis import RedisServer, require_redis_server
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -331,12 +332,15 @@ async def test_state_lost_in_redis_fails_every_worker_loudly(
     base = await serve(site.app)
     outs = [tmp_path / f"w{i}.jsonl" for i in range(2)]
     with RedisServer(aof=False, binary=require_redis_server()) as server:
+        roster = JobKeys.for_job("tree", "test").workers
         procs = []
         for out in outs:
             procs.append(await start(worker(spider_file, server.url, out, base)))
             await asyncio.sleep(0.5)  # the first creates the job, the second joins it
         async with asyncio.timeout(30):
-            while len(site.served) < 20:  # noqa: ASYNC110
+            # both workers in the roster (a loaded machine may start the second late:
+            # it must join the job before its state is lost, not create it afterwards)
+            while server.command("HLEN", roster) != b":2" or len(site.served) < 20:  # noqa: ASYNC110
                 await asyncio.sleep(0.05)
         if loss == "FLUSHDB":
             assert server.command("FLUSHDB") == b"+OK"
