@@ -211,7 +211,11 @@ async def test_a_worker_sends_to_its_own_redis_by_default(
     base = await serve(site(20))
     crawler = Crawler(
         Tree,
-        {"BASE": base, "ITEM_PIPELINES": PIPELINE, "WORKER_IDLE_TIMEOUT": 0.5},
+        {
+            "BASE": base,
+            "ITEM_PIPELINES": {"skitter.pipelines.RedisPipeline": 300},  # as in the README
+            "WORKER_IDLE_TIMEOUT": 0.5,
+        },
         redis_url=redis_url,
         job="nightly",
     )
