@@ -6,6 +6,11 @@ counted and the password never shown."""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+import datetime
+import decimal
+import json
 import logging
 import re
 from collections.abc import Iterator
@@ -20,7 +25,8 @@ from redis import Redis
 from skitter import Crawler, Request, Response, Spider
 from skitter.exceptions import ConfigError, CrawlFailed, StorageError
 from skitter.frontier import MemoryFrontier
-from skitter.pipelines import RedisPipeline
+from skitter.pipelines import ItemPipelineManager, RedisPipeline
+from skitter.pipelines._exporters import dumps_json
 from skitter.testing import DictStats
 from skitter.testing._redis import (
     RedisServer,
@@ -301,3 +307,53 @@ async def test_a_redis_out_of_reach_at_open_is_a_storage_error() -> None:
     pipeline = RedisPipeline(url)
     with pytest.raises(StorageError, match="cannot start"):
         await pipeline.open_spider(Tree())
+
+
+@dataclasses.dataclass
+class Product:
+    name: str
+    price: decimal.Decimal
+    seen: datetime.date
+
+
+async def test_items_of_any_kind_are_encoded_as_the_feeds_encode_them(
+    redis_url: str, client: Redis
+) -> None:
+    stats = DictStats()
+    pipeline = RedisPipeline(redis_url, format="msgpack", stats=stats)
+    manager = ItemPipelineManager([pipeline], stats=stats)
+    spider = Tree()
+    await manager.open_spider(spider)
+    item = Product("lamp", decimal.Decimal("9.90"), datetime.date(2026, 12, 1))
+    assert await manager.process_item(item, spider) is item
+    # msgpack has no integers past 64 bits: that one item is an error, the rest go on
+    assert await manager.process_item({"n": 2**70}, spider) is None
+    assert await manager.process_item({"n": 1}, spider) == {"n": 1}
+    await manager.close_spider(spider)
+    assert stored(client, "tree:items", "list", "msgpack") == [
+        {"name": "lamp", "price": "9.90", "seen": "2026-12-01"},
+        {"n": 1},
+    ]
+    assert stats["item_error_count"] == 1
+    assert stats["redis_items/sent"] == stats["item_scraped_count"] == 2
+    big = {"n": 2**70, "s": "\ud800"}  # what orjson refuses: the standard library's JSON
+    assert dumps_json(big) == json.dumps(big).encode()
+    assert dumps_json({"a": 1}, newline=True) == b'{"a":1}\n'
+
+
+async def test_a_close_cancelled_while_redis_is_away_counts_what_it_held_as_lost() -> None:
+    with RedisServer(binary=require_redis_server()) as server:
+        stats = DictStats()
+        pipeline = RedisPipeline(server.url, stats=stats)
+        spider = Tree()
+        await pipeline.open_spider(spider)
+        server.kill()
+        for n in range(5):
+            await pipeline.process_item({"n": n}, spider)
+        closing = asyncio.ensure_future(pipeline.close_spider(spider))
+        await asyncio.sleep(0.1)  # inside the retries
+        closing.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await closing
+    assert pipeline.lost_items == stats["redis_items/lost"] == 5
+    assert "redis_items/sent" not in stats

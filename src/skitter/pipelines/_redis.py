@@ -187,7 +187,9 @@ class RedisPipeline:
             if self._client is not None and self._failure is None:
                 await self.flush()
         finally:
-            self._lose(self._buffer)
+            if self._buffer:  # a failure or a cancellation left them unsent
+                log.error("%d items were not sent to %s", len(self._buffer), self.where)
+                self._lose(self._buffer)
             await self._close_client()
         if self._failure is not None:
             raise StorageError(self._failure)
@@ -213,7 +215,11 @@ class RedisPipeline:
             while self._buffer and self._failure is None:
                 batch = self._buffer[: self._flush_items]
                 del self._buffer[: len(batch)]
-                await self._send(batch)
+                try:
+                    await self._send(batch)
+                except BaseException:  # cancelled: the batch is not known to be sent
+                    self._buffer[:0] = batch
+                    raise
         if self._failure is not None:
             raise StorageError(self._failure)
 
