@@ -248,6 +248,7 @@ async def test_redis_gone_mid_crawl_fails_the_crawl_and_counts_the_lost(
             "BASE": base,
             "ITEM_PIPELINES": PIPELINE,
             "REDIS_ITEMS_URL": url,
+            "REDIS_ITEMS_OUTAGE_TIMEOUT": 2.0,
             "RETRY_ENABLED": False,
         }
         caplog.set_level(logging.DEBUG)
@@ -256,7 +257,10 @@ async def test_redis_gone_mid_crawl_fails_the_crawl_and_counts_the_lost(
     finally:
         server.close()
     reason = raised.value.reason
-    assert re.search(r"Redis items 'tree:items' at redis://:\*\*\*@.*cannot send items", reason)
+    assert re.search(
+        r"Redis items 'tree:items' at redis://:\*\*\*@\S+: cannot send items for \d+\.\d s", reason
+    )
+    assert "trying again for up to 2 s (REDIS_ITEMS_OUTAGE_TIMEOUT)" in caplog.text
     stats = raised.value.stats
     assert stats["finish_reason"] == "failed"
     assert stats["redis_items/lost"] > 0
@@ -264,6 +268,32 @@ async def test_redis_gone_mid_crawl_fails_the_crawl_and_counts_the_lost(
     assert stats["redis_items/sent"] < 200
     assert PASSWORD not in caplog.text
     assert PASSWORD not in reason
+
+
+async def test_a_redis_restart_mid_crawl_holds_the_items_and_loses_none(
+    serve: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = RedisServer(binary=require_redis_server(), aof=True).start()
+    try:
+        loop = asyncio.get_running_loop()
+
+        def on_hit(n: int) -> None:
+            if n == 20:
+                server.stop()
+                loop.call_later(3.0, server.start)
+
+        base = await serve(site(120, on_hit=on_hit))
+        settings = {"BASE": base, "ITEM_PIPELINES": PIPELINE, "REDIS_ITEMS_URL": server.url}
+        stats = await Crawler(Tree, settings).run()
+        with Redis.from_url(server.url) as client:
+            items = stored(client, "tree:items", "list", "json")
+    finally:
+        server.close()
+    assert {item["n"] for item in items} == set(range(120))
+    assert stats["redis_items/sent"] == len(items)  # at least once: a resent batch counts
+    assert "redis_items/lost" not in stats
+    assert "cannot be reached: holding the items" in caplog.text
+    assert re.search(r"is back after \d+\.\d s", caplog.text)
 
 
 @pytest.mark.parametrize(
@@ -274,6 +304,7 @@ async def test_redis_gone_mid_crawl_fails_the_crawl_and_counts_the_lost(
         ("REDIS_ITEMS_MAXLEN", -1, "REDIS_ITEMS_MAXLEN must be a whole number >= 0"),
         ("REDIS_ITEMS_KEY", "%(name)s:items", "only %\\(spider\\)s is known"),
         ("REDIS_ITEMS_URL", "http://:pw@host/", "must be a redis://"),
+        ("REDIS_ITEMS_OUTAGE_TIMEOUT", -1.0, "must be seconds >= 0"),
     ],
 )
 async def test_a_bad_setting_is_refused_before_the_crawl_starts(

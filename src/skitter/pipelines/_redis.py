@@ -9,10 +9,15 @@ Round trips: items are buffered and sent in one MULTI/EXEC per flush: when
 ``FLUSH_ITEMS`` are waiting, when the event loop turns (every item of every task that
 finished in that turn goes together), before a worker acknowledges a task (``flush``,
 awaited by the engine: an acked task's items are in Redis), and at close. A flush in
-progress is awaited by the next one, so items arrive in order and nothing is sent twice.
+progress is awaited by the next one, so items arrive in order and no two flushes send the
+same item.
 
-Failure: a batch that Redis refuses is tried again over a few seconds
-(``RETRY_DELAYS``); if it still fails the pipeline is broken for good: the batch's items
+Outages: while Redis is out of reach (restarting, failing over, out of memory) the
+batch is held and tried again (0.25 s, doubling to 5 s) for up to
+``REDIS_ITEMS_OUTAGE_TIMEOUT`` seconds, as the frontier rides out its own outages: items
+wait in the buffer, a full buffer holds up the tasks that add to it, and a worker
+acknowledges nothing meanwhile. Then, or at once for an error that waiting does not
+cure (a wrong type, a missing right), the pipeline is broken for good: the items it held
 are counted lost (``redis_items/lost``, and taken back out of ``item_scraped_count`` by
 the manager), every later item is refused with ``StorageError`` (a ``FatalError``: the
 crawl fails and the task at hand is not acknowledged), and close raises it too. No item
@@ -34,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from skitter._clock import Clock, SystemClock
 from skitter._secrets import mask_text, mask_url
 from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import ConfigError, StorageError
@@ -48,8 +54,8 @@ __all__ = ["REDIS_ITEMS_FORMATS", "REDIS_ITEMS_TYPES", "RedisPipeline"]
 log = logging.getLogger("skitter.pipelines.redis")
 
 FLUSH_ITEMS = 500
-#: Seconds to wait before each new try of a batch Redis did not take (~4 s in all).
-RETRY_DELAYS = (0.25, 0.5, 1.0, 2.0)
+#: Seconds before the first new try of a batch Redis did not take, doubling up to the last.
+RETRY_FIRST, RETRY_MAX = 0.25, 5.0
 REDIS_ITEMS_TYPES = ("list", "stream")
 _msgpack = msgspec.msgpack.Encoder(enc_hook=json_default)
 REDIS_ITEMS_FORMATS: dict[str, Callable[[Any], bytes]] = {
@@ -78,12 +84,17 @@ class RedisPipeline:
         maxlen: int = 0,
         stats: StatsSink | None = None,
         flush_items: int = FLUSH_ITEMS,
-        retry_delays: tuple[float, ...] = RETRY_DELAYS,
+        outage_timeout: float = 600.0,
+        clock: Clock | None = None,
     ) -> None:
         self.kind = _choice("REDIS_ITEMS_TYPE", kind, REDIS_ITEMS_TYPES)
         self.format = _choice("REDIS_ITEMS_FORMAT", format, REDIS_ITEMS_FORMATS)
         if isinstance(maxlen, bool) or not isinstance(maxlen, int) or maxlen < 0:
             raise ConfigError(f"REDIS_ITEMS_MAXLEN must be a whole number >= 0, not {maxlen!r}")
+        if not isinstance(outage_timeout, int | float) or outage_timeout < 0:
+            raise ConfigError(
+                f"REDIS_ITEMS_OUTAGE_TIMEOUT must be seconds >= 0, not {outage_timeout!r}"
+            )
         try:
             key % {"spider": "x"}
         except (KeyError, ValueError, TypeError) as exc:
@@ -102,7 +113,8 @@ class RedisPipeline:
         self._encode = REDIS_ITEMS_FORMATS[self.format]
         self._stats = stats
         self._flush_items = flush_items
-        self._retry_delays = retry_delays
+        self._outage_timeout = float(outage_timeout)
+        self._clock: Clock = clock or SystemClock()
         self._client: Redis | None = None
         self._buffer: list[bytes] = []
         self._lock = asyncio.Lock()
@@ -131,7 +143,9 @@ class RedisPipeline:
             kind=settings["REDIS_ITEMS_TYPE"],
             format=settings["REDIS_ITEMS_FORMAT"],
             maxlen=settings["REDIS_ITEMS_MAXLEN"],
+            outage_timeout=settings["REDIS_ITEMS_OUTAGE_TIMEOUT"],
             stats=crawler.stats,
+            clock=getattr(crawler, "clock", None),
         )
 
     @property
@@ -227,21 +241,36 @@ class RedisPipeline:
         assert self._client is not None
         from skitter.frontier._redis._errors import classify
 
-        for attempt in range(len(self._retry_delays) + 1):
+        delay, since = RETRY_FIRST, None
+        timeout = self._outage_timeout
+        while True:
             try:
                 replies = await self._transaction(batch)
             except Exception as exc:
-                retry = classify(exc)
-                if attempt < len(self._retry_delays) and retry and retry[0] == "unavailable":
-                    log.warning("%s: %s; trying again", self.where, _detail(exc))
-                    await asyncio.sleep(self._retry_delays[attempt])
+                found = classify(exc)
+                now = self._clock.monotonic()
+                first, since = since is None, now if since is None else since
+                waited = now - since
+                if found and found[0] == "unavailable" and (not timeout or waited < timeout):
+                    if first:
+                        log.warning(
+                            "%s %s: holding the items, trying again for up to %s",
+                            self.where,
+                            found[1],
+                            f"{timeout:g} s (REDIS_ITEMS_OUTAGE_TIMEOUT)" if timeout else "ever",
+                        )
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, RETRY_MAX)
                     continue
-                self._failure = f"{self.where}: cannot send items: {_detail(exc)}"
+                after = f" for {waited:.1f} s" if waited else ""
+                self._failure = f"{self.where}: cannot send items{after}: {_detail(exc)}"
                 lost = len(batch) + len(self._buffer)
                 self._lose(batch)
                 self._lose(self._buffer)
-                log.error("%s. %d items are lost; it takes nothing more", self._failure, lost)
+                log.error("%s; %d items are lost, it takes nothing more", self._failure, lost)
                 return
+            if since is not None:
+                log.warning("%s is back after %.1f s", self.where, self._clock.monotonic() - since)
             self._count(len(batch), replies)
             return
 

@@ -31,4 +31,11 @@ GROUP: list[Setting] = [
         "RedisPipeline: keep the newest N (LTRIM, or XTRIM MAXLEN ~ N); 0 = unbounded, "
         "since trimming drops items nobody may have read (counted in redis_items/trimmed).",
     ),
+    Setting(
+        "REDIS_ITEMS_OUTAGE_TIMEOUT",
+        600.0,
+        float,
+        "RedisPipeline: seconds its Redis may stay unavailable (items held, tried again) "
+        "before the crawl fails; 0 = wait for ever.",
+    ),
 ]
