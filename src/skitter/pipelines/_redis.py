@@ -5,12 +5,12 @@ read with ``LPOP``/``BLPOP``) or stream (``XADD``, one field ``item``; read with
 ``XREAD``/``XREADGROUP``), as JSON (orjson, the feeds' encoding: ``dumps_json``) or
 msgpack (msgspec). Items become dicts with itemadapter, as in the feeds.
 
-Round trips: items are buffered and sent in one MULTI/EXEC per flush: when
-``FLUSH_ITEMS`` are waiting, when the event loop turns (every item of every task that
-finished in that turn goes together), before a worker acknowledges a task (``flush``,
-awaited by the engine: an acked task's items are in Redis), and at close. A flush in
-progress is awaited by the next one, so items arrive in order and no two flushes send the
-same item.
+Round trips: items are buffered and sent in one round trip per flush (one RPUSH, or a
+MULTI/EXEC of the XADDs and the trim): when ``FLUSH_ITEMS`` are waiting, when the event
+loop turns (every item of every task that finished in that turn goes together), before
+a worker acknowledges a task (``flush``, awaited by the engine: an acked task's items
+are in Redis), and at close. A flush in progress is awaited by the next one, so items
+arrive in order and no two flushes send the same item.
 
 Outages: while Redis is out of reach (restarting, failing over, out of memory) the
 batch is held and tried again (0.25 s, doubling to 5 s) for up to
@@ -276,8 +276,9 @@ class RedisPipeline:
 
     async def _transaction(self, batch: list[bytes]) -> list[Any]:
         assert self._client is not None
-        pipe = self._client.pipeline(transaction=True)
         key, maxlen = self.key, self.maxlen
+        # One RPUSH is atomic by itself; more commands go in MULTI/EXEC, all or none.
+        pipe = self._client.pipeline(transaction=self.kind != "list" or bool(maxlen))
         if self.kind == "list":
             pipe.rpush(key, *batch)
             if maxlen:
