@@ -388,3 +388,14 @@ async def test_a_close_cancelled_while_redis_is_away_counts_what_it_held_as_lost
             await closing
     assert pipeline.lost_items == stats["redis_items/lost"] == 5
     assert "redis_items/sent" not in stats
+
+
+async def test_a_wrong_password_is_refused_at_open_without_showing_it() -> None:
+    with RedisServer(binary=require_redis_server(), password=PASSWORD) as server:
+        url = f"redis://:not-{PASSWORD}@{server.url.removeprefix('redis://')}"
+        pipeline = RedisPipeline(url)
+        with pytest.raises(ConfigError, match="refused the credentials") as raised:
+            await pipeline.open_spider(Tree())
+    assert "redis://:***@127.0.0.1:" in str(raised.value)
+    assert PASSWORD not in str(raised.value)
+    assert PASSWORD not in repr(pipeline)

@@ -162,9 +162,10 @@ class RedisPipeline:
 
     # -- pipeline face ----------------------------------------------------------------
     async def open_spider(self, spider: Any) -> None:
-        """Connect and check that the key can be written (a wrong password, a missing
-        right or a key of another type fails the start)."""
+        """Connect and look at the key: credentials or rights Redis refuses, or a key of
+        another type, are a ``ConfigError``; a Redis out of reach a ``StorageError``."""
         from skitter.frontier._redis._client import bytes_client
+        from skitter.frontier._redis._errors import classify
 
         self.key = self.key_pattern % {"spider": getattr(spider, "name", "") or ""}
         self._client, _owned = bytes_client(self.url)
@@ -173,6 +174,9 @@ class RedisPipeline:
             kind = raw.decode() if isinstance(raw, bytes) else str(raw)
         except Exception as exc:
             await self._close_client()
+            found = classify(exc)
+            if found is not None and found[0] == "refused":
+                raise ConfigError(f"{self.where} {found[1]}: {_detail(exc)}") from None
             raise StorageError(f"{self.where}: cannot start: {_detail(exc)}") from None
         if kind not in ("none", self.kind):
             await self._close_client()
