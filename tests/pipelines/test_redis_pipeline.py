@@ -305,6 +305,7 @@ async def test_a_redis_restart_mid_crawl_holds_the_items_and_loses_none(
         ("REDIS_ITEMS_KEY", "%(name)s:items", "only %\\(spider\\)s is known"),
         ("REDIS_ITEMS_URL", "http://:pw@host/", "must be a redis://"),
         ("REDIS_ITEMS_OUTAGE_TIMEOUT", -1.0, "must be seconds >= 0"),
+        ("REDIS_ITEMS_SERIALIZER", "json.dumps", "set REDIS_ITEMS_FORMAT to 'json' or 'msgpack'"),
     ],
 )
 async def test_a_bad_setting_is_refused_before_the_crawl_starts(

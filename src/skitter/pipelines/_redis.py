@@ -129,6 +129,11 @@ class RedisPipeline:
     def from_crawler(cls, crawler: CrawlContext) -> RedisPipeline:
         """From the REDIS_ITEMS_* settings; the URL defaults to a worker's ``--redis``."""
         settings = crawler.settings
+        if settings.get("REDIS_ITEMS_SERIALIZER") is not None:
+            raise ConfigError(
+                "REDIS_ITEMS_SERIALIZER (scrapy-redis's) is not used: skitter sends items as "
+                "JSON or msgpack, never pickled; set REDIS_ITEMS_FORMAT to 'json' or 'msgpack'"
+            )
         url = settings["REDIS_ITEMS_URL"]
         if not url:
             url = getattr(getattr(crawler, "cluster", None), "redis_url", None)
