@@ -184,6 +184,7 @@ PINNED = {
         "ItemPipelineManager",
         "JsonExporter",
         "JsonLinesExporter",
+        "RedisPipeline",
         "parse_feeds",
     ],
     "skitter.scheduler": [

@@ -124,7 +124,7 @@ class TaskRunner:
                 project.check_limits()
             items = await scraper.handle_response(project, verdict.response)
             if project.flush_feeds_before_ack:
-                project.pipelines.flush_feeds()
+                await project.pipelines.flush()
             await scheduler.complete(lease)
         elif kind is Kind.REDIRECT:
             assert verdict.redirect is not None

@@ -1,4 +1,4 @@
-"""Item pipelines and feed exports."""
+"""Item pipelines, feed exports, and items sent to Redis."""
 
 from skitter.pipelines._base import ItemPipeline
 from skitter.pipelines._exporters import (
@@ -10,6 +10,7 @@ from skitter.pipelines._exporters import (
 from skitter.pipelines._feed_options import FEED_FORMATS, FeedOptions, parse_feeds
 from skitter.pipelines._feeds import FeedExporter
 from skitter.pipelines._manager import ItemPipelineManager
+from skitter.pipelines._redis import RedisPipeline
 
 __all__ = [
     "FEED_FORMATS",
@@ -21,5 +22,6 @@ __all__ = [
     "ItemPipelineManager",
     "JsonExporter",
     "JsonLinesExporter",
+    "RedisPipeline",
     "parse_feeds",
 ]

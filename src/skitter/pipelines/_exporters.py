@@ -35,12 +35,14 @@ __all__ = [
     "ItemExporter",
     "JsonExporter",
     "JsonLinesExporter",
+    "dumps_json",
     "json_default",
 ]
 
 log = logging.getLogger("skitter.feeds")
 
 _ASCII_PROBE = "[]{},\n \"'"
+_NEWLINE = orjson.OPT_APPEND_NEWLINE
 
 
 def json_default(obj: Any) -> Any:
@@ -60,6 +62,17 @@ def _stdlib_default(obj: Any) -> Any:
     if isinstance(obj, datetime | date | time):
         return obj.isoformat()
     return json_default(obj)
+
+
+def dumps_json(data: Any, *, newline: bool = False) -> bytes:
+    """``data`` as compact UTF-8 JSON: orjson's, or the standard library's (ASCII-escaped)
+    for what orjson refuses. The one JSON encoding of an item, for feeds and for Redis."""
+    try:
+        return orjson.dumps(data, default=json_default, option=_NEWLINE if newline else 0)
+    except orjson.JSONEncodeError:
+        pass
+    text = json.dumps(data, default=_stdlib_default, allow_nan=False)
+    return (text + "\n").encode() if newline else text.encode()
 
 
 class ItemExporter(ABC):
@@ -123,11 +136,7 @@ class ItemExporter(ABC):
         data = self._select(item)
         pretty = bool(self.indent)
         if self._utf8 and not pretty:
-            try:
-                option = orjson.OPT_APPEND_NEWLINE if newline else 0
-                return orjson.dumps(data, default=json_default, option=option)
-            except orjson.JSONEncodeError:
-                pass
+            return dumps_json(data, newline=newline)
         text = json.dumps(
             data,
             default=_stdlib_default,

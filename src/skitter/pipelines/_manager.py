@@ -26,7 +26,9 @@ on. Once one has, every item is refused at once, before any pipeline sees it: it
 is not acknowledged, so it runs again on a resume, and the user's pipelines do not
 handle items the feeds will not hold. ``item_scraped_count`` counts only items that
 reached the files: the items a feed had buffered when it failed are taken back out of
-it (and counted as ``feedexport/lost_items``).
+it (and counted as ``feedexport/lost_items``). A user pipeline that stores items the same
+way (it has ``failure`` and ``lost_items``, as ``RedisPipeline``) is treated alike, and
+its ``async flush()`` is awaited with the feeds' before a worker acknowledges a task.
 
 Whether ``process_item`` is a coroutine function is settled once, when the manager is
 built, so a sync pipeline costs one plain call per item.
@@ -81,6 +83,16 @@ class ItemPipelineManager:
         self.pipelines: list[ItemPipeline] = [*pipelines, *feeds]
         self._user = list(pipelines)
         self._feeds = list(feeds)
+        #: Feeds and the pipelines that store items like them (``RedisPipeline``): they
+        #: say why they broke (``failure``) and how many items they lost (``lost_items``).
+        self._stores: list[Any] = [
+            *feeds,
+            *(p for p in pipelines if hasattr(p, "failure") and hasattr(p, "lost_items")),
+        ]
+        #: The stores that buffer asynchronously: ``await flush()`` before an ack.
+        self._async_flushes = [
+            p.flush for p in self._stores if inspect.iscoroutinefunction(getattr(p, "flush", None))
+        ]
         self._stats = stats
         self._log: Logger = logger or logging.getLogger("skitter.pipelines")
         self._steps: list[_Step] = []
@@ -110,6 +122,18 @@ class ItemPipelineManager:
             self._check_feeds()
             raise
 
+    async def flush(self) -> None:
+        """What a worker awaits before acknowledging a task: the feeds' buffers handed to
+        the operating system, and the items of the stores that send them (Redis) sent.
+        StorageError if one cannot take them."""
+        self.flush_feeds()
+        try:
+            for flush in self._async_flushes:
+                await flush()
+        except FatalError:
+            self._check_feeds()
+            raise
+
     def feed_positions(self) -> dict[str, int]:
         """Each file feed's size once flushed, by ``feed.key``: what a job checkpoint
         records. StorageError if a feed is broken: no checkpoint may record the tasks
@@ -126,11 +150,11 @@ class ItemPipelineManager:
         return positions
 
     def _check_feeds(self) -> None:
-        """After a feed raised: refuse items from now on, and take the items it lost
-        back out of item_scraped_count (those of the feed that lost most, when several
-        did: they lost the same recent items)."""
+        """After a feed (or another store) raised: refuse items from now on, and take the
+        items it lost back out of item_scraped_count (those of the store that lost most,
+        when several did: they lost the same recent items)."""
         lost = 0
-        for feed in self._feeds:
+        for feed in self._stores:
             if feed.failure is not None:
                 if self._feed_failure is None:
                     self._feed_failure = feed.failure

@@ -1,7 +1,7 @@
 """The registry of known settings: every subsystem's group, in one mapping.
 
 Each group module (``_engine``, ``_politeness``, ``_scheduler``, ``_cluster``,
-``_downloader``, ``_spider``, ``_browser``, ``_components``, ``_output``) lists the
+``_downloader``, ``_spider``, ``_browser``, ``_components``, ``_items``, ``_output``) lists the
 settings of one subsystem; a name is defined in exactly one of them (checked here at
 import). ``KNOWN_NAMES`` adds Scrapy's settings skitter refuses (``_scrapy``), so that
 a typo of either is caught.
@@ -17,6 +17,7 @@ from skitter.settings import (
     _components,
     _downloader,
     _engine,
+    _items,
     _output,
     _politeness,
     _scheduler,
@@ -36,6 +37,7 @@ _GROUPS = (
     _spider.GROUP,
     _browser.GROUP,
     _components.GROUP,
+    _items.GROUP,
     _output.GROUP,
 )
 
