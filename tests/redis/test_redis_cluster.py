@@ -1,0 +1,83 @@
+"""skitter on a real 3-master Redis Cluster (issue 14): the frontier contract, every
+key of a job in one slot, and workers crawling a site through the cluster client."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from skitter.frontier import Frontier, RedisFrontier
+from skitter.frontier._redis import RedisTarget
+from skitter.testing._redis_deploy import RedisClusterSet, require_deploy_tools
+from skitter.testing.frontier_contract import FailedTasksContract, FrontierContract
+
+
+@pytest.fixture(scope="module")
+def redis_cluster() -> Iterator[RedisClusterSet]:
+    require_deploy_tools()
+    with RedisClusterSet(3) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def target(redis_cluster: RedisClusterSet) -> RedisTarget:
+    redis_cluster.flushall()
+    return RedisTarget(redis_cluster.url, cluster=True)
+
+
+class TestRedisClusterFrontier(FrontierContract, FailedTasksContract):
+    @pytest.fixture
+    async def frontier(self, target: RedisTarget) -> AsyncIterator[Frontier]:
+        frontier = RedisFrontier(target, project="contract", job="test", time_source="caller")
+        yield frontier
+        await frontier.close()
+
+
+class TestRedisClusterFrontierWithBloomFilter(FrontierContract, FailedTasksContract):
+    keeps_crawl_times = False
+
+    @pytest.fixture
+    async def frontier(self, target: RedisTarget) -> AsyncIterator[Frontier]:
+        frontier = RedisFrontier(
+            target,
+            project="contract",
+            job="bloom",
+            dupefilter="bloom",
+            bloom_capacity=10_000,
+            time_source="caller",
+        )
+        yield frontier
+        await frontier.drop()
+        await frontier.close()
+
+
+def test_every_key_of_a_job_is_in_one_slot() -> None:
+    """What makes every script and MULTI/EXEC of a job single-slot on a Redis Cluster:
+    the frontier's keys, the Bloom filter's, the cluster services' and a slot's."""
+    from redis.crc import key_slot
+
+    from skitter.frontier._redis import JobKeys
+
+    keys = JobKeys.for_job("shop:{odd}", "night ly", prefix="skitter")
+    names = [name for name in dir(keys) if not name.startswith("_")]
+    found = [getattr(keys, name) for name in names]
+    every = [key for key in found if isinstance(key, str) and key.startswith(keys.tag + ":")]
+    every += [keys.permits("example.com:443"), keys.pace("{x}")]
+    assert len(every) > 15
+    assert {key_slot(key.encode()) for key in every} == {key_slot(keys.tag.encode())}
+
+
+def test_a_target_names_one_deployment_and_never_its_password() -> None:
+    from skitter.exceptions import ConfigError
+
+    url = "redis://user:s3cret@127.0.0.1:7000/0"
+    assert "s3cret" not in str(RedisTarget(url, cluster=True))
+    assert "s3cret" not in str(RedisTarget(url, sentinel_master="mymaster"))
+    assert str(RedisTarget(url)) == "redis://user:***@127.0.0.1:7000/0"
+    with pytest.raises(ConfigError):
+        RedisTarget(url, cluster=True, sentinel_master="mymaster")
+    settings = {"REDIS_CLUSTER": False, "REDIS_SENTINEL_MASTER": "m"}
+    assert RedisTarget.from_settings(url, settings) == RedisTarget(url, sentinel_master="m")
+    assert RedisTarget.from_settings(url, {"REDIS_CLUSTER": True}).cluster
+    assert RedisTarget.of(url) == RedisTarget(url)
