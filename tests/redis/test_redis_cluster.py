@@ -3,9 +3,13 @@ key of a job in one slot, and workers crawling a site through the cluster client
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
+from test_workers import PAGES, SPIDER, Site, finish, items, start, worker
 
 from skitter.frontier import Frontier, RedisFrontier
 from skitter.frontier._redis import RedisTarget
@@ -18,6 +22,13 @@ def redis_cluster() -> Iterator[RedisClusterSet]:
     require_deploy_tools()
     with RedisClusterSet(3) as cluster:
         yield cluster
+
+
+@pytest.fixture
+def spider_file(tmp_path: Path) -> Path:
+    path = tmp_path / "tree.py"
+    path.write_text(SPIDER)
+    return path
 
 
 @pytest.fixture
@@ -81,3 +92,24 @@ def test_a_target_names_one_deployment_and_never_its_password() -> None:
     assert RedisTarget.from_settings(url, settings) == RedisTarget(url, sentinel_master="m")
     assert RedisTarget.from_settings(url, {"REDIS_CLUSTER": True}).cluster
     assert RedisTarget.of(url) == RedisTarget(url)
+
+
+async def test_two_workers_crawl_a_site_on_the_cluster_one_killed_mid_crawl(
+    serve: Any, tmp_path: Path, target: RedisTarget, spider_file: Path
+) -> None:
+    site = Site(latency=0.03)
+    base = await serve(site.app)
+    outs = [tmp_path / "steady.jsonl", tmp_path / "victim.jsonl"]
+    cmds = [[*worker(spider_file, target.url, out, base), "--redis-cluster"] for out in outs]
+    steady, victim = [await start(cmd) for cmd in cmds]
+    async with asyncio.timeout(30):  # both are crawling
+        while len(site.served) < 40:  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
+    victim.kill()
+    await victim.wait()
+    assert len(site.served) < PAGES  # mid-crawl
+    text = await finish(steady)
+    assert "on redis-cluster://127.0.0.1:" in text  # it joined through the cluster client
+    got = items(outs)
+    assert set(got) == set(range(PAGES))  # every page, the victim's leases taken over
+    assert len(got) - len(set(got)) <= 4  # at most what the victim had in flight

@@ -32,11 +32,12 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from skitter._clock import Clock, SystemClock
-from skitter._secrets import mask_text, mask_url
+from skitter._secrets import mask_text
 from skitter._tasks import cancel_and_wait
 from skitter.dashboard._cluster import ClusterProject
 from skitter.exceptions import ConfigError, FatalError, FrontierUnavailable, SkitterError
 from skitter.frontier._redis import JobKeys
+from skitter.frontier._redis._client import RedisTarget
 from skitter.frontier._redis._errors import redis_errors_translated
 
 __all__ = ["ClusterSource"]
@@ -48,11 +49,12 @@ _FOUND_BY = ("meta", "workers")
 
 
 class ClusterSource(Sequence[ClusterProject]):
-    """The jobs on ``redis_url`` (all, or those named in ``jobs``), sorted by name."""
+    """The jobs on ``redis`` (a URL or a ``RedisTarget``: all jobs, or those named in
+    ``jobs``), sorted by name."""
 
     def __init__(
         self,
-        redis_url: str,
+        redis: str | RedisTarget,
         jobs: Sequence[str] = (),
         *,
         prefix: str = "skitter",
@@ -62,7 +64,8 @@ class ClusterSource(Sequence[ClusterProject]):
     ) -> None:
         if not prefix or any(c in prefix for c in "{}"):
             raise ConfigError(f"the key prefix must be non-empty without braces, got {prefix!r}")
-        self.redis_url = redis_url
+        self.target = RedisTarget.of(redis)
+        self.redis_url = self.target.url
         self.jobs = tuple(jobs)
         self.prefix = prefix
         self.interval = interval
@@ -95,8 +98,8 @@ class ClusterSource(Sequence[ClusterProject]):
         command's mistake, not the crawl's), its message naming the URL masked."""
         if self.client is not None:
             raise RuntimeError("the cluster source is already started")
-        self.client = Redis.from_url(self.redis_url)
-        where = f"Redis at {mask_url(self.redis_url)}"
+        self.client = self.target.client()
+        where = f"Redis at {self.target}"
         try:
             with redis_errors_translated(where):
                 await self.client.ping()
