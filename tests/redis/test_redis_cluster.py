@@ -4,6 +4,7 @@ key of a job in one slot, and workers crawling a site through the cluster client
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -113,3 +114,28 @@ async def test_two_workers_crawl_a_site_on_the_cluster_one_killed_mid_crawl(
     got = items(outs)
     assert set(got) == set(range(PAGES))  # every page, the victim's leases taken over
     assert len(got) - len(set(got)) <= 4  # at most what the victim had in flight
+
+
+async def test_push_and_the_dashboard_source_on_the_cluster(target: RedisTarget) -> None:
+    import time
+
+    from test_workers import SRC
+
+    from skitter.dashboard._source import ClusterSource
+
+    push = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "skitter", "push", "http://127.0.0.1:9/a", "http://127.0.0.1:9/b",
+        "--redis", target.url, "--redis-cluster", "--spider", "shop", "--job", "pushed",
+        "--create", env={"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin"},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    out = (await asyncio.wait_for(push.communicate(), timeout=30))[0].decode()
+    assert push.returncode == 0, out
+    frontier = RedisFrontier(target, project="shop", job="pushed", kind=None, create=False)
+    try:
+        await frontier.open_job()
+        assert (await frontier.counts(time.time())).ready == 2
+    finally:
+        await frontier.close()
+    async with ClusterSource(target) as source:  # the jobs found on every master
+        assert [project.name for project in source] == ["shop:pushed"]
