@@ -139,3 +139,36 @@ async def test_push_and_the_dashboard_source_on_the_cluster(target: RedisTarget)
         await frontier.close()
     async with ClusterSource(target) as source:  # the jobs found on every master
         assert [project.name for project in source] == ["shop:pushed"]
+
+
+def test_a_cluster_out_of_reach_is_unavailable_for_now() -> None:
+    from redis.exceptions import RedisClusterException, SlotNotCoveredError
+
+    from skitter.frontier._redis._errors import classify
+
+    down = RedisClusterException("Redis Cluster cannot be connected. Please provide ...")
+    assert classify(down) == ("unavailable", "cannot be reached")
+    assert classify(SlotNotCoveredError("Slot 42 is not covered")) is not None
+    assert classify(RedisClusterException("some other mistake")) is None
+
+
+async def test_a_frontier_on_a_stopped_cluster_pauses_rather_than_fails() -> None:
+    """Every node stopped: the cluster client's own exception (no RedisError) must mean
+    "unavailable" (the worker pauses), and the frontier works again once they are back."""
+    import time
+
+    from skitter.exceptions import FrontierUnavailable
+    from skitter.http import Request
+
+    require_deploy_tools()
+    with RedisClusterSet(3) as cluster:
+        target = RedisTarget(cluster.url, cluster=True)
+        frontier = RedisFrontier(target, project="down", job="test")
+        try:
+            await frontier.push([Request("http://127.0.0.1:9/a")], time.time())
+            for node in cluster.nodes:
+                node.stop()
+            with pytest.raises(FrontierUnavailable, match="cannot be reached"):
+                await frontier.counts(time.time())
+        finally:
+            await frontier.close()

@@ -172,9 +172,10 @@ async def _show_redis(args: argparse.Namespace, console: Console) -> None:
 
 async def _find_project(target: RedisTarget, job: str, prefix: str) -> str:
     """The spider (project) whose job is called ``job``, when there is exactly one."""
-    from redis.exceptions import RedisError
-
     from skitter.frontier._redis import JobKeys
+    from skitter.frontier._redis._errors import REDIS_ERRORS
+
+    caught: tuple[type[Exception], ...] = (*REDIS_ERRORS, OSError)
 
     client = target.client()
     found: set[str] = set()
@@ -183,7 +184,7 @@ async def _find_project(target: RedisTarget, job: str, prefix: str) -> str:
             parsed = JobKeys.parse(key, prefix, name="meta")
             if parsed is not None and parsed[1] == job:
                 found.add(parsed[0])
-    except (RedisError, OSError) as exc:
+    except caught as exc:
         raise ConfigError(f"cannot reach Redis at {target}: {mask_text(str(exc))}") from None
     finally:
         await client.aclose()

@@ -29,7 +29,6 @@ from types import TracebackType
 from typing import Self, overload
 
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 
 from skitter._clock import Clock, SystemClock
 from skitter._secrets import mask_text
@@ -38,9 +37,12 @@ from skitter.dashboard._cluster import ClusterProject
 from skitter.exceptions import ConfigError, FatalError, FrontierUnavailable, SkitterError
 from skitter.frontier._redis import JobKeys
 from skitter.frontier._redis._client import RedisTarget
-from skitter.frontier._redis._errors import redis_errors_translated
+from skitter.frontier._redis._errors import REDIS_ERRORS, redis_errors_translated
 
 __all__ = ["ClusterSource"]
+
+#: What a failed Redis call raises here.
+_READ_ERRORS: tuple[type[Exception], ...] = (SkitterError, *REDIS_ERRORS, OSError)
 
 log = logging.getLogger("skitter.dashboard")
 
@@ -104,7 +106,7 @@ class ClusterSource(Sequence[ClusterProject]):
             with redis_errors_translated(where):
                 await self.client.ping()
                 await self.update()
-        except (SkitterError, RedisError, OSError) as exc:
+        except _READ_ERRORS as exc:
             await self.client.aclose()
             self.client = None
             if isinstance(exc, FrontierUnavailable | FatalError):
@@ -138,7 +140,7 @@ class ClusterSource(Sequence[ClusterProject]):
             await asyncio.sleep(self.interval)
             try:
                 await self.update()
-            except (RedisError, OSError, SkitterError) as exc:
+            except _READ_ERRORS as exc:
                 if not self._failing:
                     log.warning(
                         "Cannot read the jobs from Redis, will retry: %s", mask_text(str(exc))

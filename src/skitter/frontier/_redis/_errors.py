@@ -23,6 +23,10 @@ through here, so that one state of Redis means one thing everywhere:
 - anything else (``WRONGTYPE`` from junk written to a job's key, a script bug) is not
   translated: it propagates as redis-py's own exception.
 
+On a Redis Cluster, redis-py raises ``RedisClusterException`` (no ``RedisError``) when
+no node answers ("cannot be connected") or a slot has no master (``SlotNotCoveredError``):
+both are "unavailable for now" too; ``REDIS_ERRORS`` is what every ``except`` catches.
+
 redis-py raises a class per error code for most of these (``OutOfMemoryError``,
 ``ReadOnlyError``, ``BusyLoadingError``, ``AuthenticationError``, ``NoPermissionError``)
 but a plain ``ResponseError`` for others (``MISCONF ...``); both are recognised. Its
@@ -51,6 +55,7 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
 
 __all__ = [
+    "REDIS_ERRORS",
     "check_access",
     "classify",
     "lost_error",
@@ -88,6 +93,21 @@ _CLASS_CODES: tuple[tuple[type[BaseException], str], ...] = (
 )
 
 
+#: What redis-py raises: ``RedisError``, and the cluster client's own exception.
+REDIS_ERRORS: tuple[type[Exception], ...] = (
+    redis_errors.RedisError,
+    redis_errors.RedisClusterException,
+)
+_ACCESS_ERRORS: tuple[type[Exception], ...] = (*REDIS_ERRORS, FatalError)
+
+
+def _cluster_unreachable(exc: BaseException) -> bool:
+    """No node of a Redis Cluster answers, or a slot has no master (one is down)."""
+    if isinstance(exc, redis_errors.SlotNotCoveredError):
+        return True
+    return isinstance(exc, redis_errors.RedisClusterException) and "cannot be connected" in str(exc)
+
+
 def _code(exc: BaseException) -> str | None:
     """The Redis error code of ``exc``: from its message (also inside redis-py's
     "Command # 1 (...) of pipeline caused error: ..."), its class, or its
@@ -113,6 +133,8 @@ def _code(exc: BaseException) -> str | None:
 def classify(exc: BaseException) -> tuple[Kind, str] | None:
     """``("unavailable" | "refused", what it means)`` for a Redis error that means one of
     those, else None (the error is not this module's to translate)."""
+    if _cluster_unreachable(exc):
+        return "unavailable", "cannot be reached"
     if not isinstance(exc, redis_errors.RedisError):
         return None
     code = _code(exc)
@@ -144,7 +166,7 @@ def redis_errors_translated(where: str) -> Iterator[None]:
     """Raise the skitter error for a Redis error that has one (see ``translate``)."""
     try:
         yield
-    except redis_errors.RedisError as exc:
+    except REDIS_ERRORS as exc:
         error = translate(exc, where)
         if error is None:
             raise
@@ -163,7 +185,7 @@ def translating(where: Callable[[Any], str]) -> Callable[[F], F]:
         async def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
             try:
                 return await method(self, *args, **kwargs)
-            except redis_errors.RedisError as exc:
+            except REDIS_ERRORS as exc:
                 error = translate(exc, where(self))
                 if error is None:
                     raise
@@ -199,7 +221,7 @@ def translated(method: F) -> F:
     async def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return await method(self, *args, **kwargs)
-        except redis_errors.RedisError as exc:
+        except REDIS_ERRORS as exc:
             if isinstance(exc, redis_errors.ResponseError):
                 text = str(exc)
                 lost = lost_error(self, text)
@@ -235,7 +257,7 @@ async def check_access(
             await probe()
     except FrontierUnavailable:
         return
-    except (redis_errors.RedisError, FatalError) as exc:
+    except _ACCESS_ERRORS as exc:
         cause = exc.__cause__ if isinstance(exc, FatalError) else exc
         found = classify(cause) if cause is not None else None
         if cause is None or found is None:
