@@ -101,7 +101,10 @@ async def test_two_workers_crawl_a_site_on_the_cluster_one_killed_mid_crawl(
     site = Site(latency=0.03)
     base = await serve(site.app)
     outs = [tmp_path / "steady.jsonl", tmp_path / "victim.jsonl"]
-    cmds = [[*worker(spider_file, target.url, out, base), "--redis-cluster"] for out in outs]
+    cmds = [  # the setting (the one that finishes: checked below), and the option
+        worker(spider_file, target.url, outs[0], base, "REDIS_CLUSTER=true"),
+        [*worker(spider_file, target.url, outs[1], base), "--redis-cluster"],
+    ]
     steady, victim = [await start(cmd) for cmd in cmds]
     async with asyncio.timeout(30):  # both are crawling
         while len(site.served) < 40:  # noqa: ASYNC110
@@ -172,3 +175,22 @@ async def test_a_frontier_on_a_stopped_cluster_pauses_rather_than_fails() -> Non
                 await frontier.counts(time.time())
         finally:
             await frontier.close()
+
+
+@pytest.mark.parametrize("command", ["worker", "push", "dashboard", "job"])
+def test_every_redis_command_takes_the_deployment_options(command: str) -> None:
+    from skitter.cli._main import _build_parser
+    from skitter.cli._redis_option import redis_target, target_settings
+
+    rest = {"worker": ["s.py", "--job", "j"], "push": ["http://x/", "--job", "j", "--spider", "s"]}
+    base = [command, *rest.get(command, []), "--redis", "redis://127.0.0.1:7000/0"]
+    parser = _build_parser()
+    args = parser.parse_args([*base, "--redis-cluster"])
+    assert redis_target(args) == RedisTarget("redis://127.0.0.1:7000/0", cluster=True)
+    assert target_settings(args) == {"REDIS_CLUSTER": True}
+    args = parser.parse_args([*base, "--redis-sentinel", "mymaster"])
+    assert redis_target(args).sentinel_master == "mymaster"
+    assert target_settings(args) == {"REDIS_SENTINEL_MASTER": "mymaster"}
+    assert redis_target(parser.parse_args(base)) == RedisTarget("redis://127.0.0.1:7000/0")
+    with pytest.raises(SystemExit):  # one or the other
+        parser.parse_args([*base, "--redis-cluster", "--redis-sentinel", "m"])
