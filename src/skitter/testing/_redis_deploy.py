@@ -9,8 +9,9 @@ own free loopback port and temp dir:
   ``redis-cli --cluster create`` (all slots split between them, no replicas), returned
   once every node reports ``cluster_state:ok``;
 - ``SentinelSet``: one master, one replica of it, one sentinel (quorum 1) watching it
-  as ``master_name``; ``kill_master()`` is the crash a failover exists for, and
-  ``wait_failover()`` returns once the sentinel names the replica as the master.
+  as ``master_name``; ``kill_master()`` is the crash a failover exists for,
+  ``failover()`` the operator's ``SENTINEL FAILOVER``, and ``wait_failover()`` returns
+  once the sentinel names the replica as the master.
 """
 
 from __future__ import annotations
@@ -159,6 +160,14 @@ class SentinelSet:
     def kill_master(self) -> None:
         """SIGKILL the master: the sentinel fails over to the replica a second later."""
         self.master.kill()
+
+    def failover(self) -> None:
+        """``SENTINEL FAILOVER``: promote the replica while the master still runs (the
+        old master is turned into a replica of the new one)."""
+        assert self.sentinel is not None
+        out = redis_cli(self.sentinel.port, "SENTINEL", "FAILOVER", self.master_name)
+        if "OK" not in out:
+            raise RuntimeError(f"SENTINEL FAILOVER failed: {out}")
 
     def wait_failover(self, timeout: float = 20.0) -> None:
         assert self.replica is not None
