@@ -153,6 +153,11 @@ def test_a_cluster_out_of_reach_is_unavailable_for_now() -> None:
     assert classify(down) == ("unavailable", "cannot be reached")
     assert classify(SlotNotCoveredError("Slot 42 is not covered")) is not None
     assert classify(RedisClusterException("some other mistake")) is None
+    refused = RedisClusterException(
+        "Redis Cluster cannot be connected. Please provide at least one reachable node: "
+        "invalid username-password pair or user is disabled."
+    )
+    assert classify(refused) == ("refused", "refused the credentials (WRONGPASS)")
 
 
 async def test_a_frontier_on_a_stopped_cluster_pauses_rather_than_fails() -> None:
@@ -194,3 +199,29 @@ def test_every_redis_command_takes_the_deployment_options(command: str) -> None:
     assert redis_target(parser.parse_args(base)) == RedisTarget("redis://127.0.0.1:7000/0")
     with pytest.raises(SystemExit):  # one or the other
         parser.parse_args([*base, "--redis-cluster", "--redis-sentinel", "m"])
+
+
+async def test_a_cluster_with_a_password_takes_it_and_refuses_a_wrong_one_masked() -> None:
+    from test_workers import SRC
+
+    require_deploy_tools()
+    secret = "s3cret-cluster-pw"
+    with RedisClusterSet(3, password=secret) as cluster:
+        port = cluster.nodes[0].port
+        outputs = {}
+        for password in (secret, "wrong-pw"):
+            push = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "skitter", "push", "http://127.0.0.1:9/a",
+                "--redis-cluster", "--spider", "shop", "--job", "pw", "--create",
+                env={"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin",
+                     "SKITTER_REDIS_URL": f"redis://:{password}@127.0.0.1:{port}/0"},
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+            )  # fmt: skip
+            out = (await asyncio.wait_for(push.communicate(), timeout=30))[0].decode()
+            outputs[password] = (push.returncode, out)
+    assert outputs[secret][0] == 0, outputs[secret][1]
+    code, out = outputs["wrong-pw"]
+    assert code == 2, out  # refused at once, not waited for as an outage
+    assert "refused the credentials" in out
+    for _, text in outputs.values():
+        assert secret not in text and "wrong-pw" not in text

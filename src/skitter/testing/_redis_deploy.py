@@ -27,13 +27,14 @@ from skitter.testing._redis import _HOST, RedisServer, _free_port, require_redis
 __all__ = ["RedisClusterSet", "SentinelSet", "redis_cli", "require_deploy_tools"]
 
 
-def redis_cli(port: int, *args: str, timeout: float = 10.0) -> str:
+def redis_cli(port: int, *args: str, timeout: float = 10.0, password: str | None = None) -> str:
     """Run ``redis-cli -h 127.0.0.1 -p PORT ARGS...`` and return what it printed."""
     binary = shutil.which("redis-cli")
     if binary is None:
         raise FileNotFoundError("redis-cli is not on PATH (apt-get install redis-tools)")
+    auth = ["-a", password, "--no-auth-warning"] if password is not None else []
     done = subprocess.run(
-        [binary, "-h", _HOST, "-p", str(port), *args],
+        [binary, "-h", _HOST, "-p", str(port), *auth, *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -52,12 +53,18 @@ def _wait(what: str, check: Any, timeout: float = 20.0) -> None:
 
 
 class RedisClusterSet:
-    """``masters`` cluster-enabled redis-servers joined into one Redis Cluster."""
+    """``masters`` cluster-enabled redis-servers joined into one Redis Cluster; with
+    ``password``, each requires it (``url`` does not carry it)."""
 
-    def __init__(self, masters: int = 3, *, binary: str | None = None) -> None:
+    def __init__(
+        self, masters: int = 3, *, binary: str | None = None, password: str | None = None
+    ) -> None:
+        self.password = password
         args = ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
                 "--cluster-node-timeout", "2000"]  # fmt: skip
-        self.nodes = [RedisServer(binary=binary, args=args) for _ in range(masters)]
+        self.nodes = [
+            RedisServer(binary=binary, args=args, password=password) for _ in range(masters)
+        ]
 
     @property
     def url(self) -> str:
@@ -68,7 +75,11 @@ class RedisClusterSet:
         for node in self.nodes:
             node.start()
         addresses = [f"{_HOST}:{node.port}" for node in self.nodes]
-        out = redis_cli(self.nodes[0].port, "--cluster", "create", *addresses, "--cluster-yes")
+        out = redis_cli(
+            self.nodes[0].port,
+            "--cluster", "create", *addresses, "--cluster-yes",
+            password=self.password,
+        )  # fmt: skip
         if "All 16384 slots covered" not in out:
             raise RuntimeError(f"redis-cli --cluster create failed:\n{out}")
         _wait("cluster_state:ok on every node", self._ok)
@@ -76,7 +87,8 @@ class RedisClusterSet:
 
     def _ok(self) -> bool:
         return all(
-            "cluster_state:ok" in redis_cli(node.port, "CLUSTER", "INFO") for node in self.nodes
+            "cluster_state:ok" in redis_cli(node.port, "CLUSTER", "INFO", password=self.password)
+            for node in self.nodes
         )
 
     def flushall(self) -> None:

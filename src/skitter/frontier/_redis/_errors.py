@@ -25,7 +25,8 @@ through here, so that one state of Redis means one thing everywhere:
 
 On a Redis Cluster, redis-py raises ``RedisClusterException`` (no ``RedisError``) when
 no node answers ("cannot be connected") or a slot has no master (``SlotNotCoveredError``):
-both are "unavailable for now" too; ``REDIS_ERRORS`` is what every ``except`` catches.
+both are "unavailable for now" too, but for nodes that refused the credentials (the same
+exception, the refusal in its message); ``REDIS_ERRORS`` is what every ``except`` catches.
 
 redis-py raises a class per error code for most of these (``OutOfMemoryError``,
 ``ReadOnlyError``, ``BusyLoadingError``, ``AuthenticationError``, ``NoPermissionError``)
@@ -101,11 +102,23 @@ REDIS_ERRORS: tuple[type[Exception], ...] = (
 _ACCESS_ERRORS: tuple[type[Exception], ...] = (*REDIS_ERRORS, FatalError)
 
 
-def _cluster_unreachable(exc: BaseException) -> bool:
-    """No node of a Redis Cluster answers, or a slot has no master (one is down)."""
+def _cluster_error(exc: BaseException) -> tuple[Kind, str] | None:
+    """What the cluster client's own exception means: no node answered (or a slot has
+    no master: one is down) is "unavailable", unless the nodes refused the credentials
+    (redis-py words that "cannot be connected" too, with the refusal after it)."""
     if isinstance(exc, redis_errors.SlotNotCoveredError):
-        return True
-    return isinstance(exc, redis_errors.RedisClusterException) and "cannot be connected" in str(exc)
+        return "unavailable", "has a slot no master serves (CLUSTERDOWN)"
+    text = str(exc)
+    if not isinstance(exc, redis_errors.RedisClusterException) or "cannot be connected" not in text:
+        return None
+    lowered = text.lower()
+    if "username-password" in lowered or "wrongpass" in lowered:
+        return "refused", f"{_REFUSED['WRONGPASS']} (WRONGPASS)"
+    if "noauth" in lowered or "authentication required" in lowered:
+        return "refused", f"{_REFUSED['NOAUTH']} (NOAUTH)"
+    if "noperm" in lowered:
+        return "refused", f"{_REFUSED['NOPERM']} (NOPERM)"
+    return "unavailable", "cannot be reached"
 
 
 def _code(exc: BaseException) -> str | None:
@@ -133,8 +146,9 @@ def _code(exc: BaseException) -> str | None:
 def classify(exc: BaseException) -> tuple[Kind, str] | None:
     """``("unavailable" | "refused", what it means)`` for a Redis error that means one of
     those, else None (the error is not this module's to translate)."""
-    if _cluster_unreachable(exc):
-        return "unavailable", "cannot be reached"
+    cluster = _cluster_error(exc)
+    if cluster is not None:
+        return cluster
     if not isinstance(exc, redis_errors.RedisError):
         return None
     code = _code(exc)
