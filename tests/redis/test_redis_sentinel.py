@@ -37,6 +37,25 @@ def test_no_master_known_to_the_sentinel_is_unavailable_for_now() -> None:
     assert found is not None and found[0] == "unavailable"
 
 
+async def test_the_sentinel_names_the_master_and_its_client_closes_everything(
+    sentinel_set: SentinelSet,
+) -> None:
+    import gc
+
+    from skitter.frontier._redis import RedisFrontier, RedisTarget
+
+    target = RedisTarget(sentinel_set.url, sentinel_master="skitter")
+    frontier = RedisFrontier(target, project="shop", job="s")
+    await frontier.open_job()
+    assert frontier.where == "redis-sentinel master skitter"
+    role = await frontier.client.execute_command("ROLE")
+    assert role[0] == b"master"
+    assert int((await frontier.client.info("server"))["tcp_port"]) == sentinel_set.master.port
+    await frontier.close()  # also its connection to the sentinel: no ResourceWarning
+    del frontier
+    gc.collect()
+
+
 @pytest.mark.parametrize("how", ["master killed", "SENTINEL FAILOVER"])
 async def test_a_failover_mid_crawl_loses_nothing(
     serve: Any, tmp_path: Path, sentinel_set: SentinelSet, spider_file: Path, how: str

@@ -111,7 +111,7 @@ class RedisTarget:
         )
         master: Redis = sentinel.master_for(
             name,
-            redis_class=Redis,
+            redis_class=_SentinelMaster,
             db=db,
             username=unquote(parts.username) if parts.username else None,
             password=unquote(parts.password) if parts.password else None,
@@ -127,6 +127,15 @@ class RedisTarget:
         if self.sentinel_master:
             return f"master {self.sentinel_master!r} of the sentinel at {mask_url(self.url)}"
         return mask_url(self.url)
+
+
+class _SentinelMaster(Redis):
+    """The master's client; closing it also closes its connections to the sentinel."""
+
+    async def aclose(self, close_connection_pool: bool | None = None) -> None:
+        await super().aclose(close_connection_pool)
+        for sentinel in self.connection_pool.sentinel_manager.sentinels:  # type: ignore[attr-defined]  # a SentinelConnectionPool
+            await sentinel.aclose()
 
 
 def _connection_kwargs(client: Redis) -> dict[str, Any]:
