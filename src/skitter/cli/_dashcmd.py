@@ -15,8 +15,6 @@ import signal
 
 from rich.console import Console
 
-from skitter._secrets import mask_url
-
 __all__ = ["run_dashboard"]
 
 
@@ -25,7 +23,7 @@ async def run_dashboard(args: argparse.Namespace, console: Console) -> int:
     from skitter.dashboard._source import ClusterSource
 
     token = args.ui_token or os.environ.get("SKITTER_UI_TOKEN") or None
-    source = ClusterSource(args.redis, args.job or (), prefix=args.prefix)
+    source = ClusterSource(args.redis_target, args.job or (), prefix=args.prefix)
     # Built before connecting: a refused --host/--ui-token combination fails at once.
     dashboard = Dashboard(
         source, host=args.host, port=args.port, token=token, clock=source.clock.time
@@ -34,7 +32,7 @@ async def run_dashboard(args: argparse.Namespace, console: Console) -> int:
         login = " (log in with the --ui-token)" if token else ""
         console.print(f"Dashboard: {dashboard.url}{login}", highlight=False)
         names = ", ".join(project.name for project in source) or "none yet"
-        console.print(f"Jobs on {mask_url(args.redis)}: {names}", highlight=False)
+        console.print(f"Jobs on {args.redis_target}: {names}", highlight=False)
         await _until_signalled()
     return 0
 

@@ -16,14 +16,19 @@ import argparse
 import datetime
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 
 from skitter._job import JobDir
+from skitter._secrets import mask_text
 from skitter.exceptions import ConfigError, JobStateLost
 from skitter.frontier import JobStore, TaskInfo, TaskState
 from skitter.http import in_domain
+
+if TYPE_CHECKING:
+    from skitter.frontier._redis._client import RedisTarget
 
 __all__ = ["show_job"]
 
@@ -109,9 +114,14 @@ async def _show_directory(args: argparse.Namespace, console: Console) -> None:
 async def _show_redis(args: argparse.Namespace, console: Console) -> None:
     from skitter.frontier import RedisFrontier
 
-    project = args.spider or await _find_project(args.redis, args.job, args.prefix)
+    project = args.spider or await _find_project(args.redis_target, args.job, args.prefix)
     frontier = RedisFrontier(
-        args.redis, project=project, job=args.job, key_prefix=args.prefix, kind=None, create=False
+        args.redis_target,
+        project=project,
+        job=args.job,
+        key_prefix=args.prefix,
+        kind=None,
+        create=False,
     )
     try:
         try:
@@ -160,28 +170,28 @@ async def _show_redis(args: argparse.Namespace, console: Console) -> None:
         await frontier.close()
 
 
-async def _find_project(url: str, job: str, prefix: str) -> str:
+async def _find_project(target: RedisTarget, job: str, prefix: str) -> str:
     """The spider (project) whose job is called ``job``, when there is exactly one."""
-    from redis.asyncio import Redis
-    from redis.exceptions import RedisError
-
     from skitter.frontier._redis import JobKeys
+    from skitter.frontier._redis._errors import REDIS_ERRORS
 
-    client = Redis.from_url(url)
+    caught: tuple[type[Exception], ...] = (*REDIS_ERRORS, OSError)
+
+    client = target.client()
     found: set[str] = set()
     try:
         async for key in client.scan_iter(match=JobKeys.pattern("meta", job, prefix), count=1000):
             parsed = JobKeys.parse(key, prefix, name="meta")
             if parsed is not None and parsed[1] == job:
                 found.add(parsed[0])
-    except (RedisError, OSError) as exc:
-        raise ConfigError(f"cannot reach Redis at {url}: {exc}") from None
+    except caught as exc:
+        raise ConfigError(f"cannot reach Redis at {target}: {mask_text(str(exc))}") from None
     finally:
         await client.aclose()
     if len(found) == 1:
         return found.pop()
     if not found:
-        raise ConfigError(f"no job {job!r} in Redis at {url} (pass --spider if it is lost)")
+        raise ConfigError(f"no job {job!r} in Redis at {target} (pass --spider if it is lost)")
     names = ", ".join(sorted(found))
     raise ConfigError(f"several spiders have a job {job!r} ({names}): pass --spider NAME")
 

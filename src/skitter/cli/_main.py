@@ -18,7 +18,7 @@ from rich.console import Console
 from skitter._job import JOB_MODES
 from skitter._version import __version__
 from skitter.cli._loader import load_spiders
-from skitter.cli._redis_option import add_redis_option, redis_url
+from skitter.cli._redis_option import add_redis_option, redis_target, redis_url, target_settings
 from skitter.cli._run import UiOptions, finish, run_with_signals, setup_logging
 from skitter.crawler import Crawler
 from skitter.exceptions import ConfigError, SkitterError
@@ -257,7 +257,7 @@ def _run(
     several = len(spider_classes) > 1
     crawlers = []
     for cls in spider_classes:
-        settings: dict[str, Any] = dict(cli_settings)
+        settings: dict[str, Any] = {**cli_settings, **target_settings(args)}
         feeds = _feeds(args, cls.name or cls.__name__, several)
         if feeds:
             settings["FEEDS"] = feeds
@@ -309,14 +309,16 @@ def _cmd_worker(args: argparse.Namespace, console: Console) -> int:
 def _cmd_push(args: argparse.Namespace, console: Console) -> int:
     from skitter.cli._push import push_urls
 
-    args.redis = redis_url(args)
+    args.redis_target = redis_target(args)
+    args.redis = args.redis_target.url
     return asyncio.run(push_urls(args, console))
 
 
 def _cmd_dashboard(args: argparse.Namespace, console: Console) -> int:
     from skitter.cli._dashcmd import run_dashboard
 
-    args.redis = redis_url(args)
+    args.redis_target = redis_target(args)
+    args.redis = args.redis_target.url
     setup_logging("INFO", console)
     return asyncio.run(run_dashboard(args, console))
 
@@ -325,7 +327,8 @@ def _cmd_job(args: argparse.Namespace, console: Console) -> int:
     from skitter.cli._jobcmd import show_job
 
     if args.directory is None and args.job is not None:
-        args.redis = redis_url(args)  # --redis, else $SKITTER_REDIS_URL
+        args.redis_target = redis_target(args)  # --redis, else $SKITTER_REDIS_URL
+        args.redis = args.redis_target.url
     return asyncio.run(show_job(args, console))
 
 

@@ -31,7 +31,7 @@ async def push_urls(args: argparse.Namespace, console: Console) -> int:
     except InvalidURL as exc:
         raise ConfigError(str(exc)) from None
     frontier = RedisFrontier(
-        args.redis, project=args.spider, job=args.job, kind=None, create=args.create
+        args.redis_target, project=args.spider, job=args.job, kind=None, create=args.create
     )
     try:
         await check_access(frontier.client, args.redis)  # refused credentials: exit 2

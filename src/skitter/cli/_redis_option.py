@@ -4,6 +4,11 @@ A URL may carry a password (``redis://user:password@host:6379/0``). On the comma
 every user of the machine can read it (``ps``, shell history), so the URL may come from
 ``$SKITTER_REDIS_URL`` instead; ``--redis`` wins when both are given. Either way it is
 shown masked (``redis://user:***@host:6379/0``) wherever skitter prints it.
+
+``--redis-cluster`` says the URL names any node of a Redis Cluster, ``--redis-sentinel
+MASTER`` that it names a sentinel watching the master ``MASTER``; ``redis_target(args)``
+is the three together (a worker also reads them from the settings ``REDIS_CLUSTER`` and
+``REDIS_SENTINEL_MASTER``, which the options override).
 """
 
 from __future__ import annotations
@@ -11,12 +16,16 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from skitter._secrets import mask_url
 from skitter.exceptions import ConfigError
 
-__all__ = ["REDIS_URL_ENV", "add_redis_option", "redis_url"]
+if TYPE_CHECKING:
+    from skitter.frontier._redis._client import RedisTarget
+
+__all__ = ["REDIS_URL_ENV", "add_redis_option", "redis_target", "redis_url", "target_settings"]
 
 REDIS_URL_ENV = "SKITTER_REDIS_URL"
 _SCHEMES = ("redis", "rediss", "unix")
@@ -30,6 +39,20 @@ def add_redis_option(cmd: argparse.ArgumentParser) -> None:
         default=None,
         help=f"redis://[user:password@]host:port/db (default: ${REDIS_URL_ENV}, which "
         "keeps a password off the command line)",
+    )
+    deployment = cmd.add_mutually_exclusive_group()
+    deployment.add_argument(
+        "--redis-cluster",
+        action="store_true",
+        default=False,
+        help="the --redis URL names any node of a Redis Cluster (setting REDIS_CLUSTER)",
+    )
+    deployment.add_argument(
+        "--redis-sentinel",
+        metavar="MASTER_NAME",
+        default=None,
+        help="the --redis URL names a sentinel; use the master it knows as MASTER_NAME "
+        "(setting REDIS_SENTINEL_MASTER)",
     )
 
 
@@ -52,3 +75,22 @@ def redis_url(args: argparse.Namespace, environ: Mapping[str, str] | None = None
             "(or rediss:// for TLS, unix:///path/to/socket)"
         )
     return url
+
+
+def redis_target(args: argparse.Namespace) -> RedisTarget:
+    """The Redis of the command: ``redis_url(args)`` and the deployment its options name."""
+    from skitter.frontier._redis._client import RedisTarget  # redis-py: for Redis commands only
+
+    url = redis_url(args)
+    return RedisTarget(url, bool(args.redis_cluster), args.redis_sentinel or None)
+
+
+def target_settings(args: argparse.Namespace) -> dict[str, object]:
+    """The settings ``--redis-cluster`` / ``--redis-sentinel`` set for a worker (they
+    override REDIS_CLUSTER / REDIS_SENTINEL_MASTER from files and the environment)."""
+    settings: dict[str, object] = {}
+    if getattr(args, "redis_cluster", False):
+        settings["REDIS_CLUSTER"] = True
+    if getattr(args, "redis_sentinel", None):
+        settings["REDIS_SENTINEL_MASTER"] = args.redis_sentinel
+    return settings

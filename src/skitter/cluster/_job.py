@@ -30,7 +30,7 @@ from skitter.cluster._presence import Steered, WorkerPresence
 from skitter.cluster._start_claim import StartClaim
 from skitter.cluster._stats import LocalStats, RedisStats
 from skitter.exceptions import ConfigError, FrontierOutage, FrontierUnavailable, JobStateLost
-from skitter.frontier._redis import RedisFrontier
+from skitter.frontier._redis import RedisFrontier, RedisTarget
 from skitter.frontier._redis._errors import check_access
 from skitter.settings import Settings
 
@@ -71,7 +71,7 @@ class ClusterJob:
     def make_frontier(self, spider: Any, settings: Settings) -> RedisFrontier:
         try:
             self.frontier = RedisFrontier(
-                self.redis_url,
+                RedisTarget.from_settings(self.redis_url, settings),
                 project=spider.name,
                 job=self.job,
                 spider=spider,

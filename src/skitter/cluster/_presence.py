@@ -28,7 +28,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 import msgspec
-from redis.exceptions import RedisError
 
 from skitter._clock import Clock
 from skitter._secrets import mask_text
@@ -36,9 +35,12 @@ from skitter._types import StatsSink
 from skitter.cluster._control import ControlRecord, JobControl
 from skitter.cluster._heartbeat import Heartbeat, OutcomeBeat, SlotBeat, TaskBeat
 from skitter.exceptions import ConfigError
-from skitter.frontier._redis._errors import translate
+from skitter.frontier._redis._errors import REDIS_ERRORS, translate
 
 __all__ = ["FAILED", "SUCCEEDED", "Steered", "WorkerPresence"]
+
+#: What a failed Redis call raises here.
+_UNREACHABLE: tuple[type[Exception], ...] = (*REDIS_ERRORS, OSError)
 
 log = logging.getLogger("skitter.cluster")
 
@@ -147,7 +149,7 @@ class WorkerPresence:
         stale_after = STALE_BEATS * self.interval
         try:
             record = await self.control.beat(self.owner, self.heartbeat(), stale_after=stale_after)
-        except (RedisError, OSError) as exc:
+        except _UNREACHABLE as exc:
             if not self._failing:
                 why = translate(exc, "Redis") or mask_text(f"{type(exc).__name__}: {exc}")
                 log.warning("Worker %s: no heartbeat: %s", self.owner, why)

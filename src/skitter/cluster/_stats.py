@@ -30,11 +30,10 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import orjson
-from redis.exceptions import RedisError
 
 from skitter._types import CrawlStats
 from skitter.exceptions import SkitterError
-from skitter.frontier._redis._errors import translating
+from skitter.frontier._redis._errors import REDIS_ERRORS, translating
 from skitter.frontier._redis._keys import JobKeys
 
 if TYPE_CHECKING:
@@ -42,6 +41,9 @@ if TYPE_CHECKING:
     from redis.typing import EncodableT
 
 __all__ = ["LocalStats", "RedisStats"]
+
+#: What a failed Redis call raises here.
+_FLUSH_ERRORS: tuple[type[Exception], ...] = (SkitterError, *REDIS_ERRORS, OSError)
 
 #: This worker's own statistics, which ``RedisStats`` wraps (an ``engine.Stats``).
 LocalStats = CrawlStats
@@ -173,7 +175,7 @@ class RedisStats:
             await asyncio.sleep(self.flush_interval)
             try:
                 await self.flush()
-            except (SkitterError, RedisError, OSError) as exc:
+            except _FLUSH_ERRORS as exc:
                 if not self._failing:
                     logger.warning("%r: cannot flush stats to Redis, will retry: %s", self, exc)
                 self._failing = True

@@ -29,8 +29,6 @@ import logging
 from collections.abc import Awaitable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from redis.exceptions import RedisError
-
 from skitter._clock import Clock
 from skitter._secrets import mask_text
 from skitter.cluster import (
@@ -48,7 +46,7 @@ from skitter.engine import ActiveTask, ActivityWindows, Outcome, Stats, WindowCo
 from skitter.exceptions import FrontierUnavailable, JobStateLost
 from skitter.frontier import FrontierCounts, TaskInfo, TaskState
 from skitter.frontier._redis import JobKeys, RedisFrontier
-from skitter.frontier._redis._errors import redis_errors_translated
+from skitter.frontier._redis._errors import REDIS_ERRORS, redis_errors_translated
 from skitter.frontier._redis._records import LeasedTask
 from skitter.scheduler import RateLimits
 
@@ -341,7 +339,7 @@ class ClusterProject:
         try:
             with redis_errors_translated(self._where):
                 yield
-        except RedisError as exc:
+        except REDIS_ERRORS as exc:
             raise FrontierUnavailable(f"{self._where}: {mask_text(str(exc))}") from exc
 
     def _limits(self) -> RateLimits:

@@ -29,17 +29,20 @@ from types import TracebackType
 from typing import Self, overload
 
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 
 from skitter._clock import Clock, SystemClock
-from skitter._secrets import mask_text, mask_url
+from skitter._secrets import mask_text
 from skitter._tasks import cancel_and_wait
 from skitter.dashboard._cluster import ClusterProject
 from skitter.exceptions import ConfigError, FatalError, FrontierUnavailable, SkitterError
 from skitter.frontier._redis import JobKeys
-from skitter.frontier._redis._errors import redis_errors_translated
+from skitter.frontier._redis._client import RedisTarget
+from skitter.frontier._redis._errors import REDIS_ERRORS, redis_errors_translated
 
 __all__ = ["ClusterSource"]
+
+#: What a failed Redis call raises here.
+_READ_ERRORS: tuple[type[Exception], ...] = (SkitterError, *REDIS_ERRORS, OSError)
 
 log = logging.getLogger("skitter.dashboard")
 
@@ -48,11 +51,12 @@ _FOUND_BY = ("meta", "workers")
 
 
 class ClusterSource(Sequence[ClusterProject]):
-    """The jobs on ``redis_url`` (all, or those named in ``jobs``), sorted by name."""
+    """The jobs on ``redis`` (a URL or a ``RedisTarget``: all jobs, or those named in
+    ``jobs``), sorted by name."""
 
     def __init__(
         self,
-        redis_url: str,
+        redis: str | RedisTarget,
         jobs: Sequence[str] = (),
         *,
         prefix: str = "skitter",
@@ -62,7 +66,8 @@ class ClusterSource(Sequence[ClusterProject]):
     ) -> None:
         if not prefix or any(c in prefix for c in "{}"):
             raise ConfigError(f"the key prefix must be non-empty without braces, got {prefix!r}")
-        self.redis_url = redis_url
+        self.target = RedisTarget.of(redis)
+        self.redis_url = self.target.url
         self.jobs = tuple(jobs)
         self.prefix = prefix
         self.interval = interval
@@ -95,13 +100,13 @@ class ClusterSource(Sequence[ClusterProject]):
         command's mistake, not the crawl's), its message naming the URL masked."""
         if self.client is not None:
             raise RuntimeError("the cluster source is already started")
-        self.client = Redis.from_url(self.redis_url)
-        where = f"Redis at {mask_url(self.redis_url)}"
+        self.client = self.target.client()
+        where = f"Redis at {self.target}"
         try:
             with redis_errors_translated(where):
                 await self.client.ping()
                 await self.update()
-        except (SkitterError, RedisError, OSError) as exc:
+        except _READ_ERRORS as exc:
             await self.client.aclose()
             self.client = None
             if isinstance(exc, FrontierUnavailable | FatalError):
@@ -135,7 +140,7 @@ class ClusterSource(Sequence[ClusterProject]):
             await asyncio.sleep(self.interval)
             try:
                 await self.update()
-            except (RedisError, OSError, SkitterError) as exc:
+            except _READ_ERRORS as exc:
                 if not self._failing:
                     log.warning(
                         "Cannot read the jobs from Redis, will retry: %s", mask_text(str(exc))

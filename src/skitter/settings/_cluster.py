@@ -21,6 +21,19 @@ GROUP: list[Setting] = [
         "Workers: seconds the whole cluster must be idle before they exit; -1 = wait "
         "for pushed URLs forever.",
     ),
+    Setting(
+        "REDIS_CLUSTER",
+        False,
+        bool,
+        "Workers: the --redis URL names any node of a Redis Cluster (--redis-cluster).",
+    ),
+    Setting(
+        "REDIS_SENTINEL_MASTER",
+        "",
+        str,
+        "Workers: the --redis URL names a sentinel; use the master it knows by this name "
+        "(--redis-sentinel; empty = no Sentinel).",
+    ),
     Setting("REDIS_QUEUE_KIND", "priority", str, "Workers: priority, fifo or lifo."),
     Setting(
         "REDIS_PUSH_CACHE",

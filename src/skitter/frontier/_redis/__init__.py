@@ -1,7 +1,8 @@
 """The Redis frontier (SPEC §4), on redis-py with hiredis (in the default install)."""
 
+from skitter.frontier._redis._client import RedisTarget
 from skitter.frontier._redis._frontier import QueueKind, RedisFrontier
 from skitter.frontier._redis._keys import JobKeys
 from skitter.frontier._redis._records import BadEntry, LeasedTask
 
-__all__ = ["BadEntry", "JobKeys", "LeasedTask", "QueueKind", "RedisFrontier"]
+__all__ = ["BadEntry", "JobKeys", "LeasedTask", "QueueKind", "RedisFrontier", "RedisTarget"]

@@ -23,6 +23,11 @@ through here, so that one state of Redis means one thing everywhere:
 - anything else (``WRONGTYPE`` from junk written to a job's key, a script bug) is not
   translated: it propagates as redis-py's own exception.
 
+On a Redis Cluster, redis-py raises ``RedisClusterException`` (no ``RedisError``) when
+no node answers ("cannot be connected") or a slot has no master (``SlotNotCoveredError``):
+both are "unavailable for now" too, but for nodes that refused the credentials (the same
+exception, the refusal in its message); ``REDIS_ERRORS`` is what every ``except`` catches.
+
 redis-py raises a class per error code for most of these (``OutOfMemoryError``,
 ``ReadOnlyError``, ``BusyLoadingError``, ``AuthenticationError``, ``NoPermissionError``)
 but a plain ``ResponseError`` for others (``MISCONF ...``); both are recognised. Its
@@ -51,6 +56,7 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
 
 __all__ = [
+    "REDIS_ERRORS",
     "check_access",
     "classify",
     "lost_error",
@@ -88,6 +94,33 @@ _CLASS_CODES: tuple[tuple[type[BaseException], str], ...] = (
 )
 
 
+#: What redis-py raises: ``RedisError``, and the cluster client's own exception.
+REDIS_ERRORS: tuple[type[Exception], ...] = (
+    redis_errors.RedisError,
+    redis_errors.RedisClusterException,
+)
+_ACCESS_ERRORS: tuple[type[Exception], ...] = (*REDIS_ERRORS, FatalError)
+
+
+def _cluster_error(exc: BaseException) -> tuple[Kind, str] | None:
+    """What the cluster client's own exception means: no node answered (or a slot has
+    no master: one is down) is "unavailable", unless the nodes refused the credentials
+    (redis-py words that "cannot be connected" too, with the refusal after it)."""
+    if isinstance(exc, redis_errors.SlotNotCoveredError):
+        return "unavailable", "has a slot no master serves (CLUSTERDOWN)"
+    text = str(exc)
+    if not isinstance(exc, redis_errors.RedisClusterException) or "cannot be connected" not in text:
+        return None
+    lowered = text.lower()
+    if "username-password" in lowered or "wrongpass" in lowered:
+        return "refused", f"{_REFUSED['WRONGPASS']} (WRONGPASS)"
+    if "noauth" in lowered or "authentication required" in lowered:
+        return "refused", f"{_REFUSED['NOAUTH']} (NOAUTH)"
+    if "noperm" in lowered:
+        return "refused", f"{_REFUSED['NOPERM']} (NOPERM)"
+    return "unavailable", "cannot be reached"
+
+
 def _code(exc: BaseException) -> str | None:
     """The Redis error code of ``exc``: from its message (also inside redis-py's
     "Command # 1 (...) of pipeline caused error: ..."), its class, or its
@@ -113,6 +146,9 @@ def _code(exc: BaseException) -> str | None:
 def classify(exc: BaseException) -> tuple[Kind, str] | None:
     """``("unavailable" | "refused", what it means)`` for a Redis error that means one of
     those, else None (the error is not this module's to translate)."""
+    cluster = _cluster_error(exc)
+    if cluster is not None:
+        return cluster
     if not isinstance(exc, redis_errors.RedisError):
         return None
     code = _code(exc)
@@ -144,7 +180,7 @@ def redis_errors_translated(where: str) -> Iterator[None]:
     """Raise the skitter error for a Redis error that has one (see ``translate``)."""
     try:
         yield
-    except redis_errors.RedisError as exc:
+    except REDIS_ERRORS as exc:
         error = translate(exc, where)
         if error is None:
             raise
@@ -163,7 +199,7 @@ def translating(where: Callable[[Any], str]) -> Callable[[F], F]:
         async def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
             try:
                 return await method(self, *args, **kwargs)
-            except redis_errors.RedisError as exc:
+            except REDIS_ERRORS as exc:
                 error = translate(exc, where(self))
                 if error is None:
                     raise
@@ -199,7 +235,7 @@ def translated(method: F) -> F:
     async def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return await method(self, *args, **kwargs)
-        except redis_errors.RedisError as exc:
+        except REDIS_ERRORS as exc:
             if isinstance(exc, redis_errors.ResponseError):
                 text = str(exc)
                 lost = lost_error(self, text)
@@ -235,7 +271,7 @@ async def check_access(
             await probe()
     except FrontierUnavailable:
         return
-    except (redis_errors.RedisError, FatalError) as exc:
+    except _ACCESS_ERRORS as exc:
         cause = exc.__cause__ if isinstance(exc, FatalError) else exc
         found = classify(cause) if cause is not None else None
         if cause is None or found is None:

@@ -65,7 +65,7 @@ from skitter.frontier._base import (
 )
 from skitter.frontier._redis._acks import AckBatcher
 from skitter.frontier._redis._bloom import RedisBloomFilter
-from skitter.frontier._redis._client import bytes_client, describe
+from skitter.frontier._redis._client import RedisTarget, bytes_client, describe
 from skitter.frontier._redis._errors import translated
 from skitter.frontier._redis._keys import JobKeys
 from skitter.frontier._redis._listing import JobListing
@@ -102,8 +102,9 @@ def _num(x: float) -> str:
 class RedisFrontier(JobListing, Frontier):
     """A project's tasks for one job, in Redis.
 
-    ``redis`` is a URL (the frontier creates the client, with a short retry on broken
-    connections, and closes it in ``close``) or a ``redis.asyncio.Redis`` created with
+    ``redis`` is a URL or a ``RedisTarget`` (a Cluster, a Sentinel's master: the
+    frontier creates the client, with a short retry on broken connections, and closes it
+    in ``close``) or a ``redis.asyncio.Redis`` created with
     ``decode_responses=False`` (the caller's to configure and close).
     ``spider`` resolves the callbacks of stored requests by name; ``kind`` is the queue
     kind a new job gets (a job keeps the one it was created with: another is refused;
@@ -132,7 +133,7 @@ class RedisFrontier(JobListing, Frontier):
 
     def __init__(
         self,
-        redis: str | Redis,
+        redis: str | RedisTarget | Redis,
         *,
         project: str,
         job: str,
