@@ -225,3 +225,34 @@ async def test_a_cluster_with_a_password_takes_it_and_refuses_a_wrong_one_masked
     assert "refused the credentials" in out
     for _, text in outputs.values():
         assert secret not in text and "wrong-pw" not in text
+
+
+async def test_a_workers_items_go_to_its_cluster_by_default(
+    serve: Any, tmp_path: Path, target: RedisTarget, spider_file: Path
+) -> None:
+    """RedisPipeline without REDIS_ITEMS_URL writes to the worker's own Redis, reached as
+    the worker reaches it: through the cluster client, not as a single node (the key is
+    one the node the URL names does not serve)."""
+    import json
+
+    from redis.asyncio.cluster import RedisCluster
+
+    site = Site(latency=0.0)
+    base = await serve(site.app)
+    client = RedisCluster.from_url(target.url)
+    try:
+        await client.initialize()
+        url_port = int(target.url.rsplit(":", 1)[1].split("/")[0])
+        key = next(
+            k
+            for k in (f"tree:items:{{{tag}}}" for tag in "abcdefghijklmnop")
+            if client.get_node_from_key(k).port != url_port
+        )
+        settings = ('ITEM_PIPELINES={"skitter.pipelines.RedisPipeline": 300}',
+                    f"REDIS_ITEMS_KEY={key.replace('tree', '%(spider)s', 1)}")  # fmt: skip
+        cmd = worker(spider_file, target.url, tmp_path / "w.jsonl", base, *settings)
+        text = await finish(await start([*cmd, "--redis-cluster"]))
+        stored = await client.lrange(key, 0, -1)
+    finally:
+        await client.aclose()
+    assert sorted(json.loads(raw)["n"] for raw in stored) == list(range(PAGES)), text

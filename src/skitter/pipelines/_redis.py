@@ -86,6 +86,8 @@ class RedisPipeline:
         flush_items: int = FLUSH_ITEMS,
         outage_timeout: float = 600.0,
         clock: Clock | None = None,
+        cluster: bool = False,
+        sentinel_master: str | None = None,
     ) -> None:
         self.kind = _choice("REDIS_ITEMS_TYPE", kind, REDIS_ITEMS_TYPES)
         self.format = _choice("REDIS_ITEMS_FORMAT", format, REDIS_ITEMS_FORMATS)
@@ -107,6 +109,8 @@ class RedisPipeline:
                 f"{mask_url(url)!r}"
             )
         self.url = url
+        #: How ``url`` is reached: a Redis Cluster node, a sentinel, or the node itself.
+        self._deployment = (cluster, sentinel_master)
         self.key_pattern = key
         self.key = key
         self.maxlen = maxlen
@@ -135,8 +139,11 @@ class RedisPipeline:
                 "JSON or msgpack, never pickled; set REDIS_ITEMS_FORMAT to 'json' or 'msgpack'"
             )
         url = settings["REDIS_ITEMS_URL"]
-        if not url:
+        cluster, sentinel_master = False, None
+        if not url:  # the worker's own Redis, reached as the worker reaches it
             url = getattr(getattr(crawler, "cluster", None), "redis_url", None)
+            cluster = bool(settings.get("REDIS_CLUSTER", False))
+            sentinel_master = settings.get("REDIS_SENTINEL_MASTER") or None
         if not url:
             raise ConfigError(
                 "RedisPipeline needs a Redis: set REDIS_ITEMS_URL, or run it in a worker "
@@ -151,6 +158,8 @@ class RedisPipeline:
             outage_timeout=settings["REDIS_ITEMS_OUTAGE_TIMEOUT"],
             stats=crawler.stats,
             clock=getattr(crawler, "clock", None),
+            cluster=cluster,
+            sentinel_master=sentinel_master,
         )
 
     @property
@@ -169,11 +178,11 @@ class RedisPipeline:
     async def open_spider(self, spider: Any) -> None:
         """Connect and look at the key: credentials or rights Redis refuses, or a key of
         another type, are a ``ConfigError``; a Redis out of reach a ``StorageError``."""
-        from skitter.frontier._redis._client import bytes_client
+        from skitter.frontier._redis._client import RedisTarget, bytes_client
         from skitter.frontier._redis._errors import classify
 
         self.key = self.key_pattern % {"spider": getattr(spider, "name", "") or ""}
-        self._client, _owned = bytes_client(self.url)
+        self._client, _owned = bytes_client(RedisTarget(self.url, *self._deployment))
         try:
             raw = await self._client.type(self.key)
             kind = raw.decode() if isinstance(raw, bytes) else str(raw)
