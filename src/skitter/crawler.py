@@ -136,7 +136,8 @@ class Crawler:
             # Count into Redis too (before any component takes the stats object), so the
             # job's totals add up over every worker.
             self.stats = cluster.stats(self.stats)
-            gate: Gate = cluster.gate(self.clock, self.stats, lease.lease_seconds)
+            limits = (settings["MAX_RATE"], settings["MAX_BURST"])
+            gate: Gate = cluster.gate(self.clock, self.stats, lease.lease_seconds, limits=limits)
         else:
             if self.job is not None:
                 frontier = self._job_store = self.job.frontier(spider)

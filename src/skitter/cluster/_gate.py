@@ -5,7 +5,9 @@ the concurrency and N times the rate a host agreed to. This gate makes both hold
 the whole job (SPEC §4):
 
 - **the project's rate**: a dispatch takes a token from the bucket every worker shares
-  (``RedisPoliteness.take_token``, one round trip); a token taken while no slot could
+  (``RedisPoliteness.take_token``, one round trip), at the rate of the job's control
+  record once one is set there (the script reads it: a rate set from the dashboard
+  holds for every worker from its next token on); a token taken while no slot could
   start is kept for the next dispatch. When the bucket is empty the gate answers no
   without asking again until the wait Redis named is over (at most a minute, so a rate
   raised meanwhile is seen);
@@ -40,16 +42,31 @@ _MAX_TOKEN_WAIT = 60.0
 class SharedBucket(PermitStore, Protocol):
     """What ``RedisPoliteness`` offers: slot permits and the job's token bucket."""
 
-    async def take_token(self, now: float, rate: float, burst: float) -> float: ...
+    async def take_token(
+        self,
+        now: float,
+        rate: float,
+        burst: float,
+        *,
+        max_rate: float | None = None,
+        max_burst: float | None = None,
+    ) -> float: ...
 
 
 class ClusterGate:
     """The job's shared token bucket and slot permits, for one worker's scheduler."""
 
     def __init__(
-        self, store: SharedBucket, *, clock: Clock, stats: StatsSink, lease_seconds: float
+        self,
+        store: SharedBucket,
+        *,
+        clock: Clock,
+        stats: StatsSink,
+        lease_seconds: float,
+        limits: tuple[float | None, float | None] = (None, None),
     ) -> None:
         self._store = store
+        self._limits = limits  # MAX_RATE, MAX_BURST
         self._clock = clock
         self._stats = stats
         self.permits = ClusterPermits(store, lease_seconds=lease_seconds)
@@ -67,6 +84,7 @@ class ClusterGate:
 
     def set_rate(self, rate: float | None, burst: float | None) -> None:
         self._rate, self._burst = rate, burst if rate is not None else None
+        self._token_wait_until = 0.0  # the wait was for the old rate: ask again
 
     async def admit(self) -> bool:
         """A token of the job's bucket for the next dispatch (kept if nothing could
@@ -77,7 +95,10 @@ class ClusterGate:
         now = self._clock.time()
         if now < self._token_wait_until:
             return False
-        wait = await self._store.take_token(now, rate, burst)
+        max_rate, max_burst = self._limits
+        wait = await self._store.take_token(
+            now, rate, burst, max_rate=max_rate, max_burst=max_burst
+        )
         if wait > 0:
             self._token_wait_until = now + min(wait, _MAX_TOKEN_WAIT)
             return False

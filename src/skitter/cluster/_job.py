@@ -92,9 +92,23 @@ class ClusterJob:
         assert self.frontier is not None
         return RedisPoliteness(self.frontier.client, self.frontier.keys, owner=self.owner)
 
-    def gate(self, clock: Clock, stats: StatsSink, lease_seconds: float) -> ClusterGate:
-        """The scheduler's gate: the job's token bucket and slot permits."""
-        return ClusterGate(self.politeness(), clock=clock, stats=stats, lease_seconds=lease_seconds)
+    def gate(
+        self,
+        clock: Clock,
+        stats: StatsSink,
+        lease_seconds: float,
+        *,
+        limits: tuple[float | None, float | None] = (None, None),
+    ) -> ClusterGate:
+        """The scheduler's gate: the job's token bucket and slot permits (``limits``:
+        this worker's MAX_RATE and MAX_BURST, beyond which it keeps its own rate)."""
+        return ClusterGate(
+            self.politeness(),
+            clock=clock,
+            stats=stats,
+            lease_seconds=lease_seconds,
+            limits=limits,
+        )
 
     def stats(self, local: LocalStats) -> RedisStats:
         """This worker's stats (kept in ``local``), also added to the job's totals."""
@@ -139,6 +153,7 @@ class ClusterJob:
             self._stats_task = asyncio.create_task(self._stats.run(), name="skitter-stats")
         if control is not None:
             self._presence = WorkerPresence(job_control, self.owner, control)
+            control.share_rate(self._presence.share_rate)  # its UI steers the whole job
             await self._presence.beat()  # a pause or rate set beforehand holds from the start
             self._presence_task = asyncio.create_task(self._presence.run(), name="skitter-presence")
 

@@ -3,8 +3,10 @@
 Each worker's ``SlotQueues`` keeps its own slots; with N workers that would be N times
 the concurrency and N times the rate a host agreed to. ``RedisPoliteness`` is the shared
 part: before a download starts, the worker takes a **permit** for the slot from Redis,
-and the project's **token bucket** lives in Redis too. Every check-and-take is one Lua
-script (one round trip), so two workers never both take the last permit or token.
+and the project's **token bucket** lives in Redis too, at the rate and burst of the job's
+control record (``_control``) once one is set there, so every worker runs at one rate.
+Every check-and-take is one Lua script (one round trip), so two workers never both take
+the last permit or token.
 
 A slot may start a download, for the whole cluster, when all of these hold:
 
@@ -159,17 +161,36 @@ class RedisPoliteness:
         return [bool(flag) for flag in await self._renew(keys, args)]
 
     @_translated
-    async def take_token(self, now: float, rate: float, burst: float) -> float:
+    async def take_token(
+        self,
+        now: float,
+        rate: float,
+        burst: float,
+        *,
+        max_rate: float | None = None,
+        max_burst: float | None = None,
+    ) -> float:
         """Take a token from the project's bucket: 0.0 if one was taken, else the seconds
         until one is available (``inf`` if never: a rate of 0, or a burst below 1).
 
-        ``rate`` and ``burst`` are passed on every call, so a change (web UI, API) applies
-        to the whole cluster from the next call on; tokens already earned are kept,
-        capped at the new burst."""
+        The rate and burst are the job's control record's once it has one (set from the
+        dashboard or any worker's UI: every worker's next call uses it); until then this
+        worker's own ``rate`` and ``burst``. ``max_rate`` and ``max_burst`` (MAX_RATE,
+        MAX_BURST) are this worker's limits: a record beyond them is not used (the
+        worker keeps its own, as it refuses to apply it), and ``max_burst`` caps the
+        default burst of a record that leaves the burst out. Tokens already earned are
+        kept, capped at a new burst."""
         _non_negative("rate", rate)
         _non_negative("burst", burst)
-        args = [self.time_source, lua_number(now), lua_number(rate), lua_number(burst)]
-        return float(await self._take([self.keys.bucket], args))
+        args = [
+            self.time_source,
+            lua_number(now),
+            lua_number(rate),
+            lua_number(burst),
+            _limit("max_burst", max_burst),
+            _limit("max_rate", max_rate),
+        ]
+        return float(await self._take([self.keys.bucket, self.keys.control], args))
 
     @_translated
     async def clear(self) -> int:
@@ -197,6 +218,10 @@ def _non_negative(name: str, value: float) -> float:
     if not (value >= 0 and math.isfinite(value)):
         raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
     return float(value)
+
+
+def _limit(name: str, value: float | None) -> str:
+    return "" if value is None else lua_number(_non_negative(name, value))
 
 
 def _positive(name: str, value: float) -> float:
