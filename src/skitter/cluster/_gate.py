@@ -11,10 +11,11 @@ the whole job (SPEC §4):
   start is kept for the next dispatch. When the bucket is empty the gate answers no
   without asking again until the wait Redis named is over (at most a minute, so a rate
   raised meanwhile is seen);
-- **each slot's concurrency, delay and back-off**: a download starts only with the
-  slot's permit from Redis (``ClusterPermits``, which hands a permit on to the next
-  download of a busy slot with no round trip), and gives it back when it ends, with
-  the back-off the slot met, which then holds for every worker.
+- **each slot's concurrency, delay, back-off and token bucket**: a download starts only
+  with the slot's permit from Redis (``ClusterPermits``, which hands a permit on to the
+  next download of a busy slot with no round trip; a slot with a DOWNLOAD_SLOT_RATE
+  also takes a token of its one cluster-wide bucket, in the same call), and gives it
+  back when it ends, with the back-off the slot met, which then holds for every worker.
 
 The local slot queues still decide first, so a worker never asks Redis for a slot it
 could not start anyway. Times sent to Redis are this worker's ``clock.time()``, which
@@ -31,7 +32,7 @@ from skitter._clock import Clock
 from skitter._types import StatsSink
 from skitter.cluster._permits import ClusterPermits, PermitStore
 from skitter.frontier import Lease
-from skitter.scheduler import SlotQueues
+from skitter.scheduler import RateLimits, SlotPolicy, SlotQueues
 
 __all__ = ["ClusterGate", "SharedBucket"]
 
@@ -111,12 +112,14 @@ class ClusterGate:
     async def acquire(self, slot: str, lease: Lease, slots: SlotQueues[Lease]) -> float:
         """The slot's permit across the job (its concurrency, delay and back-off hold
         for every worker): 0.0, or how long the job says the slot must wait."""
+        policy = slots.policies[slot]
         wait = await self.permits.take(
             slot,
             lease,
             self._clock.time(),
-            concurrency=slots.policies[slot].concurrency,
+            concurrency=policy.concurrency,
             delay=slots.stats(slot)[slot].delay,
+            bucket=_bucket(policy),
         )
         if wait > 0:
             self._stats.inc("scheduler/cluster_slot_waits")
@@ -136,6 +139,7 @@ class ClusterGate:
             backoff_until=until,
             delay=state.delay if state is not None else 0.0,
             more_queued=state is not None and state.queued > 0,
+            bucket=slots.policies[slot].rate is not None,
         )
 
     def wait_time(self) -> float | None:
@@ -151,3 +155,10 @@ class ClusterGate:
         if self.permits.reused:
             self._stats.inc("scheduler/cluster_permits_reused", self.permits.reused)
         await self.permits.close(self._clock.time())
+
+
+def _bucket(policy: SlotPolicy) -> tuple[float, float] | None:
+    """The slot's ``(rate, burst)``, its burst defaulted as the local bucket's is."""
+    if policy.rate is None:
+        return None
+    return policy.rate, RateLimits().burst_for(policy.rate, policy.burst)

@@ -11,8 +11,9 @@ keeps its permit as a *spare*, and the next download of that slot starts on it w
 round trip: the cluster's count of downloads in flight is the same either way. A spare
 goes back to the cluster when it was not used by the next upkeep (about a second), when
 it has been handed on for ``reuse_for`` seconds (so permits keep changing hands between
-workers sharing a busy slot), and when the crawl closes. A slot with a delay or a
-back-off takes a fresh permit for every download, which is what moves its pace on.
+workers sharing a busy slot), and when the crawl closes. A slot with a delay, a
+back-off or a token bucket of its own (DOWNLOAD_SLOT_RATE) takes a fresh permit for
+every download, which is what moves its pace on (and takes its token).
 """
 
 from __future__ import annotations
@@ -32,7 +33,14 @@ class PermitStore(Protocol):
     reach)."""
 
     async def acquire(
-        self, slot: str, now: float, *, concurrency: int, delay: float, lease_seconds: float
+        self,
+        slot: str,
+        now: float,
+        *,
+        concurrency: int,
+        delay: float,
+        lease_seconds: float,
+        bucket: tuple[float, float] | None = None,
     ) -> tuple[str | None, float]: ...
 
     async def release(
@@ -68,22 +76,35 @@ class ClusterPermits:
         return len(self._out) + sum(map(len, self._spares.values()))
 
     async def take(
-        self, slot: str, download: Hashable, now: float, *, concurrency: int, delay: float
+        self,
+        slot: str,
+        download: Hashable,
+        now: float,
+        *,
+        concurrency: int,
+        delay: float,
+        bucket: tuple[float, float] | None = None,
     ) -> float:
         """A permit for ``download`` (the scheduler passes the task's lease): 0.0 when it
-        has one, else the seconds the cluster says to wait."""
+        has one, else the seconds the cluster says to wait. ``bucket``: the slot's
+        ``(rate, burst)``, whose token every download takes from Redis (no spare)."""
         spares = self._spares.get(slot)
         if spares:
             permit = spares.pop()
             if not spares:
                 del self._spares[slot]
-            if delay == 0:
+            if delay == 0 and bucket is None:
                 self._out[download] = permit
                 self.reused += 1
                 return 0.0
             await self._release(permit, now)  # the slot was given a delay meanwhile
         permit_id, wait = await self.store.acquire(
-            slot, now, concurrency=concurrency, delay=delay, lease_seconds=self.lease_seconds
+            slot,
+            now,
+            concurrency=concurrency,
+            delay=delay,
+            lease_seconds=self.lease_seconds,
+            bucket=bucket,
         )
         if permit_id is None:
             return wait
@@ -98,16 +119,19 @@ class ClusterPermits:
         backoff_until: float | None,
         delay: float,
         more_queued: bool,
+        bucket: bool = False,
     ) -> None:
         """``download`` ended: keep its permit as a spare if the slot can use it
-        at once (more tasks queued here, no delay, no back-off), else return it, with the
-        back-off (epoch seconds) that every worker must respect."""
+        at once (more tasks queued here, no delay, no back-off, no bucket of its own),
+        else return it, with the back-off (epoch seconds) that every worker must
+        respect."""
         permit = self._out.pop(download, None)
         if permit is None:
             return
         if (
             more_queued
             and delay == 0
+            and not bucket
             and backoff_until is None
             and now - permit.acquired < self.reuse_for
         ):

@@ -28,6 +28,10 @@ slot keys expire (PEXPIRE) ``idle_ttl`` seconds after the last thing they hold h
 passed, so a crawl of a million hosts does not leave a million keys behind; a slot
 without a delay or back-off keeps no pace key at all.
 
+A slot's own token bucket (DOWNLOAD_SLOT_RATE) is in its pace key too, taken in the
+acquire script with the permit: one bucket per slot for the cluster, so N workers
+share its rate instead of multiplying it.
+
 Round trips: ``acquire``, ``release``, ``renew`` (any number of permits) and
 ``take_token`` are one EVALSHA each (plus one SCRIPT LOAD per script after a Redis
 restart). Redis errors read as they do from the frontier (``frontier._redis._errors``):
@@ -97,14 +101,23 @@ class RedisPoliteness:
 
     @_translated
     async def acquire(
-        self, slot: str, now: float, *, concurrency: int, delay: float, lease_seconds: float
+        self,
+        slot: str,
+        now: float,
+        *,
+        concurrency: int,
+        delay: float,
+        lease_seconds: float,
+        bucket: tuple[float, float] | None = None,
     ) -> tuple[str | None, float]:
         """Take a download permit for ``slot``: ``(permit_id, 0.0)`` when granted, else
         ``(None, seconds to wait before trying again)``.
 
         ``delay`` is the pause before the next start by any worker, as the caller computed
         it (randomized, AutoThrottle's, robots.txt's Crawl-delay); ``lease_seconds`` how
-        long the permit lasts unless released or renewed."""
+        long the permit lasts unless released or renewed. ``bucket`` is the slot's
+        ``(rate, burst)`` (DOWNLOAD_SLOT_RATE): one token bucket per slot for the whole
+        cluster, taken in the same call as the permit (no permit without a token)."""
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise ValueError(f"slot concurrency must be an integer >= 1, got {concurrency!r}")
         _non_negative("delay", delay)
@@ -120,6 +133,9 @@ class RedisPoliteness:
             lua_number(self.busy_wait),
             lua_number(self.idle_ttl),
         ]
+        if bucket is not None:
+            rate, burst = bucket
+            args += [lua_number(_positive("rate", rate)), lua_number(_positive("burst", burst))]
         wait = float(await self._acquire([self.keys.permits(slot), self.keys.pace(slot)], args))
         return (permit, 0.0) if wait <= 0 else (None, wait)
 

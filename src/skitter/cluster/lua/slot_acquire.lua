@@ -2,7 +2,8 @@
 -- together (RedisPoliteness.acquire). _clock.lua comes first.
 --
 -- KEYS[1] permits   zset: permit id -> expiry (when it lapses if never released)
--- KEYS[2] pace      hash: next (earliest next start), backoff (end of a back-off)
+-- KEYS[2] pace      hash: next (earliest next start), backoff (end of a back-off), and
+--                   the slot's token bucket (DOWNLOAD_SLOT_RATE): tokens, stamp
 -- ARGV[1] clock, ARGV[2] the caller's now (see _clock.lua)
 -- ARGV[3] concurrency    permits the slot may have out at once
 -- ARGV[4] delay          seconds from this start to the next one
@@ -10,12 +11,18 @@
 -- ARGV[6] permit id      unique: owner, object and call
 -- ARGV[7] busy wait      the answer when only a finishing download can free the slot
 -- ARGV[8] idle ttl       seconds each key outlives what it holds
+-- ARGV[9] rate           the slot's token bucket: starts per second ("" = no bucket)
+-- ARGV[10] burst         the most tokens it holds (>= 1)
 -- Returns "0" when the permit is granted (and recorded), else the seconds to wait before
 -- trying again; a string, since Redis truncates a Lua number reply to an integer.
 --
 -- Every time is Redis's (NOW): a worker whose clock runs ahead cannot see another's
 -- permits lapse early, nor its delays end early. A permit scored +inf (never lapsing)
 -- or a pace that is not a finite number was not written by a worker: it is dropped.
+--
+-- The slot's bucket is one for the whole cluster, taken in this same call as the permit:
+-- workers joining or dying do not change its rate, and it starts full (the burst holds
+-- for the cluster from the first request). The same rule as scheduler/_tokenbucket.py.
 
 local K_PERMITS, K_PACE = KEYS[1], KEYS[2]
 local concurrency = tonumber(ARGV[3])
@@ -23,6 +30,8 @@ local delay = tonumber(ARGV[4])
 local expiry = NOW + tonumber(ARGV[5])
 local busy_wait = tonumber(ARGV[7])
 local idle_ttl = tonumber(ARGV[8])
+local rate, burst = tonumber(ARGV[9]), tonumber(ARGV[10])
+local EPSILON = 1e-9
 
 -- Milliseconds until `until_` plus the grace, at least 1.
 local function ttl(until_)
@@ -34,10 +43,13 @@ end
 redis.call('ZREMRANGEBYSCORE', K_PERMITS, '-inf', num(NOW))
 redis.call('ZREMRANGEBYSCORE', K_PERMITS, '+inf', '+inf')
 
-local pace = redis.call('HMGET', K_PACE, 'next', 'backoff')
+local pace = redis.call('HMGET', K_PACE, 'next', 'backoff', 'tokens', 'stamp')
 local next_start, backoff = stored_number(pace[1]), stored_number(pace[2])
-if (pace[1] and not next_start) or (pace[2] and not backoff) then
+local tokens, stamp = stored_number(pace[3]), stored_number(pace[4])
+if (pace[1] and not next_start) or (pace[2] and not backoff)
+    or (pace[3] and not tokens) or (pace[4] and not stamp) then
   redis.call('DEL', K_PACE)
+  next_start, backoff, tokens, stamp = nil, nil, nil, nil
 end
 next_start, backoff = next_start or 0, backoff or 0
 local start_at = math.max(next_start, backoff)
@@ -51,17 +63,49 @@ if redis.call('ZCARD', K_PERMITS) >= concurrency then
   return num(math.min(busy_wait, tonumber(first[2]) - NOW))
 end
 
+-- The slot's bucket, brought up to NOW (the stamp never goes back).
+if rate then
+  if not tokens or not stamp or tokens < 0 then
+    tokens, stamp = burst, NOW  -- none yet (or forgotten once full): start full
+  end
+  if NOW > stamp then
+    tokens = tokens + (NOW - stamp) * rate
+    stamp = NOW
+  end
+  tokens = math.min(tokens, burst)
+  if tokens + EPSILON < 1 then
+    if rate <= 0 or burst < 1 then
+      return num(busy_wait * 20)  -- never: look again now and then (a new rate)
+    end
+    return num((1 - tokens) / rate)
+  end
+  tokens = math.max(0, tokens - 1)
+end
+
 redis.call('ZADD', K_PERMITS, num(expiry), ARGV[6])
 local last = redis.call('ZRANGE', K_PERMITS, -1, -1, 'WITHSCORES')
 redis.call('PEXPIRE', K_PERMITS, ttl(math.max(expiry, tonumber(last[2]))))
 
-if backoff > 0 then
+-- What the pace key holds, and until when it matters: a full bucket is as good as none.
+local keep = 0
+if backoff and backoff > 0 then
   redis.call('HDEL', K_PACE, 'backoff') -- over: forget it
 end
 if delay > 0 then
   redis.call('HSET', K_PACE, 'next', num(NOW + delay))
-  redis.call('PEXPIRE', K_PACE, ttl(NOW + delay))
-elseif next_start > 0 then
+  keep = NOW + delay
+elseif next_start and next_start > 0 then
   redis.call('HDEL', K_PACE, 'next') -- a slot without delay keeps no pace key
+end
+if rate then
+  redis.call('HSET', K_PACE, 'tokens', num(tokens), 'stamp', num(stamp))
+  local full = NOW
+  if rate > 0 then
+    full = NOW + (burst - tokens) / rate
+  end
+  keep = math.max(keep, full)
+end
+if keep > 0 then
+  redis.call('PEXPIRE', K_PACE, ttl(keep))
 end
 return '0'

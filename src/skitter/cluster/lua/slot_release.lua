@@ -2,7 +2,8 @@
 -- workers (RedisPoliteness.release). _clock.lua comes first.
 --
 -- KEYS[1] permits   zset: permit id -> expiry
--- KEYS[2] pace      hash: next (earliest next start), backoff (end of a back-off)
+-- KEYS[2] pace      hash: next (earliest next start), backoff (end of a back-off), and
+--                   the slot's token bucket (see slot_acquire.lua)
 -- ARGV[1] clock, ARGV[2] the caller's now (see _clock.lua)
 -- ARGV[3] permit id
 -- ARGV[4] backoff until  epoch seconds on the caller's clock (moved by SKEW), or "" for
@@ -29,7 +30,10 @@ if ARGV[4] ~= '' then
   if until_ > NOW and until_ > backoff then
     redis.call('HSET', K_PACE, 'backoff', num(until_))
     local last = math.max(until_, next_start)
-    redis.call('PEXPIRE', K_PACE, math.max(1, math.ceil((last - NOW + idle_ttl) * 1000)))
+    local ms = math.max(1, math.ceil((last - NOW + idle_ttl) * 1000))
+    if redis.call('PTTL', K_PACE) < ms then  -- never cut what the key holds (its bucket)
+      redis.call('PEXPIRE', K_PACE, ms)
+    end
   end
 end
 return released
