@@ -58,7 +58,9 @@ class RecordingGate:
             raise answer
         return answer
 
-    async def release(self, slot: str, lease: Lease, slots: SlotQueues[Lease]) -> None:
+    async def release(
+        self, slot: str, lease: Lease, slots: SlotQueues[Lease], *, ok: bool = True
+    ) -> None:
         self.calls.append(("release", slot, lease.taskid))
 
     def wait_time(self) -> float | None:

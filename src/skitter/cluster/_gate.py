@@ -15,7 +15,10 @@ the whole job (SPEC §4):
   with the slot's permit from Redis (``ClusterPermits``, which hands a permit on to the
   next download of a busy slot with no round trip; a slot with a DOWNLOAD_SLOT_RATE
   also takes a token of its one cluster-wide bucket, in the same call), and gives it
-  back when it ends, with the back-off the slot met, which then holds for every worker.
+  back when it ends, with the back-off the slot met, which then holds for every worker;
+- **each slot's circuit breaker** (DOWNLOAD_SLOT_BREAKER_THRESHOLD): the outcome goes
+  back with the permit, and the breaker in Redis opens for every worker after that many
+  failures in a row by any of them (the local breakers still count their own).
 
 The local slot queues still decide first, so a worker never asks Redis for a slot it
 could not start anyway. Times sent to Redis are this worker's ``clock.time()``, which
@@ -120,14 +123,18 @@ class ClusterGate:
             concurrency=policy.concurrency,
             delay=slots.stats(slot)[slot].delay,
             bucket=_bucket(policy),
+            breaker=_breaker(policy),
         )
         if wait > 0:
             self._stats.inc("scheduler/cluster_slot_waits")
         return wait
 
-    async def release(self, slot: str, lease: Lease, slots: SlotQueues[Lease]) -> None:
+    async def release(
+        self, slot: str, lease: Lease, slots: SlotQueues[Lease], *, ok: bool = True
+    ) -> None:
         """Hand the permit back (or on, to the slot's next download), with the slot's
-        back-off moved onto the epoch clock, for every worker."""
+        back-off moved onto the epoch clock, for every worker, and the outcome ``ok``
+        for the slot's breaker (shared by every worker too)."""
         state = slots.stats(slot).get(slot)
         now = self._clock.time()
         until = None
@@ -140,6 +147,7 @@ class ClusterGate:
             delay=state.delay if state is not None else 0.0,
             more_queued=state is not None and state.queued > 0,
             bucket=slots.policies[slot].rate is not None,
+            ok=ok,
         )
 
     def wait_time(self) -> float | None:
@@ -155,6 +163,13 @@ class ClusterGate:
         if self.permits.reused:
             self._stats.inc("scheduler/cluster_permits_reused", self.permits.reused)
         await self.permits.close(self._clock.time())
+
+
+def _breaker(policy: SlotPolicy) -> tuple[int, float, int] | None:
+    """The slot's circuit breaker ``(threshold, pause, probes)``, or None without one."""
+    if policy.breaker_threshold <= 0:
+        return None
+    return policy.breaker_threshold, policy.breaker_pause, policy.breaker_probes
 
 
 def _bucket(policy: SlotPolicy) -> tuple[float, float] | None:

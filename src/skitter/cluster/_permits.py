@@ -12,8 +12,9 @@ round trip: the cluster's count of downloads in flight is the same either way. A
 goes back to the cluster when it was not used by the next upkeep (about a second), when
 it has been handed on for ``reuse_for`` seconds (so permits keep changing hands between
 workers sharing a busy slot), and when the crawl closes. A slot with a delay, a
-back-off or a token bucket of its own (DOWNLOAD_SLOT_RATE) takes a fresh permit for
-every download, which is what moves its pace on (and takes its token).
+back-off, a token bucket (DOWNLOAD_SLOT_RATE) or a circuit breaker of its own takes a
+fresh permit for every download, which is what moves its pace on (takes its token,
+counts its outcome).
 """
 
 from __future__ import annotations
@@ -41,10 +42,18 @@ class PermitStore(Protocol):
         delay: float,
         lease_seconds: float,
         bucket: tuple[float, float] | None = None,
+        breaker: tuple[int, float, int] | None = None,
     ) -> tuple[str | None, float]: ...
 
     async def release(
-        self, slot: str, permit_id: str, now: float, *, backoff_until: float | None = None
+        self,
+        slot: str,
+        permit_id: str,
+        now: float,
+        *,
+        backoff_until: float | None = None,
+        ok: bool = True,
+        breaker: tuple[int, float, int] | None = None,
     ) -> bool: ...
 
     async def renew(
@@ -58,6 +67,7 @@ class _Permit:
     id: str
     acquired: float  # epoch seconds
     parked: float = 0.0  # when it became a spare
+    breaker: tuple[int, float, int] | None = None  # the slot's, fed at release
 
 
 class ClusterPermits:
@@ -84,16 +94,18 @@ class ClusterPermits:
         concurrency: int,
         delay: float,
         bucket: tuple[float, float] | None = None,
+        breaker: tuple[int, float, int] | None = None,
     ) -> float:
         """A permit for ``download`` (the scheduler passes the task's lease): 0.0 when it
         has one, else the seconds the cluster says to wait. ``bucket``: the slot's
-        ``(rate, burst)``, whose token every download takes from Redis (no spare)."""
+        ``(rate, burst)``, whose token every download takes from Redis; ``breaker``: its
+        ``(threshold, pause, probes)``, which every download asks in Redis (no spare)."""
         spares = self._spares.get(slot)
         if spares:
             permit = spares.pop()
             if not spares:
                 del self._spares[slot]
-            if delay == 0 and bucket is None:
+            if delay == 0 and bucket is None and breaker is None:
                 self._out[download] = permit
                 self.reused += 1
                 return 0.0
@@ -105,10 +117,11 @@ class ClusterPermits:
             delay=delay,
             lease_seconds=self.lease_seconds,
             bucket=bucket,
+            breaker=breaker,
         )
         if permit_id is None:
             return wait
-        self._out[download] = _Permit(slot, permit_id, now)
+        self._out[download] = _Permit(slot, permit_id, now, breaker=breaker)
         return 0.0
 
     async def give_back(
@@ -120,11 +133,12 @@ class ClusterPermits:
         delay: float,
         more_queued: bool,
         bucket: bool = False,
+        ok: bool = True,
     ) -> None:
         """``download`` ended: keep its permit as a spare if the slot can use it
-        at once (more tasks queued here, no delay, no back-off, no bucket of its own),
-        else return it, with the back-off (epoch seconds) that every worker must
-        respect."""
+        at once (more tasks queued here, no delay, no back-off, no bucket or breaker of
+        its own), else return it, with the back-off (epoch seconds) that every worker
+        must respect, and ``ok`` (its outcome) for the slot's breaker."""
         permit = self._out.pop(download, None)
         if permit is None:
             return
@@ -132,13 +146,14 @@ class ClusterPermits:
             more_queued
             and delay == 0
             and not bucket
+            and permit.breaker is None
             and backoff_until is None
             and now - permit.acquired < self.reuse_for
         ):
             permit.parked = now
             self._spares.setdefault(permit.slot, []).append(permit)
             return
-        await self._release(permit, now, backoff_until)
+        await self._release(permit, now, backoff_until, ok)
 
     async def upkeep(self, now: float, renew: bool) -> None:
         """Return the spares nobody used since the last upkeep; with ``renew``, extend
@@ -173,7 +188,20 @@ class ClusterPermits:
             yield from spares
 
     async def _release(
-        self, permit: _Permit, now: float, backoff_until: float | None = None
+        self,
+        permit: _Permit,
+        now: float,
+        backoff_until: float | None = None,
+        ok: bool | None = None,
     ) -> None:
+        """``ok``: the download's outcome, for the slot's breaker (None: none, as for a
+        spare or a download still running at close)."""
         with contextlib.suppress(FrontierUnavailable):  # the permit's lease expires
-            await self.store.release(permit.slot, permit.id, now, backoff_until=backoff_until)
+            await self.store.release(
+                permit.slot,
+                permit.id,
+                now,
+                backoff_until=backoff_until,
+                ok=bool(ok),
+                breaker=permit.breaker if ok is not None else None,
+            )

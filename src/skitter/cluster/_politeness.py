@@ -30,7 +30,8 @@ without a delay or back-off keeps no pace key at all.
 
 A slot's own token bucket (DOWNLOAD_SLOT_RATE) is in its pace key too, taken in the
 acquire script with the permit: one bucket per slot for the cluster, so N workers
-share its rate instead of multiplying it.
+share its rate instead of multiplying it; so is its circuit breaker (failures in a row
+counted by ``release``, open and half-open checked by ``acquire``).
 
 Round trips: ``acquire``, ``release``, ``renew`` (any number of permits) and
 ``take_token`` are one EVALSHA each (plus one SCRIPT LOAD per script after a Redis
@@ -55,7 +56,10 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
     from redis.typing import EncodableT
 
-__all__ = ["RedisPoliteness"]
+__all__ = ["Breaker", "RedisPoliteness"]
+
+#: A slot's circuit breaker: (threshold, pause seconds, probes).
+Breaker = tuple[int, float, int]
 
 #: Where the scripts are: ``skitter/cluster/lua``.
 _LUA = "skitter.cluster"
@@ -109,6 +113,7 @@ class RedisPoliteness:
         delay: float,
         lease_seconds: float,
         bucket: tuple[float, float] | None = None,
+        breaker: Breaker | None = None,
     ) -> tuple[str | None, float]:
         """Take a download permit for ``slot``: ``(permit_id, 0.0)`` when granted, else
         ``(None, seconds to wait before trying again)``.
@@ -117,7 +122,9 @@ class RedisPoliteness:
         it (randomized, AutoThrottle's, robots.txt's Crawl-delay); ``lease_seconds`` how
         long the permit lasts unless released or renewed. ``bucket`` is the slot's
         ``(rate, burst)`` (DOWNLOAD_SLOT_RATE): one token bucket per slot for the whole
-        cluster, taken in the same call as the permit (no permit without a token)."""
+        cluster, taken in the same call as the permit (no permit without a token).
+        ``breaker`` is the slot's ``(threshold, pause, probes)``: its circuit breaker,
+        also one for the cluster (``release`` counts the outcomes)."""
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise ValueError(f"slot concurrency must be an integer >= 1, got {concurrency!r}")
         _non_negative("delay", delay)
@@ -136,16 +143,27 @@ class RedisPoliteness:
         if bucket is not None:
             rate, burst = bucket
             args += [lua_number(_positive("rate", rate)), lua_number(_positive("burst", burst))]
+        else:
+            args += ["", ""]
+        args += _breaker_args(breaker)
         wait = float(await self._acquire([self.keys.permits(slot), self.keys.pace(slot)], args))
         return (permit, 0.0) if wait <= 0 else (None, wait)
 
     @_translated
     async def release(
-        self, slot: str, permit_id: str, now: float, *, backoff_until: float | None = None
+        self,
+        slot: str,
+        permit_id: str,
+        now: float,
+        *,
+        backoff_until: float | None = None,
+        ok: bool = True,
+        breaker: Breaker | None = None,
     ) -> bool:
         """Give the permit back. ``backoff_until`` (epoch seconds, after a 429/503 or a
         Retry-After) keeps every worker off the slot until then; back-offs from several
-        workers never shorten each other. False if the permit had already lapsed."""
+        workers never shorten each other. With the slot's ``breaker`` (see ``acquire``),
+        ``ok`` (the download's outcome) feeds it. False if the permit had lapsed."""
         args = [
             self.time_source,
             lua_number(now),
@@ -153,6 +171,9 @@ class RedisPoliteness:
             "" if backoff_until is None else lua_number(backoff_until),
             lua_number(self.idle_ttl),
         ]
+        if breaker is not None:
+            threshold, pause, probes = _breaker_args(breaker)
+            args += ["1" if ok else "0", threshold, probes, pause]
         released = await self._release([self.keys.permits(slot), self.keys.pace(slot)], args)
         return bool(released)
 
@@ -234,6 +255,15 @@ def _non_negative(name: str, value: float) -> float:
     if not (value >= 0 and math.isfinite(value)):
         raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
     return float(value)
+
+
+def _breaker_args(breaker: Breaker | None) -> list[str]:
+    if breaker is None:
+        return ["", "", ""]
+    threshold, pause, probes = breaker
+    if threshold < 1 or probes < 1:
+        raise ValueError(f"breaker threshold and probes must be >= 1, got {breaker!r}")
+    return [str(int(threshold)), lua_number(_non_negative("pause", pause)), str(int(probes))]
 
 
 def _limit(name: str, value: float | None) -> str:

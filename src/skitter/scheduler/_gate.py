@@ -18,8 +18,9 @@ given the same way, and never asks which it is.
    what it took for it until ``release``; else the seconds to wait, and the scheduler
    puts the task back with its slot waiting that long.
 3. ``dispatched()`` when it hands the task out (after an ``acquire`` of 0.0).
-4. ``release(slot, lease, slots)`` once the download ended and the slot queues have
-   learned from it (back-off, delay): exactly once for each ``acquire`` of 0.0.
+4. ``release(slot, lease, slots, ok=...)`` once the download ended and the slot queues
+   have learned from it (back-off, delay; ``ok``: its outcome, for a shared breaker):
+   exactly once for each ``acquire`` of 0.0.
 
 ``upkeep(renew)`` runs about once a second (``renew``: the scheduler renews its leases
 now, and the gate extends whatever it holds that lapses); ``close()`` once, when the
@@ -71,7 +72,9 @@ class Gate(Protocol):
 
     async def acquire(self, slot: str, lease: Lease, slots: SlotQueues[Lease]) -> float: ...
 
-    async def release(self, slot: str, lease: Lease, slots: SlotQueues[Lease]) -> None: ...
+    async def release(
+        self, slot: str, lease: Lease, slots: SlotQueues[Lease], *, ok: bool = True
+    ) -> None: ...
 
     def wait_time(self) -> float | None: ...
 
@@ -143,7 +146,9 @@ class LocalGate:
     async def acquire(self, slot: str, lease: Lease, slots: SlotQueues[Lease]) -> float:
         return 0.0
 
-    async def release(self, slot: str, lease: Lease, slots: SlotQueues[Lease]) -> None:
+    async def release(
+        self, slot: str, lease: Lease, slots: SlotQueues[Lease], *, ok: bool = True
+    ) -> None:
         return None
 
     def wait_time(self) -> float | None:

@@ -3,7 +3,8 @@
 --
 -- KEYS[1] permits   zset: permit id -> expiry (when it lapses if never released)
 -- KEYS[2] pace      hash: next (earliest next start), backoff (end of a back-off), and
---                   the slot's token bucket (DOWNLOAD_SLOT_RATE): tokens, stamp
+--                   the slot's token bucket (DOWNLOAD_SLOT_RATE): tokens, stamp, and
+--                   its circuit breaker: bstate (open/half), bat, bsent, bfail
 -- ARGV[1] clock, ARGV[2] the caller's now (see _clock.lua)
 -- ARGV[3] concurrency    permits the slot may have out at once
 -- ARGV[4] delay          seconds from this start to the next one
@@ -13,6 +14,8 @@
 -- ARGV[8] idle ttl       seconds each key outlives what it holds
 -- ARGV[9] rate           the slot's token bucket: starts per second ("" = no bucket)
 -- ARGV[10] burst         the most tokens it holds (>= 1)
+-- ARGV[11] threshold     the slot's circuit breaker: failures in a row that open it
+--                        ("" = no breaker); ARGV[12] its pause (seconds); ARGV[13] probes
 -- Returns "0" when the permit is granted (and recorded), else the seconds to wait before
 -- trying again; a string, since Redis truncates a Lua number reply to an integer.
 --
@@ -23,6 +26,9 @@
 -- The slot's bucket is one for the whole cluster, taken in this same call as the permit:
 -- workers joining or dying do not change its rate, and it starts full (the burst holds
 -- for the cluster from the first request). The same rule as scheduler/_tokenbucket.py.
+-- So is its circuit breaker (scheduler/_breaker.py's rule; slot_release.lua counts the
+-- failures): open, no worker starts the slot until the pause is over; half-open, the
+-- cluster sends `probes` downloads, and a new round after a pause without an answer.
 
 local K_PERMITS, K_PACE = KEYS[1], KEYS[2]
 local concurrency = tonumber(ARGV[3])
@@ -55,6 +61,30 @@ next_start, backoff = next_start or 0, backoff or 0
 local start_at = math.max(next_start, backoff)
 if start_at > NOW then
   return num(start_at - NOW)
+end
+
+local threshold, pause, probes = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
+local probe, breaker_until = false, nil
+if threshold then
+  local b = redis.call('HMGET', K_PACE, 'bstate', 'bat', 'bsent')
+  local bstate, bat, bsent = b[1], stored_number(b[2]) or 0, tonumber(b[3]) or 0
+  if bstate == 'open' then
+    if NOW < bat + pause then
+      return num(bat + pause - NOW)
+    end
+    bstate, bat, bsent = 'half', NOW, 0 -- the pause is over: probes
+    redis.call('HSET', K_PACE, 'bstate', 'half', 'bat', num(bat), 'bsent', 0, 'bfail', 0)
+  end
+  if bstate == 'half' then
+    if bsent >= probes then
+      if NOW < bat + pause then
+        return num(bat + pause - NOW) -- every probe out: wait for their answers
+      end
+      bat = NOW -- no answer for a whole pause: a new round of probes
+      redis.call('HSET', K_PACE, 'bat', num(bat), 'bsent', 0, 'bfail', 0)
+    end
+    probe, breaker_until = true, bat + pause
+  end
 end
 
 if redis.call('ZCARD', K_PERMITS) >= concurrency then
@@ -105,7 +135,11 @@ if rate then
   end
   keep = math.max(keep, full)
 end
-if keep > 0 then
+if probe then
+  redis.call('HINCRBY', K_PACE, 'bsent', 1)
+  keep = math.max(keep, breaker_until)
+end
+if keep > 0 and redis.call('PTTL', K_PACE) < ttl(keep) then -- never cut a failure count short
   redis.call('PEXPIRE', K_PACE, ttl(keep))
 end
 return '0'

@@ -9,6 +9,8 @@
 -- ARGV[4] backoff until  epoch seconds on the caller's clock (moved by SKEW), or "" for
 --                        no back-off
 -- ARGV[5] idle ttl       seconds the pace key outlives what it holds
+-- ARGV[6] outcome        "1" the download succeeded, "0" it failed, "" the slot has no
+--                        circuit breaker; ARGV[7] threshold, ARGV[8] probes, ARGV[9] pause
 -- Returns 1 if the permit was still held, 0 if it had lapsed (its lease ran out, so
 -- another download may have its place already) or was never granted.
 
@@ -33,6 +35,36 @@ if ARGV[4] ~= '' then
     local ms = math.max(1, math.ceil((last - NOW + idle_ttl) * 1000))
     if redis.call('PTTL', K_PACE) < ms then  -- never cut what the key holds (its bucket)
       redis.call('PEXPIRE', K_PACE, ms)
+    end
+  end
+end
+-- The slot's circuit breaker (see slot_acquire.lua): a success closes it, `threshold`
+-- failures in a row (by any workers) open it for `pause`, as do `probes` failed probes.
+-- Results that arrive while it is open belong to downloads sent before: ignored.
+if ARGV[6] and ARGV[6] ~= '' then
+  local threshold, probes, pause = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+  local b = redis.call('HMGET', K_PACE, 'bstate', 'bfail')
+  local bstate, bfail = b[1], tonumber(b[2]) or 0
+  if bstate ~= 'open' then
+    local keep = NOW
+    if ARGV[6] == '1' then
+      redis.call('HDEL', K_PACE, 'bstate', 'bat', 'bsent', 'bfail')
+    else
+      bfail = bfail + 1
+      local limit = threshold
+      if bstate == 'half' then
+        limit = probes
+      end
+      if bfail >= limit then
+        redis.call('HSET', K_PACE, 'bstate', 'open', 'bat', num(NOW), 'bsent', 0, 'bfail', bfail)
+        keep = NOW + pause
+      else
+        redis.call('HSET', K_PACE, 'bfail', bfail)
+      end
+      local ms = math.max(1, math.ceil((keep - NOW + idle_ttl) * 1000))
+      if redis.call('PTTL', K_PACE) < ms then
+        redis.call('PEXPIRE', K_PACE, ms)
+      end
     end
   end
 end
