@@ -2,8 +2,9 @@
 
 The crawler (the composition root) asks it for what a worker runs on instead of the
 local parts: the job's ``RedisFrontier``, the scheduler's ``ClusterGate`` (the job's
-shared token bucket and slot permits), ``RedisStats`` (this worker's counts, added to
-the job's totals), the ``StartClaim`` (start requests fed by one worker at a time).
+shared token bucket and slot permits), the downloader's robots.txt cache
+(``RedisRobotsCache``), ``RedisStats`` (this worker's counts, added to the job's
+totals), the ``StartClaim`` (start requests fed by one worker at a time).
 ``open`` joins the job (creating it if needed) and starts the heartbeats
 (``WorkerPresence``); ``close`` flushes the stats once more and, without REDIS_PERSIST,
 lets the last worker out clear the job's keys.
@@ -27,6 +28,7 @@ from skitter.cluster._control import JobControl
 from skitter.cluster._gate import ClusterGate
 from skitter.cluster._politeness import RedisPoliteness
 from skitter.cluster._presence import Steered, WorkerPresence
+from skitter.cluster._robots import RedisRobotsCache
 from skitter.cluster._start_claim import StartClaim
 from skitter.cluster._stats import LocalStats, RedisStats
 from skitter.exceptions import ConfigError, FrontierOutage, FrontierUnavailable, JobStateLost
@@ -91,6 +93,11 @@ class ClusterJob:
         """The job's slot permits and token bucket, shared by every worker."""
         assert self.frontier is not None
         return RedisPoliteness(self.frontier.client, self.frontier.keys, owner=self.owner)
+
+    def robots_cache(self) -> RedisRobotsCache:
+        """robots.txt fetched once per origin for the job (RobotsTxtMiddleware's cache)."""
+        assert self.frontier is not None
+        return RedisRobotsCache(self.frontier.client, self.frontier.keys)
 
     def gate(
         self,

@@ -236,7 +236,7 @@ class RedisPoliteness:
         Slot keys are found with SCAN, so this costs a round trip per thousand keys; the
         crawl should not be running."""
         deleted = int(await self.client.delete(self.keys.bucket))
-        for kind in ("permits", "pace"):
+        for kind in ("permits", "pace", "robots"):
             pattern = self.keys.scan(kind)
             batch: list[bytes] = []
             async for key in self.client.scan_iter(match=pattern, count=1000):
