@@ -102,7 +102,9 @@ async def test_a_spare_permit_is_never_handed_on_for_a_bucket_slot(
     mine = ClusterPermits(store, lease_seconds=LEASE)
     bucket = (1.0, 1.0)
     assert await mine.take(HOST, "t1", T0, concurrency=2, delay=0, bucket=bucket) == 0.0
-    await mine.give_back("t1", T0 + 0.1, backoff_until=None, delay=0, more_queued=True, bucket=True)
+    await mine.give_back(
+        "t1", T0 + 0.1, backoff_until=None, delay=0, more_queued=True, own_pace=True
+    )
     assert len(mine) == 0, "given back: the next download must take a token"
     assert await mine.take(HOST, "t2", T0 + 0.1, concurrency=2, delay=0, bucket=bucket) > 0
     assert mine.reused == 0

@@ -59,7 +59,14 @@ class RecordingGate:
         return answer
 
     async def release(
-        self, slot: str, lease: Lease, slots: SlotQueues[Lease], *, ok: bool = True
+        self,
+        slot: str,
+        lease: Lease,
+        slots: SlotQueues[Lease],
+        *,
+        ok: bool = True,
+        latency: float | None = None,
+        status: int | None = None,
     ) -> None:
         self.calls.append(("release", slot, lease.taskid))
 

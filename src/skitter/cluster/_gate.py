@@ -18,7 +18,9 @@ the whole job (SPEC §4):
   back when it ends, with the back-off the slot met, which then holds for every worker;
 - **each slot's circuit breaker** (DOWNLOAD_SLOT_BREAKER_THRESHOLD): the outcome goes
   back with the permit, and the breaker in Redis opens for every worker after that many
-  failures in a row by any of them (the local breakers still count their own).
+  failures in a row by any of them (the local breakers still count their own);
+- **each slot's AutoThrottle**: every worker's latency samples go back with the permit
+  and move one delay per slot in Redis, which the slot's pace then uses.
 
 The local slot queues still decide first, so a worker never asks Redis for a slot it
 could not start anyway. Times sent to Redis are this worker's ``clock.time()``, which
@@ -116,26 +118,41 @@ class ClusterGate:
         """The slot's permit across the job (its concurrency, delay and back-off hold
         for every worker): 0.0, or how long the job says the slot must wait."""
         policy = slots.policies[slot]
+        throttle = _throttle(policy, slots)
+        if throttle is None:
+            delay = slots.stats(slot)[slot].delay
+        else:  # the cluster's AutoThrottle delay, above the slot's own floor
+            delay = max(policy.delay, slots.crawl_delay(slot))
         wait = await self.permits.take(
             slot,
             lease,
             self._clock.time(),
             concurrency=policy.concurrency,
-            delay=slots.stats(slot)[slot].delay,
+            delay=delay,
             bucket=_bucket(policy),
             breaker=_breaker(policy),
+            throttle_start=None if throttle is None else throttle[0],
         )
         if wait > 0:
             self._stats.inc("scheduler/cluster_slot_waits")
         return wait
 
     async def release(
-        self, slot: str, lease: Lease, slots: SlotQueues[Lease], *, ok: bool = True
+        self,
+        slot: str,
+        lease: Lease,
+        slots: SlotQueues[Lease],
+        *,
+        ok: bool = True,
+        latency: float | None = None,
+        status: int | None = None,
     ) -> None:
         """Hand the permit back (or on, to the slot's next download), with the slot's
         back-off moved onto the epoch clock, for every worker, and the outcome ``ok``
         for the slot's breaker (shared by every worker too)."""
         state = slots.stats(slot).get(slot)
+        policy = slots.policies[slot]
+        throttle = _throttle(policy, slots)
         now = self._clock.time()
         until = None
         if state is not None and state.backoff_until is not None:
@@ -146,8 +163,9 @@ class ClusterGate:
             backoff_until=until,
             delay=state.delay if state is not None else 0.0,
             more_queued=state is not None and state.queued > 0,
-            bucket=slots.policies[slot].rate is not None,
+            own_pace=_bucket(policy) is not None or throttle is not None,
             ok=ok,
+            sample=None if throttle is None or latency is None else (latency, status, *throttle),
         )
 
     def wait_time(self) -> float | None:
@@ -163,6 +181,22 @@ class ClusterGate:
         if self.permits.reused:
             self._stats.inc("scheduler/cluster_permits_reused", self.permits.reused)
         await self.permits.close(self._clock.time())
+
+
+def _throttle(
+    policy: SlotPolicy, slots: SlotQueues[Lease]
+) -> tuple[float, float, float, float] | None:
+    """AutoThrottle's (first delay, max delay, target concurrency, floor) for the slot,
+    or None when it is not throttled."""
+    throttle = slots.throttle
+    if throttle is None or not policy.throttle:
+        return None
+    return (
+        throttle.initial_delay(policy.delay),
+        throttle.max_delay,
+        throttle.target_concurrency,
+        policy.delay,
+    )
 
 
 def _breaker(policy: SlotPolicy) -> tuple[int, float, int] | None:

@@ -26,7 +26,11 @@ from typing import Protocol
 
 from skitter.exceptions import FrontierUnavailable
 
-__all__ = ["ClusterPermits", "PermitStore"]
+__all__ = ["ClusterPermits", "PermitStore", "Sample"]
+
+#: AutoThrottle's sample of one download: (latency, status, first delay, max delay,
+#: target concurrency, the slot's configured delay).
+Sample = tuple[float, int | None, float, float, float, float]
 
 
 class PermitStore(Protocol):
@@ -43,6 +47,7 @@ class PermitStore(Protocol):
         lease_seconds: float,
         bucket: tuple[float, float] | None = None,
         breaker: tuple[int, float, int] | None = None,
+        throttle_start: float | None = None,
     ) -> tuple[str | None, float]: ...
 
     async def release(
@@ -54,6 +59,7 @@ class PermitStore(Protocol):
         backoff_until: float | None = None,
         ok: bool = True,
         breaker: tuple[int, float, int] | None = None,
+        sample: Sample | None = None,
     ) -> bool: ...
 
     async def renew(
@@ -95,6 +101,7 @@ class ClusterPermits:
         delay: float,
         bucket: tuple[float, float] | None = None,
         breaker: tuple[int, float, int] | None = None,
+        throttle_start: float | None = None,
     ) -> float:
         """A permit for ``download`` (the scheduler passes the task's lease): 0.0 when it
         has one, else the seconds the cluster says to wait. ``bucket``: the slot's
@@ -105,7 +112,7 @@ class ClusterPermits:
             permit = spares.pop()
             if not spares:
                 del self._spares[slot]
-            if delay == 0 and bucket is None and breaker is None:
+            if delay == 0 and bucket is None and breaker is None and throttle_start is None:
                 self._out[download] = permit
                 self.reused += 1
                 return 0.0
@@ -118,6 +125,7 @@ class ClusterPermits:
             lease_seconds=self.lease_seconds,
             bucket=bucket,
             breaker=breaker,
+            throttle_start=throttle_start,
         )
         if permit_id is None:
             return wait
@@ -132,8 +140,9 @@ class ClusterPermits:
         backoff_until: float | None,
         delay: float,
         more_queued: bool,
-        bucket: bool = False,
+        own_pace: bool = False,
         ok: bool = True,
+        sample: Sample | None = None,
     ) -> None:
         """``download`` ended: keep its permit as a spare if the slot can use it
         at once (more tasks queued here, no delay, no back-off, no bucket or breaker of
@@ -145,7 +154,7 @@ class ClusterPermits:
         if (
             more_queued
             and delay == 0
-            and not bucket
+            and not own_pace
             and permit.breaker is None
             and backoff_until is None
             and now - permit.acquired < self.reuse_for
@@ -153,7 +162,7 @@ class ClusterPermits:
             permit.parked = now
             self._spares.setdefault(permit.slot, []).append(permit)
             return
-        await self._release(permit, now, backoff_until, ok)
+        await self._release(permit, now, backoff_until, ok, sample)
 
     async def upkeep(self, now: float, renew: bool) -> None:
         """Return the spares nobody used since the last upkeep; with ``renew``, extend
@@ -193,6 +202,7 @@ class ClusterPermits:
         now: float,
         backoff_until: float | None = None,
         ok: bool | None = None,
+        sample: Sample | None = None,
     ) -> None:
         """``ok``: the download's outcome, for the slot's breaker (None: none, as for a
         spare or a download still running at close)."""
@@ -204,4 +214,5 @@ class ClusterPermits:
                 backoff_until=backoff_until,
                 ok=bool(ok),
                 breaker=permit.breaker if ok is not None else None,
+                sample=sample,
             )

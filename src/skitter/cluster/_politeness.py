@@ -60,6 +60,8 @@ __all__ = ["Breaker", "RedisPoliteness"]
 
 #: A slot's circuit breaker: (threshold, pause seconds, probes).
 Breaker = tuple[int, float, int]
+#: AutoThrottle's sample of one download (see ``ClusterPermits``).
+Sample = tuple[float, int | None, float, float, float, float]
 
 #: Where the scripts are: ``skitter/cluster/lua``.
 _LUA = "skitter.cluster"
@@ -114,6 +116,7 @@ class RedisPoliteness:
         lease_seconds: float,
         bucket: tuple[float, float] | None = None,
         breaker: Breaker | None = None,
+        throttle_start: float | None = None,
     ) -> tuple[str | None, float]:
         """Take a download permit for ``slot``: ``(permit_id, 0.0)`` when granted, else
         ``(None, seconds to wait before trying again)``.
@@ -146,6 +149,7 @@ class RedisPoliteness:
         else:
             args += ["", ""]
         args += _breaker_args(breaker)
+        args.append(_limit("throttle_start", throttle_start))
         wait = float(await self._acquire([self.keys.permits(slot), self.keys.pace(slot)], args))
         return (permit, 0.0) if wait <= 0 else (None, wait)
 
@@ -159,6 +163,7 @@ class RedisPoliteness:
         backoff_until: float | None = None,
         ok: bool = True,
         breaker: Breaker | None = None,
+        sample: Sample | None = None,
     ) -> bool:
         """Give the permit back. ``backoff_until`` (epoch seconds, after a 429/503 or a
         Retry-After) keeps every worker off the slot until then; back-offs from several
@@ -171,9 +176,12 @@ class RedisPoliteness:
             "" if backoff_until is None else lua_number(backoff_until),
             lua_number(self.idle_ttl),
         ]
-        if breaker is not None:
-            threshold, pause, probes = _breaker_args(breaker)
-            args += ["1" if ok else "0", threshold, probes, pause]
+        threshold, pause, probes = _breaker_args(breaker)
+        args += ["" if breaker is None else "1" if ok else "0", threshold, probes, pause]
+        if sample is not None:
+            latency, status, *throttle = sample
+            args += [lua_number(latency), "" if status is None else str(status)]
+            args += [lua_number(_non_negative("throttle", value)) for value in throttle]
         released = await self._release([self.keys.permits(slot), self.keys.pace(slot)], args)
         return bool(released)
 

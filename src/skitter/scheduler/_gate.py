@@ -19,8 +19,9 @@ given the same way, and never asks which it is.
    puts the task back with its slot waiting that long.
 3. ``dispatched()`` when it hands the task out (after an ``acquire`` of 0.0).
 4. ``release(slot, lease, slots, ok=...)`` once the download ended and the slot queues
-   have learned from it (back-off, delay; ``ok``: its outcome, for a shared breaker):
-   exactly once for each ``acquire`` of 0.0.
+   have learned from it (back-off, delay; ``ok``, ``latency`` and ``status``: its
+   outcome, for a shared breaker and AutoThrottle): exactly once for each ``acquire``
+   of 0.0.
 
 ``upkeep(renew)`` runs about once a second (``renew``: the scheduler renews its leases
 now, and the gate extends whatever it holds that lapses); ``close()`` once, when the
@@ -73,7 +74,14 @@ class Gate(Protocol):
     async def acquire(self, slot: str, lease: Lease, slots: SlotQueues[Lease]) -> float: ...
 
     async def release(
-        self, slot: str, lease: Lease, slots: SlotQueues[Lease], *, ok: bool = True
+        self,
+        slot: str,
+        lease: Lease,
+        slots: SlotQueues[Lease],
+        *,
+        ok: bool = True,
+        latency: float | None = None,
+        status: int | None = None,
     ) -> None: ...
 
     def wait_time(self) -> float | None: ...
@@ -147,7 +155,14 @@ class LocalGate:
         return 0.0
 
     async def release(
-        self, slot: str, lease: Lease, slots: SlotQueues[Lease], *, ok: bool = True
+        self,
+        slot: str,
+        lease: Lease,
+        slots: SlotQueues[Lease],
+        *,
+        ok: bool = True,
+        latency: float | None = None,
+        status: int | None = None,
     ) -> None:
         return None
 

@@ -4,7 +4,8 @@
 -- KEYS[1] permits   zset: permit id -> expiry (when it lapses if never released)
 -- KEYS[2] pace      hash: next (earliest next start), backoff (end of a back-off), and
 --                   the slot's token bucket (DOWNLOAD_SLOT_RATE): tokens, stamp, and
---                   its circuit breaker: bstate (open/half), bat, bsent, bfail
+--                   its circuit breaker: bstate (open/half), bat, bsent, bfail, and
+--                   AutoThrottle's delay: tdelay
 -- ARGV[1] clock, ARGV[2] the caller's now (see _clock.lua)
 -- ARGV[3] concurrency    permits the slot may have out at once
 -- ARGV[4] delay          seconds from this start to the next one
@@ -16,6 +17,10 @@
 -- ARGV[10] burst         the most tokens it holds (>= 1)
 -- ARGV[11] threshold     the slot's circuit breaker: failures in a row that open it
 --                        ("" = no breaker); ARGV[12] its pause (seconds); ARGV[13] probes
+-- ARGV[14] throttle      AutoThrottle's first delay for the slot ("" = not throttled):
+--                        the delay is then the larger of ARGV[4] (the slot's floor: its
+--                        configured delay, Crawl-delay) and the shared `tdelay`, which
+--                        slot_release.lua moves with every worker's latency samples
 -- Returns "0" when the permit is granted (and recorded), else the seconds to wait before
 -- trying again; a string, since Redis truncates a Lua number reply to an integer.
 --
@@ -37,6 +42,11 @@ local expiry = NOW + tonumber(ARGV[5])
 local busy_wait = tonumber(ARGV[7])
 local idle_ttl = tonumber(ARGV[8])
 local rate, burst = tonumber(ARGV[9]), tonumber(ARGV[10])
+local throttle_start = tonumber(ARGV[14])
+if throttle_start then
+  local shared = stored_number(redis.call('HGET', K_PACE, 'tdelay'))
+  delay = math.max(delay, shared or throttle_start)
+end
 local EPSILON = 1e-9
 
 -- Milliseconds until `until_` plus the grace, at least 1.

@@ -11,6 +11,10 @@
 -- ARGV[5] idle ttl       seconds the pace key outlives what it holds
 -- ARGV[6] outcome        "1" the download succeeded, "0" it failed, "" the slot has no
 --                        circuit breaker; ARGV[7] threshold, ARGV[8] probes, ARGV[9] pause
+-- ARGV[10] latency       AutoThrottle's sample, seconds ("" = not throttled or none);
+--                        ARGV[11] status ("" = no response), ARGV[12] start delay,
+--                        ARGV[13] max delay, ARGV[14] target concurrency, ARGV[15] the
+--                        slot's configured delay (the floor)
 -- Returns 1 if the permit was still held, 0 if it had lapsed (its lease ran out, so
 -- another download may have its place already) or was never granted.
 
@@ -66,6 +70,27 @@ if ARGV[6] and ARGV[6] ~= '' then
         redis.call('PEXPIRE', K_PACE, ms)
       end
     end
+  end
+end
+-- AutoThrottle (scheduler/_throttle.py's rule, Scrapy's): every worker's latency moves
+-- the one shared delay of the slot, which slot_acquire.lua applies.
+local latency = tonumber(ARGV[10] or '')
+if latency and latency >= 0 and latency < math.huge then
+  local status = tonumber(ARGV[11])
+  local start, max_delay = tonumber(ARGV[12]), tonumber(ARGV[13])
+  local target_conc, min_delay = tonumber(ARGV[14]), tonumber(ARGV[15])
+  local old = stored_number(redis.call('HGET', K_PACE, 'tdelay')) or math.max(min_delay, start)
+  local target = latency / target_conc
+  local new = math.max(target, (old + target) / 2)
+  new = math.max(min_delay, math.min(new, max_delay))
+  if status == 200 or new > old then
+    redis.call('HSET', K_PACE, 'tdelay', num(new))
+  elseif not redis.call('HGET', K_PACE, 'tdelay') then
+    redis.call('HSET', K_PACE, 'tdelay', num(old))
+  end
+  local ms = math.max(1, math.ceil(idle_ttl * 1000))
+  if redis.call('PTTL', K_PACE) < ms then
+    redis.call('PEXPIRE', K_PACE, ms)
   end
 end
 return released
