@@ -56,6 +56,7 @@ from skitter.spider import Spider, SpiderMiddlewareManager
 
 if TYPE_CHECKING:  # imported for workers only: a crawl kept elsewhere never loads redis-py
     from skitter.cluster import ClusterJob
+    from skitter.downloader.middlewares._robots import RobotsCache
 
 __all__ = ["Crawler", "crawl", "run_crawlers"]
 
@@ -119,6 +120,8 @@ class Crawler:
         if self.job is not None and self.cluster is not None:
             raise ConfigError("a crawl keeps its state in a job directory or in Redis, not both")
         self._project: Project | None = None
+        #: robots.txt shared with the other workers (RobotsTxtMiddleware reads it).
+        self.robots_cache: RobotsCache | None = None
         self._job_store: JobStore | None = None  # the job's frontier, as the job sees it
 
     def build(self, mode: str = "crawl") -> Project:
@@ -136,7 +139,9 @@ class Crawler:
             # Count into Redis too (before any component takes the stats object), so the
             # job's totals add up over every worker.
             self.stats = cluster.stats(self.stats)
-            gate: Gate = cluster.gate(self.clock, self.stats, lease.lease_seconds)
+            self.robots_cache = cluster.robots_cache()
+            limits = (settings["MAX_RATE"], settings["MAX_BURST"])
+            gate: Gate = cluster.gate(self.clock, self.stats, lease.lease_seconds, limits=limits)
         else:
             if self.job is not None:
                 frontier = self._job_store = self.job.frontier(spider)

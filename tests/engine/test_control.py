@@ -160,3 +160,28 @@ async def test_the_name_is_the_spiders_once_built(serve: Any) -> None:
     await crawler.run()
     assert crawler.control.name == "renamed"
     assert crawler.control.status == "done"
+
+
+async def test_a_shared_rate_is_applied_here_then_handed_on(serve: Any) -> None:
+    """A worker of a distributed job: its UI's ``set_rate`` also writes the job's control
+    record (``share_rate``); the record read back is applied with ``apply_rate`` only."""
+    crawler = Crawler(spider("http://127.0.0.1:1", 1), {**FAST, "MAX_RATE": 100.0})
+    crawler.build()
+    control = crawler.control
+    assert control.set_rate(5.0, 2.0) is None, "alone, nothing to await"
+    shared: list[tuple[float | None, float | None]] = []
+
+    async def share(rate: float | None, burst: float | None) -> None:
+        shared.append((rate, burst))
+
+    control.share_rate(share)
+    write = control.set_rate(6.0, 3.0)
+    assert control.rate == (6.0, 3.0), "applied here at once"
+    assert write is not None
+    await write
+    assert shared == [(6.0, 3.0)]
+    with pytest.raises(ConfigError, match="MAX_RATE"):
+        control.set_rate(500.0)
+    control.apply_rate(7.0, 1.0)
+    assert control.rate == (7.0, 1.0)
+    assert shared == [(6.0, 3.0)], "neither a refused rate nor the record's own is shared"

@@ -58,7 +58,16 @@ class RecordingGate:
             raise answer
         return answer
 
-    async def release(self, slot: str, lease: Lease, slots: SlotQueues[Lease]) -> None:
+    async def release(
+        self,
+        slot: str,
+        lease: Lease,
+        slots: SlotQueues[Lease],
+        *,
+        ok: bool = True,
+        latency: float | None = None,
+        status: int | None = None,
+    ) -> None:
         self.calls.append(("release", slot, lease.taskid))
 
     def wait_time(self) -> float | None:

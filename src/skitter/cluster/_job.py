@@ -2,8 +2,9 @@
 
 The crawler (the composition root) asks it for what a worker runs on instead of the
 local parts: the job's ``RedisFrontier``, the scheduler's ``ClusterGate`` (the job's
-shared token bucket and slot permits), ``RedisStats`` (this worker's counts, added to
-the job's totals), the ``StartClaim`` (start requests fed by one worker at a time).
+shared token bucket and slot permits), the downloader's robots.txt cache
+(``RedisRobotsCache``), ``RedisStats`` (this worker's counts, added to the job's
+totals), the ``StartClaim`` (start requests fed by one worker at a time).
 ``open`` joins the job (creating it if needed) and starts the heartbeats
 (``WorkerPresence``); ``close`` flushes the stats once more and, without REDIS_PERSIST,
 lets the last worker out clear the job's keys.
@@ -27,6 +28,7 @@ from skitter.cluster._control import JobControl
 from skitter.cluster._gate import ClusterGate
 from skitter.cluster._politeness import RedisPoliteness
 from skitter.cluster._presence import Steered, WorkerPresence
+from skitter.cluster._robots import RedisRobotsCache
 from skitter.cluster._start_claim import StartClaim
 from skitter.cluster._stats import LocalStats, RedisStats
 from skitter.exceptions import ConfigError, FrontierOutage, FrontierUnavailable, JobStateLost
@@ -92,9 +94,28 @@ class ClusterJob:
         assert self.frontier is not None
         return RedisPoliteness(self.frontier.client, self.frontier.keys, owner=self.owner)
 
-    def gate(self, clock: Clock, stats: StatsSink, lease_seconds: float) -> ClusterGate:
-        """The scheduler's gate: the job's token bucket and slot permits."""
-        return ClusterGate(self.politeness(), clock=clock, stats=stats, lease_seconds=lease_seconds)
+    def robots_cache(self) -> RedisRobotsCache:
+        """robots.txt fetched once per origin for the job (RobotsTxtMiddleware's cache)."""
+        assert self.frontier is not None
+        return RedisRobotsCache(self.frontier.client, self.frontier.keys)
+
+    def gate(
+        self,
+        clock: Clock,
+        stats: StatsSink,
+        lease_seconds: float,
+        *,
+        limits: tuple[float | None, float | None] = (None, None),
+    ) -> ClusterGate:
+        """The scheduler's gate: the job's token bucket and slot permits (``limits``:
+        this worker's MAX_RATE and MAX_BURST, beyond which it keeps its own rate)."""
+        return ClusterGate(
+            self.politeness(),
+            clock=clock,
+            stats=stats,
+            lease_seconds=lease_seconds,
+            limits=limits,
+        )
 
     def stats(self, local: LocalStats) -> RedisStats:
         """This worker's stats (kept in ``local``), also added to the job's totals."""
@@ -139,6 +160,7 @@ class ClusterJob:
             self._stats_task = asyncio.create_task(self._stats.run(), name="skitter-stats")
         if control is not None:
             self._presence = WorkerPresence(job_control, self.owner, control)
+            control.share_rate(self._presence.share_rate)  # its UI steers the whole job
             await self._presence.beat()  # a pause or rate set beforehand holds from the start
             self._presence_task = asyncio.create_task(self._presence.run(), name="skitter-presence")
 

@@ -11,8 +11,10 @@ keeps its permit as a *spare*, and the next download of that slot starts on it w
 round trip: the cluster's count of downloads in flight is the same either way. A spare
 goes back to the cluster when it was not used by the next upkeep (about a second), when
 it has been handed on for ``reuse_for`` seconds (so permits keep changing hands between
-workers sharing a busy slot), and when the crawl closes. A slot with a delay or a
-back-off takes a fresh permit for every download, which is what moves its pace on.
+workers sharing a busy slot), and when the crawl closes. A slot with a delay, a
+back-off, a token bucket (DOWNLOAD_SLOT_RATE) or a circuit breaker of its own takes a
+fresh permit for every download, which is what moves its pace on (takes its token,
+counts its outcome).
 """
 
 from __future__ import annotations
@@ -24,7 +26,11 @@ from typing import Protocol
 
 from skitter.exceptions import FrontierUnavailable
 
-__all__ = ["ClusterPermits", "PermitStore"]
+__all__ = ["ClusterPermits", "PermitStore", "Sample"]
+
+#: AutoThrottle's sample of one download: (latency, status, first delay, max delay,
+#: target concurrency, the slot's configured delay).
+Sample = tuple[float, int | None, float, float, float, float]
 
 
 class PermitStore(Protocol):
@@ -32,11 +38,28 @@ class PermitStore(Protocol):
     reach)."""
 
     async def acquire(
-        self, slot: str, now: float, *, concurrency: int, delay: float, lease_seconds: float
+        self,
+        slot: str,
+        now: float,
+        *,
+        concurrency: int,
+        delay: float,
+        lease_seconds: float,
+        bucket: tuple[float, float] | None = None,
+        breaker: tuple[int, float, int] | None = None,
+        throttle_start: float | None = None,
     ) -> tuple[str | None, float]: ...
 
     async def release(
-        self, slot: str, permit_id: str, now: float, *, backoff_until: float | None = None
+        self,
+        slot: str,
+        permit_id: str,
+        now: float,
+        *,
+        backoff_until: float | None = None,
+        ok: bool = True,
+        breaker: tuple[int, float, int] | None = None,
+        sample: Sample | None = None,
     ) -> bool: ...
 
     async def renew(
@@ -50,6 +73,7 @@ class _Permit:
     id: str
     acquired: float  # epoch seconds
     parked: float = 0.0  # when it became a spare
+    breaker: tuple[int, float, int] | None = None  # the slot's, fed at release
 
 
 class ClusterPermits:
@@ -68,26 +92,44 @@ class ClusterPermits:
         return len(self._out) + sum(map(len, self._spares.values()))
 
     async def take(
-        self, slot: str, download: Hashable, now: float, *, concurrency: int, delay: float
+        self,
+        slot: str,
+        download: Hashable,
+        now: float,
+        *,
+        concurrency: int,
+        delay: float,
+        bucket: tuple[float, float] | None = None,
+        breaker: tuple[int, float, int] | None = None,
+        throttle_start: float | None = None,
     ) -> float:
         """A permit for ``download`` (the scheduler passes the task's lease): 0.0 when it
-        has one, else the seconds the cluster says to wait."""
+        has one, else the seconds the cluster says to wait. ``bucket``: the slot's
+        ``(rate, burst)``, whose token every download takes from Redis; ``breaker``: its
+        ``(threshold, pause, probes)``, which every download asks in Redis (no spare)."""
         spares = self._spares.get(slot)
         if spares:
             permit = spares.pop()
             if not spares:
                 del self._spares[slot]
-            if delay == 0:
+            if delay == 0 and bucket is None and breaker is None and throttle_start is None:
                 self._out[download] = permit
                 self.reused += 1
                 return 0.0
             await self._release(permit, now)  # the slot was given a delay meanwhile
         permit_id, wait = await self.store.acquire(
-            slot, now, concurrency=concurrency, delay=delay, lease_seconds=self.lease_seconds
+            slot,
+            now,
+            concurrency=concurrency,
+            delay=delay,
+            lease_seconds=self.lease_seconds,
+            bucket=bucket,
+            breaker=breaker,
+            throttle_start=throttle_start,
         )
         if permit_id is None:
             return wait
-        self._out[download] = _Permit(slot, permit_id, now)
+        self._out[download] = _Permit(slot, permit_id, now, breaker=breaker)
         return 0.0
 
     async def give_back(
@@ -98,23 +140,29 @@ class ClusterPermits:
         backoff_until: float | None,
         delay: float,
         more_queued: bool,
+        own_pace: bool = False,
+        ok: bool = True,
+        sample: Sample | None = None,
     ) -> None:
         """``download`` ended: keep its permit as a spare if the slot can use it
-        at once (more tasks queued here, no delay, no back-off), else return it, with the
-        back-off (epoch seconds) that every worker must respect."""
+        at once (more tasks queued here, no delay, no back-off, no bucket or breaker of
+        its own), else return it, with the back-off (epoch seconds) that every worker
+        must respect, and ``ok`` (its outcome) for the slot's breaker."""
         permit = self._out.pop(download, None)
         if permit is None:
             return
         if (
             more_queued
             and delay == 0
+            and not own_pace
+            and permit.breaker is None
             and backoff_until is None
             and now - permit.acquired < self.reuse_for
         ):
             permit.parked = now
             self._spares.setdefault(permit.slot, []).append(permit)
             return
-        await self._release(permit, now, backoff_until)
+        await self._release(permit, now, backoff_until, ok, sample)
 
     async def upkeep(self, now: float, renew: bool) -> None:
         """Return the spares nobody used since the last upkeep; with ``renew``, extend
@@ -149,7 +197,22 @@ class ClusterPermits:
             yield from spares
 
     async def _release(
-        self, permit: _Permit, now: float, backoff_until: float | None = None
+        self,
+        permit: _Permit,
+        now: float,
+        backoff_until: float | None = None,
+        ok: bool | None = None,
+        sample: Sample | None = None,
     ) -> None:
+        """``ok``: the download's outcome, for the slot's breaker (None: none, as for a
+        spare or a download still running at close)."""
         with contextlib.suppress(FrontierUnavailable):  # the permit's lease expires
-            await self.store.release(permit.slot, permit.id, now, backoff_until=backoff_until)
+            await self.store.release(
+                permit.slot,
+                permit.id,
+                now,
+                backoff_until=backoff_until,
+                ok=bool(ok),
+                breaker=permit.breaker if ok is not None else None,
+                sample=sample,
+            )

@@ -3,8 +3,10 @@
 Each worker's ``SlotQueues`` keeps its own slots; with N workers that would be N times
 the concurrency and N times the rate a host agreed to. ``RedisPoliteness`` is the shared
 part: before a download starts, the worker takes a **permit** for the slot from Redis,
-and the project's **token bucket** lives in Redis too. Every check-and-take is one Lua
-script (one round trip), so two workers never both take the last permit or token.
+and the project's **token bucket** lives in Redis too, at the rate and burst of the job's
+control record (``_control``) once one is set there, so every worker runs at one rate.
+Every check-and-take is one Lua script (one round trip), so two workers never both take
+the last permit or token.
 
 A slot may start a download, for the whole cluster, when all of these hold:
 
@@ -25,6 +27,11 @@ makes the caller's ``now`` Redis's, for tests that drive time with plain numbers
 slot keys expire (PEXPIRE) ``idle_ttl`` seconds after the last thing they hold has
 passed, so a crawl of a million hosts does not leave a million keys behind; a slot
 without a delay or back-off keeps no pace key at all.
+
+A slot's own token bucket (DOWNLOAD_SLOT_RATE) is in its pace key too, taken in the
+acquire script with the permit: one bucket per slot for the cluster, so N workers
+share its rate instead of multiplying it; so is its circuit breaker (failures in a row
+counted by ``release``, open and half-open checked by ``acquire``).
 
 Round trips: ``acquire``, ``release``, ``renew`` (any number of permits) and
 ``take_token`` are one EVALSHA each (plus one SCRIPT LOAD per script after a Redis
@@ -49,7 +56,12 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
     from redis.typing import EncodableT
 
-__all__ = ["RedisPoliteness"]
+__all__ = ["Breaker", "RedisPoliteness"]
+
+#: A slot's circuit breaker: (threshold, pause seconds, probes).
+Breaker = tuple[int, float, int]
+#: AutoThrottle's sample of one download (see ``ClusterPermits``).
+Sample = tuple[float, int | None, float, float, float, float]
 
 #: Where the scripts are: ``skitter/cluster/lua``.
 _LUA = "skitter.cluster"
@@ -95,14 +107,27 @@ class RedisPoliteness:
 
     @_translated
     async def acquire(
-        self, slot: str, now: float, *, concurrency: int, delay: float, lease_seconds: float
+        self,
+        slot: str,
+        now: float,
+        *,
+        concurrency: int,
+        delay: float,
+        lease_seconds: float,
+        bucket: tuple[float, float] | None = None,
+        breaker: Breaker | None = None,
+        throttle_start: float | None = None,
     ) -> tuple[str | None, float]:
         """Take a download permit for ``slot``: ``(permit_id, 0.0)`` when granted, else
         ``(None, seconds to wait before trying again)``.
 
         ``delay`` is the pause before the next start by any worker, as the caller computed
         it (randomized, AutoThrottle's, robots.txt's Crawl-delay); ``lease_seconds`` how
-        long the permit lasts unless released or renewed."""
+        long the permit lasts unless released or renewed. ``bucket`` is the slot's
+        ``(rate, burst)`` (DOWNLOAD_SLOT_RATE): one token bucket per slot for the whole
+        cluster, taken in the same call as the permit (no permit without a token).
+        ``breaker`` is the slot's ``(threshold, pause, probes)``: its circuit breaker,
+        also one for the cluster (``release`` counts the outcomes)."""
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise ValueError(f"slot concurrency must be an integer >= 1, got {concurrency!r}")
         _non_negative("delay", delay)
@@ -118,16 +143,32 @@ class RedisPoliteness:
             lua_number(self.busy_wait),
             lua_number(self.idle_ttl),
         ]
+        if bucket is not None:
+            rate, burst = bucket
+            args += [lua_number(_positive("rate", rate)), lua_number(_positive("burst", burst))]
+        else:
+            args += ["", ""]
+        args += _breaker_args(breaker)
+        args.append(_limit("throttle_start", throttle_start))
         wait = float(await self._acquire([self.keys.permits(slot), self.keys.pace(slot)], args))
         return (permit, 0.0) if wait <= 0 else (None, wait)
 
     @_translated
     async def release(
-        self, slot: str, permit_id: str, now: float, *, backoff_until: float | None = None
+        self,
+        slot: str,
+        permit_id: str,
+        now: float,
+        *,
+        backoff_until: float | None = None,
+        ok: bool = True,
+        breaker: Breaker | None = None,
+        sample: Sample | None = None,
     ) -> bool:
         """Give the permit back. ``backoff_until`` (epoch seconds, after a 429/503 or a
         Retry-After) keeps every worker off the slot until then; back-offs from several
-        workers never shorten each other. False if the permit had already lapsed."""
+        workers never shorten each other. With the slot's ``breaker`` (see ``acquire``),
+        ``ok`` (the download's outcome) feeds it. False if the permit had lapsed."""
         args = [
             self.time_source,
             lua_number(now),
@@ -135,6 +176,12 @@ class RedisPoliteness:
             "" if backoff_until is None else lua_number(backoff_until),
             lua_number(self.idle_ttl),
         ]
+        threshold, pause, probes = _breaker_args(breaker)
+        args += ["" if breaker is None else "1" if ok else "0", threshold, probes, pause]
+        if sample is not None:
+            latency, status, *throttle = sample
+            args += [lua_number(latency), "" if status is None else str(status)]
+            args += [lua_number(_non_negative("throttle", value)) for value in throttle]
         released = await self._release([self.keys.permits(slot), self.keys.pace(slot)], args)
         return bool(released)
 
@@ -159,17 +206,36 @@ class RedisPoliteness:
         return [bool(flag) for flag in await self._renew(keys, args)]
 
     @_translated
-    async def take_token(self, now: float, rate: float, burst: float) -> float:
+    async def take_token(
+        self,
+        now: float,
+        rate: float,
+        burst: float,
+        *,
+        max_rate: float | None = None,
+        max_burst: float | None = None,
+    ) -> float:
         """Take a token from the project's bucket: 0.0 if one was taken, else the seconds
         until one is available (``inf`` if never: a rate of 0, or a burst below 1).
 
-        ``rate`` and ``burst`` are passed on every call, so a change (web UI, API) applies
-        to the whole cluster from the next call on; tokens already earned are kept,
-        capped at the new burst."""
+        The rate and burst are the job's control record's once it has one (set from the
+        dashboard or any worker's UI: every worker's next call uses it); until then this
+        worker's own ``rate`` and ``burst``. ``max_rate`` and ``max_burst`` (MAX_RATE,
+        MAX_BURST) are this worker's limits: a record beyond them is not used (the
+        worker keeps its own, as it refuses to apply it), and ``max_burst`` caps the
+        default burst of a record that leaves the burst out. Tokens already earned are
+        kept, capped at a new burst."""
         _non_negative("rate", rate)
         _non_negative("burst", burst)
-        args = [self.time_source, lua_number(now), lua_number(rate), lua_number(burst)]
-        return float(await self._take([self.keys.bucket], args))
+        args = [
+            self.time_source,
+            lua_number(now),
+            lua_number(rate),
+            lua_number(burst),
+            _limit("max_burst", max_burst),
+            _limit("max_rate", max_rate),
+        ]
+        return float(await self._take([self.keys.bucket, self.keys.control], args))
 
     @_translated
     async def clear(self) -> int:
@@ -178,7 +244,7 @@ class RedisPoliteness:
         Slot keys are found with SCAN, so this costs a round trip per thousand keys; the
         crawl should not be running."""
         deleted = int(await self.client.delete(self.keys.bucket))
-        for kind in ("permits", "pace"):
+        for kind in ("permits", "pace", "robots"):
             pattern = self.keys.scan(kind)
             batch: list[bytes] = []
             async for key in self.client.scan_iter(match=pattern, count=1000):
@@ -197,6 +263,19 @@ def _non_negative(name: str, value: float) -> float:
     if not (value >= 0 and math.isfinite(value)):
         raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
     return float(value)
+
+
+def _breaker_args(breaker: Breaker | None) -> list[str]:
+    if breaker is None:
+        return ["", "", ""]
+    threshold, pause, probes = breaker
+    if threshold < 1 or probes < 1:
+        raise ValueError(f"breaker threshold and probes must be >= 1, got {breaker!r}")
+    return [str(int(threshold)), lua_number(_non_negative("pause", pause)), str(int(probes))]
+
+
+def _limit(name: str, value: float | None) -> str:
+    return "" if value is None else lua_number(_non_negative(name, value))
 
 
 def _positive(name: str, value: float) -> float:

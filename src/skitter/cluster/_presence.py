@@ -6,8 +6,10 @@ status, its rate and burst now and by default, the MAX_RATE and MAX_BURST it wou
 refuse beyond, what it is downloading, its latest results and failures, its busiest
 slots (a ``Heartbeat``, see ``_heartbeat``). In the same round trip it reads the job's
 control record and applies what changed since it last looked, through the same
-``ProjectControl`` methods a local dashboard calls (``set_rate``, ``pause``,
-``resume``). What it needs of the project is ``Steered``: the engine's
+``ProjectControl`` methods a local dashboard calls (``apply_rate``: ``set_rate`` for
+this process alone, ``pause``, ``resume``). A rate set on this worker's own UI is
+written to the control record (``share_rate``), so it reaches every worker too. What
+it needs of the project is ``Steered``: the engine's
 ``ProjectControl`` is one, and this module never imports the engine.
 
 It also adds this worker's finished tasks to two cluster-wide counters,
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 import msgspec
@@ -94,6 +96,10 @@ class _Monitor(Protocol):
     def counts(self, seconds: float | None = None) -> tuple[int, int]: ...
 
 
+#: Writes a rate and burst to the job's control record.
+_Share = Callable[[float | None, float | None], Awaitable[None]]
+
+
 class Steered(Protocol):
     """What a worker's presence reads of its project and steers (``ProjectControl``)."""
 
@@ -110,7 +116,9 @@ class Steered(Protocol):
     @property
     def monitor(self) -> _Monitor | None: ...
 
-    def set_rate(self, rate: float | None, burst: float | None = None) -> None: ...
+    def apply_rate(self, rate: float | None, burst: float | None = None) -> None: ...
+
+    def share_rate(self, share: _Share) -> None: ...
 
     def pause(self) -> None: ...
 
@@ -164,7 +172,7 @@ class WorkerPresence:
         if record.rate_seq != self._rate_seq:
             self._rate_seq = record.rate_seq
             try:
-                project.set_rate(record.rate, record.burst)
+                project.apply_rate(record.rate, record.burst)
                 self._error = None
             except ConfigError as exc:  # the dashboard checks first; a newer worker may differ
                 log.warning("Worker %s: cannot apply the job's rate: %s", self.owner, exc)
@@ -177,6 +185,11 @@ class WorkerPresence:
             else:
                 log.info("Worker %s: resumed from the dashboard", self.owner)
                 project.resume()
+
+    async def share_rate(self, rate: float | None, burst: float | None) -> None:
+        """Write ``rate`` and ``burst`` (set on this worker's UI, already applied here)
+        to the job's control record: every worker's next token uses them."""
+        await self.control.set_rate(rate, burst, self._project.clock.time())
 
     def _count(self) -> None:
         """Add the tasks finished since the last beat to the job's shared counters."""

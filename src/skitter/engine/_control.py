@@ -18,7 +18,7 @@ scheduler's state.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from skitter._clock import Clock
@@ -43,6 +43,7 @@ class ProjectControl:
         self._stats = stats
         self._project: Project | None = None
         self._wake: Callable[[], None] = _nothing
+        self._share: Callable[[float | None, float | None], Awaitable[None]] | None = None
 
     def __repr__(self) -> str:
         return f"<ProjectControl {self.name} {self.status}>"
@@ -52,6 +53,12 @@ class ProjectControl:
         to look at the schedulers again after a change."""
         self._project = project
         self._wake = wake
+
+    def share_rate(self, share: Callable[[float | None, float | None], Awaitable[None]]) -> None:
+        """A worker of a distributed job: ``set_rate`` (this worker's UI) also hands the
+        rate to ``share``, which writes the job's control record, so it holds for every
+        worker. The record, when read back, is applied with ``apply_rate``."""
+        self._share = share
 
     # -- reading --------------------------------------------------------------------------
     @property
@@ -122,9 +129,15 @@ class ProjectControl:
         return await self._scheduler().frontier.tasks(TaskState.FAILED, limit)
 
     # -- changing -------------------------------------------------------------------------
-    def set_rate(self, rate: float | None, burst: float | None = None) -> None:
+    def set_rate(self, rate: float | None, burst: float | None = None) -> Awaitable[None] | None:
         """Change the project's rate and burst now (None: unlimited, resp. 10 x rate);
-        ConfigError above MAX_RATE/MAX_BURST."""
+        ConfigError above MAX_RATE/MAX_BURST. A worker of a distributed job returns the
+        write of the job's control record (see ``share_rate``), for the caller to await."""
+        self.apply_rate(rate, burst)
+        return self._share(rate, burst) if self._share is not None else None
+
+    def apply_rate(self, rate: float | None, burst: float | None = None) -> None:
+        """``set_rate`` for this process only (the job's control record, as read)."""
         self._scheduler().set_rate(rate, burst)
         self._wake()
 

@@ -18,8 +18,10 @@ given the same way, and never asks which it is.
    what it took for it until ``release``; else the seconds to wait, and the scheduler
    puts the task back with its slot waiting that long.
 3. ``dispatched()`` when it hands the task out (after an ``acquire`` of 0.0).
-4. ``release(slot, lease, slots)`` once the download ended and the slot queues have
-   learned from it (back-off, delay): exactly once for each ``acquire`` of 0.0.
+4. ``release(slot, lease, slots, ok=...)`` once the download ended and the slot queues
+   have learned from it (back-off, delay; ``ok``, ``latency`` and ``status``: its
+   outcome, for a shared breaker and AutoThrottle): exactly once for each ``acquire``
+   of 0.0.
 
 ``upkeep(renew)`` runs about once a second (``renew``: the scheduler renews its leases
 now, and the gate extends whatever it holds that lapses); ``close()`` once, when the
@@ -71,7 +73,16 @@ class Gate(Protocol):
 
     async def acquire(self, slot: str, lease: Lease, slots: SlotQueues[Lease]) -> float: ...
 
-    async def release(self, slot: str, lease: Lease, slots: SlotQueues[Lease]) -> None: ...
+    async def release(
+        self,
+        slot: str,
+        lease: Lease,
+        slots: SlotQueues[Lease],
+        *,
+        ok: bool = True,
+        latency: float | None = None,
+        status: int | None = None,
+    ) -> None: ...
 
     def wait_time(self) -> float | None: ...
 
@@ -143,7 +154,16 @@ class LocalGate:
     async def acquire(self, slot: str, lease: Lease, slots: SlotQueues[Lease]) -> float:
         return 0.0
 
-    async def release(self, slot: str, lease: Lease, slots: SlotQueues[Lease]) -> None:
+    async def release(
+        self,
+        slot: str,
+        lease: Lease,
+        slots: SlotQueues[Lease],
+        *,
+        ok: bool = True,
+        latency: float | None = None,
+        status: int | None = None,
+    ) -> None:
         return None
 
     def wait_time(self) -> float | None:

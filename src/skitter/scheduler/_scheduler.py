@@ -291,7 +291,9 @@ class ProjectScheduler:
             retry_after=report.retry_after,
             ok=report.ok,
         )
-        await self.gate.release(key, lease, slots)
+        await self.gate.release(
+            key, lease, slots, ok=report.ok, latency=report.latency, status=report.status
+        )
         if report.robots:
             delay = report.crawl_delay  # cached: the slots hear only of a change
             if self._crawl_delays.get(key, -1.0) != delay:

@@ -229,6 +229,10 @@ class SlotQueues(Generic[T]):
                 self._place(slot, self._clock.now)
 
     # -- state for the shell, the stats and the UI --------------------------------------
+    def crawl_delay(self, slot_key: str) -> float:
+        """robots.txt's Crawl-delay for ``slot_key`` (0.0: none known)."""
+        return self._crawl_delays.get(slot_key, 0.0)
+
     def wait_time(self, now: float) -> float | None:
         """Seconds until some slot may start a download: 0 if one may now, None if only
         a finishing download (or a new item) can make one ready."""

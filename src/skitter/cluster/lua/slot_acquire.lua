@@ -2,7 +2,10 @@
 -- together (RedisPoliteness.acquire). _clock.lua comes first.
 --
 -- KEYS[1] permits   zset: permit id -> expiry (when it lapses if never released)
--- KEYS[2] pace      hash: next (earliest next start), backoff (end of a back-off)
+-- KEYS[2] pace      hash: next (earliest next start), backoff (end of a back-off), and
+--                   the slot's token bucket (DOWNLOAD_SLOT_RATE): tokens, stamp, and
+--                   its circuit breaker: bstate (open/half), bat, bsent, bfail, and
+--                   AutoThrottle's delay: tdelay
 -- ARGV[1] clock, ARGV[2] the caller's now (see _clock.lua)
 -- ARGV[3] concurrency    permits the slot may have out at once
 -- ARGV[4] delay          seconds from this start to the next one
@@ -10,12 +13,27 @@
 -- ARGV[6] permit id      unique: owner, object and call
 -- ARGV[7] busy wait      the answer when only a finishing download can free the slot
 -- ARGV[8] idle ttl       seconds each key outlives what it holds
+-- ARGV[9] rate           the slot's token bucket: starts per second ("" = no bucket)
+-- ARGV[10] burst         the most tokens it holds (>= 1)
+-- ARGV[11] threshold     the slot's circuit breaker: failures in a row that open it
+--                        ("" = no breaker); ARGV[12] its pause (seconds); ARGV[13] probes
+-- ARGV[14] throttle      AutoThrottle's first delay for the slot ("" = not throttled):
+--                        the delay is then the larger of ARGV[4] (the slot's floor: its
+--                        configured delay, Crawl-delay) and the shared `tdelay`, which
+--                        slot_release.lua moves with every worker's latency samples
 -- Returns "0" when the permit is granted (and recorded), else the seconds to wait before
 -- trying again; a string, since Redis truncates a Lua number reply to an integer.
 --
 -- Every time is Redis's (NOW): a worker whose clock runs ahead cannot see another's
 -- permits lapse early, nor its delays end early. A permit scored +inf (never lapsing)
 -- or a pace that is not a finite number was not written by a worker: it is dropped.
+--
+-- The slot's bucket is one for the whole cluster, taken in this same call as the permit:
+-- workers joining or dying do not change its rate, and it starts full (the burst holds
+-- for the cluster from the first request). The same rule as scheduler/_tokenbucket.py.
+-- So is its circuit breaker (scheduler/_breaker.py's rule; slot_release.lua counts the
+-- failures): open, no worker starts the slot until the pause is over; half-open, the
+-- cluster sends `probes` downloads, and a new round after a pause without an answer.
 
 local K_PERMITS, K_PACE = KEYS[1], KEYS[2]
 local concurrency = tonumber(ARGV[3])
@@ -23,6 +41,13 @@ local delay = tonumber(ARGV[4])
 local expiry = NOW + tonumber(ARGV[5])
 local busy_wait = tonumber(ARGV[7])
 local idle_ttl = tonumber(ARGV[8])
+local rate, burst = tonumber(ARGV[9]), tonumber(ARGV[10])
+local throttle_start = tonumber(ARGV[14])
+if throttle_start then
+  local shared = stored_number(redis.call('HGET', K_PACE, 'tdelay'))
+  delay = math.max(delay, shared or throttle_start)
+end
+local EPSILON = 1e-9
 
 -- Milliseconds until `until_` plus the grace, at least 1.
 local function ttl(until_)
@@ -34,15 +59,42 @@ end
 redis.call('ZREMRANGEBYSCORE', K_PERMITS, '-inf', num(NOW))
 redis.call('ZREMRANGEBYSCORE', K_PERMITS, '+inf', '+inf')
 
-local pace = redis.call('HMGET', K_PACE, 'next', 'backoff')
+local pace = redis.call('HMGET', K_PACE, 'next', 'backoff', 'tokens', 'stamp')
 local next_start, backoff = stored_number(pace[1]), stored_number(pace[2])
-if (pace[1] and not next_start) or (pace[2] and not backoff) then
+local tokens, stamp = stored_number(pace[3]), stored_number(pace[4])
+if (pace[1] and not next_start) or (pace[2] and not backoff)
+    or (pace[3] and not tokens) or (pace[4] and not stamp) then
   redis.call('DEL', K_PACE)
+  next_start, backoff, tokens, stamp = nil, nil, nil, nil
 end
 next_start, backoff = next_start or 0, backoff or 0
 local start_at = math.max(next_start, backoff)
 if start_at > NOW then
   return num(start_at - NOW)
+end
+
+local threshold, pause, probes = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
+local probe, breaker_until = false, nil
+if threshold then
+  local b = redis.call('HMGET', K_PACE, 'bstate', 'bat', 'bsent')
+  local bstate, bat, bsent = b[1], stored_number(b[2]) or 0, tonumber(b[3]) or 0
+  if bstate == 'open' then
+    if NOW < bat + pause then
+      return num(bat + pause - NOW)
+    end
+    bstate, bat, bsent = 'half', NOW, 0 -- the pause is over: probes
+    redis.call('HSET', K_PACE, 'bstate', 'half', 'bat', num(bat), 'bsent', 0, 'bfail', 0)
+  end
+  if bstate == 'half' then
+    if bsent >= probes then
+      if NOW < bat + pause then
+        return num(bat + pause - NOW) -- every probe out: wait for their answers
+      end
+      bat = NOW -- no answer for a whole pause: a new round of probes
+      redis.call('HSET', K_PACE, 'bat', num(bat), 'bsent', 0, 'bfail', 0)
+    end
+    probe, breaker_until = true, bat + pause
+  end
 end
 
 if redis.call('ZCARD', K_PERMITS) >= concurrency then
@@ -51,17 +103,53 @@ if redis.call('ZCARD', K_PERMITS) >= concurrency then
   return num(math.min(busy_wait, tonumber(first[2]) - NOW))
 end
 
+-- The slot's bucket, brought up to NOW (the stamp never goes back).
+if rate then
+  if not tokens or not stamp or tokens < 0 then
+    tokens, stamp = burst, NOW  -- none yet (or forgotten once full): start full
+  end
+  if NOW > stamp then
+    tokens = tokens + (NOW - stamp) * rate
+    stamp = NOW
+  end
+  tokens = math.min(tokens, burst)
+  if tokens + EPSILON < 1 then
+    if rate <= 0 or burst < 1 then
+      return num(busy_wait * 20)  -- never: look again now and then (a new rate)
+    end
+    return num((1 - tokens) / rate)
+  end
+  tokens = math.max(0, tokens - 1)
+end
+
 redis.call('ZADD', K_PERMITS, num(expiry), ARGV[6])
 local last = redis.call('ZRANGE', K_PERMITS, -1, -1, 'WITHSCORES')
 redis.call('PEXPIRE', K_PERMITS, ttl(math.max(expiry, tonumber(last[2]))))
 
-if backoff > 0 then
+-- What the pace key holds, and until when it matters: a full bucket is as good as none.
+local keep = 0
+if backoff and backoff > 0 then
   redis.call('HDEL', K_PACE, 'backoff') -- over: forget it
 end
 if delay > 0 then
   redis.call('HSET', K_PACE, 'next', num(NOW + delay))
-  redis.call('PEXPIRE', K_PACE, ttl(NOW + delay))
-elseif next_start > 0 then
+  keep = NOW + delay
+elseif next_start and next_start > 0 then
   redis.call('HDEL', K_PACE, 'next') -- a slot without delay keeps no pace key
+end
+if rate then
+  redis.call('HSET', K_PACE, 'tokens', num(tokens), 'stamp', num(stamp))
+  local full = NOW
+  if rate > 0 then
+    full = NOW + (burst - tokens) / rate
+  end
+  keep = math.max(keep, full)
+end
+if probe then
+  redis.call('HINCRBY', K_PACE, 'bsent', 1)
+  keep = math.max(keep, breaker_until)
+end
+if keep > 0 and redis.call('PTTL', K_PACE) < ttl(keep) then -- never cut a failure count short
+  redis.call('PEXPIRE', K_PACE, ttl(keep))
 end
 return '0'

@@ -2,12 +2,19 @@
 -- workers (RedisPoliteness.release). _clock.lua comes first.
 --
 -- KEYS[1] permits   zset: permit id -> expiry
--- KEYS[2] pace      hash: next (earliest next start), backoff (end of a back-off)
+-- KEYS[2] pace      hash: next (earliest next start), backoff (end of a back-off), and
+--                   the slot's token bucket (see slot_acquire.lua)
 -- ARGV[1] clock, ARGV[2] the caller's now (see _clock.lua)
 -- ARGV[3] permit id
 -- ARGV[4] backoff until  epoch seconds on the caller's clock (moved by SKEW), or "" for
 --                        no back-off
 -- ARGV[5] idle ttl       seconds the pace key outlives what it holds
+-- ARGV[6] outcome        "1" the download succeeded, "0" it failed, "" the slot has no
+--                        circuit breaker; ARGV[7] threshold, ARGV[8] probes, ARGV[9] pause
+-- ARGV[10] latency       AutoThrottle's sample, seconds ("" = not throttled or none);
+--                        ARGV[11] status ("" = no response), ARGV[12] start delay,
+--                        ARGV[13] max delay, ARGV[14] target concurrency, ARGV[15] the
+--                        slot's configured delay (the floor)
 -- Returns 1 if the permit was still held, 0 if it had lapsed (its lease ran out, so
 -- another download may have its place already) or was never granted.
 
@@ -29,7 +36,61 @@ if ARGV[4] ~= '' then
   if until_ > NOW and until_ > backoff then
     redis.call('HSET', K_PACE, 'backoff', num(until_))
     local last = math.max(until_, next_start)
-    redis.call('PEXPIRE', K_PACE, math.max(1, math.ceil((last - NOW + idle_ttl) * 1000)))
+    local ms = math.max(1, math.ceil((last - NOW + idle_ttl) * 1000))
+    if redis.call('PTTL', K_PACE) < ms then  -- never cut what the key holds (its bucket)
+      redis.call('PEXPIRE', K_PACE, ms)
+    end
+  end
+end
+-- The slot's circuit breaker (see slot_acquire.lua): a success closes it, `threshold`
+-- failures in a row (by any workers) open it for `pause`, as do `probes` failed probes.
+-- Results that arrive while it is open belong to downloads sent before: ignored.
+if ARGV[6] and ARGV[6] ~= '' then
+  local threshold, probes, pause = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+  local b = redis.call('HMGET', K_PACE, 'bstate', 'bfail')
+  local bstate, bfail = b[1], tonumber(b[2]) or 0
+  if bstate ~= 'open' then
+    local keep = NOW
+    if ARGV[6] == '1' then
+      redis.call('HDEL', K_PACE, 'bstate', 'bat', 'bsent', 'bfail')
+    else
+      bfail = bfail + 1
+      local limit = threshold
+      if bstate == 'half' then
+        limit = probes
+      end
+      if bfail >= limit then
+        redis.call('HSET', K_PACE, 'bstate', 'open', 'bat', num(NOW), 'bsent', 0, 'bfail', bfail)
+        keep = NOW + pause
+      else
+        redis.call('HSET', K_PACE, 'bfail', bfail)
+      end
+      local ms = math.max(1, math.ceil((keep - NOW + idle_ttl) * 1000))
+      if redis.call('PTTL', K_PACE) < ms then
+        redis.call('PEXPIRE', K_PACE, ms)
+      end
+    end
+  end
+end
+-- AutoThrottle (scheduler/_throttle.py's rule, Scrapy's): every worker's latency moves
+-- the one shared delay of the slot, which slot_acquire.lua applies.
+local latency = tonumber(ARGV[10] or '')
+if latency and latency >= 0 and latency < math.huge then
+  local status = tonumber(ARGV[11])
+  local start, max_delay = tonumber(ARGV[12]), tonumber(ARGV[13])
+  local target_conc, min_delay = tonumber(ARGV[14]), tonumber(ARGV[15])
+  local old = stored_number(redis.call('HGET', K_PACE, 'tdelay')) or math.max(min_delay, start)
+  local target = latency / target_conc
+  local new = math.max(target, (old + target) / 2)
+  new = math.max(min_delay, math.min(new, max_delay))
+  if status == 200 or new > old then
+    redis.call('HSET', K_PACE, 'tdelay', num(new))
+  elseif not redis.call('HGET', K_PACE, 'tdelay') then
+    redis.call('HSET', K_PACE, 'tdelay', num(old))
+  end
+  local ms = math.max(1, math.ceil(idle_ttl * 1000))
+  if redis.call('PTTL', K_PACE) < ms then
+    redis.call('PEXPIRE', K_PACE, ms)
   end
 end
 return released

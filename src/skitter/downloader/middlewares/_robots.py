@@ -18,19 +18,26 @@ its robots.txt, same origin). What the answer means, as in Scrapy:
 - 4xx: there are no rules, everything is allowed;
 - 5xx, a network error or an unreadable file: everything is allowed, with a warning.
 
+In a distributed crawl the crawler injects a ``RobotsCache`` (the cluster's, in Redis):
+robots.txt is then fetched once per origin for the whole cluster. The first worker to
+ask claims it and fetches it; the others wait for its text in the cache (or fetch it
+themselves once the claim lapses, if that worker died). A definitive answer (2xx, 4xx)
+is kept ``ROBOTS_TTL`` seconds, a failure (5xx, network error) ``ROBOTS_FAILURE_TTL``.
+
 A disallowed request raises ``IgnoreRequest``. ``meta["dont_obey_robotstxt"]`` skips the
 check. ``crawl_delay(host)`` gives the Crawl-delay the rules ask of us, for the slots.
 
 Stats: ``robotstxt/request_count``, ``robotstxt/response_count``,
 ``robotstxt/response_status_count/<N>``, ``robotstxt/exception_count/<Error>``,
-``robotstxt/forbidden``, ``robotstxt/offsite_redirect``.
+``robotstxt/forbidden``, ``robotstxt/offsite_redirect``, ``robotstxt/shared`` (read from
+the cluster's cache instead of fetched).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import Any, Literal, Protocol
 
 from protego import Protego
 
@@ -40,20 +47,44 @@ from skitter.exceptions import CrawlControl, IgnoreRequest, NotConfigured, Reque
 from skitter.http import Request, Response, Scope, url_host
 from skitter.settings import DownloaderSettings
 
-__all__ = ["RobotsTxtMiddleware"]
+__all__ = ["RobotsCache", "RobotsTxtMiddleware"]
 
 logger = logging.getLogger("skitter.downloader.robotstxt")
 
 _MAX_HOPS = 5
 _RETRY = object()  # the fetch was cancelled: a waiter should try again itself
 _Rules = Protego | None  # None: everything is allowed
+#: How long a shared robots.txt is kept (a day, as Google does), and a failure to get one.
+ROBOTS_TTL = 86_400.0
+ROBOTS_FAILURE_TTL = 60.0
+#: How often a worker looks again while another one fetches robots.txt.
+_POLL = 0.1
+
+
+class RobotsCache(Protocol):
+    """robots.txt shared with other processes (``cluster.RedisRobotsCache``). Neither
+    method raises for the store being out of reach: ``claim`` then answers "mine"."""
+
+    async def claim(self, origin: str) -> tuple[Literal["cached", "mine", "busy"], str | None]:
+        """("cached", text; None: no rules), ("mine", None): fetch it and ``put`` it,
+        or ("busy", None): another process is fetching it, ask again soon."""
+        ...
+
+    async def put(self, origin: str, text: str | None, ttl: float) -> None: ...
 
 
 class RobotsTxtMiddleware:
     """Drops requests that the site's robots.txt disallows for our user agent."""
 
-    def __init__(self, stats: StatsSink, user_agent: str, scope: Scope | None = None) -> None:
+    def __init__(
+        self,
+        stats: StatsSink,
+        user_agent: str,
+        scope: Scope | None = None,
+        cache: RobotsCache | None = None,
+    ) -> None:
         self._stats = stats
+        self._cache = cache
         self.user_agent = user_agent
         self._scope = scope if scope is not None else Scope()
         self._fetch: DownloadHandler | None = None
@@ -70,7 +101,8 @@ class RobotsTxtMiddleware:
             or getattr(crawler.spider, "user_agent", None)
             or settings.user_agent
         )
-        return cls(crawler.stats, user_agent, Scope.of(crawler.spider))
+        cache: RobotsCache | None = getattr(crawler, "robots_cache", None)  # a worker's
+        return cls(crawler.stats, user_agent, Scope.of(crawler.spider), cache)
 
     def bind_transport(self, fetch: DownloadHandler) -> None:
         """Called by the Downloader with the handler to download robots.txt through."""
@@ -103,7 +135,7 @@ class RobotsTxtMiddleware:
                 return rules  # type: ignore[no-any-return]
         future = self._rules[origin] = asyncio.get_running_loop().create_future()
         try:
-            rules = await self._download(origin, request)
+            rules = await self._shared(origin, request)
         except BaseException:
             # Cancelled: let the next waiter fetch it; never leave them hanging.
             del self._rules[origin]
@@ -114,7 +146,34 @@ class RobotsTxtMiddleware:
         self._delays[host] = rules.crawl_delay(self.user_agent) if rules is not None else None
         return rules
 
-    async def _download(self, origin: str, request: Request) -> _Rules:
+    async def _shared(self, origin: str, request: Request) -> _Rules:
+        """The rules, from the cluster's cache when there is one (fetched by one worker)."""
+        cache = self._cache
+        if cache is None:
+            return self._rules_of(origin, (await self._download(origin, request))[0])
+        while True:
+            state, text = await cache.claim(origin)
+            if state == "cached":
+                self._stats.inc("robotstxt/shared")
+                return self._rules_of(origin, text)
+            if state == "mine":
+                text, definitive = await self._download(origin, request)
+                await cache.put(origin, text, ROBOTS_TTL if definitive else ROBOTS_FAILURE_TTL)
+                return self._rules_of(origin, text)
+            await asyncio.sleep(_POLL)
+
+    def _rules_of(self, origin: str, text: str | None) -> _Rules:
+        if text is None:
+            return None
+        try:
+            return Protego.parse(text)
+        except Exception as exc:
+            logger.warning("%s/robots.txt: cannot parse (%s); allowing all", origin, exc)
+            return None
+
+    async def _download(self, origin: str, request: Request) -> tuple[str | None, bool]:
+        """robots.txt's text (None: no rules), and whether that is the site's answer
+        (2xx, 4xx) rather than a failure to get one."""
         if self._fetch is None:
             raise RuntimeError("RobotsTxtMiddleware used before bind_transport()")
         meta: dict[str, Any] = {"dont_obey_robotstxt": True, "dont_retry": True}
@@ -137,31 +196,27 @@ class RobotsTxtMiddleware:
                         origin,
                         result.url,
                     )
-                    return None
+                    return None, True
                 robots = result
             else:
                 logger.warning("%s/robots.txt: too many redirects; allowing all", origin)
-                return None
+                return None, True
         except (RequestError, CrawlControl) as exc:
             stats.inc(f"robotstxt/exception_count/{type(exc).__name__}")
             logger.warning("%s/robots.txt: cannot download (%s); allowing all", origin, exc)
-            return None
-        return self._parse(origin, result)
+            return None, False
+        return self._text(origin, result)
 
-    def _parse(self, origin: str, response: Response) -> _Rules:
+    def _text(self, origin: str, response: Response) -> tuple[str | None, bool]:
         status = response.status
         self._stats.inc("robotstxt/response_count")
         self._stats.inc(f"robotstxt/response_status_count/{status}")
         if status >= 500:
             logger.warning("%s/robots.txt: HTTP %d; allowing all", origin, status)
-            return None
+            return None, False
         if status >= 300:
-            return None  # 4xx (and unfollowed 3xx): no rules
-        try:
-            return Protego.parse(response.body.decode("utf-8", errors="replace"))
-        except Exception as exc:
-            logger.warning("%s/robots.txt: cannot parse (%s); allowing all", origin, exc)
-            return None
+            return None, True  # 4xx (and unfollowed 3xx): no rules
+        return response.body.decode("utf-8", errors="replace"), True
 
 
 def _origin(url: str) -> str:

@@ -57,7 +57,12 @@ key                   type    holds
 ``P:permits:S``       zset    permit id -> expiry (Redis's clock) of a download permit
                               held for slot S (expires when idle)
 ``P:pace:S``          hash    ``next`` (earliest next start), ``backoff`` (back-off end) of
-                              slot S (expires when both have passed)
+                              slot S; its token bucket (``tokens``, ``stamp``) and circuit
+                              breaker (``bstate``, ``bat``, ``bsent``, ``bfail``), shared by
+                              every worker (expires when all of them have passed)
+``P:robots:O``        string  robots.txt of origin O for every worker: ``=`` + its text,
+                              ``-`` (no rules), or ``?`` while one worker fetches it
+                              (expires: ``cluster.RedisRobotsCache``)
 ``P:bucket``          hash    ``tokens``, ``stamp`` (Redis's clock) of the project's shared
                               token bucket
 ``P:start-claim``     string  the fencing token of the worker feeding the start requests
@@ -201,6 +206,10 @@ class JobKeys:
     def pace(self, slot: str) -> str:
         """The next allowed start and the back-off end of ``slot``."""
         return f"{self.tag}:pace:{_escape(slot, 'slot')}"
+
+    def robots(self, origin: str) -> str:
+        """robots.txt of ``origin`` (scheme://host[:port]), shared by every worker."""
+        return f"{self.tag}:robots:{_escape(origin, 'origin')}"
 
     @property
     def start_claim(self) -> str:

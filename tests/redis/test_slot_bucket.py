@@ -1,0 +1,155 @@
+"""A slot's token bucket (DOWNLOAD_SLOT_RATE) is one for the whole cluster (issue 14): it
+lives in the slot's pace key and is taken in the same script call as the slot's permit.
+A real redis-server; at the end, real ``skitter worker`` processes against a real HTTP
+server that counts arrivals."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from redis.asyncio import Redis
+from test_workers import SPIDER, Site, run_workers
+
+from skitter.cluster import ClusterPermits, RedisPoliteness
+from skitter.frontier._redis import JobKeys
+from skitter.testing._redis import RedisServer, require_redis_server
+
+T0 = 1_700_000_000.0
+HOST = "example.com"
+LEASE = 30.0
+
+
+@pytest.fixture
+def pair(client: Redis, keys: JobKeys) -> tuple[RedisPoliteness, RedisPoliteness]:
+    return (
+        RedisPoliteness(client, keys, owner="worker-a", time_source="caller"),
+        RedisPoliteness(client, keys, owner="worker-b", time_source="caller"),
+    )
+
+
+async def start(worker: RedisPoliteness, now: float, bucket: tuple[float, float]) -> bool:
+    """One download started and ended at ``now``: True if the slot let it start."""
+    permit, _ = await worker.acquire(
+        HOST, now, concurrency=100, delay=0, lease_seconds=LEASE, bucket=bucket
+    )
+    if permit is None:
+        return False
+    await worker.release(HOST, permit, now)
+    return True
+
+
+async def test_two_workers_share_one_bucket_of_rate_times_t_plus_burst(
+    pair: tuple[RedisPoliteness, RedisPoliteness],
+) -> None:
+    rate, burst, seconds, step = 4.0, 2.0, 10.0, 0.05
+    started = 0
+    for i in range(round(seconds / step) + 1):
+        now = T0 + i * step
+        for worker in pair:  # each worker starts all it can at each tick
+            while await start(worker, now, (rate, burst)):
+                started += 1
+            assert started <= rate * (now - T0) + burst + 1e-6
+    assert started == math.floor(rate * seconds + burst)
+
+
+async def test_the_burst_holds_for_the_cluster_from_the_first_request(
+    pair: tuple[RedisPoliteness, RedisPoliteness],
+) -> None:
+    a, b = pair
+    assert await start(a, T0, (1.0, 3.0))
+    assert await start(b, T0, (1.0, 3.0))
+    assert await start(a, T0, (1.0, 3.0))
+    permit, wait = await b.acquire(
+        HOST, T0, concurrency=100, delay=0, lease_seconds=LEASE, bucket=(1.0, 3.0)
+    )
+    assert permit is None
+    assert wait == pytest.approx(1.0)
+
+
+async def test_a_slot_without_a_bucket_is_not_limited_by_one(
+    pair: tuple[RedisPoliteness, RedisPoliteness], client: Redis, keys: JobKeys
+) -> None:
+    a, _ = pair
+    for _ in range(50):
+        permit, _ = await a.acquire(HOST, T0, concurrency=100, delay=0, lease_seconds=LEASE)
+        assert permit is not None
+    assert not await client.exists(keys.pace(HOST)), "no delay, no bucket: no pace key"
+
+
+async def test_the_bucket_key_lasts_until_it_is_full_again_and_no_less(
+    pair: tuple[RedisPoliteness, RedisPoliteness], client: Redis, keys: JobKeys
+) -> None:
+    a = RedisPoliteness(client, keys, owner="w", time_source="caller", idle_ttl=5.0)
+    permit, _ = await a.acquire(
+        HOST, T0, concurrency=5, delay=0, lease_seconds=LEASE, bucket=(0.1, 2.0)
+    )
+    assert permit is not None
+    ttl = await client.pttl(keys.pace(HOST))
+    assert 14_000 < ttl <= 15_000  # 1 token back at 0.1/s: 10 s, plus the idle ttl
+    # A short back-off from a 429 does not cut the bucket's life short.
+    await a.release(HOST, permit, T0, backoff_until=T0 + 1)
+    assert await client.pttl(keys.pace(HOST)) > 13_000
+
+
+async def test_a_spare_permit_is_never_handed_on_for_a_bucket_slot(
+    counted: Any, keys: JobKeys
+) -> None:
+    store = RedisPoliteness(counted.client, keys, owner="a", time_source="caller")
+    mine = ClusterPermits(store, lease_seconds=LEASE)
+    bucket = (1.0, 1.0)
+    assert await mine.take(HOST, "t1", T0, concurrency=2, delay=0, bucket=bucket) == 0.0
+    await mine.give_back(
+        "t1", T0 + 0.1, backoff_until=None, delay=0, more_queued=True, own_pace=True
+    )
+    assert len(mine) == 0, "given back: the next download must take a token"
+    assert await mine.take(HOST, "t2", T0 + 0.1, concurrency=2, delay=0, bucket=bucket) > 0
+    assert mine.reused == 0
+
+
+async def test_taking_the_token_costs_no_extra_round_trip(counted: Any, keys: JobKeys) -> None:
+    store = RedisPoliteness(counted.client, keys, owner="a", time_source="caller")
+    await store.acquire(HOST, T0, concurrency=9, delay=0, lease_seconds=LEASE, bucket=(5.0, 5.0))
+    before = counted.sends
+    await store.acquire(HOST, T0, concurrency=9, delay=0, lease_seconds=LEASE, bucket=(5.0, 5.0))
+    assert counted.sends - before == 1
+
+
+async def test_bad_buckets_are_refused(pair: tuple[RedisPoliteness, RedisPoliteness]) -> None:
+    a, _ = pair
+    for bad in ((0.0, 1.0), (1.0, -1.0), (math.inf, 1.0)):
+        with pytest.raises(ValueError, match=r"rate|burst"):
+            await a.acquire(HOST, T0, concurrency=1, delay=0, lease_seconds=LEASE, bucket=bad)
+
+
+# -- end to end ------------------------------------------------------------------------------
+@pytest.fixture
+def live_redis() -> Any:
+    with RedisServer(binary=require_redis_server()) as server:
+        yield server
+
+
+async def test_two_workers_hold_one_hosts_slot_rate_together(
+    serve: Any, tmp_path: Path, live_redis: RedisServer
+) -> None:
+    spider_file = tmp_path / "tree.py"
+    spider_file.write_text(SPIDER)
+    site = Site(latency=0.0)
+    base = await serve(site.app)
+    outs = [tmp_path / f"w{i}.jsonl" for i in range(2)]
+    rate, burst = 4.0, 3.0
+    limited = (f"DOWNLOAD_SLOT_RATE={rate}", f"DOWNLOAD_SLOT_BURST={burst}")
+    await asyncio.wait_for(
+        run_workers(spider_file, live_redis.url, outs, base, *limited, "CLOSESPIDER_TIMEOUT=11"),
+        timeout=60,
+    )
+    times = sorted(t for t, _ in site.served)
+    window = [t for t in times if times[0] + 1 <= t < times[0] + 9]
+    assert rate * 8 * 0.9 <= len(window) <= rate * 8 * 1.1, len(window)  # 4/s, not 8/s
+    # The arrivals fit one bucket of the burst, from the first request on (a token of
+    # slack for the way from Redis to the server).
+    for n, t in enumerate(times, start=1):
+        assert n <= burst + rate * (t - times[0]) + 1, (n, t - times[0])
