@@ -30,7 +30,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 FixtureScope = Literal["session", "package", "module", "class", "function"]
 
@@ -51,7 +51,33 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-class RedisServer:
+class Started:
+    """``with`` starts it and closes it, also when starting fails half-way (a server
+    set that started two of its three processes must not leave them running)."""
+
+    def start(self) -> Self:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        try:
+            return self.start()
+        except BaseException:
+            self.close()
+            raise
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class RedisServer(Started):
     """A ``redis-server`` process owned by the test that started it.
 
     ``port`` and ``directory`` default to a free port and a fresh temp dir (removed on
@@ -179,17 +205,6 @@ class RedisServer:
         self.stop()
         if self._own_dir:
             shutil.rmtree(self.directory, ignore_errors=True)
-
-    def __enter__(self) -> RedisServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # -- a tiny client, so the fixture needs no Redis library -------------------------------
     def command(self, *args: str) -> bytes:

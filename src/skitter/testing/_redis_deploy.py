@@ -19,10 +19,15 @@ from __future__ import annotations
 import shutil
 import subprocess
 import time
-from types import TracebackType
 from typing import Any
 
-from skitter.testing._redis import _HOST, RedisServer, _free_port, require_redis_server
+from skitter.testing._redis import (
+    _HOST,
+    RedisServer,
+    Started,
+    _free_port,
+    require_redis_server,
+)
 
 __all__ = ["RedisClusterSet", "SentinelSet", "redis_cli", "require_deploy_tools"]
 
@@ -52,7 +57,7 @@ def _wait(what: str, check: Any, timeout: float = 20.0) -> None:
     raise RuntimeError(f"timed out waiting for {what}")
 
 
-class RedisClusterSet:
+class RedisClusterSet(Started):
     """``masters`` cluster-enabled redis-servers joined into one Redis Cluster; with
     ``password``, each requires it (``url`` does not carry it)."""
 
@@ -99,23 +104,8 @@ class RedisClusterSet:
         for node in self.nodes:
             node.close()
 
-    def __enter__(self) -> RedisClusterSet:
-        try:
-            return self.start()
-        except BaseException:
-            self.close()
-            raise
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-
-class SentinelSet:
+class SentinelSet(Started):
     """One master, one replica, one sentinel (quorum 1) watching them as ``master_name``."""
 
     def __init__(self, master_name: str = "skitter", *, binary: str | None = None) -> None:
@@ -190,21 +180,6 @@ class SentinelSet:
         for server in (self.sentinel, self.replica, self.master):
             if server is not None:
                 server.close()
-
-    def __enter__(self) -> SentinelSet:
-        try:
-            return self.start()
-        except BaseException:
-            self.close()
-            raise
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 class _SentinelServer(RedisServer):
