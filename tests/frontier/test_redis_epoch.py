@@ -6,7 +6,7 @@ a new job made on the fly."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -29,30 +29,6 @@ LOST = r"job state lost \(Redis restarted without persistence\?\): job 'j' on re
 
 def req(path: str, **kwargs: Any) -> Request:
     return Request(f"http://example.com/{path}", **kwargs)
-
-
-@pytest.fixture
-async def make(redis_url: str) -> AsyncIterator[Make]:
-    made: list[RedisFrontier] = []
-
-    def factory(**kwargs: Any) -> RedisFrontier:
-        kwargs.setdefault("project", "p")
-        kwargs.setdefault("job", "j")
-        kwargs.setdefault("time_source", "caller")
-        frontier = RedisFrontier(kwargs.pop("url", redis_url), **kwargs)
-        made.append(frontier)
-        return frontier
-
-    yield factory
-    for frontier in made:
-        await frontier.close()
-
-
-@pytest.fixture
-async def client(redis_url: str) -> AsyncIterator[Redis]:
-    client = Redis.from_url(redis_url)
-    yield client
-    await client.aclose()
 
 
 async def test_a_job_is_created_once_and_joined_after(make: Make, client: Redis) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
@@ -37,31 +37,6 @@ def req(path: str, **kwargs: Any) -> Request:
 
 async def urls(frontier: RedisFrontier, now: float = T0, owner: str = "") -> list[str]:
     return [lease.request.url for lease in await frontier.lease(1000, now, LEASE, owner)]
-
-
-@pytest.fixture
-async def make(redis_url: str) -> AsyncIterator[Make]:
-    """``make(project=..., job=..., ...)``: a frontier with its own client, closed after."""
-    made: list[RedisFrontier] = []
-
-    def factory(**kwargs: Any) -> RedisFrontier:
-        kwargs.setdefault("project", "p")
-        kwargs.setdefault("job", "j")
-        kwargs.setdefault("time_source", "caller")
-        frontier = RedisFrontier(redis_url, **kwargs)
-        made.append(frontier)
-        return frontier
-
-    yield factory
-    for frontier in made:
-        await frontier.close()
-
-
-@pytest.fixture
-async def client(redis_url: str) -> AsyncIterator[Redis]:
-    client = Redis.from_url(redis_url)
-    yield client
-    await client.aclose()
 
 
 # -- queue kinds ------------------------------------------------------------------------------

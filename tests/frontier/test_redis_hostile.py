@@ -6,7 +6,7 @@ goes on with the valid tasks. The bad hash they go to is bounded."""
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -30,30 +30,6 @@ Make = Callable[..., RedisFrontier]
 
 def req(path: str, **kwargs: Any) -> Request:
     return Request(f"http://example.com/{path}", **kwargs)
-
-
-@pytest.fixture
-async def make(redis_url: str) -> AsyncIterator[Make]:
-    made: list[RedisFrontier] = []
-
-    def factory(**kwargs: Any) -> RedisFrontier:
-        kwargs.setdefault("project", "p")
-        kwargs.setdefault("job", "j")
-        kwargs.setdefault("time_source", "caller")
-        frontier = RedisFrontier(redis_url, **kwargs)
-        made.append(frontier)
-        return frontier
-
-    yield factory
-    for frontier in made:
-        await frontier.close()
-
-
-@pytest.fixture
-async def client(redis_url: str) -> AsyncIterator[Redis]:
-    client = Redis.from_url(redis_url)
-    yield client
-    await client.aclose()
 
 
 async def tamper(
