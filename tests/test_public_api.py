@@ -164,6 +164,7 @@ PINNED = {
         "TaskView",
     ],
     "skitter.http": [
+        "Link",
         "LinkResolver",
         "Request",
         "Response",

@@ -1,5 +1,6 @@
 """Requests, responses, URL canonicalization and fingerprints, and the crawl's scope."""
 
+from skitter.http._link import Link
 from skitter.http._request import Request
 from skitter.http._response import Response
 from skitter.http._scope import SCHEMES, Scope
@@ -7,6 +8,7 @@ from skitter.http._url import LinkResolver, canonicalize_url, fingerprint, in_do
 
 __all__ = [
     "SCHEMES",
+    "Link",
     "LinkResolver",
     "Request",
     "Response",

@@ -24,6 +24,7 @@ from w3lib.encoding import (
     to_unicode,
 )
 
+from skitter.http._link import Link
 from skitter.http._request import Callback, Request
 from skitter.http._url import LinkResolver
 
@@ -204,9 +205,10 @@ class Response:
         return self._links.resolve(url)
 
     def follow(
-        self, url: str | Selector, callback: Callback | None = None, **kwargs: Any
+        self, url: str | Selector | Link, callback: Callback | None = None, **kwargs: Any
     ) -> Request:
-        """A Request for ``url`` (absolute, relative, or an ``<a>``/attribute selector)."""
+        """A Request for ``url`` (absolute, relative, a ``Link``, or an ``<a>``/attribute
+        selector)."""
         href = _href(url)
         if href is None:
             raise ValueError(f"cannot follow {url!r}: it has no href")
@@ -214,7 +216,7 @@ class Response:
 
     def follow_all(
         self,
-        urls: Iterable[str | Selector] | None = None,
+        urls: Iterable[str | Selector | Link] | None = None,
         callback: Callback | None = None,
         *,
         css: str | None = None,
@@ -260,9 +262,11 @@ class Response:
         return f"<{self.status} {self.url}>"
 
 
-def _href(item: str | Selector) -> str | None:
+def _href(item: str | Selector | Link) -> str | None:
     if isinstance(item, str):
         return item
+    if isinstance(item, Link):
+        return item.url
     if isinstance(item, Selector):
         root = item.root
         if isinstance(root, str):  # an attribute or text selection: its value is the URL
