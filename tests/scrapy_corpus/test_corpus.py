@@ -1,0 +1,81 @@
+"""Idiomatic Scrapy spiders, crawled by skitter with only their import lines changed.
+
+Each file in ``spiders/`` is plain Scrapy source, as Scrapy's documentation and tutorial
+teach it. The test ports it (``import scrapy`` -> ``import skitter as scrapy``,
+``from scrapy.x import`` -> ``from skitter.x import``), loads it as ``skitter crawl FILE``
+does, crawls a fresh practice site with it and compares the feed's items with the ones
+computed from the site's data set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+from skitter.testing._practice import practice_data, serve_practice_site
+
+from ._port import assert_same_items, crawl_ported, port, port_into, ported_lines, read_feed
+from .expected import CASES
+
+SPIDERS = Path(__file__).parent / "spiders"
+FILES = sorted(p.stem for p in SPIDERS.glob("*.py"))
+
+
+def _param(name: str) -> object:
+    case = CASES.get(name)
+    if case is None or case.needs is None:
+        return name
+    return pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=f"needs {case.needs}"))
+
+
+def test_every_spider_has_its_expected_items_and_there_are_twenty() -> None:
+    assert sorted(CASES) == FILES
+    assert len(FILES) >= 20
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_the_port_changes_only_import_lines(name: str) -> None:
+    source = (SPIDERS / f"{name}.py").read_text(encoding="utf-8")
+    changed = ported_lines(source)
+    assert changed, "a corpus spider imports scrapy"
+    for before, after in changed:
+        assert before.lstrip().startswith(("import scrapy", "from scrapy")), before
+        assert "skitter" in after
+    assert "scrapy" not in "".join(
+        line for line in port(source).splitlines() if line.lstrip().startswith("from ")
+    ).replace("import skitter as scrapy", "")
+
+
+@pytest.mark.parametrize("name", [_param(name) for name in FILES])
+async def test_the_spider_scrapes_exactly_the_expected_items(name: str, tmp_path: Path) -> None:
+    case = CASES[name]
+    async with serve_practice_site() as base:
+        items, stats = await crawl_ported(SPIDERS / f"{name}.py", tmp_path, base, **case.args)
+    assert stats["finish_reason"] == "finished"
+    assert_same_items(items, case.items(practice_data(), base))
+    for key, value in case.stats.items():
+        assert stats.get(key) == value, key
+
+
+async def test_a_ported_spider_runs_from_the_command_line(tmp_path: Path) -> None:
+    """As a user runs it: ``skitter crawl FILE -o out.jsonl -a base_url=...``."""
+    ported = port_into(SPIDERS / "quotes_tutorial.py", tmp_path)
+    out = tmp_path / "out.jsonl"
+    async with serve_practice_site() as base:
+        command = [sys.executable, "-m", "skitter", "crawl", str(ported), "-o", str(out)]
+        process = await asyncio.create_subprocess_exec(
+            *command,
+            "-a",
+            f"base_url={base}",
+            "--no-progress",
+            "-L",
+            "WARNING",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        _, stderr = await process.communicate()
+    assert process.returncode == 0, stderr.decode()
+    assert_same_items(read_feed(out), CASES["quotes_tutorial"].items(practice_data(), base))
