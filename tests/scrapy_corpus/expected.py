@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from skitter.testing._practice import PracticeData, Quote
+from skitter.testing._practice import PracticeData, Quote, practice_data
 
 Items = list[dict[str, Any]]
 
@@ -113,6 +113,178 @@ def scroll(data: PracticeData, base: str) -> Items:
     return [{"author": q.author.name, "text": q.shown, "tags": list(q.tags)} for q in data.quotes]
 
 
+HTTP = "FormRequest/JsonRequest/Response classes from i15-http"
+SPIDERS = "Item/ItemLoader/LinkExtractor/CrawlSpider/feed spiders from i15-spiders"
+SIGNALS = "signals/extensions/stats/Failure/get_retry_request from i15-signals"
+
+
+def declared_items(data: PracticeData, base: str) -> Items:
+    return tutorial(data, base)
+
+
+def loader(data: PracticeData, base: str) -> Items:
+    quotes: Items = []
+    for n, page in _pages(data):
+        for q in page:
+            item: dict[str, Any] = {"text": q.text, "author": q.author.name}
+            if q.tags:  # an ItemLoader sets no field it was given no value for
+                item["tags"] = list(q.tags)
+            item["url"] = _home_url(base, n)
+            quotes.append(item)
+    people = [{"name": a.name, "born": f"{a.born_date} in {a.born_location}"} for a in data.authors]
+    return quotes + people
+
+
+def authors_crawl(data: PracticeData, base: str) -> Items:
+    return [{"name": a.name, "born": a.born_date, "where": a.born_location} for a in data.authors]
+
+
+def tags_crawl(data: PracticeData, base: str) -> Items:
+    start: Items = [{"start": f"{base}/", "quotes": len(data.page(1))}]
+    return start + [
+        {
+            "tag": tag,
+            "source": "top ten",
+            "origin": f"{base}/",
+            "first_page": len(data.tag_page(tag, 1)),
+        }
+        for tag in data.top_tags()
+        if tag != "humor"
+    ]
+
+
+def tag_links(data: PracticeData, base: str) -> Items:
+    out: Items = []
+    for n, page in _pages(data):
+        seen = dict.fromkeys(t for q in page for t in q.tags if t != "humor")
+        out += [
+            {"page": _home_url(base, n), "url": f"{base}/tag/{t}/page/1/", "text": t} for t in seen
+        ]
+    return out
+
+
+def login(data: PracticeData, base: str) -> Items:
+    return [{"author": q.author.name, "goodreads": q.author.goodreads_link} for q in data.quotes]
+
+
+def token_login(data: PracticeData, base: str) -> Items:
+    return [{"name": a.name, "logged_in": True} for a in data.authors]
+
+
+def viewstate(data: PracticeData, base: str) -> Items:
+    return [
+        {"quote": q.shown, "author": a.name, "tag": tag}
+        for a in data.authors
+        for tag in data.tags_of(a)
+        for q in data.by(a)
+        if tag in q.tags
+    ]
+
+
+def json_search(data: PracticeData, base: str) -> Items:
+    return [
+        {"tag": tag, "text": q.shown, "page": n}
+        for tag in data.top_tags()
+        for n in range(1, data.tag_page_count(tag) + 1)
+        for q in data.tag_page(tag, n)
+    ]
+
+
+def response_types(data: PracticeData, base: str) -> Items:
+    kinds = {
+        "/quote/1/": "html",
+        "/feeds/quotes.xml": "xml",
+        "/api/quotes?page=1": "text",
+        "/robots.txt": "text",
+        "/sitemaps/tags.xml.gz": "binary",
+    }
+    return [{"url": base + path, "kind": kind} for path, kind in kinds.items()]
+
+
+def sitemap_robots(data: PracticeData, base: str) -> Items:
+    quotes: Items = [{"quote": q.shown, "added": q.added.isoformat()} for q in data.quotes]
+    return quotes + [{"author": a.name} for a in data.authors]
+
+
+def sitemap_filter(data: PracticeData, base: str) -> Items:
+    return [
+        {"url": base + q.path, "added": q.added.isoformat()}
+        for q in data.quotes
+        if q.added.year >= 2025
+    ]
+
+
+def sitemap_alternates(data: PracticeData, base: str) -> Items:
+    return [
+        {"url": f"{base}{a.path}{query}", "lang": lang, "name": a.name}
+        for a in data.authors
+        for query, lang in (("", "en"), ("?lang=fr", "fr"))
+    ]
+
+
+def rss(data: PracticeData, base: str) -> Items:
+    return [
+        {"title": q.text, "link": base + q.path, "categories": list(q.tags)} for q in data.quotes
+    ]
+
+
+def rss_dc(data: PracticeData, base: str) -> Items:
+    return [{"creator": q.author.name, "guid": base + q.path} for q in data.quotes]
+
+
+def quotes_csv(data: PracticeData, base: str) -> Items:
+    return [
+        {"id": q.id, "text": q.text, "author": q.author.name, "tags": list(q.tags)}
+        for q in data.quotes
+    ]
+
+
+def authors_csv(data: PracticeData, base: str) -> Items:
+    return [{"slug": a.slug, "name": a.name, "location": a.born_location} for a in data.authors]
+
+
+def errback(data: PracticeData, base: str) -> Items:
+    ok: Items = [{"url": f"{base}/quote/1/", "ok": True}]
+    return ok + [
+        {"url": f"{base}/status/{code}/", "ok": False, "status": code} for code in (404, 500, 410)
+    ]
+
+
+def busy(data: PracticeData, base: str) -> Items:
+    return [{"text": q.shown, "retries": 1} for q in data.quotes[:5]]
+
+
+MIN_WORDS = 9
+
+
+def pipelines(data: PracticeData, base: str) -> Items:
+    return [
+        {"text": q.shown, "words": len(q.shown.split())}
+        for q in data.quotes
+        if len(q.shown.split()) >= MIN_WORDS
+    ]
+
+
+def extension(data: PracticeData, base: str) -> Items:
+    return [{"author": q.author.name, "tags": list(q.tags)} for q in data.quotes]
+
+
+def extension_stats() -> dict[str, Any]:
+    counts = [len(q.tags) for q in practice_data().quotes]
+    return {
+        "quotestats/opened": "extension",
+        "quotestats/items": len(counts),
+        "quotestats/max_tags": max(counts),
+        "quotestats/min_tags": min(counts),
+        "quotestats/closed": "finished",
+    }
+
+
+def signals(data: PracticeData, base: str) -> Items:
+    pages = [(1, f"{base}/page/1/"), (data.page_count, f"{base}/page/{data.page_count}/")]
+    return [{"text": q.shown, "url": url} for n, url in pages for q in data.page(n)]
+
+
 CASES: dict[str, Case] = {
     "quotes_tutorial": Case(tutorial),
     "authors_follow_all": Case(authors),
@@ -125,4 +297,26 @@ CASES: dict[str, Case] = {
     "quotes_status_404": Case(status_404),
     "robots_obey": Case(polite),
     "api_scroll": Case(scroll),
+    "quotes_items": Case(declared_items, needs=SPIDERS),
+    "quotes_loader": Case(loader, needs=SPIDERS),
+    "crawl_authors": Case(authors_crawl, needs=SPIDERS),
+    "crawl_tags": Case(tags_crawl, needs=SPIDERS),
+    "link_extractor_tags": Case(tag_links, needs=SPIDERS),
+    "sitemap_robots": Case(sitemap_robots, needs=SPIDERS),
+    "sitemap_filter": Case(sitemap_filter, needs=SPIDERS),
+    "sitemap_alternates": Case(sitemap_alternates, needs=SPIDERS),
+    "xml_feed": Case(rss, needs=SPIDERS),
+    "xml_feed_namespaces": Case(rss_dc, needs=SPIDERS),
+    "csv_feed": Case(quotes_csv, needs=SPIDERS),
+    "csv_feed_headers": Case(authors_csv, needs=SPIDERS),
+    "login": Case(login, needs=HTTP),
+    "login_formrequest": Case(token_login, needs=HTTP),
+    "viewstate_search": Case(viewstate, needs=HTTP),
+    "api_json_request": Case(json_search, needs=HTTP),
+    "response_types": Case(response_types, needs=HTTP),
+    "errback_httperror": Case(errback, needs=SIGNALS),
+    "retry_busy": Case(busy, needs=SIGNALS),
+    "pipelines_from_crawler": Case(pipelines, needs=SIGNALS),
+    "extension_signals": Case(extension, stats=extension_stats(), needs=SIGNALS),
+    "spider_signals": Case(signals, stats={"signals/responses": 2}, needs=SIGNALS),
 }
