@@ -10,6 +10,8 @@ computed from the site's data set.
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -79,3 +81,41 @@ async def test_a_ported_spider_runs_from_the_command_line(tmp_path: Path) -> Non
         _, stderr = await process.communicate()
     assert process.returncode == 0, stderr.decode()
     assert_same_items(read_feed(out), CASES["quotes_tutorial"].items(practice_data(), base))
+
+
+def _scrapy() -> str | None:
+    """Scrapy's command, if installed (the ``bench`` extra) or named by SKITTER_SCRAPY."""
+    beside = Path(sys.executable).parent / "scrapy"
+    return (
+        os.environ.get("SKITTER_SCRAPY")
+        or shutil.which("scrapy")
+        or (str(beside) if beside.exists() else None)
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(_scrapy() is None, reason="Scrapy is not installed (SKITTER_SCRAPY=...)")
+@pytest.mark.parametrize("name", FILES)
+async def test_scrapy_itself_scrapes_the_expected_items(name: str, tmp_path: Path) -> None:
+    """The expected items are Scrapy's own: the unported file, run by ``scrapy runspider``."""
+    case = CASES[name]
+    if case.scrapy_differs:
+        pytest.skip(case.scrapy_differs)
+    out = tmp_path / "out.jsonl"
+    async with serve_practice_site() as base:
+        args = {"base_url": base, **case.args}
+        process = await asyncio.create_subprocess_exec(
+            str(_scrapy()),
+            "runspider",
+            str(SPIDERS / f"{name}.py"),
+            "-o",
+            f"{out}:jsonlines",
+            "-s",
+            "LOG_LEVEL=WARNING",
+            *(part for key, value in args.items() for part in ("-a", f"{key}={value}")),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        log, _ = await process.communicate()
+    assert process.returncode == 0, log.decode()
+    assert_same_items(read_feed(out), case.items(practice_data(), base))

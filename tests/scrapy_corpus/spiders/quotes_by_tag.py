@@ -1,5 +1,6 @@
 """The tutorial's spider arguments: ``scrapy crawl quotes -a tag=humor``, read in
-start_requests()."""
+start_requests(), as spiders written before Scrapy 2.13 begin (Scrapy 2.19 no longer
+calls it; skitter's default start() still does)."""
 
 import scrapy
 

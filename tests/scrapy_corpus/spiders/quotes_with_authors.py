@@ -9,7 +9,7 @@ class QuoteAuthorSpider(scrapy.Spider):
     name = "quote_author"
     base_url = "http://127.0.0.1:8000"
 
-    def start_requests(self):
+    async def start(self):
         yield scrapy.Request(f"{self.base_url}/", callback=self.parse)
 
     def parse(self, response):

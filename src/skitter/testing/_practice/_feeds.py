@@ -51,8 +51,12 @@ def _xml(text: str) -> web.Response:
 
 async def sitemap_index(request: web.Request) -> web.Response:
     origin = _origin(request)
+    # Each sitemap's lastmod is its newest entry's, as generators write it.
+    newest = max(q.added for q in request.app[STATE].data.quotes).isoformat()
     entries = "".join(
-        f"  <sitemap><loc>{origin}/sitemaps/{name}.xml.gz</loc></sitemap>\n" for name in SITEMAPS
+        f"  <sitemap><loc>{origin}/sitemaps/{name}.xml.gz</loc><lastmod>{newest}</lastmod>"
+        "</sitemap>\n"
+        for name in SITEMAPS
     )
     return _xml(
         f'<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns="{_SITEMAP_NS}">\n'
