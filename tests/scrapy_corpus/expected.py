@@ -286,6 +286,22 @@ def signals(data: PracticeData, base: str) -> Items:
     return [{"text": q.shown, "url": url} for n, url in pages for q in data.page(n)]
 
 
+def whole_site(data: PracticeData, base: str) -> Items:
+    """Every page a link leads to from ``/`` (no form is sent, so nobody is logged in)."""
+    titles = {"/": "Quotes to Practice", "/login": "Login | Quotes"}
+    titles.update({f"/page/{n}/": "Quotes to Practice" for n in range(1, data.page_count + 1)})
+    titles.update({f"/tag/{tag}/": "Quotes to Practice" for tag in data.top_tags()})
+    for tag in data.tags:
+        pages = range(1, data.tag_page_count(tag) + 1)
+        titles.update({f"/tag/{tag}/page/{n}/": "Quotes to Practice" for n in pages})
+    titles.update({a.path: f"{a.name} | Quotes" for a in data.authors})
+    titles.update({q.path: f"Quote {q.id} | Quotes" for q in data.quotes})
+    # The start URL skips the duplicate filter (dont_filter) and so is not recorded in
+    # it either: the "/" link in the header fetches it once more, as in Scrapy.
+    again = [{"url": f"{base}/", "title": titles["/"]}]
+    return again + [{"url": base + path, "title": title} for path, title in titles.items()]
+
+
 CASES: dict[str, Case] = {
     "quotes_tutorial": Case(tutorial),
     "authors_follow_all": Case(authors),
@@ -302,6 +318,7 @@ CASES: dict[str, Case] = {
     "quotes_status_404": Case(status_404),
     "robots_obey": Case(polite),
     "api_scroll": Case(scroll),
+    "whole_site": Case(whole_site),
     "quotes_items": Case(declared_items, needs=SPIDERS),
     "quotes_loader": Case(loader, needs=SPIDERS),
     "crawl_authors": Case(authors_crawl, needs=SPIDERS),
