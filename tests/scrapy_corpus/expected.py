@@ -302,6 +302,13 @@ def whole_site(data: PracticeData, base: str) -> Items:
     return again + [{"url": base + path, "title": title} for path, title in titles.items()]
 
 
+def middlewares(data: PracticeData, base: str) -> Items:
+    quotes: Items = [{"text": q.shown, "tags": list(q.tags)} for q in data.quotes if q.tags]
+    return quotes + [
+        {"url": f"{base}{a.path}?lang=fr", "lang": "fr", "born": "Né le"} for a in data.authors
+    ]
+
+
 CASES: dict[str, Case] = {
     "quotes_tutorial": Case(tutorial),
     "authors_follow_all": Case(authors),
@@ -319,6 +326,7 @@ CASES: dict[str, Case] = {
     "robots_obey": Case(polite),
     "api_scroll": Case(scroll),
     "whole_site": Case(whole_site),
+    "middlewares_custom": Case(middlewares),
     "quotes_items": Case(declared_items, needs=SPIDERS),
     "quotes_loader": Case(loader, needs=SPIDERS),
     "crawl_authors": Case(authors_crawl, needs=SPIDERS),
