@@ -255,6 +255,25 @@ def busy(data: PracticeData, base: str) -> Items:
     return [{"text": q.shown, "retries": 1} for q in data.quotes[:5]]
 
 
+def css_login(data: PracticeData, base: str) -> Items:
+    return [
+        {"url": base + q.path, "logged_in": True, "goodreads": q.author.goodreads_link}
+        for q in data.quotes
+    ]
+
+
+def link_options(data: PracticeData, base: str) -> Items:
+    page = data.page(1)
+    paths = {"/", "/login", "/page/2/"}
+    paths |= {q.author.path for q in page} | {q.path for q in page}
+    paths |= {f"/tag/{t}/" for q in page for t in q.tags} | {f"/tag/{t}/" for t in data.top_tags()}
+    return [{"url": base + path} for path in paths]
+
+
+def serializer(data: PracticeData, base: str) -> Items:
+    return [{"text": q.shown, "tags": ",".join(q.tags)} for q in data.page(1)]
+
+
 MIN_WORDS = 9
 
 
@@ -341,6 +360,9 @@ CASES: dict[str, Case] = {
     "csv_feed_headers": Case(authors_csv, needs=SPIDERS),
     "login": Case(login, needs=HTTP),
     "login_formrequest": Case(token_login, needs=HTTP),
+    "login_formcss": Case(css_login, needs=HTTP),
+    "link_extractor_options": Case(link_options, needs=SPIDERS),
+    "item_serializer": Case(serializer, needs=SPIDERS),
     "viewstate_search": Case(viewstate, needs=HTTP),
     "api_json_request": Case(json_search, needs=HTTP),
     "response_types": Case(response_types, needs=HTTP),

@@ -1,5 +1,6 @@
 """Logging in the way Scrapy's documentation shows: FormRequest.from_response fills the
-form (its hidden CSRF token included); the session cookie does the rest."""
+form (its hidden CSRF token included; formxpath picks it, the page's first form is a
+search box); the session cookie does the rest."""
 
 import scrapy
 
@@ -14,6 +15,7 @@ class LoginSpider(scrapy.Spider):
     def parse(self, response):
         return scrapy.FormRequest.from_response(
             response,
+            formxpath='//form[@action="/login"]',
             formdata={"username": "john", "password": "secret"},
             callback=self.after_login,
         )

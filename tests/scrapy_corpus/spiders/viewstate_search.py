@@ -17,6 +17,7 @@ class SearchSpider(scrapy.Spider):
                 yield scrapy.FormRequest.from_response(
                     response,
                     formdata={"author": author},
+                    dont_click=True,  # choosing an author posts the form, as its onchange does
                     callback=self.parse_tags,
                     cb_kwargs={"author": author},
                 )

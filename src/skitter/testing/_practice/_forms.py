@@ -102,8 +102,9 @@ def _results(author: Author, tag: str, quotes: list[str]) -> str:
 
 
 async def filter_form(request: web.Request) -> web.Response:
-    """Step 1 (a ViewState for the author menu): the author's tags. Step 2 (the ViewState
-    step 1 gave, for the same author): the quotes with that tag."""
+    """Step 1 (a ViewState for the author menu, posted when the menu changes, with or
+    without the button): the author's tags. Step 2 (the ViewState step 1 gave, for the
+    same author, and the Search button): the quotes with that tag."""
     state = request.app[STATE]
     form = await request.post()
     viewstate = form.get("__VIEWSTATE")
@@ -124,5 +125,7 @@ async def filter_form(request: web.Request) -> web.Response:
     tag = form.get("tag")
     if not isinstance(tag, str) or tag not in tags:
         return _html(render_message("Choose a tag."), 400)
+    if form.get("submit_button") != "Search":  # results come from the button, not a menu
+        return _html(render_message("Press Search for the results."), 400)
     texts = [q.shown for q in state.data.by(author) if tag in q.tags]
     return _html(_results(author, tag, texts))

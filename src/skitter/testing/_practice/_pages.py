@@ -128,13 +128,16 @@ def render_login(token: str, *, error: str = "") -> str:
     message = f'<p class="error">{escape(error)}</p>\n' if error else ""
     body = (
         f"{message}"
+        # A page's first form is often not the one wanted: from_response must be told.
+        '<form action="/search.aspx" method="get" id="site-search">\n'
+        '<input type="text" name="q"><input type="submit" value="Search"></form>\n'
         '<form action="/login" method="post" accept-charset="utf-8" id="login">\n'
         f'<input type="hidden" name="csrf_token" value="{escape(token)}">\n'
         '<div class="form-group"><label for="username">Username</label>\n'
         '<input type="text" class="form-control" id="username" name="username"></div>\n'
         '<div class="form-group"><label for="password">Password</label>\n'
         '<input type="password" class="form-control" id="password" name="password"></div>\n'
-        '<input type="submit" value="Login" class="btn btn-primary">\n</form>'
+        '<input type="submit" name="action" value="Login" class="btn btn-primary">\n</form>'
     )
     return _layout(body, logged_in=False, title="Login | Quotes")
 
