@@ -274,6 +274,48 @@ def serializer(data: PracticeData, base: str) -> Items:
     return [{"text": q.shown, "tags": ",".join(q.tags)} for q in data.page(1)]
 
 
+def _counted_pages(data: PracticeData, base: str) -> list[tuple[str, tuple[Quote, ...]]]:
+    """The pages signal_counts parses: ``/``, then every ``/page/N/`` but the last (its
+    callback raises)."""
+    pages = [(f"{base}/", data.page(1))]
+    return pages + [(f"{base}/page/{n}/", data.page(n)) for n in range(1, data.page_count)]
+
+
+def signal_counts(data: PracticeData, base: str) -> Items:
+    return [
+        {"text": q.shown, "author": q.author.name, "tags": list(q.tags)}
+        for _, quotes in _counted_pages(data, base)
+        for q in quotes
+        if q.tags and q.author.name != "Ada Quill"
+    ]
+
+
+def signal_counts_stats() -> dict[str, Any]:
+    data = practice_data()
+    parsed = [q for _, quotes in _counted_pages(data, "") for q in quotes]
+    last = data.page_count
+    # Pager links yielded: "/" and page 1 link to page 2; pages 2 to last-1 link both
+    # ways; the last page's callback raises before it yields its link back.
+    yielded = 2 + 2 * (last - 2)
+    responses = 1 + last  # "/", then /page/1/ to /page/<last>/
+    scheduled = 1 + yielded  # and the start request
+    return {
+        "counted/engine_started": 1,
+        "counted/spider_opened": 1,
+        "counted/request_scheduled": scheduled,
+        "counted/request_dropped": scheduled - responses,
+        "counted/request_reached_downloader": responses,
+        "counted/request_left_downloader": responses,
+        "counted/headers_received": responses,
+        "counted/response_downloaded": responses,
+        "counted/response_received": responses,
+        "counted/item_scraped": len(signal_counts(data, "")),
+        "counted/item_dropped": sum(not q.tags for q in parsed),
+        "counted/item_error": sum(bool(q.tags) and q.author.name == "Ada Quill" for q in parsed),
+        "counted/spider_error": 1,
+    }
+
+
 MIN_WORDS = 9
 
 
@@ -370,5 +412,6 @@ CASES: dict[str, Case] = {
     "retry_busy": Case(busy, needs=SIGNALS),
     "pipelines_from_crawler": Case(pipelines, needs=SIGNALS),
     "extension_signals": Case(extension, stats=extension_stats(), needs=SIGNALS),
+    "extension_signal_counts": Case(signal_counts, stats=signal_counts_stats(), needs=SIGNALS),
     "spider_signals": Case(signals, stats={"signals/responses": 2}, needs=SIGNALS),
 }

@@ -60,8 +60,7 @@ async def test_the_spider_scrapes_exactly_the_expected_items(name: str, tmp_path
         items, stats = await crawl_ported(SPIDERS / f"{name}.py", tmp_path, base, **case.args)
     assert stats["finish_reason"] == "finished"
     assert_same_items(items, case.items(practice_data(), base))
-    for key, value in case.stats.items():
-        assert stats.get(key) == value, key
+    assert {key: stats.get(key) for key in case.stats} == case.stats
 
 
 async def test_a_ported_spider_runs_from_the_command_line(tmp_path: Path) -> None:
