@@ -316,6 +316,10 @@ def signal_counts_stats() -> dict[str, Any]:
     }
 
 
+def retry_meta(data: PracticeData, base: str) -> Items:
+    return [{"case": case, "status": 503} for case in ("default", "once", "never")]
+
+
 MIN_WORDS = 9
 
 
@@ -410,6 +414,12 @@ CASES: dict[str, Case] = {
     "response_types": Case(response_types, needs=HTTP),
     "errback_httperror": Case(errback, needs=SIGNALS),
     "retry_busy": Case(busy, needs=SIGNALS),
+    "retry_meta": Case(
+        retry_meta,
+        # default: 2 retries, then gives up; once: 1, then gives up; never: none
+        stats={"retry/count": 3, "retry/max_reached": 2},
+        needs=SIGNALS,
+    ),
     "pipelines_from_crawler": Case(pipelines, needs=SIGNALS),
     "extension_signals": Case(extension, stats=extension_stats(), needs=SIGNALS),
     "extension_signal_counts": Case(signal_counts, stats=signal_counts_stats(), needs=SIGNALS),
