@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skitter.testing._practice import PracticeData, Quote, practice_data
+from skitter.testing._practice._site import LINKS
 
 Items = list[dict[str, Any]]
 
@@ -320,6 +321,11 @@ def retry_meta(data: PracticeData, base: str) -> Items:
     return [{"case": case, "status": 503} for case in ("default", "once", "never")]
 
 
+def broken_links(data: PracticeData, base: str) -> Items:
+    status = {"/quote/1/": 200, "/status/500/": 500}
+    return [{"url": base + path, "status": status.get(path, 404)} for path in LINKS]
+
+
 MIN_WORDS = 9
 
 
@@ -396,6 +402,7 @@ CASES: dict[str, Case] = {
     "quotes_loader": Case(loader, needs=SPIDERS),
     "crawl_authors": Case(authors_crawl, needs=SPIDERS),
     "crawl_tags": Case(tags_crawl, needs=SPIDERS),
+    "crawl_errback": Case(broken_links, needs=SPIDERS),
     "link_extractor_tags": Case(tag_links, needs=SPIDERS),
     "sitemap_robots": Case(sitemap_robots, needs=SPIDERS),
     "sitemap_filter": Case(sitemap_filter, needs=SPIDERS),

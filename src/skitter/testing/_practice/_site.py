@@ -17,6 +17,7 @@ the Scrapy corpus (tests/scrapy_corpus) crawls, every page rendered from one dat
 ``/feeds/quotes.csv``               CSV with a header; ``/feeds/authors.csv``: ``;``, none
 ``/status/CODE/``                   answers with that status
 ``/flaky/N/``                       "busy" the first time, then quote N
+``/links/``                         links to one page that is there and three that fail
 =================================  ===================================================
 """
 
@@ -111,6 +112,20 @@ async def flaky(request: web.Request) -> web.Response:
     return _html(render_quote(found))
 
 
+#: What ``/links/`` links to: a page that is there, then pages that fail.
+LINKS = ("/quote/1/", "/quote/999/", "/status/500/", "/author/Nobody/")
+
+
+async def links(request: web.Request) -> web.Response:
+    """Links that work and links that do not, linked from nowhere else: for errbacks."""
+    items = "\n".join(f'<li><a href="{path}">{path}</a></li>' for path in LINKS)
+    return _html(
+        render_message("Some of these links are broken.").replace(
+            "</p>", f'</p>\n<ul class="links">\n{items}\n</ul>', 1
+        )
+    )
+
+
 async def private(request: web.Request) -> web.Response:
     return _html(render_message("Robots keep out: /private/ is disallowed by robots.txt."))
 
@@ -141,6 +156,7 @@ def make_practice_app() -> web.Application:
     add("/feeds/authors.csv", _feeds.authors_csv)
     add("/status/{code}/", status)
     add("/flaky/{id}/", flaky)
+    add("/links/", links)
     add("/private/{tail:.*}", private)
     return app
 
