@@ -9,6 +9,7 @@ computed from the site's data set.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import os
 import re
@@ -98,7 +99,8 @@ def _scrapy() -> str | None:
 @pytest.mark.skipif(_scrapy() is None, reason="Scrapy is not installed (SKITTER_SCRAPY=...)")
 @pytest.mark.parametrize("name", FILES)
 async def test_scrapy_itself_scrapes_the_expected_items(name: str, tmp_path: Path) -> None:
-    """The expected items are Scrapy's own: the unported file, run by ``scrapy runspider``."""
+    """The expected items (and statistics) are Scrapy's own: the unported file, run by
+    ``scrapy runspider``; the statistics are read from its final "Dumping Scrapy stats"."""
     case = CASES[name]
     if case.scrapy_differs:
         pytest.skip(case.scrapy_differs)
@@ -112,11 +114,21 @@ async def test_scrapy_itself_scrapes_the_expected_items(name: str, tmp_path: Pat
             "-o",
             f"{out}:jsonlines",
             "-s",
-            "LOG_LEVEL=WARNING",
+            "LOG_LEVEL=INFO",
             *(part for key, value in args.items() for part in ("-a", f"{key}={value}")),
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
         )
         log, _ = await process.communicate()
-    assert process.returncode == 0, log.decode()
+    text = log.decode()
+    assert process.returncode == 0, text
     assert_same_items(read_feed(out), case.items(practice_data(), base))
+    assert {key: _scrapy_stat(text, key) for key in case.stats} == case.stats
+
+
+def _scrapy_stat(log: str, key: str) -> object:
+    """One value of Scrapy's stats dump (a pprint of a dict) in its log."""
+    found = re.search(
+        rf"'{re.escape(key)}': ([^,\n}}]+)", log.rpartition("Dumping Scrapy stats")[2]
+    )
+    return ast.literal_eval(found.group(1)) if found else None
