@@ -16,6 +16,13 @@ closed; its ``stats`` are the final statistics, with ``finish_reason`` "failed" 
 While it runs, ``crawler.control`` (an ``engine.ProjectControl``) is its live control
 panel: status, rate, pause and resume, failed tasks queued again, the monitor, the
 download slots; the dashboard, the CLI and a worker's heartbeats all use it.
+
+What Scrapy's extensions and components reach for is here under Scrapy's names:
+``crawler.signals`` (``skitter.signals``; connect before the crawl starts, in
+``from_crawler``), ``crawler.stats`` (``inc_value``, ``get_value``, ...),
+``crawler.settings`` (``getbool``, ``getint``, ...), ``crawler.extensions`` (the
+EXTENSIONS setting, built when the crawl starts) and ``crawler.engine`` (``crawl``,
+``close_spider``) while it runs.
 """
 
 from __future__ import annotations
@@ -32,7 +39,14 @@ from skitter._job import JobDir
 from skitter._types import CrawlStats
 from skitter._version import __version__
 from skitter.downloader import Downloader
-from skitter.engine import Engine, Project, ProjectControl, ProjectMonitor, Stats
+from skitter.engine import (
+    Engine,
+    ExtensionManager,
+    Project,
+    ProjectControl,
+    ProjectMonitor,
+    Stats,
+)
 from skitter.exceptions import ConfigError, CrawlFailed
 from skitter.frontier import Frontier, JobStore, MemoryFrontier
 from skitter.pipelines import ItemPipelineManager
@@ -52,6 +66,7 @@ from skitter.scheduler import (
     slot_key_function,
 )
 from skitter.settings import Settings
+from skitter.signals import SignalManager
 from skitter.spider import Spider, SpiderMiddlewareManager
 
 if TYPE_CHECKING:  # imported for workers only: a crawl kept elsewhere never loads redis-py
@@ -99,6 +114,10 @@ class Crawler:
             cli=cli_settings,
         )
         self.stats: CrawlStats = Stats()
+        #: Scrapy's signals for this crawl (see ``skitter.signals``).
+        self.signals = SignalManager(sender=self, stats=self.stats)
+        #: The EXTENSIONS, once ``build`` has made them.
+        self.extensions: ExtensionManager | None = None
         self.clock: Clock = clock or SystemClock()
         self.spider: Any = None
         name = spidercls.name or spidercls.__name__
@@ -139,6 +158,7 @@ class Crawler:
             # Count into Redis too (before any component takes the stats object), so the
             # job's totals add up over every worker.
             self.stats = cluster.stats(self.stats)
+            self.signals.stats = self.stats
             self.robots_cache = cluster.robots_cache()
             limits = (settings["MAX_RATE"], settings["MAX_BURST"])
             gate: Gate = cluster.gate(self.clock, self.stats, lease.lease_seconds, limits=limits)
@@ -148,6 +168,7 @@ class Crawler:
             else:
                 frontier = MemoryFrontier()
             gate = LocalGate(self.clock)
+        self.extensions = ExtensionManager.from_crawler(self)
         scheduler = ProjectScheduler(
             frontier,
             retry=RetryPolicy(
@@ -186,6 +207,7 @@ class Crawler:
             pipelines=ItemPipelineManager.from_crawler(self),
             monitor=ProjectMonitor(self.clock),
             clock=self.clock,
+            signals=self.signals,
         )
         if cluster is not None:
             self._project.start_claim = cluster.start_claim(settings["LEASE_SECONDS"])

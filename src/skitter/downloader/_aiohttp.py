@@ -58,6 +58,7 @@ from skitter.exceptions import (
     ConfigError,
     ConnectError,
     ConnectionLost,
+    DNSLookupError,
     DownloadTimeout,
     InvalidURL,
     RequestError,
@@ -358,6 +359,8 @@ def _translate(exc: BaseException, request: Request, total: float | None) -> Req
         return DownloadTimeout(
             f"{request!r}: download took longer than {total} seconds", request=request
         )
+    if isinstance(exc, aiohttp.ClientConnectorDNSError):
+        return DNSLookupError(f"{request!r}: DNS lookup failed: {detail}", request=request)
     if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ClientHttpProxyError):
         return ConnectError(f"{request!r}: cannot connect: {detail}", request=request)
     if isinstance(exc, aiohttp.ClientPayloadError):

@@ -149,7 +149,7 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "DOWNLOADER_MIDDLEWARES_BASE SPIDER_MIDDLEWARES_BASE ITEM_PIPELINES_BASE "
         "EXTENSIONS_BASE FEED_EXPORTERS_BASE FEED_STORAGES_BASE SPIDER_CONTRACTS_BASE",
         "the *_BASE settings cannot be replaced; switch a built-in off with None in "
-        "DOWNLOADER_MIDDLEWARES or SPIDER_MIDDLEWARES",
+        "DOWNLOADER_MIDDLEWARES, SPIDER_MIDDLEWARES or EXTENSIONS",
     ),
     **_group("DOWNLOADER_STATS", "downloader stats are always counted", True),
     **_group(
@@ -159,7 +159,6 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
     ),
     **_group("DUPEFILTER_DEBUG SCHEDULER_DEBUG", _LATER, False),
     **_group("EDITOR TEMPLATES_DIR", "skitter has no edit or genspider command yet"),
-    **_group("EXTENSIONS", "extensions are " + _LATER, {}),
     **_group("FEED_EXPORT_BATCH_ITEM_COUNT", "feed batches are " + _LATER, 0),
     **_group("FEED_EXPORT_FIELDS", "set 'fields' in the FEEDS options", None),
     **_group("FEED_EXPORT_INDENT", "set 'indent' in the FEEDS options", None),
