@@ -93,9 +93,7 @@ class Recording(Spider):
 
 async def test_every_signal_is_sent_where_scrapy_sends_it(serve: Any) -> None:
     base = await serve(site())
-    crawler = Crawler(
-        Recording, {**FAST, "ITEM_PIPELINES": {Picky: 100}}, start_urls=[base + "/"]
-    )
+    crawler = Crawler(Recording, {**FAST, "ITEM_PIPELINES": {Picky: 100}}, start_urls=[base + "/"])
     stats = await crawler.run()
     spider = crawler.spider
     seen = spider.seen

@@ -70,8 +70,11 @@ def get_retry_request(
         priority_adjust = settings.getint("RETRY_PRIORITY_ADJUST", 0)
     stats.inc(f"{stats_base_key}/count")
     stats.inc(f"{stats_base_key}/reason_count/{reason}")
+    # A fresh taskid: a copy keeps the one the scheduler gave the dont_filter request it
+    # copies, and would be merged into that task, which is running.
     return request.replace(
         meta={**request.meta, "retry_times": retry_times},
         dont_filter=True,
         priority=request.priority + priority_adjust,
+        taskid=None,
     )
