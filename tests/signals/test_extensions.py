@@ -177,8 +177,7 @@ async def test_components_are_built_from_the_crawler_or_the_settings(serve: Any)
             return cls()
 
         def process_spider_output(self, response: Any, result: Any, spider: Any) -> Any:
-            for obj in result:
-                yield obj
+            yield from result
 
     class Stamps:
         def __init__(self, stats: Any) -> None:

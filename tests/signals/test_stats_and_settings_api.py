@@ -59,7 +59,7 @@ def test_settings_getbool_follows_scrapys_rules() -> None:
     assert settings.getbool("MY_UNSET") is False
     assert settings.getbool("MY_UNSET", True) is True
     assert settings.getbool("ROBOTSTXT_OBEY") is False  # a registered default
-    with pytest.raises(ValueError, match="MY_BAD.*not a boolean"):
+    with pytest.raises(ValueError, match=r"MY_BAD.*not a boolean"):
         settings.getbool("MY_BAD")
 
 
