@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 from collections import Counter
 from typing import Any
 
@@ -313,3 +314,51 @@ async def test_engine_close_spider_from_a_handler(serve: Any) -> None:
     stats = await crawler.run()
     assert stats["finish_reason"] == "seen enough"
     assert stats.get("item_scraped_count") is None
+
+
+async def test_headers_and_bytes_received_see_the_body_as_it_came(serve: Any) -> None:
+    plain = b"<p>" + b"x" * 200_000 + b"</p>"
+    packed = gzip.compress(plain)
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        if request.path == "/gzip":
+            return web.Response(body=packed, headers={"Content-Encoding": "gzip"})
+        if request.path == "/chunked":
+            response = web.StreamResponse()
+            await response.prepare(request)
+            for part in (plain[:1000], plain[1000:]):
+                await response.write(part)
+            await response.write_eof()
+            return response
+        return web.Response(body=plain)
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", handle)
+    base = await serve(app)
+    heads: dict[str, int] = {}
+    received: dict[str, bytes] = {}
+    sizes: dict[str, int] = {}
+
+    class Bodies(Spider):
+        name = "bodies"
+        start_urls = [base + "/gzip", base + "/plain", base + "/chunked"]
+
+        def parse(self, response: Response) -> Any:
+            sizes[response.url.rsplit("/", 1)[1]] = len(response.body)
+            yield {"url": response.url}
+
+    def on_headers(headers: Any, body_length: int, request: Request, spider: Spider) -> None:
+        assert "Content-Type" in headers and isinstance(spider, Bodies)
+        heads[request.url.rsplit("/", 1)[1]] = body_length
+
+    def on_bytes(data: bytes, request: Request) -> None:
+        key = request.url.rsplit("/", 1)[1]
+        received[key] = received.get(key, b"") + data
+
+    crawler = Crawler(Bodies, FAST)
+    crawler.signals.connect(on_headers, signal=signals.headers_received)
+    crawler.signals.connect(on_bytes, signal=signals.bytes_received)
+    await crawler.run()
+    assert heads == {"gzip": len(packed), "plain": len(plain), "chunked": -1}
+    assert received == {"gzip": packed, "plain": plain, "chunked": plain}
+    assert sizes == {"gzip": len(plain), "plain": len(plain), "chunked": len(plain)}

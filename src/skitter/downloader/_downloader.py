@@ -97,8 +97,9 @@ class Downloader:
     ) -> None:
         settings = crawler.settings
         own_settings = settings.view(DownloaderSettings)
+        signals: SignalManager = getattr(crawler, "signals", None) or SignalManager()
         if transport is None:
-            transport = AiohttpTransport(settings, crawler.stats)
+            transport = AiohttpTransport(settings, crawler.stats, signals=signals, spider=spider)
         self.crawler = crawler
         self.transport: Transport = transport
         #: What this crawl may download (``spider.allowed_domains``), built here, at start.
@@ -131,7 +132,6 @@ class Downloader:
                 bind(compose(self.middlewares[i + 1 :], http_only, spider))
         own = getattr(spider, "render", None)
         render_default = bool(own_settings.browser_render if own is None else own)
-        signals: SignalManager = getattr(crawler, "signals", None) or SignalManager()
         live = signals.live
 
         def route(request: Request) -> Awaitable[DownloadResult]:
