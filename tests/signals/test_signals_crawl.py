@@ -362,3 +362,28 @@ async def test_headers_and_bytes_received_see_the_body_as_it_came(serve: Any) ->
     assert heads == {"gzip": len(packed), "plain": len(plain), "chunked": -1}
     assert received == {"gzip": packed, "plain": plain, "chunked": plain}
     assert sizes == {"gzip": len(plain), "plain": len(plain), "chunked": len(plain)}
+
+
+async def test_feed_signals_come_once_the_feeds_are_closed(serve: Any, tmp_path: Any) -> None:
+    base = await serve(site())
+    seen: list[tuple[str, int]] = []
+
+    class Feeds(Spider):
+        name = "feeds"
+        start_urls = [base + "/a"]
+
+        def parse(self, response: Response) -> Any:
+            for n in response.css("p::text").getall():
+                yield {"n": int(n)}
+
+    out = tmp_path / "items.jsonl"
+
+    def slot_closed(slot: Any) -> None:
+        seen.append(("slot", slot.item_count))
+        assert out.read_text().count("\n") == 3  # written and closed by now
+
+    crawler = Crawler(Feeds, {**FAST, "FEEDS": {str(out): {"format": "jsonl"}}})
+    crawler.signals.connect(slot_closed, signal=signals.feed_slot_closed)
+    crawler.signals.connect(lambda: seen.append(("exporter", 0)), signals.feed_exporter_closed)
+    await crawler.run()
+    assert seen == [("slot", 3), ("exporter", 0)]

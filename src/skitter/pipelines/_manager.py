@@ -48,7 +48,14 @@ from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import CloseSpider, DropItem, FatalError, StorageError
 from skitter.pipelines._base import ItemHook, ItemPipeline, SpiderHook
 from skitter.pipelines._feeds import FeedExporter, build_feeds
-from skitter.signals import SignalManager, item_dropped, item_error, item_scraped
+from skitter.signals import (
+    SignalManager,
+    feed_exporter_closed,
+    feed_slot_closed,
+    item_dropped,
+    item_error,
+    item_scraped,
+)
 
 __all__ = ["ItemPipelineManager"]
 
@@ -204,7 +211,9 @@ class ItemPipelineManager:
 
         A pipeline that fails to close may not have stored what it was given, so the
         first such error is raised once all are closed (with a note naming the pipeline;
-        later ones are logged): the crawl fails."""
+        later ones are logged): the crawl fails. Once the feeds are closed,
+        feed_slot_closed (one per feed, ``slot`` the FeedExporter) and
+        feed_exporter_closed are sent."""
         opened, self._opened = self._opened, []
         feed_ids = {id(feed) for feed in self._feeds}
         feeds = [p for p in opened if id(p) in feed_ids]
@@ -216,7 +225,11 @@ class ItemPipelineManager:
         finally:
             for feed in feeds:
                 await self._close_one(feed, spider, errors)
+                if feed_slot_closed in self._signals.live:
+                    await self._signals.send_catch_log_async(feed_slot_closed, slot=feed)
             self._check_feeds()
+            if feeds and feed_exporter_closed in self._signals.live:
+                await self._signals.send_catch_log_async(feed_exporter_closed)
         if errors:
             for later in errors[1:]:
                 self._log.error("Error closing item pipeline: %s", later, exc_info=later)
