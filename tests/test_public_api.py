@@ -264,11 +264,47 @@ PINNED = {
         "spider_opened",
     ],
     "skitter.spidermiddlewares": [],
+    "skitter.spidermiddlewares.offsite": [
+        "OffsiteMiddleware",
+    ],
+    "skitter.spidermiddlewares.referer": [
+        "RefererMiddleware",
+    ],
+    "skitter.spidermiddlewares.urllength": [
+        "UrlLengthMiddleware",
+    ],
+    "skitter.spidermiddlewares.depth": [
+        "DepthMiddleware",
+    ],
     "skitter.spidermiddlewares.httperror": [
         "HttpError",
         "HttpErrorMiddleware",
     ],
     "skitter.downloadermiddlewares": [],
+    "skitter.downloadermiddlewares.useragent": [
+        "UserAgentMiddleware",
+    ],
+    "skitter.downloadermiddlewares.defaultheaders": [
+        "DefaultHeadersMiddleware",
+    ],
+    "skitter.downloadermiddlewares.httpcompression": [
+        "HttpCompressionMiddleware",
+    ],
+    "skitter.downloadermiddlewares.redirect": [
+        "RedirectMiddleware",
+    ],
+    "skitter.downloadermiddlewares.cookies": [
+        "CookiesMiddleware",
+    ],
+    "skitter.downloadermiddlewares.httpproxy": [
+        "HttpProxyMiddleware",
+    ],
+    "skitter.downloadermiddlewares.robotstxt": [
+        "RobotsTxtMiddleware",
+    ],
+    "skitter.downloadermiddlewares.offsite": [
+        "OffsiteMiddleware",
+    ],
     "skitter.downloadermiddlewares.retry": [
         "RetryMiddleware",
         "get_retry_request",

@@ -1,8 +1,9 @@
 """Building ordered component lists (middlewares, pipelines) from settings, Scrapy-style.
 
 A component is named by a class, an instance or a dotted path; ``{name: order}`` dicts
-are merged over the built-ins, ``None`` switches a built-in off (a path set to None is
-never imported, as in Scrapy: switching off what does not exist is harmless), and lower
+are merged over the built-ins, ``None`` switches a built-in off (a path set to None that
+cannot be imported switches nothing off, with a warning: Scrapy's built-ins skitter
+lacks, such as its telnet console, are switched off in many ported settings), and lower
 orders come first. A class is built as Scrapy builds it: through ``from_crawler(crawler)``
 if it has one, so a component can read settings, report stats and connect signals; else
 ``from_settings(settings)``; else with no argument. A component may raise
@@ -51,7 +52,7 @@ def _key(spec: Any, order: int | None = 0) -> str:
     except ConfigError:
         if order is not None:
             raise
-        log.debug("%s is switched off and cannot be imported: nothing to switch off", spec)
+        log.warning("%s is switched off, but there is no such component to switch off", spec)
         return str(spec)
     cls = obj if isinstance(obj, type) else type(obj)
     return f"{cls.__module__}.{cls.__qualname__}"

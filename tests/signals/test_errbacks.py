@@ -192,3 +192,18 @@ async def test_meta_max_retry_times_and_dont_retry_bound_the_schedulers_retries(
     stats = await Crawler(Busy, {**FAST, "RETRY_TIMES": 3}).run()
     assert hits["/busy"] == 2 + 1 + 4  # max_retry_times=1, dont_retry, RETRY_TIMES=3
     assert stats["item_scraped_count"] == 3
+
+
+def test_a_name_that_does_not_resolve_is_a_dns_lookup_error() -> None:
+    from aiohttp import ClientConnectorDNSError
+    from aiohttp.client_reqrep import ConnectionKey
+
+    from skitter.downloader._aiohttp import _translate
+
+    request = Request("http://no-such-host.invalid/")
+    key = ConnectionKey("no-such-host.invalid", 80, False, True, None, None, None, None)
+    error = ClientConnectorDNSError(key, OSError(-2, "Name or service not known"))
+    translated = _translate(error, request, None)
+    assert isinstance(translated, DNSLookupError) and isinstance(translated, ConnectError)
+    assert Failure(translated).check(DNSLookupError) is DNSLookupError
+    assert translated.request is request

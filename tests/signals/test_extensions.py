@@ -117,6 +117,7 @@ async def test_extensions_are_built_in_order_and_act_on_signals(
     )
     with caplog.at_level(logging.DEBUG, logger="skitter.components"):
         stats = await crawler.run()
+    assert "nowhere.telnet.TelnetConsole is switched off, but there is no such" in caplog.text
     assert BUILT == ["Plain", "FromSettings set", "ItemCounter"]
     assert crawler.extensions is not None
     assert [type(e).__name__ for e in crawler.extensions.middlewares] == [
@@ -253,3 +254,39 @@ async def test_spider_from_crawler_sets_crawler_settings_and_a_logger_named_afte
     assert record.spider is crawler.spider  # type: ignore[attr-defined]
     failed = next(r for r in caplog.records if r.getMessage() == "failed")
     assert failed.exc_info is not None and failed.exc_info[0] is ValueError
+
+
+async def test_built_ins_are_switched_off_by_their_scrapy_paths(serve: Any) -> None:
+    seen: list[tuple[str, str]] = []
+
+    async def handle(request: web.Request) -> web.Response:
+        seen.append((request.headers.get("User-Agent", ""), request.headers.get("Referer", "")))
+        if request.path == "/":
+            return web.Response(text='<a href="/next">n</a>', content_type="text/html")
+        return web.Response(text="<p>1</p>", content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", handle)
+    base = await serve(app)
+
+    class Follows(Spider):
+        name = "follows"
+
+        def parse(self, response: Response) -> Any:
+            yield from response.follow_all(css="a", callback=self.page)
+
+        def page(self, response: Response) -> Any:
+            yield {"url": response.url}
+
+    off = {
+        **FAST,
+        "DOWNLOADER_MIDDLEWARES": {
+            "skitter.downloadermiddlewares.useragent.UserAgentMiddleware": None
+        },
+        "SPIDER_MIDDLEWARES": {"skitter.spidermiddlewares.referer.RefererMiddleware": None},
+    }
+    await Crawler(Follows, FAST, start_urls=[base + "/"]).run()
+    assert seen[1][0].startswith("skitter") and seen[1][1] == base + "/"
+    seen.clear()
+    await Crawler(Follows, off, start_urls=[base + "/"]).run()
+    assert seen[1] == ("", "")
