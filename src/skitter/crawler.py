@@ -22,7 +22,8 @@ What Scrapy's extensions and components reach for is here under Scrapy's names:
 ``from_crawler``), ``crawler.stats`` (``inc_value``, ``get_value``, ...),
 ``crawler.settings`` (``getbool``, ``getint``, ...), ``crawler.extensions`` (the
 EXTENSIONS setting, built when the crawl starts) and ``crawler.engine`` (``crawl``,
-``close_spider``) while it runs.
+``close_spider``) while it runs. ``CrawlerRunner`` and ``CrawlerProcess`` run crawls
+from a script the way Scrapy's documentation shows.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ if TYPE_CHECKING:  # imported for workers only: a crawl kept elsewhere never loa
     from skitter.cluster import ClusterJob
     from skitter.downloader.middlewares._robots import RobotsCache
 
-__all__ = ["Crawler", "crawl", "run_crawlers"]
+__all__ = ["Crawler", "CrawlerProcess", "CrawlerRunner", "crawl", "run_crawlers"]
 
 log = logging.getLogger("skitter.crawler")
 
@@ -371,3 +372,77 @@ def crawl(
 ) -> dict[str, Any]:
     """Run a crawl from synchronous code (a script, a notebook cell without a loop)."""
     return asyncio.run(Crawler(spidercls, settings, **spider_kwargs).run())
+
+
+class CrawlerRunner:
+    """Scrapy's ``CrawlerRunner``, for a program running its own event loop: ``crawl``
+    starts a crawl (its own engine) and returns its task, whose result is the stats;
+    ``join`` waits for every crawl started."""
+
+    def __init__(self, settings: Mapping[str, Any] | Settings | None = None) -> None:
+        self.settings = settings
+        self.crawlers: set[Crawler] = set()
+        self._tasks: set[asyncio.Task[dict[str, Any]]] = set()
+
+    def create_crawler(self, spidercls: Crawler | type[Spider], **kwargs: Any) -> Crawler:
+        """``kwargs`` are the spider's arguments (``-a name=value``), by keyword only."""
+        if isinstance(spidercls, Crawler) and not kwargs:
+            return spidercls
+        if isinstance(spidercls, Crawler):
+            raise TypeError("spider arguments go to Crawler(...) when a Crawler is given")
+        return Crawler(spidercls, self.settings, **kwargs)
+
+    def crawl(self, spidercls: Crawler | type[Spider], **kwargs: Any) -> Any:
+        crawler = self.create_crawler(spidercls, **kwargs)
+        task = asyncio.ensure_future(crawler.run())
+        self.crawlers.add(crawler)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(lambda _: self.crawlers.discard(crawler))
+        return task
+
+    async def join(self) -> None:
+        while self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def stop(self) -> None:
+        """Stop every running crawl gracefully."""
+        for crawler in list(self.crawlers):
+            crawler.stop()
+
+
+class CrawlerProcess(CrawlerRunner):
+    """Scrapy's ``CrawlerProcess``, for a script without an event loop: ``crawl`` queues,
+    ``start`` runs the queued crawls together until all end. A failed crawl is logged,
+    not raised (as in Scrapy; ``failures`` lists them); Ctrl-C cancels the crawls, which
+    close their feeds and jobs. Logging goes to stderr at LOG_LEVEL unless the root
+    logger has a handler (or ``install_root_handler=False``)."""
+
+    def __init__(
+        self,
+        settings: Mapping[str, Any] | Settings | None = None,
+        install_root_handler: bool = True,
+    ) -> None:
+        super().__init__(settings)
+        self._queued: list[Crawler] = []
+        self.failures: list[BaseException] = []
+        if install_root_handler and not logging.getLogger().handlers:
+            level = Settings.resolve(dict(settings) if settings else None)["LOG_LEVEL"]
+            fmt = "%(asctime)s [%(name)s] %(levelname)s: %(message)s"
+            logging.basicConfig(level=level.upper(), format=fmt)
+
+    def crawl(self, spidercls: Crawler | type[Spider], **kwargs: Any) -> None:
+        self._queued.append(self.create_crawler(spidercls, **kwargs))
+
+    def start(self, stop_after_crawl: bool = True, install_signal_handlers: bool = True) -> None:
+        if not stop_after_crawl:
+            raise ValueError("CrawlerProcess.start() ends with its crawls (no Twisted reactor)")
+        asyncio.run(self._run_queued())
+
+    async def _run_queued(self) -> None:
+        queued, self._queued = self._queued, []
+        runs = [CrawlerRunner.crawl(self, crawler) for crawler in queued]
+        for outcome in await asyncio.gather(*runs, return_exceptions=True):
+            if isinstance(outcome, BaseException):
+                log.error("%s", outcome, exc_info=not isinstance(outcome, CrawlFailed))
+                self.failures.append(outcome)
