@@ -23,6 +23,11 @@ hand is left to its lease, never failed. Cancellation is never swallowed.
 
 Start requests come from one ``StartFeeder`` per project (``_feeder``), ``@every``
 callbacks from ``_periodic``; the engine reads the time from an injected ``Clock``.
+
+Scrapy's signals go through each project's ``SignalManager`` (``crawler.signals``) where
+Scrapy sends them; each send is behind a check that the signal has a receiver. An idle
+project hears spider_idle before it closes (``_idle``); ``crawl`` and ``close_spider``
+are Scrapy's ``crawler.engine`` methods its handlers call.
 """
 
 from __future__ import annotations
@@ -132,6 +137,8 @@ class Engine:
             self._outage.report(exc)
         except FatalError as exc:
             project.fail(exc)
+        except Exception:  # a request that cannot be queued: that request's loss only
+            log.exception("Cannot queue %s given to engine.crawl()", request)
         finally:
             project.in_flight -= 1
             self._wakeup.set()

@@ -6,6 +6,9 @@ back-pressure hold), and anything else is reported with the callback's name and 
 the crawl goes on. A frontier that cannot be reached and a ``FatalError`` (a feed that
 cannot be written) are the errors passed up: the task's children or items could not be
 stored, so the task must not be acknowledged.
+
+An errback gets a ``Failure`` wrapping the exception, as Scrapy's errbacks get Twisted's
+(``skitter._failure``); a callback's unhandled exception is sent as spider_error.
 """
 
 from __future__ import annotations
