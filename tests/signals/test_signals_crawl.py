@@ -11,6 +11,7 @@ from aiohttp import web
 
 from skitter import CloseSpider, Crawler, DropItem, Request, Response, Spider, signals
 from skitter.exceptions import DontCloseSpider
+from skitter.signals import SignalManager
 
 FAST = {"RETRY_DELAYS": [0.0], "CONCURRENT_REQUESTS": 4, "RETRY_TIMES": 0}
 
@@ -387,3 +388,29 @@ async def test_feed_signals_come_once_the_feeds_are_closed(serve: Any, tmp_path:
     crawler.signals.connect(lambda: seen.append(("exporter", 0)), signals.feed_exporter_closed)
     await crawler.run()
     assert seen == [("slot", 3), ("exporter", 0)]
+
+
+async def test_a_crawl_nobody_listens_to_sends_no_signal(serve: Any, monkeypatch: Any) -> None:
+    base = await serve(site())
+    sent: list[Any] = []
+    original = SignalManager.send_catch_log_async
+
+    async def counting(self: SignalManager, signal: Any, **kwargs: Any) -> Any:
+        sent.append(signal)
+        return await original(self, signal, **kwargs)
+
+    class Quiet(Spider):
+        """Recording's crawl (every kind of event), with no handler connected."""
+
+        name = "quiet"
+        parse = Recording.parse
+
+    monkeypatch.setattr(SignalManager, "send_catch_log_async", counting)
+    settings = {**FAST, "ITEM_PIPELINES": {Picky: 100}}
+    stats = await Crawler(Quiet, settings, start_urls=[base + "/"]).run()
+    assert stats["item_scraped_count"] == 2
+    assert sent == []
+    # the same crawl with every handler connected: one send per event heard
+    crawler = Crawler(Recording, settings, start_urls=[base + "/"])
+    await crawler.run()
+    assert len(sent) == len(crawler.spider.seen) > 30
