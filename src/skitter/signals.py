@@ -14,6 +14,12 @@ Scrapy. Any hashable object is a signal, so a project can define its own.
 
 A signal nobody connected costs one set lookup where it would be sent: the engine
 checks ``X in signals.live`` before building the arguments.
+
+Where skitter differs: handlers are held by strong references (Scrapy's are weak), so a
+lambda stays connected until disconnected; headers_received and bytes_received come
+from the HTTP transport, not from rendered pages, and a handler cannot stop a download
+(there is no ``StopDownload``); a retry the scheduler makes is the same task again, so
+it is not a new request_scheduled (a request from ``get_retry_request`` is).
 """
 
 from __future__ import annotations
