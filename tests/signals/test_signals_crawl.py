@@ -7,6 +7,7 @@ import gzip
 from collections import Counter
 from typing import Any
 
+import pytest
 from aiohttp import web
 
 from skitter import CloseSpider, Crawler, DropItem, Request, Response, Spider, signals
@@ -414,3 +415,21 @@ async def test_a_crawl_nobody_listens_to_sends_no_signal(serve: Any, monkeypatch
     crawler = Crawler(Recording, settings, start_urls=[base + "/"])
     await crawler.run()
     assert len(sent) == len(crawler.spider.seen) > 30
+
+
+async def test_a_crawl_that_cannot_open_never_starts_nor_stops_the_engine(tmp_path: Any) -> None:
+    heard: list[str] = []
+
+    class Refused:
+        def open_spider(self, spider: Spider) -> None:
+            raise OSError("cannot open the store")
+
+    class Nothing(Spider):
+        name = "nothing"
+
+    crawler = Crawler(Nothing, {**FAST, "ITEM_PIPELINES": {Refused: 1}})
+    for name in ("engine_started", "engine_stopped", "spider_opened", "spider_closed"):
+        crawler.signals.connect(lambda name=name: heard.append(name), getattr(signals, name))
+    with pytest.raises(OSError, match="cannot open the store"):
+        await crawler.run()
+    assert heard == ["spider_closed"]  # closed all the same (as Scrapy's close after a failed open)

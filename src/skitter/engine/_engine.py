@@ -164,6 +164,7 @@ class Engine:
     async def run(self) -> None:
         """Crawl until every project is finished or the engine is stopped; then close
         every project (pipelines, feeds, connections), also when cancelled."""
+        started = False
         try:
             for project in self.projects:
                 try:
@@ -173,6 +174,7 @@ class Engine:
                     # before anything is fetched), and the stats say "failed".
                     project.fail(exc)
                     raise
+            started = True
             for project in self.projects:
                 if engine_started in project.signals.live:
                     await project.signals.send_catch_log_async(engine_started)
@@ -191,7 +193,7 @@ class Engine:
             for project in self.projects:
                 await project.close()
             for project in self.projects:
-                if engine_stopped in project.signals.live:
+                if started and engine_stopped in project.signals.live:
                     await project.signals.send_catch_log_async(engine_stopped)
 
     async def _dispatch(self) -> None:
