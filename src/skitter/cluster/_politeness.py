@@ -244,8 +244,8 @@ class RedisPoliteness:
         Slot keys are found with SCAN, so this costs a round trip per thousand keys; the
         crawl should not be running."""
         deleted = int(await self.client.delete(self.keys.bucket))
-        for kind in ("permits", "pace", "robots"):
-            pattern = self.keys.scan(kind)
+        patterns = [p for kind in ("permits", "pace", "robots") for p in self.keys.scan(kind)]
+        for pattern in patterns:
             batch: list[bytes] = []
             async for key in self.client.scan_iter(match=pattern, count=1000):
                 batch.append(key)

@@ -120,6 +120,10 @@ class RedisFrontier(JobListing, Frontier):
     counts what is moved aside; ``time_source`` is whose clock the scripts decide by
     (see the module docstring).
 
+    ``shards`` is the job's number of shards (REDIS_SHARDS; a job keeps the number it
+    was created with: another is refused; None takes the job's own) and ``shard`` the
+    one this object holds: ``ShardedRedisFrontier`` makes one per shard.
+
     ``push_cache`` (workers set it) is how many taskids this object remembers having
     pushed. Pages link to the same pages over and over; a link this worker already
     pushed, with no higher priority nor earlier exetime than then, cannot change what
@@ -150,6 +154,8 @@ class RedisFrontier(JobListing, Frontier):
         bad_max: int = 10_000,
         stats: StatsSink | None = None,
         time_source: TimeSource = "redis",
+        shards: int | None = 1,
+        shard: int = 0,
     ) -> None:
         if kind is not None and kind not in _KINDS:
             raise ValueError(f"queue kind must be one of {', '.join(_KINDS)}, got {kind!r}")
@@ -162,7 +168,10 @@ class RedisFrontier(JobListing, Frontier):
         #: The queue kind; None until the job is opened, for a frontier that takes the
         #: job's own (the dashboard, ``skitter push``, ``skitter job``).
         self.kind: QueueKind | None = kind
-        self.keys = JobKeys.for_job(project, job, key_prefix)
+        #: How many shards the job has (None until opened, for a frontier that takes the
+        #: job's own); this frontier holds shard ``shard`` (``ShardedRedisFrontier``).
+        self.shards = shards
+        self.keys = JobKeys.for_job(project, job, key_prefix, shards=shards or 1).shard(shard)
         self._keys = self.keys.all()
         if dupefilter not in ("exact", "bloom"):
             raise ValueError(f"dupefilter must be 'exact' or 'bloom', got {dupefilter!r}")
@@ -206,6 +215,11 @@ class RedisFrontier(JobListing, Frontier):
         return f"<RedisFrontier {self.keys.tag} kind={self.kind}>"
 
     @property
+    def token_prefix(self) -> str:
+        """What every lease token this object hands out starts with (before a dot)."""
+        return self._token_prefix
+
+    @property
     def where(self) -> str:
         """``redis://host:port/db`` of the job (never with credentials), for messages."""
         return describe(self.client)
@@ -236,10 +250,13 @@ class RedisFrontier(JobListing, Frontier):
             *self._header(time.time()),
             "1" if create and known is None else "0",
         ]
-        args += [uuid.uuid4().hex, FORMAT_VERSION]
-        raw_epoch, how, kind = await self._scripts.open(self._keys, args)
+        args += [uuid.uuid4().hex, FORMAT_VERSION, "" if self.shards is None else self.shards]
+        raw_epoch, how, kind, shards = await self._scripts.open(self._keys, args)
         epoch, how = raw_epoch.decode(), how.decode()
         self.kind = kind.decode()
+        if self.shards is None:  # the job's own
+            self.shards = int(shards)
+            self.keys = self.keys.with_shards(self.shards)
         if how == "absent":
             if known is not None:
                 raise JobStateLost(self.state_lost("has no epoch"))
