@@ -154,6 +154,7 @@ class ClusterJob:
             await frontier.drop()
             await project.start_claim.clear()
             await job_control.clear()
+            await self.politeness().clear()  # breakers, back-offs, robots.txt of the last run
             if self._stats is not None:
                 await self._stats.clear()
         await self._join(frontier, settings["FRONTIER_OUTAGE_TIMEOUT"])
@@ -233,6 +234,7 @@ class ClusterJob:
             if not (counts.ready or counts.delayed or counts.processing):
                 await frontier.drop(keep_epoch=CLEARED_JOB_TTL)
                 await self.start_claim(1.0).clear()
+                await self.politeness().clear()  # a new run reads robots.txt afresh
                 if self._stats is not None:  # a new run of the job counts from zero
                     await self._stats.clear()
                 if self._presence is not None:  # a new run of the job starts unsteered
