@@ -197,3 +197,22 @@ async def test_push_refuses_shards_without_create(redis_url: str) -> None:
     out = (await asyncio.wait_for(proc.communicate(), timeout=30))[0].decode()
     assert proc.returncode == 2, out
     assert "--shards is for a job that --create makes" in out
+
+
+async def test_a_reader_that_forgets_a_lost_job_learns_its_new_shards(
+    sharded: Callable[..., ShardedRedisFrontier],
+) -> None:
+    """The dashboard: a job flushed and made again with more shards is lost to it once,
+    then read whole."""
+    first = sharded(shards=1)
+    await first.push([Request("http://h0.example/x")], 0.0)
+    reader = sharded(shards=None, create=False, kind=None)
+    assert (await reader.counts(0.0)).ready == 1
+    await first.drop()
+    again = sharded(shards=2)
+    await again.push([Request(f"http://{host}/y") for host in HOSTS], 0.0)
+    with pytest.raises(JobStateLost):
+        await reader.counts(0.0)
+    reader.forget()
+    assert (await reader.counts(0.0)).ready == len(HOSTS)
+    assert reader.shards == 2

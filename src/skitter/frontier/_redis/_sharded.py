@@ -88,6 +88,7 @@ class ShardedRedisFrontier(Frontier):
         self._create = create
         self._options = {"project": project, "job": job, "create": create, **options}
         self._bloom_capacity = bloom_capacity
+        self._wanted = shards
         self._parts: list[RedisFrontier] = [self._part(0, shards)]
         if shards is not None:
             self._parts += [self._part(k, shards) for k in range(1, shards)]
@@ -184,6 +185,8 @@ class ShardedRedisFrontier(Frontier):
         self._joined = False
         for part in self._parts:
             part.epoch = None
+        if self._wanted is None:  # made again, the job may have another number of shards
+            self._parts[0].shards = None
 
     def state_lost(self, what: str) -> str:
         return self._parts[0].state_lost(what)
