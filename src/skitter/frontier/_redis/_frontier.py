@@ -193,7 +193,8 @@ class RedisFrontier(JobListing, Frontier):
         self.opened = ""
         #: Redis's clock minus the caller's, as last seen by a lease or reclaim.
         self._skew = 0.0
-        self._token_prefix = uuid.uuid4().hex[:12]
+        #: What every lease token this object hands out starts with (before a dot).
+        self.token_prefix = uuid.uuid4().hex[:12]
         self._calls = itertools.count()
         self._pushed = PushCache(push_cache)
         self._acks = AckBatcher(self._send_acks)
@@ -209,11 +210,6 @@ class RedisFrontier(JobListing, Frontier):
 
     def __repr__(self) -> str:
         return f"<RedisFrontier {self.keys.tag} kind={self.kind}>"
-
-    @property
-    def token_prefix(self) -> str:
-        """What every lease token this object hands out starts with (before a dot)."""
-        return self._token_prefix
 
     @property
     def where(self) -> str:
@@ -321,7 +317,7 @@ class RedisFrontier(JobListing, Frontier):
     ) -> list[Lease]:
         await self._ready()
         deadline = now + lease_seconds
-        token = f"{self._token_prefix}.{next(self._calls)}"
+        token = f"{self.token_prefix}.{next(self._calls)}"
         leases: list[Lease] = []
         while len(leases) < limit:
             want = limit - len(leases)
