@@ -40,7 +40,7 @@ Regexes: TypeAlias = Regex | Iterable[Regex]
 _XHTML = "{http://www.w3.org/1999/xhtml}"
 _SCHEMES = ("http://", "https://", "file://", "ftp://")
 _UNSAFE = frozenset(' "<>\\^`{|}')
-_string = etree.XPath("string()")
+_string = etree.XPath("string()", smart_strings=False)  # plain str: storable, no tree ref
 _css = HTMLTranslator()
 
 
