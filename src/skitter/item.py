@@ -31,17 +31,30 @@ class Field(dict[str, Any]):
 
 
 class ItemMeta(ABCMeta):
-    """Collects the ``Field`` attributes of a class and its bases into ``fields``, and
-    takes them off the class, so ``item.name`` is not mistaken for the field's value."""
+    """Builds ``fields``: the Fields a class declares (as attributes, or in a ``fields``
+    dict of its own) merged with those of its Item bases, along the MRO as attributes
+    are (a nearer class's Field wins; a field keeps the place of its first
+    declaration). The Field attributes are taken off the class, so ``item.name`` is
+    not mistaken for the field's value; Fields of bases that are not Items are not
+    fields, as in Scrapy."""
 
     def __new__(mcs, name: str, bases: tuple[type, ...], attrs: dict[str, Any]) -> ItemMeta:
-        declared = {key: value for key, value in attrs.items() if isinstance(value, Field)}
-        kept = {key: value for key, value in attrs.items() if key not in declared}
+        own: dict[str, Field] = {}
+        given = attrs.get("fields")
+        if isinstance(given, dict):
+            own.update(given)
+        own.update((key, value) for key, value in attrs.items() if isinstance(value, Field))
+        kept = {
+            key: value
+            for key, value in attrs.items()
+            if key != "fields" and not isinstance(value, Field)
+        }
+        kept["_own_fields"] = own
         cls = super().__new__(mcs, name, bases, kept)
         fields: dict[str, Field] = {}
-        for base in reversed(cls.__mro__[1:]):
-            fields.update(getattr(base, "fields", {}))
-        fields.update(declared)
+        for klass in reversed(cls.__mro__):
+            if isinstance(klass, ItemMeta):
+                fields.update(klass.__dict__["_own_fields"])
         cls.fields = fields  # type: ignore[attr-defined]
         return cls
 
