@@ -128,6 +128,16 @@ def test_deny_extensions_default_and_custom() -> None:
     assert pdfs == ["http://example.com/doc.PDF"]
 
 
+def test_extensions_are_judged_on_the_path_alone() -> None:
+    body = """<a href="/a.pdf;jsessionid=1">p</a><a href="/view?file=a.pdf">v</a>
+    <a href="/a;v=1/b.ZIP">z</a><a href="http://files.js/">host</a><a href="/x.html#y.png">f</a>"""
+    assert urls(LinkExtractor().extract_links(response(body))) == [
+        "http://example.com/view?file=a.pdf",
+        "http://files.js/",
+        "http://example.com/x.html#y.png",
+    ]
+
+
 def test_canonicalize_process_value_and_strip() -> None:
     body = """<a href="/b?z=1&a=2#frag">x</a><a href="javascript:go('/c.html')">y</a>
     <a href=" /d.html ">d</a>"""

@@ -39,7 +39,15 @@ Regexes: TypeAlias = Regex | Iterable[Regex]
 
 _XHTML = "{http://www.w3.org/1999/xhtml}"
 _SCHEMES = ("http://", "https://", "file://", "ftp://")
-_UNSAFE = frozenset(" \"'<>[\\]^`{|}")
+_URL_CHARS = r"!$%&()*+,\-./0-9:;=?@A-Z_a-z~"  # printable ASCII it never escapes, but "#"
+_PATH = re.compile(r"[^:/?#]+://[^/?#]*([^?#]*)")
+_SAFE_URL = re.compile(
+    # What safe_url_string returns unchanged (a property test holds it to that): http(s),
+    # a lower-case host, a port that is not 0-padded, then path and query without a
+    # character it escapes, an empty query or fragment it drops, or a second "#".
+    rf"https?://[a-z0-9.\-]+(?::[1-9][0-9]{{0,3}})?"
+    rf"(?:/[{_URL_CHARS}]*(?<!\?)(?:#[{_URL_CHARS}]+)?)?"
+)
 _string = etree.XPath("string()", smart_strings=False)  # plain str: storable, no tree ref
 _css = HTMLTranslator()
 
@@ -61,56 +69,31 @@ def _compile(value: Regexes | None) -> list[re.Pattern[str]]:
 
 
 def _safe(url: str, encoding: str) -> str:
-    """``safe_url_string(url, encoding)``, without its cost when it would change nothing:
-    an http(s) URL in printable ASCII without characters it escapes, an empty query or
-    fragment it drops, or a host it would lower-case, decode or strip of an empty port
-    (a property test holds this to ``safe_url_string``)."""
-    if (
-        url.startswith(("http://", "https://"))
-        and url.isascii()
-        and url.isprintable()
-        and _UNSAFE.isdisjoint(url)
-        and url[-1] not in "?#"
-        and url.count("#") < 2
-        and "?#" not in url
-    ):
-        start = url.index("//") + 2
-        end = len(url)
-        for mark in "/?#":
-            at = url.find(mark, start)
-            if 0 <= at < end:
-                end = at
-        netloc = url[start:end]
-        if (
-            netloc
-            and netloc.lower() == netloc
-            and "%" not in netloc
-            and "@" not in netloc
-            and _plain_port(netloc)
-            and (end == len(url) or url[end] == "/")
-        ):
-            return url
+    """``safe_url_string(url, encoding)``, skipped for a URL it leaves as it is."""
+    if _SAFE_URL.fullmatch(url):
+        return url
     return safe_url_string(url, encoding=encoding)
 
 
-def _plain_port(netloc: str) -> bool:
-    """No port, or one that ``safe_url_string`` leaves as it is."""
-    host, colon, port = netloc.rpartition(":")
-    if not colon:
-        return True
-    return bool(host) and port.isdigit() and port[0] != "0" and int(port) < 65536
-
-
 def _path(url: str) -> str:
-    """The lower-case path of an absolute URL (no query, no fragment)."""
-    end = len(url)
-    for mark in "?#":
-        at = url.find(mark)
-        if 0 <= at < end:
-            end = at
-    start = url.find("//")
-    slash = url.find("/", start + 2 if start >= 0 else 0, end)
-    return url[slash:end].lower() if slash >= 0 else ""
+    """The path of an absolute URL, without query, fragment or last segment's
+    ``;params`` (what ``urlparse`` calls the path)."""
+    match = _PATH.match(url)
+    if match is None:
+        return ""
+    path = match.group(1)
+    if ";" in path:
+        params = path.find(";", path.rfind("/"))
+        if params >= 0:
+            path = path[:params]
+    return path
+
+
+def _any_search(patterns: list[re.Pattern[str]]) -> Callable[[str], bool]:
+    if len(patterns) == 1:
+        search = patterns[0].search
+        return lambda text: search(text) is not None
+    return lambda text: any(p.search(text) for p in patterns)
 
 
 def _has_nofollow(rel: str | None) -> bool:
@@ -168,6 +151,8 @@ class LxmlLinkExtractor:
             deny_extensions = IGNORED_EXTENSIONS
         self.deny_extensions = {"." + ext.lower() for ext in _names(deny_extensions)}
         self._deny_suffixes = tuple(self.deny_extensions)
+        self._allow = _any_search(self.allow_res)
+        self._deny = _any_search(self.deny_res)
         denied_tags, denied_attrs = set(_names(deny_tags)), set(_names(deny_attrs))
         wanted_tags = set(_names(tags))
         self._any_tag = "*" in wanted_tags
@@ -222,7 +207,8 @@ class LxmlLinkExtractor:
                     url = urljoin(response.url, url)
             except ValueError:
                 continue
-            link = Link(url, _string(element) or "", nofollow=_has_nofollow(element.get("rel")))
+            text = _string(element) if len(element) else element.text  # a leaf: its text
+            link = Link(url, text or "", nofollow=_has_nofollow(element.get("rel")))
             if self._allowed(link):
                 if self.canonicalize:
                     link = Link(canonicalize_url(link.url), link.text, nofollow=link.nofollow)
@@ -259,15 +245,15 @@ class LxmlLinkExtractor:
         url = link.url
         if not url.startswith(_SCHEMES):
             return False
-        if self.allow_res and not any(r.search(url) for r in self.allow_res):
+        if self.allow_res and not self._allow(url):
             return False
-        if self.deny_res and any(r.search(url) for r in self.deny_res):
+        if self.deny_res and self._deny(url):
             return False
         if self.allow_domains and not self._in_domains(url, self.allow_domains):
             return False
         if self.deny_domains and self._in_domains(url, self.deny_domains):
             return False
-        if self._deny_suffixes and _path(url).endswith(self._deny_suffixes):
+        if self._deny_suffixes and _path(url).lower().endswith(self._deny_suffixes):
             return False
         return not self.restrict_text or any(r.search(link.text) for r in self.restrict_text)
 
