@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tracemalloc
 from typing import Any
 
 import pytest
@@ -232,3 +233,17 @@ def test_csv_rows_decode_piecewise_across_chunk_boundaries() -> None:
 def test_csv_without_a_declared_encoding_falls_back_to_cp1252() -> None:
     response = Response("http://x/f.csv", body="h\nCaf\xe9\n".encode("cp1252"))
     assert list(csv_rows(response)) == [{"h": "Café"}]
+
+
+def test_csv_rows_never_hold_the_decoded_body() -> None:
+    body = b"id,text\n" + b"".join(b"%d,%s\n" % (n, b"x" * 90) for n in range(30_000))
+    assert len(body) > 2_800_000
+    response = Response("http://x/f.csv", headers={"Content-Type": "text/csv"}, body=body)
+    tracemalloc.start()
+    try:
+        count = sum(1 for _ in csv_rows(response))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert count == 30_000
+    assert peak < len(body) // 3, peak  # a few 64 KiB pieces, not a 3 MB string
