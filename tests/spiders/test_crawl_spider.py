@@ -12,6 +12,7 @@ from skitter import Request, Response
 from skitter.http import Link
 from skitter.linkextractors import LinkExtractor
 from skitter.spiders import CrawlSpider, Rule
+from skitter.testing._redis import RedisServer, require_redis_server
 
 from ._site import Site, crawl_items
 
@@ -236,3 +237,18 @@ async def test_a_job_dir_crawl_resumes_into_the_same_rules(serve: Any, tmp_path:
     assert titles == [f"item {n}" for n in range(5)]
     assert {i["rule"] for i in first + second} == {1}
     assert all(count == 1 for count in site.hits.values()), site.hits
+
+
+async def test_a_redis_queue_carries_rule_requests_between_workers(serve: Any) -> None:
+    site = shop()
+    base = await serve(site.app)
+
+    class Spider(Shop):
+        start_urls = [base + "/"]
+
+    with RedisServer(binary=require_redis_server()) as server:
+        settings = {"WORKER_IDLE_TIMEOUT": 0.2}
+        items, stats = await crawl_items(Spider, settings, redis_url=server.url, job="rules")
+    assert sorted(i["title"] for i in items) == [f"item {n}" for n in range(5)]
+    assert {i["rule"] for i in items} == {1}
+    assert stats.get("spider_exceptions/count", 0) == 0
