@@ -171,4 +171,4 @@ async def test_items_flow_through_pipelines_and_feeds(serve: Any, tmp_path: Path
     assert orjson.loads(out.read_bytes()) == {"name": "pen", "price": 3}
     with table.open() as f:
         rows = list(csv.DictReader(f))
-    assert rows[0]["name"] == "pen" and rows[0]["price"] == "3"
+    assert rows == [{"name": "pen", "price": "3", "tags": ""}]  # every declared column
