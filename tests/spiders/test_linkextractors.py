@@ -69,6 +69,13 @@ def test_unique_false_keeps_repeats() -> None:
     assert urls(links).count("http://example.com/sample3.html") == 2
 
 
+def test_with_unique_the_first_link_to_a_url_is_the_one_judged() -> None:
+    body = '<a href="/a">skip me</a><a href="/a">take me</a>'
+    assert LinkExtractor(restrict_text="take").extract_links(response(body)) == []
+    kept = LinkExtractor(restrict_text="take", unique=False).extract_links(response(body))
+    assert kept == [Link("http://example.com/a", "take me")]
+
+
 def test_allow_deny_and_domains() -> None:
     page = response()
     assert urls(LinkExtractor(allow=r"sample\d").extract_links(page)) == [
@@ -99,8 +106,8 @@ def test_restrict_xpaths_css_and_text() -> None:
     assert urls(LinkExtractor(restrict_css="#subwrapper a:first-child").extract_links(page)) == [
         "http://example.com/sample1.html"
     ]
+    # sample3.html's first link, "sample 3 text", is the one judged (as in Scrapy)
     assert urls(LinkExtractor(restrict_text=[r"repetition", "^google$"]).extract_links(page)) == [
-        "http://example.com/sample3.html",
         "http://example.com/sample3.html#foo",
         "http://www.google.com/something",
     ]

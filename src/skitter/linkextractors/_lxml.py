@@ -8,8 +8,8 @@ calls) and keeps the per-link cost to a few string operations in the common case
   over every node (unless ``tags`` has ``"*"``);
 - relative links are resolved by the response's own resolver (``response.urljoin``,
   which equals ``urljoin`` but skips it for plain paths);
-- ``safe_url_string`` (percent-encoding, IDNA) runs only for URLs with a character
-  that needs it: on an ASCII URL without unsafe characters it is the identity.
+- ``safe_url_string`` (percent-encoding, IDNA) runs only for URLs it would change:
+  one regex recognizes the ones it returns as they are.
 
 What differs from Scrapy, on purpose: ``allow_domains``/``deny_domains`` compare the
 host without its port (``example.com`` matches ``http://example.com:8080/``), as
@@ -189,6 +189,8 @@ class LxmlLinkExtractor:
         process = self.process_value
         join = response.urljoin
         strip = self.strip
+        # As Scrapy's: with unique, a URL's first link in a region is the one judged.
+        seen: set[str] | None = set() if self.unique else None
         links: list[Link] = []
         for element, value in self._values(root):
             if strip:
@@ -207,6 +209,10 @@ class LxmlLinkExtractor:
                     url = urljoin(response.url, url)
             except ValueError:
                 continue
+            if seen is not None:
+                if url in seen:
+                    continue
+                seen.add(url)
             text = _string(element) if len(element) else element.text  # a leaf: its text
             link = Link(url, text or "", nofollow=_has_nofollow(element.get("rel")))
             if self._allowed(link):
