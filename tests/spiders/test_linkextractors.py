@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import re
 
 import pytest
@@ -209,3 +210,11 @@ def test_the_fast_path_equals_safe_url_string(scheme: str, rest: str) -> None:
             _safe(url, "utf-8")  # refused the same way: the link is skipped
         return
     assert _safe(url, "utf-8") == expected
+
+
+def test_an_extractor_can_be_pickled() -> None:
+    extractor = LinkExtractor(allow=["sample", "google"], deny="3", restrict_css="div.links")
+    copy = pickle.loads(pickle.dumps(extractor))
+    page = response()
+    assert copy.extract_links(page) == extractor.extract_links(page)
+    assert copy.extract_links(page)

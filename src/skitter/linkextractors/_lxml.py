@@ -89,11 +89,27 @@ def _path(url: str) -> str:
     return path
 
 
-def _any_search(patterns: list[re.Pattern[str]]) -> Callable[[str], bool]:
-    if len(patterns) == 1:
-        search = patterns[0].search
-        return lambda text: search(text) is not None
-    return lambda text: any(p.search(text) for p in patterns)
+class _AnyOf:
+    """Whether any of some regexes is found in a text (picklable, unlike a closure, so
+    an extractor can be pickled as Scrapy's can)."""
+
+    __slots__ = ("_one", "_patterns")
+
+    def __init__(self, patterns: list[re.Pattern[str]]) -> None:
+        self._patterns = patterns
+        self._one = patterns[0] if len(patterns) == 1 else None
+
+    def __call__(self, text: str) -> bool:
+        if self._one is not None:
+            return self._one.search(text) is not None
+        return any(p.search(text) for p in self._patterns)
+
+    def __getstate__(self) -> list[re.Pattern[str]]:
+        return self._patterns
+
+    def __setstate__(self, patterns: list[re.Pattern[str]]) -> None:
+        self._patterns = patterns
+        self._one = patterns[0] if len(patterns) == 1 else None
 
 
 def _has_nofollow(rel: str | None) -> bool:
@@ -151,8 +167,8 @@ class LxmlLinkExtractor:
             deny_extensions = IGNORED_EXTENSIONS
         self.deny_extensions = {"." + ext.lower() for ext in _names(deny_extensions)}
         self._deny_suffixes = tuple(self.deny_extensions)
-        self._allow = _any_search(self.allow_res)
-        self._deny = _any_search(self.deny_res)
+        self._allow = _AnyOf(self.allow_res)
+        self._deny = _AnyOf(self.deny_res)
         denied_tags, denied_attrs = set(_names(deny_tags)), set(_names(deny_attrs))
         wanted_tags = set(_names(tags))
         self._any_tag = "*" in wanted_tags
@@ -215,7 +231,7 @@ class LxmlLinkExtractor:
                 seen.add(url)
             text = _string(element) if len(element) else element.text  # a leaf: its text
             link = Link(url, text or "", nofollow=_has_nofollow(element.get("rel")))
-            if self._allowed(link):
+            if self._link_allowed(link):
                 if self.canonicalize:
                     link = Link(canonicalize_url(link.url), link.text, nofollow=link.nofollow)
                 links.append(link)
@@ -247,7 +263,7 @@ class LxmlLinkExtractor:
                     yield element, value
 
     # -- filtering -----------------------------------------------------------------------
-    def _allowed(self, link: Link) -> bool:
+    def _link_allowed(self, link: Link) -> bool:
         url = link.url
         if not url.startswith(_SCHEMES):
             return False
