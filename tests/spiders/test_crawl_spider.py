@@ -252,3 +252,16 @@ async def test_a_redis_queue_carries_rule_requests_between_workers(serve: Any) -
     assert sorted(i["title"] for i in items) == [f"item {n}" for n in range(5)]
     assert {i["rule"] for i in items} == {1}
     assert stats.get("spider_exceptions/count", 0) == 0
+
+
+async def test_follow_links_false_stops_every_rule(serve: Any) -> None:
+    site = shop()
+    base = await serve(site.app)
+
+    class Spider(Shop):
+        start_urls = [base + "/"]
+        _follow_links = False
+
+    items, _ = await crawl_items(Spider)
+    assert items == []
+    assert sum(site.hits.values()) == 1

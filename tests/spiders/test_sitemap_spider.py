@@ -209,3 +209,28 @@ def test_robots_sitemap_lines() -> None:
         "http://h/s1.xml",
         "http://o/s2.xml",
     ]
+
+
+def test_which_bodies_are_sitemaps() -> None:
+    spider = Quotes()
+    xml = urlset("http://a/1")
+
+    def body(url: str, data: bytes, content_type: str | None = None) -> bytes | None:
+        headers = {"Content-Type": content_type} if content_type else {}
+        return spider._get_sitemap_body(Response(url, headers=headers, body=data))
+
+    assert body("http://a/s", xml, "text/xml; charset=utf-8") == xml
+    assert body("http://a/s", xml, "text/html") is None
+    assert body("http://a/favicon.ico", xml) is None
+    assert body("http://a/s.xml", xml, "text/plain") == xml
+    assert body("http://a/s.xml.gz", xml) == xml  # inflated already (Content-Encoding)
+    assert body("http://a/s", gzip.compress(xml), "application/gzip") == xml
+
+
+def test_a_spider_may_override_get_sitemap_body() -> None:
+    class Fixing(Quotes):
+        def _get_sitemap_body(self, response: Response) -> bytes | None:
+            return response.body.replace(b"<broken>", b"")
+
+    response = Response("http://a/s", body=b"<broken>" + urlset("http://a/quote/1"))
+    assert [r.url for r in Fixing()._parse_sitemap(response)] == ["http://a/quote/1"]

@@ -113,6 +113,9 @@ class CrawlSpider(Spider):
     """
 
     rules: Sequence[Rule] = ()
+    #: False: no rule is followed, whatever the rules say (Scrapy's switch, kept for
+    #: spiders that set it; the CRAWLSPIDER_FOLLOW_LINKS setting is refused instead).
+    _follow_links: bool = True
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -172,7 +175,7 @@ class CrawlSpider(Spider):
             output = through_results(callback(response, **cb_kwargs), response, process)
             async for obj in default_callback(output, self._parse):
                 yield obj
-        if follow:
+        if follow and self._follow_links:
             for request in self._requests_to_follow(response):
                 yield request
 

@@ -94,7 +94,7 @@ class SitemapSpider(Spider):
             for url in sitemap_urls_from_robots(response.body, response.url):
                 yield Request(url, callback=self._parse_sitemap)
             return
-        body = self._sitemap_body(response)
+        body = self._get_sitemap_body(response)
         sitemap = Sitemap(body) if body else None
         if sitemap is None or sitemap.type not in ("sitemapindex", "urlset"):
             log.warning("Ignoring invalid sitemap: %s", response)
@@ -120,7 +120,7 @@ class SitemapSpider(Spider):
             if alternates:
                 yield from entry.get("alternate", ())
 
-    def _sitemap_body(self, response: Response) -> bytes | None:
+    def _get_sitemap_body(self, response: Response) -> bytes | None:
         """The sitemap's XML, or None when the response is not a sitemap."""
         body = response.body
         if body[:2] == GZIP_MAGIC:
