@@ -247,3 +247,52 @@ def test_csv_rows_never_hold_the_decoded_body() -> None:
         tracemalloc.stop()
     assert count == 30_000
     assert peak < len(body) // 3, peak  # a few 64 KiB pieces, not a 3 MB string
+
+
+def test_plain_callbacks_keep_scrapys_plain_generators() -> None:
+    class Items(XMLFeedSpider):
+        name = "plain"
+
+        def parse_item(self, response: Response, selector: Any) -> Any:  # Scrapy's old name
+            return {"title": selector.xpath("title/text()").get()}
+
+    class Rows(CSVFeedSpider):
+        name = "rows"
+
+        def parse_row(self, response: Response, row: dict[str, str]) -> Any:
+            return row
+
+    assert list(Items()._parse(xml_response(RSS))) == [{"title": "First"}, {"title": "Second é"}]
+    table = Response("http://x/t.csv", headers={"Content-Type": "text/csv"}, body=b"a\n1\n2\n")
+    assert list(Rows().parse_rows(table)) == [{"a": "1"}, {"a": "2"}]
+
+
+async def test_async_parse_node(serve: Any) -> None:
+    site = Site({"/feed.xml": ("application/xml", RSS)})
+    base = await serve(site.app)
+
+    class Spider(XMLFeedSpider):
+        name = "async"
+        start_urls = [base + "/feed.xml"]
+
+        async def parse_node(self, response: Response, selector: Any) -> Any:
+            yield {"title": selector.xpath("title/text()").get()}
+
+        def process_results(self, response: Response, results: Any) -> Any:
+            return [{**r, "n": len(results)} for r in results]
+
+    items, _ = await crawl_items(Spider)
+    assert items == [{"title": "First", "n": 1}, {"title": "Second é", "n": 1}]
+
+
+async def test_a_missing_parse_row_is_a_spider_error(serve: Any) -> None:
+    site = Site({"/t.csv": ("text/csv", b"id\n1\n")})
+    base = await serve(site.app)
+
+    class Spider(CSVFeedSpider):
+        name = "missing"
+        start_urls = [base + "/t.csv"]
+
+    items, stats = await crawl_items(Spider)
+    assert items == []
+    assert stats["spider_exceptions/NotImplementedError"] == 1

@@ -8,7 +8,7 @@ With the default ``iterator = "iternodes"`` and for CSV, the body is streamed (s
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any
 
 from parsel import Selector
@@ -16,7 +16,13 @@ from parsel import Selector
 from skitter.http import Response
 from skitter.spider import Spider
 from skitter.spiders._iterators import csv_rows, xml_nodes
-from skitter.spiders._output import default_callback, overridden, through_results
+from skitter.spiders._output import (
+    default_callback,
+    is_async,
+    iter_output,
+    overridden,
+    through_results,
+)
 
 __all__ = ["CSVFeedSpider", "XMLFeedSpider"]
 
@@ -45,7 +51,22 @@ class _FeedSpider(Spider):
         """What one node's or row's callback produced, to change before it is used."""
         return results
 
-    async def _each(self, response: Response, outputs: Iterable[Any]) -> AsyncIterator[Any]:
+    def _each(self, response: Response, outputs: Iterable[Any], asynchronous: bool) -> Any:
+        """Each node's or row's output through ``process_results``: a plain generator
+        when the callback is plain (as Scrapy's), an async one when it is async."""
+        if asynchronous:
+            return self._each_async(response, outputs)
+        return self._each_sync(response, outputs)
+
+    def _each_sync(self, response: Response, outputs: Iterable[Any]) -> Iterator[Any]:
+        process = overridden(self, "process_results", _FeedSpider)
+        for output in outputs:
+            results: Any = iter_output(output, self._parse)
+            if process is not None:
+                results = iter_output(process(response, results), self._parse)
+            yield from results
+
+    async def _each_async(self, response: Response, outputs: Iterable[Any]) -> AsyncIterator[Any]:
         process = overridden(self, "process_results", _FeedSpider)
         for output in outputs:
             async for obj in default_callback(
@@ -76,10 +97,12 @@ class XMLFeedSpider(_FeedSpider):
             return parse_item(response, selector)
         raise NotImplementedError(f"{type(self).__name__}.parse_node is not defined")
 
-    def parse_nodes(self, response: Response, nodes: Iterable[Selector]) -> AsyncIterator[Any]:
-        return self._each(response, (self.parse_node(response, node) for node in nodes))
+    def parse_nodes(self, response: Response, nodes: Iterable[Selector]) -> Any:
+        asynchronous = is_async(self.parse_node) or is_async(getattr(self, "parse_item", None))
+        outputs = (self.parse_node(response, node) for node in nodes)
+        return self._each(response, outputs, asynchronous)
 
-    def _parse(self, response: Response, **kwargs: Any) -> AsyncIterator[Any]:
+    def _parse(self, response: Response, **kwargs: Any) -> Any:
         response = self.adapt_response(response)
         return self.parse_nodes(response, self._nodes(response))
 
@@ -112,9 +135,10 @@ class CSVFeedSpider(_FeedSpider):
     def parse_row(self, response: Response, row: dict[str, str]) -> Any:
         raise NotImplementedError(f"{type(self).__name__}.parse_row is not defined")
 
-    def parse_rows(self, response: Response) -> AsyncIterator[Any]:
+    def parse_rows(self, response: Response) -> Any:
         rows = csv_rows(response, self.delimiter, self.headers, self.quotechar)
-        return self._each(response, (self.parse_row(response, row) for row in rows))
+        outputs = (self.parse_row(response, row) for row in rows)
+        return self._each(response, outputs, is_async(self.parse_row))
 
-    def _parse(self, response: Response, **kwargs: Any) -> AsyncIterator[Any]:
+    def _parse(self, response: Response, **kwargs: Any) -> Any:
         return self.parse_rows(self.adapt_response(response))

@@ -14,13 +14,15 @@ Two of Scrapy's rules need help in skitter:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable
+import inspect
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
 
 from skitter.http import Request, Response
+from skitter.items import is_item
 from skitter.spider import aiter_output
 
-__all__ = ["default_callback", "overridden", "through_results"]
+__all__ = ["default_callback", "is_async", "iter_output", "overridden", "through_results"]
 
 
 async def default_callback(output: Any, parse: Callable[..., Any]) -> AsyncIterator[Any]:
@@ -30,6 +32,23 @@ async def default_callback(output: Any, parse: Callable[..., Any]) -> AsyncItera
         if isinstance(obj, Request) and obj.callback is None:
             obj.callback = parse
         yield obj
+
+
+def iter_output(output: Any, parse: Callable[..., Any]) -> Iterator[Any]:
+    """``default_callback`` for the output of a plain (not async) callback, so a feed
+    spider's ``parse_nodes``/``parse_rows`` stay plain generators, as in Scrapy."""
+    if output is None:
+        return
+    if isinstance(output, Request | str | bytes) or is_item(output):
+        output = (output,)
+    for obj in output:
+        if isinstance(obj, Request) and obj.callback is None:
+            obj.callback = parse
+        yield obj
+
+
+def is_async(function: Any) -> bool:
+    return inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function)
 
 
 async def through_results(
