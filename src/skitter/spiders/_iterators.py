@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import codecs
 import csv
-import io
 import logging
 from collections.abc import Iterator
 from typing import Any
@@ -29,27 +28,20 @@ log = logging.getLogger("skitter.spiders.feed")
 _CHUNK = 64 * 1024
 
 
-class _BodyReader(io.RawIOBase):
-    """A response body as a file, read in slices (no copy of the whole body), with
-    leading whitespace skipped: an XML declaration must come first."""
+class _BodyReader:
+    """A response body as the file ``iterparse`` reads, in slices (no copy of the whole
+    body), with leading whitespace skipped: an XML declaration must come first."""
 
     def __init__(self, body: bytes) -> None:
         self._view = memoryview(body)
-        self._at = len(body) - len(body.lstrip())
-
-    def readable(self) -> bool:
-        return True
+        head = body[:4096]
+        self._at = len(head) - len(head.lstrip())
 
     def read(self, size: int = -1) -> bytes:
-        end = len(self._view) if size is None or size < 0 else self._at + size
+        end = len(self._view) if size < 0 else self._at + size
         piece = self._view[self._at : end].tobytes()
         self._at += len(piece)
         return piece
-
-    def readinto(self, buffer: Any) -> int:
-        piece = self.read(len(buffer))
-        buffer[: len(piece)] = piece
-        return len(piece)
 
 
 def _declared_encoding(response: Response) -> str | None:
