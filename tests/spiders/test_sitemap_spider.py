@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gzip
 import logging
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -234,3 +236,12 @@ def test_a_spider_may_override_get_sitemap_body() -> None:
 
     response = Response("http://a/s", body=b"<broken>" + urlset("http://a/quote/1"))
     assert [r.url for r in Fixing()._parse_sitemap(response)] == ["http://a/quote/1"]
+
+
+def test_importing_the_spider_kinds_does_not_load_the_downloader() -> None:
+    code = (
+        "import sys, skitter.spiders, skitter.linkextractors, skitter.loader, skitter.item; "
+        "print(sorted(m for m in ('aiohttp', 'skitter.downloader') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

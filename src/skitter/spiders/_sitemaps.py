@@ -20,8 +20,6 @@ from urllib.parse import urljoin
 
 from lxml import etree
 
-from skitter.downloader._decode import decoder_for
-
 __all__ = ["GZIP_MAGIC", "Sitemap", "SitemapTooLarge", "gunzip", "sitemap_urls_from_robots"]
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -35,6 +33,10 @@ class SitemapTooLarge(ValueError):
 def gunzip(data: bytes, limit: int | None) -> bytes:
     """``data`` inflated, refusing more than ``limit`` bytes (None: no limit) with
     SitemapTooLarge, and a corrupt or truncated file with another ValueError."""
+    # Imported here: the downloader package (aiohttp and all) is loaded only by a
+    # crawl, not by ``import skitter.spiders``.
+    from skitter.downloader._decode import decoder_for
+
     decoder = decoder_for("gzip", limit)
     assert decoder is not None
     body = decoder.feed(data)
