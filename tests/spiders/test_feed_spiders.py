@@ -296,3 +296,13 @@ async def test_a_missing_parse_row_is_a_spider_error(serve: Any) -> None:
     items, stats = await crawl_items(Spider)
     assert items == []
     assert stats["spider_exceptions/NotImplementedError"] == 1
+
+
+def test_nested_nodes_come_whole_inner_first() -> None:
+    body = b"<f><item><title>B</title><item>inner</item></item><item>last</item></f>"
+    nodes = [n.get() for n in xml_nodes(xml_response(body), "item")]
+    assert nodes == [
+        "<item>inner</item>",
+        "<item><title>B</title><item/></item>",
+        "<item>last</item>",
+    ]

@@ -80,7 +80,9 @@ def xml_nodes(response: Response, tag: str) -> Iterator[Selector]:
         text = etree.tostring(data, encoding="unicode")
         data.clear()
         parent = data.getparent()
-        if parent is not None:
+        # What came before is read: drop it, unless the node is inside another one of
+        # its kind, whose own text is still to be serialized whole.
+        if parent is not None and next(data.iterancestors(wanted), None) is None:
             while data.getprevious() is not None:
                 del parent[0]
         selector = Selector(text=text, type="xml")
