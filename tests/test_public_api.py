@@ -22,8 +22,10 @@ PINNED = {
         "CrawlFailed",
         "Crawler",
         "DropItem",
+        "Field",
         "HttpError",
         "IgnoreRequest",
+        "Item",
         "Request",
         "Response",
         "RetryLater",
@@ -175,6 +177,14 @@ PINNED = {
         "in_domain",
         "url_host",
     ],
+    "skitter.linkextractors": [
+        "IGNORED_EXTENSIONS",
+        "LinkExtractor",
+        "LxmlLinkExtractor",
+    ],
+    "skitter.loader": [
+        "ItemLoader",
+    ],
     "skitter.pipelines": [
         "CsvExporter",
         "FEED_FORMATS",
@@ -236,6 +246,14 @@ PINNED = {
         "every",
         "has_config_callbacks",
         "periodic_methods",
+    ],
+    "skitter.spiders": [
+        "CSVFeedSpider",
+        "CrawlSpider",
+        "Rule",
+        "SitemapSpider",
+        "Spider",
+        "XMLFeedSpider",
     ],
     "skitter.testing": [
         "DictStats",

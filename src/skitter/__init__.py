@@ -18,8 +18,10 @@ _EXPORTS = {
     "CrawlFailed": "skitter.exceptions",
     "Crawler": "skitter.crawler",
     "DropItem": "skitter.exceptions",
+    "Field": "skitter.item",
     "HttpError": "skitter.exceptions",
     "IgnoreRequest": "skitter.exceptions",
+    "Item": "skitter.item",
     "Request": "skitter.http",
     "Response": "skitter.http",
     "RetryLater": "skitter.exceptions",
@@ -38,8 +40,10 @@ __all__ = [  # literal, so tools see it; tests/test_public_api.py pins it to _EX
     "CrawlFailed",
     "Crawler",
     "DropItem",
+    "Field",
     "HttpError",
     "IgnoreRequest",
+    "Item",
     "Request",
     "Response",
     "RetryLater",
@@ -66,6 +70,7 @@ if TYPE_CHECKING:
         SkitterError,
     )
     from skitter.http import Request, Response
+    from skitter.item import Field, Item
     from skitter.settings import Settings
     from skitter.spider import Spider, config, every
 
