@@ -18,6 +18,7 @@ _EXPORTS = {
     "CrawlFailed": "skitter.exceptions",
     "Crawler": "skitter.crawler",
     "DropItem": "skitter.exceptions",
+    "FormRequest": "skitter.http",
     "HttpError": "skitter.exceptions",
     "IgnoreRequest": "skitter.exceptions",
     "Request": "skitter.http",
@@ -38,6 +39,7 @@ __all__ = [  # literal, so tools see it; tests/test_public_api.py pins it to _EX
     "CrawlFailed",
     "Crawler",
     "DropItem",
+    "FormRequest",
     "HttpError",
     "IgnoreRequest",
     "Request",
@@ -65,7 +67,7 @@ if TYPE_CHECKING:
         RetryLater,
         SkitterError,
     )
-    from skitter.http import Request, Response
+    from skitter.http import FormRequest, Request, Response
     from skitter.settings import Settings
     from skitter.spider import Spider, config, every
 

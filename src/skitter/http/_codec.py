@@ -344,47 +344,29 @@ def decode_request(data: bytes, spider: object | None = None) -> Request:
     if wire.errback is not None:
         errback = _resolve(wire.errback, "errback", spider, url)
     try:
-        if wire.cls is None and wire.encoding == "utf-8":
-            return Request(
-                url,
-                callback,
-                wire.method,
-                wire.headers,
-                wire.body,
-                wire.cookies,
-                wire.meta,
-                "utf-8",
-                int(wire.priority),
-                wire.dont_filter,
-                errback,
-                wire.cb_kwargs,
-                exetime=wire.exetime,
-                retries=wire.retries,
-                age=wire.age,
-                auto_recrawl=wire.auto_recrawl,
-                itag=wire.itag,
-                taskid=wire.taskid,
-                render=wire.render,
-            )
-        return _decode_subclass(wire, callback, errback)
+        return _rebuild(wire, callback, errback)
     except (InvalidURL, TypeError, ValueError, LookupError) as exc:
         raise CodecError(f"stored request <{url}> is not a valid request: {exc}") from None
 
 
-def _decode_subclass(
+def _rebuild(
     wire: _Wire, callback: Callable[..., Any] | None, errback: Callable[..., Any] | None
 ) -> Request:
-    """A request of another class or encoding than Request's default: rebuilt by keyword
-    through its class's constructor, with the subclass's own attributes."""
-    codecs.lookup(wire.encoding)  # LookupError for a name no codec has
-    cls = Request if wire.cls is None else request_class(wire.cls)
-    extra = wire.extra or {}
-    unknown = extra.keys() - set(cls.extra_attributes)
-    if unknown:
-        raise ValueError(f"{cls.__name__} has no attributes {sorted(unknown)}")
-    where = _impurity(extra)
-    if where is not None:
-        raise ValueError(f"the attributes{where}")
+    """The request through its class's constructor: Request's, or a subclass's with the
+    attributes that subclass adds."""
+    cls: type[Request] = Request
+    extra: dict[str, Any] = {}
+    if wire.cls is not None:
+        cls = request_class(wire.cls)
+        extra = wire.extra or {}
+        unknown = extra.keys() - set(cls.extra_attributes)
+        if unknown:
+            raise ValueError(f"{cls.__name__} has no attributes {sorted(unknown)}")
+        where = _impurity(extra)
+        if where is not None:
+            raise ValueError(f"the attributes{where}")
+    if wire.encoding != "utf-8":
+        codecs.lookup(wire.encoding)  # LookupError for a name no codec has
     return cls(
         url=wire.url,
         callback=callback,

@@ -9,7 +9,7 @@ the URL is only checked for a scheme, headers are built on first use, the finger
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, ClassVar, Self, TypeVar, overload
+from typing import Any, ClassVar, Self
 from weakref import WeakValueDictionary
 
 from multidict import CIMultiDict
@@ -24,7 +24,6 @@ __all__ = ["Request", "request_class"]
 
 HeadersInit = Mapping[str, str] | Iterable[tuple[str, str]] | None
 Callback = Callable[..., Any]
-R = TypeVar("R", bound="Request")
 
 # Every Request subclass by its class name (module.qualname), so a stored or dict'ed
 # request comes back as its class without importing anything by name: only classes
@@ -238,11 +237,7 @@ class Request:
             kwargs[name] = getattr(self, name)
         return kwargs
 
-    @overload
-    def replace(self, *, cls: type[R], **changes: Any) -> R: ...
-    @overload
-    def replace(self, *, cls: None = None, **changes: Any) -> Self: ...
-    def replace(self, *, cls: type[Request] | None = None, **changes: Any) -> Request:
+    def replace(self, *, cls: type[Self] | None = None, **changes: Any) -> Self:
         """A copy with some arguments changed (Scrapy's ``Request.replace``): of the
         same class, unless ``cls`` names another."""
         kwargs = self._arguments()
