@@ -76,10 +76,9 @@ _SCALARS = frozenset({str, int, float, bool, type(None), bytes})
 _INT_RANGE = range(-(2**63), 2**64)  # what msgpack can carry
 
 
-class _Wire(msgspec.Struct, array_like=True, omit_defaults=True):
+class _Wire(msgspec.Struct, array_like=True):
     """Major version 1. Field order is the wire format: append only, with defaults;
-    trailing fields a newer writer appended are ignored, and trailing fields at their
-    defaults are not written (a plain Request pays nothing for the subclass fields)."""
+    trailing fields a newer writer appended are ignored."""
 
     v: int
     url: str
@@ -100,7 +99,7 @@ class _Wire(msgspec.Struct, array_like=True, omit_defaults=True):
     itag: str | None
     taskid: str | None
     render: bool = False  # appended: payloads written before it read as False
-    encoding: str = "utf-8"  # appended, like the next two
+    encoding: str | None = None  # appended, like the next two; None: UTF-8
     cls: str | None = None  # a Request subclass, by ``class_name``; None = Request
     extra: dict[str, Any] | None = None  # the subclass's ``extra_attributes``
 
@@ -249,7 +248,7 @@ def encode_request(request: Request, spider: object | None = None) -> bytes:
         request.itag,
         request.taskid if request.has_explicit_taskid else None,
         request.render,
-        request.encoding,
+        None if request.encoding == "utf-8" else request.encoding,
         cls,
         extra,
     )
@@ -365,8 +364,9 @@ def _rebuild(
         where = _impurity(extra)
         if where is not None:
             raise ValueError(f"the attributes{where}")
-    if wire.encoding != "utf-8":
-        codecs.lookup(wire.encoding)  # LookupError for a name no codec has
+    encoding = wire.encoding or "utf-8"
+    if encoding != "utf-8":
+        codecs.lookup(encoding)  # LookupError for a name no codec has
     return cls(
         url=wire.url,
         callback=callback,
@@ -375,7 +375,7 @@ def _rebuild(
         body=wire.body,
         cookies=wire.cookies,
         meta=wire.meta,
-        encoding=wire.encoding,
+        encoding=encoding,
         priority=int(wire.priority),
         dont_filter=wire.dont_filter,
         errback=errback,

@@ -85,9 +85,7 @@ class FormRequest(Request):
         ``method`` override the form's; other arguments go to the request.
         """
         kwargs.setdefault("encoding", response.encoding)
-        if formcss is not None:
-            formxpath = HTMLTranslator().css_to_xpath(formcss)
-        form = _find_form(response, formname, formid, formnumber, formxpath)
+        form = _find_form(response, formname, formid, formnumber, formxpath, formcss)
         pairs = _form_data(form, formdata, clickdata, dont_click)
         url = kwargs.pop("url", None)
         if url is None:
@@ -130,6 +128,7 @@ def _find_form(
     formid: str | None,
     formnumber: int,
     formxpath: str | None,
+    formcss: str | None,
 ) -> HtmlElement:
     selector = response.selector
     if selector.type != "html":  # a form in an XML or JSON response is still HTML
@@ -146,15 +145,21 @@ def _find_form(
         found = root.xpath("//form[@id=$id]", id=formid)
         if found:
             return found[0]
-    if formxpath is not None:
-        for node in root.xpath(formxpath)[:1]:
+    inside = formxpath if formcss is None else HTMLTranslator().css_to_xpath(formcss)
+    if inside is not None:
+        for node in root.xpath(inside)[:1]:
             while node is not None and getattr(node, "tag", None) != "form":
                 node = node.getparent()
             if node is not None:
                 return node
     wanted = [
         f"{what} {value!r}"
-        for what, value in (("named", formname), ("with id", formid), ("with", formxpath))
+        for what, value in (
+            ("named", formname),
+            ("with id", formid),
+            ("with", formxpath),
+            ("with CSS", formcss),
+        )
         if value is not None
     ]
     if wanted:
