@@ -67,8 +67,10 @@ def test_an_explicit_content_type_is_kept() -> None:
 
 # -- from_response: which form -----------------------------------------------------------
 TWO_FORMS = """
-<form name="first" id="f1" action="one.php" method="POST"><input type="hidden" name="one" value="1"></form>
-<form name="second" id="f2" action="two.php" method="POST"><input type="hidden" name="two" value="2"></form>
+<form name="first" id="f1" action="one.php" method="POST">
+  <input type="hidden" name="one" value="1"></form>
+<form name="second" id="f2" action="two.php" method="POST">
+  <input type="hidden" name="two" value="2"></form>
 """
 
 
@@ -94,7 +96,7 @@ def test_the_form_is_chosen_by_name_id_xpath_css_or_number(
 
 
 def test_no_form_at_all_is_a_value_error() -> None:
-    with pytest.raises(ValueError, match="No <form> element found in <200 http://example.com"):
+    with pytest.raises(ValueError, match=r"No <form> element found in <200 http://example\.com"):
         FormRequest.from_response(page("<html><body>none</body></html>"))
 
 
@@ -145,9 +147,11 @@ def test_form_in_an_xml_response_is_read_as_html() -> None:
 def test_inputs_as_a_browser_sends_them() -> None:
     html = """<form action="go" method="post">
       <input type="hidden" name="csrf" value="t0k">
-      <input type="text" name="t1" value="v1"><input type="text" name="t2"><input name="t3" value="v3">
+      <input type="text" name="t1" value="v1"><input type="text" name="t2">
+      <input name="t3" value="v3">
       <input type="text" value="no name">
-      <input type="checkbox" name="c1" value="c1v" checked><input type="checkbox" name="c2" value="no">
+      <input type="checkbox" name="c1" value="c1v" checked>
+      <input type="checkbox" name="c2" value="no">
       <input type="checkbox" name="c3" checked>
       <input type="radio" name="r" value="r1"><input type="radio" name="r" value="r2" checked>
       <input type="text" name="off" value="x" disabled>
