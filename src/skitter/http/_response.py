@@ -296,6 +296,8 @@ def _href(item: str | Selector | Link) -> str | None:
         return item
     if isinstance(item, Link):
         return item.url
+    if isinstance(item, SelectorList):
+        raise ValueError(f"cannot follow a SelectorList ({item!r}): use follow_all")
     if isinstance(item, Selector):
         root = item.root
         if isinstance(root, str):  # an attribute or text selection: its value is the URL
