@@ -296,8 +296,6 @@ def _href(item: str | Selector | Link) -> str | None:
         return item
     if isinstance(item, Link):
         return item.url
-    if isinstance(item, SelectorList):
-        raise ValueError(f"cannot follow a SelectorList ({item!r}): use follow_all")
     if isinstance(item, Selector):
         root = item.root
         if isinstance(root, str):  # an attribute or text selection: its value is the URL
@@ -306,4 +304,6 @@ def _href(item: str | Selector | Link) -> str | None:
         if href is None:
             href = item.attrib.get("src")
         return href
+    if isinstance(item, SelectorList):
+        raise ValueError(f"cannot follow a SelectorList ({item!r}): use follow_all")
     raise TypeError(f"cannot follow a {type(item).__name__}")
