@@ -3,6 +3,7 @@ and the frontier's wire codec: each comes back as its class, with its attributes
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import msgspec
@@ -196,3 +197,10 @@ def test_fingerprint_under_scrapys_name() -> None:
         fingerprint(r, include_headers=["Accept"])
     with pytest.raises(ValueError, match="taskid="):
         fingerprint(r, keep_fragments=True)
+
+
+def test_attributes_name_exactly_what_replace_copies_and_the_constructor_takes() -> None:
+    assert set(Request("http://e.com/")._arguments()) == set(Request.attributes)
+    params = set(inspect.signature(Request).parameters) - {"taskid"}
+    assert params == set(Request.attributes)
+    assert JsonRequest.extra_attributes == ("dumps_kwargs",) and FormRequest.extra_attributes == ()
