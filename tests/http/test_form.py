@@ -55,6 +55,12 @@ def test_get_puts_formdata_in_the_query_replacing_it_and_keeps_the_fragment() ->
     assert r.body == b"" and "Content-Type" not in r.headers
 
 
+@pytest.mark.parametrize("formdata", [{"page": 2}, {"page": [1, 2]}, {3: "x"}])
+def test_values_that_are_not_text_are_refused_naming_the_field(formdata: Any) -> None:
+    with pytest.raises(TypeError, match="values must be str or bytes"):
+        FormRequest("http://e.com/", formdata=formdata)
+
+
 def test_empty_formdata_is_a_plain_request() -> None:
     r = FormRequest("http://e.com/", formdata={})
     assert (r.method, r.body, r.has_headers) == ("GET", b"", False)

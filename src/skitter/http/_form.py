@@ -110,16 +110,25 @@ class _FormNotFound(ValueError, IndexError):
 def _urlencode(pairs: Iterable[tuple[str, FormValue | None]], encoding: str) -> str:
     encoded: list[tuple[bytes, bytes]] = []
     for key, value in pairs:
-        name = _bytes(key, encoding)
+        name = _bytes(key, encoding, key)
         if isinstance(value, str | bytes):
-            encoded.append((name, _bytes(value, encoding)))
+            encoded.append((name, _bytes(value, encoding, key)))
+        elif isinstance(value, Iterable):
+            encoded.extend((name, _bytes(v, encoding, key)) for v in value)
         elif value is not None:
-            encoded.extend((name, _bytes(v, encoding)) for v in value)
+            _bytes(value, encoding, key)  # raises, naming the field
     return urlencode(encoded)
 
 
-def _bytes(value: str | bytes, encoding: str) -> bytes:
-    return value if isinstance(value, bytes) else str(value).encode(encoding)
+def _bytes(value: object, encoding: str, key: object) -> bytes:
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode(encoding)
+    raise TypeError(
+        f"formdata {key!r}: values must be str or bytes (or lists of them), "
+        f"got {type(value).__name__} {value!r}"
+    )
 
 
 def _find_form(
