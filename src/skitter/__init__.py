@@ -19,6 +19,7 @@ _EXPORTS = {
     "Crawler": "skitter.crawler",
     "DropItem": "skitter.exceptions",
     "Field": "skitter.item",
+    "FormRequest": "skitter.http",
     "HttpError": "skitter.exceptions",
     "IgnoreRequest": "skitter.exceptions",
     "Item": "skitter.item",
@@ -41,6 +42,7 @@ __all__ = [  # literal, so tools see it; tests/test_public_api.py pins it to _EX
     "Crawler",
     "DropItem",
     "Field",
+    "FormRequest",
     "HttpError",
     "IgnoreRequest",
     "Item",
@@ -69,7 +71,7 @@ if TYPE_CHECKING:
         RetryLater,
         SkitterError,
     )
-    from skitter.http import Request, Response
+    from skitter.http import FormRequest, Request, Response
     from skitter.item import Field, Item
     from skitter.settings import Settings
     from skitter.spider import Spider, config, every
