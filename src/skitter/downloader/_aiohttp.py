@@ -39,9 +39,8 @@ What it guarantees:
 
 Stats: ``TransportStats``'s ``downloader/*`` keys (Scrapy's), ``response_bytes`` decoded.
 
-Signals: headers_received once the head is in (``body_length`` the Content-Length, -1
-if none), bytes_received for each chunk as it arrives (still encoded, as in Scrapy);
-only when connected, so a crawl that listens to neither reads bodies as fast as before.
+Signals, only when connected: headers_received (``body_length``: Content-Length, or -1),
+bytes_received for each chunk as it arrives, still encoded (as in Scrapy).
 """
 
 from __future__ import annotations
