@@ -37,6 +37,7 @@ def test_public_names() -> None:
         "DownloadResult",
         "Downloader",
         "DownloaderMiddleware",
+        "HttpCacheMiddleware",
         "HttpCompressionMiddleware",
         "HttpProxyMiddleware",
         "OffsiteGuard",
@@ -63,6 +64,7 @@ def test_base_orders_are_scrapys() -> None:
         600,
         700,
         750,
+        900,
     ]
 
 

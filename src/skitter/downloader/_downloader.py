@@ -45,6 +45,7 @@ from skitter.downloader._transport import Transport
 from skitter.downloader.browser import BrowserTransport, wants_render
 from skitter.downloader.middlewares import (
     CookiesMiddleware,
+    HttpCacheMiddleware,
     OffsiteGuard,
     OffsiteMiddleware,
     RobotsTxtMiddleware,
@@ -67,6 +68,7 @@ DOWNLOADER_MIDDLEWARES_BASE: dict[str, int] = {
     f"{_PKG}.RedirectMiddleware": 600,
     f"{_PKG}.CookiesMiddleware": 700,
     f"{_PKG}.HttpProxyMiddleware": 750,
+    f"{_PKG}.HttpCacheMiddleware": 900,
 }
 
 
@@ -134,6 +136,8 @@ class Downloader:
         self._clock = crawler.clock
         #: ROBOTSTXT_OBEY's middleware: its Crawl-delay per host goes into each report.
         self._robots: RobotsTxtMiddleware | None = self.middleware(RobotsTxtMiddleware)
+        #: HTTPCACHE_ENABLED's middleware: its storage opens and closes with the crawl.
+        self._cache: HttpCacheMiddleware | None = self.middleware(HttpCacheMiddleware)
 
     def _offsite_guard(self, crawler: CrawlContext) -> OffsiteGuard | None:
         """The centre's guard: OffsiteMiddleware's own (one count and log per host), or
@@ -148,12 +152,18 @@ class Downloader:
     async def open(self) -> None:
         await self.transport.open()
         await self.browser.open()
+        if self._cache is not None:
+            await self._cache.open(self._spider)
 
     async def close(self) -> None:
         try:
-            await self.browser.close()
+            if self._cache is not None:
+                await self._cache.close()
         finally:
-            await self.transport.close()
+            try:
+                await self.browser.close()
+            finally:
+                await self.transport.close()
 
     async def __aenter__(self) -> Downloader:
         await self.open()

@@ -12,6 +12,7 @@ from skitter.downloader.middlewares._headers import (
     HttpCompressionMiddleware,
     UserAgentMiddleware,
 )
+from skitter.downloader.middlewares._httpcache import HttpCacheMiddleware
 from skitter.downloader.middlewares._offsite import OffsiteGuard, OffsiteMiddleware
 from skitter.downloader.middlewares._proxy import HttpProxyMiddleware
 from skitter.downloader.middlewares._redirect import RedirectMiddleware
@@ -22,6 +23,7 @@ from skitter.downloader.middlewares._robots import RobotsTxtMiddleware
 __all__ = [
     "CookiesMiddleware",
     "DefaultHeadersMiddleware",
+    "HttpCacheMiddleware",
     "HttpCompressionMiddleware",
     "HttpProxyMiddleware",
     "OffsiteGuard",
