@@ -71,6 +71,7 @@ PINNED = {
     "skitter.downloader": [
         "AiohttpTransport",
         "BrowserTransport",
+        "ConditionalRecrawlMiddleware",
         "CookiesMiddleware",
         "DOWNLOADER_MIDDLEWARES_BASE",
         "DefaultHeadersMiddleware",
@@ -98,6 +99,7 @@ PINNED = {
         "wants_render",
     ],
     "skitter.downloader.middlewares": [
+        "ConditionalRecrawlMiddleware",
         "CookiesMiddleware",
         "DefaultHeadersMiddleware",
         "HttpCacheMiddleware",

@@ -25,6 +25,7 @@ from skitter.downloader._middleware import (
 from skitter.downloader._transport import Transport
 from skitter.downloader.browser import BrowserTransport, wants_render
 from skitter.downloader.middlewares import (
+    ConditionalRecrawlMiddleware,
     CookiesMiddleware,
     DefaultHeadersMiddleware,
     HttpCacheMiddleware,
@@ -43,6 +44,7 @@ __all__ = [
     "DOWNLOADER_MIDDLEWARES_BASE",
     "AiohttpTransport",
     "BrowserTransport",
+    "ConditionalRecrawlMiddleware",
     "CookiesMiddleware",
     "DefaultHeadersMiddleware",
     "DownloadHandler",

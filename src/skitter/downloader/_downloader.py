@@ -44,6 +44,7 @@ from skitter.downloader._middleware import (
 from skitter.downloader._transport import Transport
 from skitter.downloader.browser import BrowserTransport, wants_render
 from skitter.downloader.middlewares import (
+    ConditionalRecrawlMiddleware,
     CookiesMiddleware,
     HttpCacheMiddleware,
     OffsiteGuard,
@@ -69,6 +70,7 @@ DOWNLOADER_MIDDLEWARES_BASE: dict[str, int] = {
     f"{_PKG}.CookiesMiddleware": 700,
     f"{_PKG}.HttpProxyMiddleware": 750,
     f"{_PKG}.HttpCacheMiddleware": 900,
+    f"{_PKG}.ConditionalRecrawlMiddleware": 950,
 }
 
 
@@ -136,8 +138,13 @@ class Downloader:
         self._clock = crawler.clock
         #: ROBOTSTXT_OBEY's middleware: its Crawl-delay per host goes into each report.
         self._robots: RobotsTxtMiddleware | None = self.middleware(RobotsTxtMiddleware)
-        #: HTTPCACHE_ENABLED's middleware: its storage opens and closes with the crawl.
-        self._cache: HttpCacheMiddleware | None = self.middleware(HttpCacheMiddleware)
+        #: The HTTP cache's and the validators' middlewares: their stores open and close
+        #: with the crawl.
+        self._stores: list[HttpCacheMiddleware | ConditionalRecrawlMiddleware] = [
+            mw
+            for mw in self.middlewares
+            if isinstance(mw, HttpCacheMiddleware | ConditionalRecrawlMiddleware)
+        ]
 
     def _offsite_guard(self, crawler: CrawlContext) -> OffsiteGuard | None:
         """The centre's guard: OffsiteMiddleware's own (one count and log per host), or
@@ -152,13 +159,13 @@ class Downloader:
     async def open(self) -> None:
         await self.transport.open()
         await self.browser.open()
-        if self._cache is not None:
-            await self._cache.open(self._spider)
+        for store in self._stores:
+            await store.open(self._spider)
 
     async def close(self) -> None:
         try:
-            if self._cache is not None:
-                await self._cache.close()
+            for store in self._stores:
+                await store.close()
         finally:
             try:
                 await self.browser.close()

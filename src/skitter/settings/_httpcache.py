@@ -75,6 +75,14 @@ GROUP: list[Setting] = [
         "per spider); or a dotted path.",
     ),
     Setting(
+        "RECRAWL_CONDITIONAL",
+        True,
+        bool,
+        "A task recrawled by `age` or `auto_recrawl` sends its last ETag / Last-Modified; a "
+        "304 counts as unchanged (recrawl/unchanged) and runs no callback unless the spider "
+        "handles 304.",
+    ),
+    Setting(
         "HTTPCACHE_GZIP",
         False,
         bool,

@@ -6,6 +6,7 @@ that the Downloader reuses OffsiteMiddleware's guard at the centre of the onion 
 CookiesMiddleware's jar for rendered pages.
 """
 
+from skitter.downloader.middlewares._conditional import ConditionalRecrawlMiddleware
 from skitter.downloader.middlewares._cookies import CookiesMiddleware
 from skitter.downloader.middlewares._headers import (
     DefaultHeadersMiddleware,
@@ -21,6 +22,7 @@ from skitter.downloader.middlewares._retry_after import parse_retry_after
 from skitter.downloader.middlewares._robots import RobotsTxtMiddleware
 
 __all__ = [
+    "ConditionalRecrawlMiddleware",
     "CookiesMiddleware",
     "DefaultHeadersMiddleware",
     "HttpCacheMiddleware",

@@ -1,0 +1,159 @@
+"""ConditionalRecrawlMiddleware (RECRAWL_CONDITIONAL): a recrawl asks "changed since?".
+
+pyspider's etag / last_modified: a task that can be crawled again (``age`` set, or
+``auto_recrawl``) keeps the validators of its last successful response (``ETag``,
+``Last-Modified``); when the same task is downloaded again they go out as
+``If-None-Match`` / ``If-Modified-Since`` (unless the request set its own). A 304 to
+them means the page did not change: it is counted (``recrawl/unchanged``), flagged
+``"unchanged"``, and its task is acknowledged like any response, so ``auto_recrawl``
+puts it back ``age`` later. The callback does not run on it, because a 304 is not a
+2xx: HttpErrorMiddleware lets it through only to a spider that handles 304
+(``handle_httpstatus_list = [304]`` or the same meta key), Scrapy's one rule for every
+status, so the spider asks the way it already asks for any other status.
+
+Where validators live: a side store keyed by taskid, not the frontier's task records.
+Every frontier (memory, SQLite, Redis) would otherwise need a new field in its record,
+its codec and its contract suite for what only the downloader reads; a task's taskid is
+already the key all three settle by. The store is a dict for the crawl, and with a job
+directory also ``validators.sqlite3`` in it, loaded at start and written through on
+the middleware's own thread, so a resumed or ``--job-mode recrawl`` job revalidates what
+the last run saw. ``--job-mode fresh`` forgets them with the rest of the job (a fresh
+crawl must see every page whole). A worker of a distributed crawl keeps them in memory
+only: one worker's validators do not reach another. Only tasks that can be recrawled
+are remembered, so a crawl of pages without ``age`` keeps nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Awaitable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from skitter._types import CrawlContext, StatsSink
+from skitter.exceptions import NotConfigured
+from skitter.http import Request, Response
+
+__all__ = ["ConditionalRecrawlMiddleware"]
+
+DATABASE = "validators.sqlite3"
+_SENT = "_recrawl_validators"
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS validators "
+    "(taskid TEXT PRIMARY KEY, etag TEXT, last_modified TEXT) WITHOUT ROWID"
+)
+
+
+class _ValidatorFile:
+    """The job directory's copy of the validators (blocking; run on one thread)."""
+
+    def __init__(self, path: Path, forget: bool) -> None:
+        self.path = path
+        self.forget = forget
+        self._db: sqlite3.Connection | None = None
+
+    def load(self) -> dict[str, tuple[str | None, str | None]]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = self._db = sqlite3.connect(self.path, check_same_thread=False)
+        db.execute("PRAGMA journal_mode=WAL")
+        with db:
+            db.execute(_SCHEMA)
+            if self.forget:
+                db.execute("DELETE FROM validators")
+        rows = db.execute("SELECT taskid, etag, last_modified FROM validators")
+        return {taskid: (etag, modified) for taskid, etag, modified in rows}
+
+    def save(self, taskid: str, etag: str | None, modified: str | None) -> None:
+        if self._db is not None:
+            with self._db:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO validators VALUES (?, ?, ?)", (taskid, etag, modified)
+                )
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+
+class ConditionalRecrawlMiddleware:
+    """Sends a recrawled task's last validators; counts a 304 to them as unchanged."""
+
+    def __init__(self, stats: StatsSink, file: _ValidatorFile | None = None) -> None:
+        self.stats = stats
+        self.validators: dict[str, tuple[str | None, str | None]] = {}
+        self._file = file
+        self._executor: ThreadPoolExecutor | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: CrawlContext) -> ConditionalRecrawlMiddleware:
+        if not crawler.settings["RECRAWL_CONDITIONAL"]:
+            raise NotConfigured
+        job = getattr(crawler, "job", None)  # the Crawler's job directory, if any
+        path = getattr(job, "path", None)
+        if path is None:
+            return cls(crawler.stats)
+        forget = getattr(job, "mode", "resume") == "fresh"
+        return cls(crawler.stats, _ValidatorFile(Path(path) / DATABASE, forget))
+
+    async def open(self, spider: Any) -> None:
+        """Load the job directory's validators (with the Downloader)."""
+        if self._file is not None:
+            self._executor = ThreadPoolExecutor(1, thread_name_prefix="skitter-validators")
+            loop = asyncio.get_running_loop()
+            self.validators = await loop.run_in_executor(self._executor, self._file.load)
+
+    async def close(self) -> None:
+        executor, self._executor = self._executor, None
+        if executor is not None and self._file is not None:
+            await asyncio.get_running_loop().run_in_executor(executor, self._file.close)
+            executor.shutdown(wait=False)
+
+    def process_request(self, request: Request, spider: Any) -> None:
+        if request.age < 0 and not request.auto_recrawl:
+            return
+        known = self.validators.get(request.taskid)
+        if known is None:
+            return
+        headers = request.headers
+        if "If-None-Match" in headers or "If-Modified-Since" in headers:
+            return  # the spider's own condition wins
+        etag, modified = known
+        if etag is not None:
+            headers["If-None-Match"] = etag
+        if modified is not None:
+            headers["If-Modified-Since"] = modified
+        request.meta[_SENT] = True
+
+    def process_response(
+        self, request: Request, response: Response, spider: Any
+    ) -> Response | Awaitable[Response]:
+        if request.age < 0 and not request.auto_recrawl:
+            return response
+        if response.status == 304 and request.meta.pop(_SENT, False):
+            self.stats.inc("recrawl/unchanged")
+            response.flags.append("unchanged")
+            return response
+        if not 200 <= response.status < 300:
+            return response
+        headers = response.headers
+        etag, modified = headers.get("ETag"), headers.get("Last-Modified")
+        if etag is None and modified is None:
+            return response
+        taskid = request.taskid
+        if self.validators.get(taskid) == (etag, modified):
+            return response
+        self.validators[taskid] = (etag, modified)
+        if self._file is None or self._executor is None:
+            return response
+        return self._save(taskid, etag, modified, response)
+
+    async def _save(
+        self, taskid: str, etag: str | None, modified: str | None, response: Response
+    ) -> Response:
+        assert self._file is not None
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._executor, self._file.save, taskid, etag, modified)
+        return response
