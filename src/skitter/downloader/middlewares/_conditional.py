@@ -39,7 +39,9 @@ from skitter.http import Request, Response
 __all__ = ["ConditionalRecrawlMiddleware"]
 
 DATABASE = "validators.sqlite3"
+#: meta key: the validators this middleware put on the request (to recognise them later).
 _SENT = "_recrawl_validators"
+_HEADERS = ("If-None-Match", "If-Modified-Since")
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS validators "
     "(taskid TEXT PRIMARY KEY, etag TEXT, last_modified TEXT) WITHOUT ROWID"
@@ -114,25 +116,27 @@ class ConditionalRecrawlMiddleware:
     def process_request(self, request: Request, spider: Any) -> None:
         if request.age < 0 and not request.auto_recrawl:
             return
-        known = self.validators.get(request.taskid)
-        if known is None:
-            return
+        meta = request.meta
         headers = request.headers
-        if "If-None-Match" in headers or "If-Modified-Since" in headers:
-            return  # the spider's own condition wins
-        etag, modified = known
-        if etag is not None:
-            headers["If-None-Match"] = etag
-        if modified is not None:
-            headers["If-Modified-Since"] = modified
-        request.meta[_SENT] = True
+        sent = meta.pop(_SENT, None)
+        if sent is not None:  # the same Request object again (memory frontier, auto_recrawl)
+            for name, value in zip(_HEADERS, sent, strict=True):
+                if value is not None and headers.get(name) == value:
+                    del headers[name]
+        known = self.validators.get(request.taskid)
+        if known is None or "If-None-Match" in headers or "If-Modified-Since" in headers:
+            return  # nothing known, or the spider's own condition wins
+        for name, value in zip(_HEADERS, known, strict=True):
+            if value is not None:
+                headers[name] = value
+        meta[_SENT] = known
 
     def process_response(
         self, request: Request, response: Response, spider: Any
     ) -> Response | Awaitable[Response]:
         if request.age < 0 and not request.auto_recrawl:
             return response
-        if response.status == 304 and request.meta.pop(_SENT, False):
+        if response.status == 304 and _SENT in request.meta:
             self.stats.inc("recrawl/unchanged")
             response.flags.append("unchanged")
             return response
