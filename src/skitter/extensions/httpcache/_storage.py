@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from skitter._clock import Clock, SystemClock
+from skitter.exceptions import ConfigError
 from skitter.extensions.httpcache._entry import CorruptEntry, decode_entry, encode_entry
 from skitter.http import Request, Response
 from skitter.settings import Settings
@@ -157,15 +158,23 @@ class SqliteCacheStorage(_Storage):
         if self._db is not None:
             self._db.close()
         self.cachedir.mkdir(parents=True, exist_ok=True)
+        path = self.cachedir / f"{name}.sqlite3"
         db = sqlite3.connect(
-            self.cachedir / f"{name}.sqlite3",
+            path,
             timeout=30.0,
             check_same_thread=False,
             isolation_level=None,  # autocommit; writes open their own transaction
         )
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.execute(_SCHEMA)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            db.close()
+            raise ConfigError(
+                f"HTTP cache database {path} cannot be used ({exc}); move it away to start "
+                "an empty cache"
+            ) from None
         self._db, self._name = db, name
         return db
 
