@@ -15,6 +15,7 @@ from skitter import Crawler, Request, Response, Spider
 from skitter._clock import FakeClock
 from skitter.downloader import HttpCacheMiddleware
 from skitter.exceptions import ConfigError, IgnoreRequest
+from skitter.extensions.httpcache import DummyPolicy
 
 from .conftest import FAST, MakeDownloader
 
@@ -264,3 +265,41 @@ async def test_off_by_default_and_refuses_dbm(make_downloader: MakeDownloader) -
         )
     with pytest.raises(ConfigError, match="use one of dummy, rfc2616"):
         await make_downloader({"HTTPCACHE_ENABLED": True, "HTTPCACHE_POLICY": "rfc9111"})
+
+
+def make_file(path: Path) -> Path:
+    path.write_text("not a directory")
+    return path
+
+
+async def test_a_failed_write_is_counted_and_the_response_goes_on(
+    site: tuple[Site, str], make_downloader: MakeDownloader, tmp_path: Path
+) -> None:
+    _, base = site
+    blocked = make_file(tmp_path / "cache")  # the cache's directory cannot be made
+    dl = await make_downloader({"HTTPCACHE_ENABLED": True, "HTTPCACHE_DIR": str(blocked)})
+    response = await dl.fetch(Request(f"{base}/p0"))
+    assert isinstance(response, Response) and response.status == 200
+    assert dl.crawler.stats.get("httpcache/store_failed") == 1
+    assert dl.crawler.stats.get("httpcache/retrieve_failed") == 1
+    assert dl.crawler.stats.get("httpcache/store") is None
+
+
+class KeepOnlyP1(DummyPolicy):
+    """A project's own policy, given as a class."""
+
+    def should_cache_request(self, request: Request) -> bool:
+        return request.url.endswith("/p1")
+
+
+async def test_a_policy_class_of_ones_own(
+    site: tuple[Site, str], make_downloader: MakeDownloader, tmp_path: Path
+) -> None:
+    server, base = site
+    dl = await make_downloader(
+        {"HTTPCACHE_ENABLED": True, "HTTPCACHE_DIR": str(tmp_path), "HTTPCACHE_POLICY": KeepOnlyP1}
+    )
+    for _ in range(2):
+        await dl.fetch(Request(f"{base}/p0"))
+        await dl.fetch(Request(f"{base}/p1"))
+    assert server.hits["/p0"] == 2 and server.hits["/p1"] == 1

@@ -63,14 +63,14 @@ GROUP: list[Setting] = [
     Setting(
         "HTTPCACHE_POLICY",
         "skitter.extensions.httpcache.DummyPolicy",
-        str,
+        object,  # a name, a dotted path or a class
         "What is cached and when it is fresh: `dummy` (everything, always) or `rfc2616` "
         "(HTTP caching rules, revalidation); or a dotted path.",
     ),
     Setting(
         "HTTPCACHE_STORAGE",
         "skitter.extensions.httpcache.FilesystemCacheStorage",
-        str,
+        object,  # a name, a dotted path or a class
         "Where entries are kept: `filesystem` (a file per response) or `sqlite` (one database "
         "per spider); or a dotted path.",
     ),

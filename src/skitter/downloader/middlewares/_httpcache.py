@@ -23,7 +23,10 @@ its statistics and its meta keys:
   (``httpcache/errorrecovery``).
 
 An entry that is there but not whole (``CorruptEntry``: a damaged file) counts as a
-miss and as ``httpcache/corrupt``, and the download stores a good one over it.
+miss and as ``httpcache/corrupt``, and the download stores a good one over it. A read
+or write that fails (a full disk, a directory that cannot be made) is counted
+(``httpcache/retrieve_failed``, ``httpcache/store_failed``) and warned about, and the
+crawl goes on as if there were no cache: the page is downloaded and is the callback's.
 
 The storage's methods block (Scrapy's contract), so they run on a small pool of the
 middleware's own threads: the event loop never waits on the disk, and the default
@@ -36,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -75,6 +79,7 @@ class HttpCacheMiddleware:
         self.ignore_missing = ignore_missing
         self._executor: ThreadPoolExecutor | None = None
         self._spider: Any = None
+        self._warned: set[str] = set()
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> HttpCacheMiddleware:
@@ -101,15 +106,13 @@ class HttpCacheMiddleware:
             await self._run(opener, spider)
 
     async def close(self) -> None:
-        """Close the storage, then the threads (after every write they were given)."""
-        try:
-            closer = getattr(self.storage, "close_spider", None)
-            if callable(closer) and self._executor is not None:
-                await self._run(closer, self._spider)
-        finally:
-            executor, self._executor = self._executor, None
-            if executor is not None:
-                executor.shutdown(wait=False)
+        """Let every write handed to the threads finish, then close the storage."""
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            await asyncio.to_thread(executor.shutdown, True)
+        closer = getattr(self.storage, "close_spider", None)
+        if callable(closer):
+            await asyncio.to_thread(closer, self._spider)
 
     async def process_request(self, request: Request, spider: Any) -> Response | None:
         meta = request.meta
@@ -125,6 +128,10 @@ class HttpCacheMiddleware:
         except CorruptEntry as exc:
             self.stats.inc("httpcache/corrupt")
             log.warning("corrupt cache entry for %r, downloading it again: %s", request, exc)
+            cached = None
+        except (OSError, sqlite3.Error) as exc:
+            self.stats.inc("httpcache/retrieve_failed")
+            self._failed("read", request, exc)
             cached = None
         if cached is None:
             self.stats.inc("httpcache/miss")
@@ -169,12 +176,27 @@ class HttpCacheMiddleware:
             return cached
         return None
 
+    def _failed(self, what: str, request: Request, exc: BaseException) -> None:
+        """A warning for the first failure of each kind, then debug lines (the stats
+        count every one): a broken cache directory would otherwise log every request."""
+        level = logging.DEBUG if what in self._warned else logging.WARNING
+        self._warned.add(what)
+        log.log(level, "cannot %s %r in the HTTP cache: %s", what, request, exc)
+
     async def _store(self, spider: Any, request: Request, response: Response) -> None:
-        if self.policy.should_cache_response(response, request):
-            self.stats.inc("httpcache/store")
-            await self._run(self.storage.store_response, spider, request, response)
-        else:
+        """Store ``response`` if the policy allows. A write that fails (a full disk, a
+        locked database) is logged and counted, and the response goes on: the page was
+        downloaded, and losing it for want of a cache entry would fail the task."""
+        if not self.policy.should_cache_response(response, request):
             self.stats.inc("httpcache/uncacheable")
+            return
+        try:
+            await self._run(self.storage.store_response, spider, request, response)
+        except (OSError, sqlite3.Error) as exc:
+            self.stats.inc("httpcache/store_failed")
+            self._failed("store", request, exc)
+            return
+        self.stats.inc("httpcache/store")
 
 
 def _refreshed(cached: Response, fresh: Response) -> Response:
