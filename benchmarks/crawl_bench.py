@@ -285,7 +285,8 @@ def ratios(medians: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
 def _versions(crawlers: list[str]) -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
-    names = {"skitter": "skitter", "skitter-job": "skitter", "raw": "aiohttp", "scrapy": "scrapy"}
+    names = {"skitter": "skitter", "skitter-job": "skitter", "skitter-cache": "skitter"}
+    names.update(raw="aiohttp", scrapy="scrapy")
     found = {"python": platform.python_version()}
     for crawler in crawlers:
         try:

@@ -66,7 +66,9 @@ T = TypeVar("T")
 _NOT_UPDATED = frozenset(
     ("content-length", "content-encoding", "transfer-encoding", "content-type", "connection")
 )
-_THREADS = 4
+#: Threads for the storage: enough to overlap a slow disk's latency, few enough to
+#: stay out of the way of the event loop's own thread.
+_THREADS = 8
 
 
 class HttpCacheMiddleware:

@@ -94,6 +94,12 @@ class FilesystemCacheStorage(_Storage):
     The file is the whole entry, so a rename replaces it atomically (Scrapy's layout, a
     directory of six files per response, cannot be replaced in one step)."""
 
+    def __init__(
+        self, settings: Settings, directory: Path | None = None, clock: Clock | None = None
+    ) -> None:
+        super().__init__(settings, directory, clock)
+        self._made: set[Path] = set()  # directories known to exist
+
     def _path(self, spider: Any, request: Request) -> Path:
         key = request.fingerprint.hex()
         name = _safe_name(str(getattr(spider, "name", None) or "default"))
@@ -115,7 +121,9 @@ class FilesystemCacheStorage(_Storage):
     def store_response(self, spider: Any, request: Request, response: Response) -> None:
         path = self._path(spider, request)
         data = encode_entry(response, self.clock.time(), self.use_gzip)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.parent not in self._made:  # a mkdir per write costs more than the write
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._made.add(path.parent)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as out:
