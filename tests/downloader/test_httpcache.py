@@ -303,3 +303,18 @@ async def test_a_policy_class_of_ones_own(
         await dl.fetch(Request(f"{base}/p0"))
         await dl.fetch(Request(f"{base}/p1"))
     assert server.hits["/p0"] == 2 and server.hits["/p1"] == 1
+
+
+async def test_a_network_error_serves_the_stale_entry(
+    make_downloader: MakeDownloader, tmp_path: Path
+) -> None:
+    dl = await make_downloader(
+        {"HTTPCACHE_ENABLED": True, "HTTPCACHE_DIR": str(tmp_path), "HTTPCACHE_POLICY": "rfc2616"}
+    )
+    url = "http://127.0.0.1:1/gone"  # nothing listens on port 1: the connection is refused
+    stale = Response(url, 200, {"ETag": '"x"', "Cache-Control": "no-cache"}, b"old")
+    cache = dl.middleware(HttpCacheMiddleware)
+    await asyncio.to_thread(cache.storage.store_response, None, Request(url), stale)
+    served = await dl.fetch(Request(url))
+    assert isinstance(served, Response) and served.body == b"old" and "cached" in served.flags
+    assert dl.crawler.stats.get("httpcache/errorrecovery") == 1
