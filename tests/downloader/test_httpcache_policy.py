@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from skitter._clock import FakeClock
+from skitter.exceptions import ConfigError
 from skitter.extensions.httpcache import (
     DummyPolicy,
     RFC2616Policy,
@@ -184,3 +185,8 @@ def test_policy_names(name: Any) -> None:
 )
 def test_storage_names(name: Any) -> None:
     assert storage_class(name) is Sqlite
+
+
+def test_ignore_codes_must_be_statuses() -> None:
+    with pytest.raises(ConfigError, match="HTTPCACHE_IGNORE_HTTP_CODES"):
+        DummyPolicy(Settings({"HTTPCACHE_IGNORE_HTTP_CODES": ["not-a-status"]}))

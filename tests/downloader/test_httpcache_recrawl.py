@@ -88,8 +88,9 @@ async def test_a_task_without_age_sends_no_validators(site: tuple[Site, str]) ->
     assert server.hits["/page"] == 2 and server.conditional == []
 
 
+@pytest.mark.parametrize("frontier", ["memory", "sqlite"])
 async def test_auto_recrawl_reschedules_unchanged_pages_by_age(
-    site: tuple[Site, str],
+    site: tuple[Site, str], tmp_path: Path, frontier: str
 ) -> None:
     server, base = site
     seen: list[tuple[int, list[str]]] = []
@@ -106,7 +107,8 @@ async def test_auto_recrawl_reschedules_unchanged_pages_by_age(
             return ()
 
     settings = {**FAST, "CLOSESPIDER_PAGECOUNT": 3}
-    stats = await Crawler(Watch, settings).run()
+    job_dir = tmp_path / "job" if frontier == "sqlite" else None
+    stats = await Crawler(Watch, settings, job_dir=job_dir).run()
     assert seen[0] == (200, [])
     assert seen[1:3] == [(304, ["unchanged"]), (304, ["unchanged"])]
     assert stats["recrawl/unchanged"] >= 2 and len(server.conditional) >= 2

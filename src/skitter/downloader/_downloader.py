@@ -21,6 +21,11 @@ centre, right before either transport and for what ``bind_transport`` downloads 
 guard no setting can remove refuses every request outside ``spider.allowed_domains``.
 The browser gets the same guard for the requests a page makes on its own.
 
+Two built-ins keep a store that lives as long as the crawl: HttpCacheMiddleware
+(HTTPCACHE_ENABLED) and ConditionalRecrawlMiddleware (a recrawl's validators). The
+Downloader opens them in ``open`` and closes them in ``close``; the middleware contract
+itself has no such hooks.
+
 ``download`` is ``fetch`` with feedback: it reports how the download went (latency,
 status, Retry-After, success, robots.txt's Crawl-delay for the host) as a
 ``DownloadReport`` before the result or the error goes on, for the scheduler's slots.

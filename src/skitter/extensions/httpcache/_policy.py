@@ -23,6 +23,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 from skitter._clock import Clock, SystemClock
+from skitter.exceptions import ConfigError
 from skitter.http import Request, Response
 from skitter.settings import Settings
 
@@ -37,12 +38,22 @@ def _scheme(request: Request) -> str:
     return url[: url.index(":")].lower()
 
 
+def _codes(settings: Settings) -> frozenset[int]:
+    values = settings["HTTPCACHE_IGNORE_HTTP_CODES"]
+    try:
+        return frozenset(int(code) for code in values)
+    except (TypeError, ValueError):
+        raise ConfigError(
+            f"HTTPCACHE_IGNORE_HTTP_CODES must list statuses, got {values!r}"
+        ) from None
+
+
 class DummyPolicy:
     """Stores everything and serves every entry without asking the server."""
 
     def __init__(self, settings: Settings, clock: Clock | None = None) -> None:
         self.ignore_schemes = frozenset(s.lower() for s in settings["HTTPCACHE_IGNORE_SCHEMES"])
-        self.ignore_http_codes = frozenset(int(c) for c in settings["HTTPCACHE_IGNORE_HTTP_CODES"])
+        self.ignore_http_codes = _codes(settings)
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> DummyPolicy:
