@@ -17,10 +17,11 @@ its codec and its contract suite for what only the downloader reads; a task's ta
 already the key all three settle by. The store is a dict for the crawl, and with a job
 directory also ``validators.sqlite3`` in it, loaded at start and written through on
 the middleware's own thread, so a resumed or ``--job-mode recrawl`` job revalidates what
-the last run saw. ``--job-mode fresh`` forgets them with the rest of the job (a fresh
-crawl must see every page whole). A worker of a distributed crawl keeps them in memory
-only: one worker's validators do not reach another. Only tasks that can be recrawled
-are remembered, so a crawl of pages without ``age`` keeps nothing.
+the last run saw; ``--job-mode fresh`` forgets them with the rest of the job (a fresh
+crawl must see every page whole). A worker of a distributed crawl is handed the job's
+store in Redis by the crawler (``recrawl_validators``: ``cluster.RedisValidators``),
+since any worker may recrawl any task. Only tasks that can be recrawled are
+remembered, so a crawl of pages without ``age`` keeps nothing and asks nothing.
 """
 
 from __future__ import annotations
@@ -30,13 +31,13 @@ import sqlite3
 from collections.abc import Awaitable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import NotConfigured
 from skitter.http import Request, Response
 
-__all__ = ["ConditionalRecrawlMiddleware"]
+__all__ = ["ConditionalRecrawlMiddleware", "ValidatorStore"]
 
 DATABASE = "validators.sqlite3"
 #: meta key: the validators this middleware put on the request (to recognise them later).
@@ -47,6 +48,17 @@ _SCHEMA = (
     "(taskid TEXT PRIMARY KEY, etag TEXT, last_modified TEXT) WITHOUT ROWID"
 )
 
+Validators = tuple[str | None, str | None]
+
+
+class ValidatorStore(Protocol):
+    """Validators shared with other processes (``cluster.RedisValidators``). Neither
+    call raises: a store out of reach knows nothing, and the page is crawled whole."""
+
+    async def get(self, taskid: str) -> Validators | None: ...
+
+    async def put(self, taskid: str, etag: str | None, modified: str | None) -> None: ...
+
 
 class _ValidatorFile:
     """The job directory's copy of the validators (blocking; run on one thread)."""
@@ -56,7 +68,7 @@ class _ValidatorFile:
         self.forget = forget
         self._db: sqlite3.Connection | None = None
 
-    def load(self) -> dict[str, tuple[str | None, str | None]]:
+    def load(self) -> dict[str, Validators]:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         db = self._db = sqlite3.connect(self.path, check_same_thread=False)
         db.execute("PRAGMA journal_mode=WAL")
@@ -80,19 +92,33 @@ class _ValidatorFile:
             self._db = None
 
 
+def _recrawlable(request: Request) -> bool:
+    return request.age >= 0 or request.auto_recrawl
+
+
 class ConditionalRecrawlMiddleware:
     """Sends a recrawled task's last validators; counts a 304 to them as unchanged."""
 
-    def __init__(self, stats: StatsSink, file: _ValidatorFile | None = None) -> None:
+    def __init__(
+        self,
+        stats: StatsSink,
+        file: _ValidatorFile | None = None,
+        shared: ValidatorStore | None = None,
+    ) -> None:
         self.stats = stats
-        self.validators: dict[str, tuple[str | None, str | None]] = {}
+        #: The crawl's validators by taskid (a worker's shared store holds them instead).
+        self.validators: dict[str, Validators] = {}
         self._file = file
+        self._shared = shared
         self._executor: ThreadPoolExecutor | None = None
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> ConditionalRecrawlMiddleware:
         if not crawler.settings["RECRAWL_CONDITIONAL"]:
             raise NotConfigured
+        shared: ValidatorStore | None = getattr(crawler, "recrawl_validators", None)
+        if shared is not None:  # a worker's: the job's, in Redis
+            return cls(crawler.stats, shared=shared)
         job = getattr(crawler, "job", None)  # the Crawler's job directory, if any
         path = getattr(job, "path", None)
         if path is None:
@@ -113,9 +139,18 @@ class ConditionalRecrawlMiddleware:
             await asyncio.get_running_loop().run_in_executor(executor, self._file.close)
             executor.shutdown(wait=False)
 
-    def process_request(self, request: Request, spider: Any) -> None:
-        if request.age < 0 and not request.auto_recrawl:
-            return
+    def process_request(self, request: Request, spider: Any) -> Awaitable[None] | None:
+        if not _recrawlable(request):
+            return None
+        if self._shared is not None:
+            return self._ask_shared(request, self._shared)
+        self._condition(request, self.validators.get(request.taskid))
+        return None
+
+    async def _ask_shared(self, request: Request, shared: ValidatorStore) -> None:
+        self._condition(request, await shared.get(request.taskid))
+
+    def _condition(self, request: Request, known: Validators | None) -> None:
         meta = request.meta
         headers = request.headers
         sent = meta.pop(_SENT, None)
@@ -123,7 +158,6 @@ class ConditionalRecrawlMiddleware:
             for name, value in zip(_HEADERS, sent, strict=True):
                 if value is not None and headers.get(name) == value:
                     del headers[name]
-        known = self.validators.get(request.taskid)
         if known is None or "If-None-Match" in headers or "If-Modified-Since" in headers:
             return  # nothing known, or the spider's own condition wins
         for name, value in zip(_HEADERS, known, strict=True):
@@ -134,7 +168,7 @@ class ConditionalRecrawlMiddleware:
     def process_response(
         self, request: Request, response: Response, spider: Any
     ) -> Response | Awaitable[Response]:
-        if request.age < 0 and not request.auto_recrawl:
+        if not _recrawlable(request):
             return response
         if response.status == 304 and _SENT in request.meta:
             self.stats.inc("recrawl/unchanged")
@@ -147,17 +181,18 @@ class ConditionalRecrawlMiddleware:
         if etag is None and modified is None:
             return response
         taskid = request.taskid
+        if self._shared is not None:
+            return self._save(self._shared.put(taskid, etag, modified), response)
         if self.validators.get(taskid) == (etag, modified):
             return response
         self.validators[taskid] = (etag, modified)
         if self._file is None or self._executor is None:
             return response
-        return self._save(taskid, etag, modified, response)
-
-    async def _save(
-        self, taskid: str, etag: str | None, modified: str | None, response: Response
-    ) -> Response:
-        assert self._file is not None
         loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._executor, self._file.save, taskid, etag, modified)
+        saved = loop.run_in_executor(self._executor, self._file.save, taskid, etag, modified)
+        return self._save(saved, response)
+
+    @staticmethod
+    async def _save(saving: Awaitable[None], response: Response) -> Response:
+        await saving
         return response
