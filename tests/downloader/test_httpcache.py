@@ -318,3 +318,19 @@ async def test_a_network_error_serves_the_stale_entry(
     served = await dl.fetch(Request(url))
     assert isinstance(served, Response) and served.body == b"old" and "cached" in served.flags
     assert dl.crawler.stats.get("httpcache/errorrecovery") == 1
+
+
+async def test_robots_txt_is_served_from_the_cache_too(
+    site: tuple[Site, str], tmp_path: Path
+) -> None:
+    server, base = site
+    settings = {
+        **FAST,
+        "HTTPCACHE_ENABLED": True,
+        "HTTPCACHE_DIR": str(tmp_path),
+        "ROBOTSTXT_OBEY": True,
+    }
+    await Crawler(spider_for(f"{base}/p0", []), settings).run()
+    assert server.hits["/robots.txt"] == 1
+    await Crawler(spider_for(f"{base}/p0", []), settings).run()
+    assert sum(server.hits.values()) == 2  # robots.txt and /p0, once each
