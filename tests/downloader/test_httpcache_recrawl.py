@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from skitter import Crawler, Request, Response, Spider
+from skitter import ConfigError, Crawler, Request, Response, Spider
 
 from .conftest import FAST
 
@@ -186,3 +186,16 @@ async def test_switched_off(site: tuple[Site, str]) -> None:
 
     await Crawler(Again, {**FAST, "RECRAWL_CONDITIONAL": False}).run()
     assert server.hits["/page"] == 2 and server.conditional == []
+
+
+async def test_a_damaged_validators_file_is_a_clear_error(tmp_path: Path) -> None:
+    job = tmp_path / "job"
+    job.mkdir()
+    (job / "validators.sqlite3").write_bytes(b"not a database" * 100)
+
+    class Job(Spider):
+        name = "job"
+        start_urls = ["http://127.0.0.1:1/"]
+
+    with pytest.raises(ConfigError, match=r"validators\.sqlite3 cannot be read"):
+        await Crawler(Job, FAST, job_dir=job).run()

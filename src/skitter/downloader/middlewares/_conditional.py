@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from skitter._types import CrawlContext, StatsSink
-from skitter.exceptions import NotConfigured
+from skitter.exceptions import ConfigError, NotConfigured
 from skitter.http import Request, Response
 
 __all__ = ["ConditionalRecrawlMiddleware", "ValidatorStore"]
@@ -71,12 +71,19 @@ class _ValidatorFile:
     def load(self) -> dict[str, Validators]:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         db = self._db = sqlite3.connect(self.path, check_same_thread=False)
-        db.execute("PRAGMA journal_mode=WAL")
-        with db:
-            db.execute(_SCHEMA)
-            if self.forget:
-                db.execute("DELETE FROM validators")
-        rows = db.execute("SELECT taskid, etag, last_modified FROM validators")
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            with db:
+                db.execute(_SCHEMA)
+                if self.forget:
+                    db.execute("DELETE FROM validators")
+            rows = db.execute("SELECT taskid, etag, last_modified FROM validators").fetchall()
+        except sqlite3.DatabaseError as exc:
+            self.close()
+            raise ConfigError(
+                f"recrawl validators {self.path} cannot be read ({exc}); move the file away "
+                "(the next recrawl then downloads every page whole)"
+            ) from None
         return {taskid: (etag, modified) for taskid, etag, modified in rows}
 
     def save(self, taskid: str, etag: str | None, modified: str | None) -> None:
