@@ -24,7 +24,7 @@ from skitter.extensions.httpcache import (
     decode_entry,
     encode_entry,
 )
-from skitter.http import Request, Response
+from skitter.http import HtmlResponse, Request, Response, TextResponse
 from skitter.settings import Settings
 
 STORAGES = [FilesystemCacheStorage, SqliteCacheStorage]
@@ -129,7 +129,7 @@ WRITER = """
 import sys
 from pathlib import Path
 from skitter.extensions.httpcache import {cls}
-from skitter.http import Request, Response
+from skitter.http import HtmlResponse, Request, Response, TextResponse
 from skitter.settings import Settings
 
 class Named:
@@ -166,3 +166,11 @@ def test_a_writer_killed_mid_write_leaves_every_entry_whole(cls: type, tmp_path:
         assert got is not None
         assert len(got.body) == 200_000 + i and len(set(got.body)) == 1
     storage.close_spider(Named())
+
+
+def test_a_cached_page_has_the_class_a_downloaded_one_would() -> None:
+    request = Request("http://example.com/")
+    html = Response(request.url, 200, {"Content-Type": "text/html; charset=utf-8"}, b"<p>x</p>")
+    text = Response(request.url, 200, {"Content-Type": "text/plain"}, b"x")
+    assert type(decode_entry(encode_entry(html, 1.0, False), request).response) is HtmlResponse
+    assert type(decode_entry(encode_entry(text, 1.0, True), request).response) is TextResponse

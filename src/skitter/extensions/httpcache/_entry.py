@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 from multidict import CIMultiDict
 
-from skitter.http import Request, Response
+from skitter.http import Request, Response, response_class
 
 __all__ = ["CorruptEntry", "Entry", "decode_entry", "encode_entry"]
 
@@ -82,12 +82,12 @@ def decode_entry(data: bytes, request: Request) -> Entry:
         body = data[end + 1 :]
         if len(body) != meta["length"] or zlib.crc32(body) != meta["crc32"]:
             raise CorruptEntry(f"body of {len(body)} bytes does not match its header")
-        response = Response(
-            str(meta["url"]),
-            int(meta["status"]),
-            CIMultiDict((str(k), str(v)) for k, v in meta["headers"]),
-            body,
-            request,
+        url = str(meta["url"])
+        headers = CIMultiDict((str(k), str(v)) for k, v in meta["headers"])
+        # The class the transport would have picked (HtmlResponse, TextResponse, ...), so
+        # a cached page answers the same calls as a downloaded one.
+        response = response_class(headers, url, body)(
+            url, int(meta["status"]), headers, body, request
         )
         return Entry(response, float(meta["stored"]))
     except CorruptEntry:
