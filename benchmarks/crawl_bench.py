@@ -46,7 +46,7 @@ from _sitegen import Manifest, generate_site, load_manifest
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
-CRAWLERS = ("skitter", "skitter-job", "raw", "scrapy")
+CRAWLERS = ("skitter", "skitter-job", "skitter-cache", "raw", "scrapy")
 METRICS = ("pages_per_s", "cpu_per_1k", "maxrss_mb", "nginx_cpu")
 HOSTS_TARGET = 0.9
 """Issue 4: skitter's pages/s over 8 hosts must be at least 0.9x its 1-host figure."""
@@ -285,7 +285,8 @@ def ratios(medians: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
 def _versions(crawlers: list[str]) -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
-    names = {"skitter": "skitter", "skitter-job": "skitter", "raw": "aiohttp", "scrapy": "scrapy"}
+    names = {"skitter": "skitter", "skitter-job": "skitter", "skitter-cache": "skitter"}
+    names.update(raw="aiohttp", scrapy="scrapy")
     found = {"python": platform.python_version()}
     for crawler in crawlers:
         try:

@@ -72,6 +72,7 @@ from skitter.spider import Spider, SpiderMiddlewareManager
 
 if TYPE_CHECKING:  # imported for workers only: a crawl kept elsewhere never loads redis-py
     from skitter.cluster import ClusterJob
+    from skitter.downloader.middlewares._conditional import ValidatorStore
     from skitter.downloader.middlewares._robots import RobotsCache
 
 __all__ = ["Crawler", "CrawlerProcess", "CrawlerRunner", "crawl", "run_crawlers"]
@@ -142,6 +143,8 @@ class Crawler:
         self._project: Project | None = None
         #: robots.txt shared with the other workers (RobotsTxtMiddleware reads it).
         self.robots_cache: RobotsCache | None = None
+        #: A recrawl's validators shared with the other workers (ConditionalRecrawlMiddleware).
+        self.recrawl_validators: ValidatorStore | None = None
         self._job_store: JobStore | None = None  # the job's frontier, as the job sees it
 
     def build(self, mode: str = "crawl") -> Project:
@@ -161,6 +164,7 @@ class Crawler:
             self.stats = cluster.stats(self.stats)
             self.signals.stats = self.stats
             self.robots_cache = cluster.robots_cache()
+            self.recrawl_validators = cluster.validators()
             limits = (settings["MAX_RATE"], settings["MAX_BURST"])
             gate: Gate = cluster.gate(self.clock, self.stats, lease.lease_seconds, limits=limits)
         else:
