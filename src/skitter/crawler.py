@@ -17,13 +17,11 @@ While it runs, ``crawler.control`` (an ``engine.ProjectControl``) is its live co
 panel: status, rate, pause and resume, failed tasks queued again, the monitor, the
 download slots; the dashboard, the CLI and a worker's heartbeats all use it.
 
-What Scrapy's extensions and components reach for is here under Scrapy's names:
-``crawler.signals`` (``skitter.signals``; connect before the crawl starts, in
-``from_crawler``), ``crawler.stats`` (``inc_value``, ``get_value``, ...),
-``crawler.settings`` (``getbool``, ``getint``, ...), ``crawler.extensions`` (the
-EXTENSIONS setting, built when the crawl starts) and ``crawler.engine`` (``crawl``,
-``close_spider``) while it runs. ``CrawlerRunner`` and ``CrawlerProcess`` run crawls
-from a script the way Scrapy's documentation shows.
+Scrapy's names for components: ``crawler.signals`` (connect in ``from_crawler``),
+``crawler.stats`` (``inc_value``...), ``crawler.settings`` (``getbool``...),
+``crawler.extensions`` (EXTENSIONS) and, while it runs, ``crawler.engine``
+(``crawl``, ``close_spider``); ``CrawlerRunner`` and ``CrawlerProcess`` run crawls from
+a script as Scrapy's documentation shows.
 """
 
 from __future__ import annotations
