@@ -46,29 +46,33 @@ async def site(serve: Any) -> tuple[Site, str]:
 
 
 async def test_a_recrawl_by_age_sends_the_validators_and_304_is_unchanged(
-    site: tuple[Site, str],
+    site: tuple[Site, str], caplog: pytest.LogCaptureFixture
 ) -> None:
     server, base = site
     seen: list[tuple[int, list[str]]] = []
+    errors: list[Any] = []
 
     class Again(Spider):
         name = "again"
 
         async def start(self) -> Any:
-            yield Request(f"{base}/page", self.parse_page, age=0)
+            yield Request(f"{base}/page", self.parse_page, age=0, errback=errors.append)
 
         def parse_page(self, response: Response) -> Any:
             seen.append((response.status, response.flags))
             yield Request(f"{base}/hub", self.parse_hub)
 
         def parse_hub(self, response: Response) -> Any:
-            yield Request(f"{base}/page", self.parse_page, age=0)  # age passed: recrawled
+            yield Request(f"{base}/page", self.parse_page, age=0, errback=errors.append)
 
-    stats = await Crawler(Again, FAST).run()
+    with caplog.at_level("INFO"):
+        stats = await Crawler(Again, FAST).run()
     assert server.hits["/page"] == 2
     assert server.conditional == [('"one"', "Tue, 01 Dec 2026 10:00:00 GMT")]
     assert stats["recrawl/unchanged"] == 1
     assert seen == [(200, [])]  # the callback did not run on the unchanged page
+    assert errors == []  # nor the errback: nothing failed
+    assert "Ignoring response" not in caplog.text  # an unchanged page is no ignored error
 
 
 async def test_a_task_without_age_sends_no_validators(site: tuple[Site, str]) -> None:
