@@ -3,7 +3,8 @@ between rows that ran back to back, and the ``--breakdown`` by command and by sh
 
 A crawl is ``(workers, shards)``; ``(MEMORY, 1)`` is the in-memory crawl. The figures
 are the medians of each crawl's runs (``ClusterRun.figures``), whose keys
-``redis_cpu_per_1k@k`` and ``commands@k`` are node k's part (a cluster's master k).
+``redis_cpu_per_1k@k`` and ``commands@k`` are the k-th busiest node's part (a cluster's
+masters).
 """
 
 from __future__ import annotations
@@ -178,7 +179,10 @@ def _node_lines(medians: Medians) -> list[str]:
         if len(nodes) > 1:
             cpu_split = " / ".join(f"{cpu:.3f}" for cpu in cpus)
             command_split = " / ".join(f"{m[f'commands@{k}']:.1f}" for k in nodes)
-            line += f"   per master: Redis CPU s/1k {cpu_split}, commands/page {command_split}"
+            line += (
+                f"   per master, busiest first: Redis CPU s/1k {cpu_split}, "
+                f"commands/page {command_split}"
+            )
         lines.append(line)
     return lines
 
