@@ -16,7 +16,7 @@ import statistics
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import redis
 from _sitegen import Manifest
@@ -216,6 +216,13 @@ class Breakdown:
     sent_by_shard: Counter[int]
     inside_by_shard: Counter[int]
     micros_by_shard: Counter[int]
+
+    def as_json(self) -> dict[str, Any]:
+        # not dataclasses.asdict: it rebuilds a Counter from (key, value) pairs, as keys
+        return {
+            name: dict(value) if isinstance(value, Counter) else value
+            for name, value in vars(self).items()
+        }
 
 
 def render_breakdown(tally: Breakdown, pages: int) -> str:

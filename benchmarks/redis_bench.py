@@ -487,7 +487,7 @@ def main(argv: list[str] | None = None) -> int:
             "target": TARGET,
             "median": {label(crawl): m for crawl, m in medians.items()},
             "runs": [asdict(r) for r in results],
-            "breakdowns": [asdict(tally) for tally in tallies],
+            "breakdowns": [tally.as_json() for tally in tallies],
         }
         args.json.write_text(json.dumps(report, indent=2))
     return 0
