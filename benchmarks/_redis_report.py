@@ -124,6 +124,11 @@ def render(
     if manifest.ports:
         origins = ", ".join(manifest.origin(k) for k in range(manifest.hosts))
         lines.append(f"the site on {manifest.hosts} hosts for every row: {origins}")
+        if args.shards > 1:
+            lines.append(
+                f"sharded rows: the hosts on shards {args.site_shards} of {args.shards} "
+                "(JobKeys.shard_of: CRC-32 of the host)"
+            )
     lines += [
         "",
         f"{'crawl':<{_WIDTH}}" + "".join(f"{title:>{width}}" for title, _, _, width in _COLUMNS),

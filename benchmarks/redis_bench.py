@@ -66,6 +66,8 @@ from _redis_target import RedisTarget
 from _sitegen import Manifest
 from crawl_bench import BenchmarkFailed, _site
 
+from skitter.frontier._redis._keys import JobKeys
+
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
 SPIDER = HERE / "_worker_spider.py"
@@ -392,11 +394,24 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--pages must be at least 2, --runs and --workers positive")
     if args.shards < 1 or args.shards > 1024:
         parser.error(f"--shards takes 2 to 1024 shards (1: none), got {args.shards}")
+    args.site_shards = _shards_of_names(args.shards)
+    if args.shards > 1 and len(set(args.site_shards)) < len(SHARD_NAMES):
+        parser.error(
+            f"--shards {args.shards} puts the site's hosts {', '.join(SHARD_NAMES)} on one shard "
+            f"(shards {args.site_shards}): the sharded rows would measure one shard; "
+            "use another number (2, 4, 5 ...)"
+        )
     if args.breakdown and args.cluster:
         parser.error("--breakdown reads MONITOR and the slow log of one node: not with --cluster")
     args.compare_hosts = None  # crawl_bench._site: an absolute-link site only for --shards
     args.idle_timeout = IDLE_TIMEOUT
     return args
+
+
+def _shards_of_names(shards: int) -> list[int]:
+    """The shard each of the site's host names falls on in a job of ``shards``."""
+    keys = JobKeys.for_job("bench", "bench", shards=shards)
+    return [keys.shard_of(name) for name in SHARD_NAMES]
 
 
 def _crawls(args: argparse.Namespace) -> list[Crawl]:
