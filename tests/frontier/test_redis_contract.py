@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from skitter.frontier import Frontier, RedisFrontier
+from skitter.frontier._redis import ShardedRedisFrontier
 from skitter.testing._redis import redis_server_fixture, redis_url_fixture
 from skitter.testing.frontier_contract import FailedTasksContract, FrontierContract
 
@@ -37,6 +38,39 @@ class TestRedisFrontierWithBloomFilter(FrontierContract, FailedTasksContract):
             job="bloom",
             dupefilter="bloom",
             bloom_capacity=10_000,
+            time_source="caller",
+        )
+        yield frontier
+        await frontier.drop()
+        await frontier.close()
+
+
+class TestShardedRedisFrontier(FrontierContract, FailedTasksContract):
+    """The contract with the job split over two shards (``--shards 2``): the suite's
+    hosts fall on both."""
+
+    @pytest.fixture
+    async def frontier(self, redis_url: str) -> AsyncIterator[Frontier]:
+        frontier = ShardedRedisFrontier(
+            redis_url, project="contract", job="sharded", shards=2, time_source="caller"
+        )
+        yield frontier
+        await frontier.drop()
+        await frontier.close()
+
+
+class TestShardedRedisFrontierWithBloomFilter(FrontierContract, FailedTasksContract):
+    keeps_crawl_times = False
+
+    @pytest.fixture
+    async def frontier(self, redis_url: str) -> AsyncIterator[Frontier]:
+        frontier = ShardedRedisFrontier(
+            redis_url,
+            project="contract",
+            job="sharded-bloom",
+            shards=3,
+            dupefilter="bloom",
+            bloom_capacity=30_000,
             time_source="caller",
         )
         yield frontier

@@ -110,8 +110,38 @@ def live_redis() -> Any:
         yield server
 
 
-async def test_a_rate_set_from_the_dashboard_reaches_every_worker_within_2_s(
-    serve: Any, tmp_path: Path, live_redis: RedisServer
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def _from_the_dashboard(redis_url: str, ui: str) -> None:
+    client = Redis.from_url(redis_url)
+    try:
+        # What the dashboard's set_rate writes, after its limits check.
+        await JobControl(client, JobKeys.for_job("tree", "test")).set_rate(8.0, 1.0, time.time())
+    finally:
+        await client.aclose()
+
+
+async def _through_a_workers_ui(redis_url: str, ui: str) -> None:
+    import aiohttp
+
+    headers = {"Authorization": "Bearer t0ken-for-the-rate-test"}
+    async with aiohttp.ClientSession() as session:
+        url = f"{ui}/api/projects/tree/rate"
+        async with session.post(url, json={"rate": 8, "burst": 1}, headers=headers) as reply:
+            assert reply.status == 200, await reply.text()
+
+
+@pytest.mark.parametrize(
+    "change", [_from_the_dashboard, _through_a_workers_ui], ids=["dashboard", "worker-ui"]
+)
+async def test_a_rate_set_from_the_dashboard_or_one_workers_ui_reaches_every_worker_within_2_s(
+    serve: Any, tmp_path: Path, live_redis: RedisServer, change: Any
 ) -> None:
     from test_workers import SPIDER
 
@@ -121,17 +151,15 @@ async def test_a_rate_set_from_the_dashboard_reaches_every_worker_within_2_s(
     base = await serve(site.app)
     outs = [tmp_path / f"w{i}.jsonl" for i in range(2)]
     slow = ("RATE=2", "BURST=1", "CLOSESPIDER_TIMEOUT=10")
-    procs = [await start(worker(spider_file, live_redis.url, out, base, *slow)) for out in outs]
+    port = _free_port()
+    ui = ["--ui", "--ui-port", str(port), "--ui-token", "t0ken-for-the-rate-test"]
+    cmds = [worker(spider_file, live_redis.url, out, base, *slow) for out in outs]
+    procs = [await start([*cmds[0], *ui]), await start(cmds[1])]
     async with asyncio.timeout(30):  # both crawling
         while len(site.served) < 6:  # noqa: ASYNC110
             await asyncio.sleep(0.05)
     await asyncio.sleep(1.0)
-    client = Redis.from_url(live_redis.url)
-    try:
-        # What the dashboard's set_rate writes, after its limits check.
-        await JobControl(client, JobKeys.for_job("tree", "test")).set_rate(8.0, 1.0, time.time())
-    finally:
-        await client.aclose()
+    await change(live_redis.url, f"http://127.0.0.1:{port}")
     changed = time.monotonic()
     for proc in procs:
         await finish(proc)

@@ -13,7 +13,7 @@ import pytest
 from test_workers import PAGES, SPIDER, Site, finish, items, start, worker
 
 from skitter.frontier import Frontier, RedisFrontier
-from skitter.frontier._redis import RedisTarget
+from skitter.frontier._redis import JobKeys, RedisTarget
 from skitter.testing._redis_deploy import RedisClusterSet, require_deploy_tools
 from skitter.testing.frontier_contract import FailedTasksContract, FrontierContract
 
@@ -256,3 +256,101 @@ async def test_a_workers_items_go_to_its_cluster_by_default(
     finally:
         await client.aclose()
     assert sorted(json.loads(raw)["n"] for raw in stored) == list(range(PAGES)), text
+
+
+class TestRedisClusterShardedFrontier(FrontierContract, FailedTasksContract):
+    """The contract with the job split over three shards, one per master."""
+
+    @pytest.fixture
+    async def frontier(self, target: RedisTarget) -> AsyncIterator[Frontier]:
+        from skitter.frontier._redis import ShardedRedisFrontier
+
+        frontier = ShardedRedisFrontier(
+            target, project="contract", job="sharded", shards=3, time_source="caller"
+        )
+        yield frontier
+        await frontier.drop()
+        await frontier.close()
+
+
+#: The tree of test_workers over two hosts of the loopback (a host per shard): page n
+#: is served as 127.0.0.1 when n is even, as localhost when it is odd.
+TWO_HOSTS = SPIDER.replace(
+    'yield response.follow(f"/p/{m}")',
+    'yield response.follow(f"http://{HOSTS[m % 2]}:{port}/p/{m}")',
+).replace("n = int(", "port = response.url.split(':')[2].split('/')[0]\n        n = int(")
+TWO_HOSTS = TWO_HOSTS.replace("class Tree", 'HOSTS = ("127.0.0.1", "localhost")\n\n\nclass Tree')
+
+
+async def test_two_workers_crawl_a_sharded_job_each_host_on_its_master(
+    serve: Any, tmp_path: Path, target: RedisTarget
+) -> None:
+    """``--shards 2`` on the 3-master cluster: the two shards on two masters, each host's
+    tasks and outcomes on its own shard, and the crawl complete although one worker is
+    SIGKILLed mid-crawl."""
+    from redis.asyncio.cluster import RedisCluster
+
+    from skitter.http import Request
+
+    spider_file = tmp_path / "tree2.py"
+    spider_file.write_text(TWO_HOSTS)
+    site = Site(latency=0.03)
+    base = await serve(site.app)
+    outs = [tmp_path / "steady.jsonl", tmp_path / "victim.jsonl"]
+    cmds = [
+        [*worker(spider_file, target.url, out, base, "REDIS_CLUSTER=true"), "--shards", "2"]
+        for out in outs
+    ]
+    steady, victim = [await start(cmd) for cmd in cmds]
+    async with asyncio.timeout(30):
+        while len(site.served) < 40:  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
+    victim.kill()
+    await victim.wait()
+    await finish(steady)
+    got = items(outs)
+    assert set(got) == set(range(PAGES))
+    assert len(got) - len(set(got)) <= 4
+
+    keys = JobKeys.for_job("tree", "test", shards=2)
+    port = base.rsplit(":", 1)[1]
+    client = RedisCluster.from_url(target.url)
+    try:
+        await client.initialize()
+        masters = {client.get_node_from_key(f"{tag}:meta").name for tag in keys.shards}
+        assert len(masters) == 2
+        for n in range(PAGES):
+            host = ("127.0.0.1", "localhost")[n % 2] if n else "127.0.0.1"
+            taskid = Request(f"http://{host}:{port}/p/{n}").taskid
+            home = keys.shards[keys.shard_of(host)]
+            for tag in keys.shards:
+                assert bool(await client.hexists(f"{tag}:done", taskid)) == (tag == home)
+    finally:
+        await client.aclose()
+
+
+async def test_permits_of_hosts_on_several_shards_renew_on_the_cluster(
+    target: RedisTarget,
+) -> None:
+    """One renew for permits of hosts on two shards: one script call per shard, since a
+    call whose keys span two slots is refused by the cluster."""
+    import time
+
+    from skitter.cluster._politeness import RedisPoliteness
+
+    keys = JobKeys.for_job("p", "renew", shards=2)
+    hosts = ["127.0.0.1", "localhost"]
+    assert {keys.shard_of(host) for host in hosts} == {0, 1}
+    client = target.client()
+    try:
+        politeness = RedisPoliteness(client, keys, owner="w")
+        now = time.time()
+        held = []
+        for host in hosts:
+            permit, _ = await politeness.acquire(host, now, concurrency=1, delay=0.0,
+                                                 lease_seconds=5.0)  # fmt: skip
+            assert permit is not None
+            held.append((host, permit))
+        assert await politeness.renew(held, now, 30.0) == [True, True]
+    finally:
+        await client.aclose()

@@ -297,3 +297,33 @@ async def test_with_persistence_the_totals_count_what_the_job_did_over_its_runs(
     # the second run found nothing left to do and added nothing; the third started the
     # job afresh (REDIS_FLUSH_ON_START) and its totals with it
     assert seen == [PAGES, 0, PAGES]
+
+
+@pytest.mark.parametrize("fresh", ["REDIS_FLUSH_ON_START=true", "REDIS_PERSIST=false"])
+async def test_a_job_started_afresh_reads_robots_txt_afresh(
+    serve: Any, tmp_path: Path, redis_server: RedisServer, spider_file: Path, fresh: str
+) -> None:
+    """robots.txt is cached in Redis for the whole cluster (a day); a job flushed on
+    start, or cleared by its last worker, must not keep the last run's rules."""
+    from aiohttp import web
+
+    site = Site()
+    rules = {"text": "User-agent: *\nDisallow: /p/1\n"}  # /p/1, /p/10..: half the tree
+    fetched: list[str] = []
+
+    async def robots(request: web.Request) -> web.Response:
+        fetched.append(rules["text"])
+        return web.Response(text=rules["text"])
+
+    site.app.router.add_get("/robots.txt", robots)
+    base = await serve(site.app)
+    obey = "ROBOTSTXT_OBEY=true"
+    first = tmp_path / "first.jsonl"
+    persist = "REDIS_PERSIST=false" if fresh == "REDIS_PERSIST=false" else "REDIS_PERSIST=true"
+    await finish(await start(worker(spider_file, redis_server.url, first, base, obey, persist)))
+    assert 0 < len(items([first])) < PAGES // 2
+    rules["text"] = "User-agent: *\nDisallow:\n"  # the site now allows everything
+    second = tmp_path / "second.jsonl"
+    await finish(await start(worker(spider_file, redis_server.url, second, base, obey, fresh)))
+    assert len(fetched) == 2  # read again, once
+    assert sorted(items([second])) == list(range(PAGES))

@@ -112,15 +112,16 @@ async def _show_directory(args: argparse.Namespace, console: Console) -> None:
 
 
 async def _show_redis(args: argparse.Namespace, console: Console) -> None:
-    from skitter.frontier import RedisFrontier
+    from skitter.frontier._redis import ShardedRedisFrontier
 
     project = args.spider or await _find_project(args.redis_target, args.job, args.prefix)
-    frontier = RedisFrontier(
+    frontier = ShardedRedisFrontier(
         args.redis_target,
         project=project,
         job=args.job,
         key_prefix=args.prefix,
         kind=None,
+        shards=None,
         create=False,
     )
     try:
@@ -140,12 +141,7 @@ async def _show_redis(args: argparse.Namespace, console: Console) -> None:
                     "(start one if none is running)."
                 )
         counts = await frontier.counts(now)
-        keys = frontier.keys
-        async with frontier.client.pipeline(transaction=False) as pipe:
-            pipe.zcard(keys.failed)
-            pipe.zcard(keys.bad_tasks)
-            pipe.hlen(keys.bad)
-            failed, bad, aside_kept = await pipe.execute()
+        failed, bad, aside_kept = await frontier.finished_counts()
         moved, dropped = await frontier.quarantine_counts()
         _counts_table(
             console,

@@ -18,7 +18,13 @@ from rich.console import Console
 from skitter._job import JOB_MODES
 from skitter._version import __version__
 from skitter.cli._loader import load_spiders
-from skitter.cli._redis_option import add_redis_option, redis_target, redis_url, target_settings
+from skitter.cli._redis_option import (
+    add_redis_option,
+    add_shards_option,
+    redis_target,
+    redis_url,
+    target_settings,
+)
 from skitter.cli._run import UiOptions, finish, run_with_signals, setup_logging
 from skitter.crawler import Crawler
 from skitter.exceptions import ConfigError, SkitterError
@@ -75,6 +81,7 @@ def _build_parser() -> argparse.ArgumentParser:
     worker.add_argument("targets", nargs=1, metavar="SPIDER", help="spider.py or spider.py:Name")
     add_redis_option(worker)
     worker.add_argument("--job", required=True, metavar="NAME", help="the crawl's name")
+    add_shards_option(worker, "a new job:")
     _add_run_options(worker)
     _add_ui_options(worker, always_on=False)
 
@@ -91,6 +98,7 @@ def _build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="create the job if it does not exist yet (else pushing to it is refused)",
     )
+    add_shards_option(push, "with --create, a new job:")
 
     dash = commands.add_parser(
         "dashboard",

@@ -21,7 +21,7 @@ __all__ = ["push_urls"]
 
 
 async def push_urls(args: argparse.Namespace, console: Console) -> int:
-    from skitter.frontier import RedisFrontier
+    from skitter.frontier._redis import ShardedRedisFrontier
     from skitter.frontier._redis._errors import check_access
 
     try:
@@ -30,8 +30,15 @@ async def push_urls(args: argparse.Namespace, console: Console) -> int:
             request.fingerprint  # noqa: B018 - a URL that cannot be parsed fails here
     except InvalidURL as exc:
         raise ConfigError(str(exc)) from None
-    frontier = RedisFrontier(
-        args.redis_target, project=args.spider, job=args.job, kind=None, create=args.create
+    if args.shards and not args.create:
+        raise ConfigError("--shards is for a job that --create makes: a job keeps its own")
+    frontier = ShardedRedisFrontier(
+        args.redis_target,
+        project=args.spider,
+        job=args.job,
+        kind=None,
+        shards=args.shards if args.create else None,
+        create=args.create,
     )
     try:
         await check_access(frontier.client, args.redis)  # refused credentials: exit 2

@@ -25,9 +25,18 @@ from skitter.exceptions import ConfigError
 if TYPE_CHECKING:
     from skitter.frontier._redis._client import RedisTarget
 
-__all__ = ["REDIS_URL_ENV", "add_redis_option", "redis_target", "redis_url", "target_settings"]
+__all__ = [
+    "REDIS_URL_ENV",
+    "add_redis_option",
+    "add_shards_option",
+    "redis_target",
+    "redis_url",
+    "target_settings",
+]
 
 REDIS_URL_ENV = "SKITTER_REDIS_URL"
+#: The sentinel's own password: an environment variable, never a command-line option.
+SENTINEL_PASSWORD_ENV = "SKITTER_REDIS_SENTINEL_PASSWORD"
 _SCHEMES = ("redis", "rediss", "unix")
 
 
@@ -56,6 +65,28 @@ def add_redis_option(cmd: argparse.ArgumentParser) -> None:
     )
 
 
+def add_shards_option(cmd: argparse.ArgumentParser, what: str) -> None:
+    """Add ``--shards N`` (REDIS_SHARDS) to a command that may create a job."""
+    cmd.add_argument(
+        "--shards",
+        type=_shard_count,
+        metavar="N",
+        default=None,
+        help=f"{what} split the job's frontier by host over N shards, on the masters of a "
+        "Redis Cluster (setting REDIS_SHARDS; fixed when the job is created)",
+    )
+
+
+def _shard_count(text: str) -> int:
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if not 1 <= count <= 1024:
+        raise argparse.ArgumentTypeError(f"the number of shards is 1 to 1024, not {text!r}")
+    return count
+
+
 def redis_url(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> str:
     """The Redis URL of the command: ``--redis``, else ``$SKITTER_REDIS_URL``; a
     ConfigError (a one-line usage error) when neither is given or it is no Redis URL."""
@@ -82,15 +113,21 @@ def redis_target(args: argparse.Namespace) -> RedisTarget:
     from skitter.frontier._redis._client import RedisTarget  # redis-py: for Redis commands only
 
     url = redis_url(args)
-    return RedisTarget(url, bool(args.redis_cluster), args.redis_sentinel or None)
+    password = os.environ.get(SENTINEL_PASSWORD_ENV) or None
+    return RedisTarget(url, bool(args.redis_cluster), args.redis_sentinel or None, password)
 
 
 def target_settings(args: argparse.Namespace) -> dict[str, object]:
-    """The settings ``--redis-cluster`` / ``--redis-sentinel`` set for a worker (they
-    override REDIS_CLUSTER / REDIS_SENTINEL_MASTER from files and the environment)."""
+    """The settings ``--redis-cluster`` / ``--redis-sentinel`` / ``--shards`` set for a
+    worker (they override REDIS_CLUSTER / REDIS_SENTINEL_MASTER / REDIS_SHARDS from files
+    and the environment)."""
     settings: dict[str, object] = {}
     if getattr(args, "redis_cluster", False):
         settings["REDIS_CLUSTER"] = True
     if getattr(args, "redis_sentinel", None):
         settings["REDIS_SENTINEL_MASTER"] = args.redis_sentinel
+    if getattr(args, "shards", None):
+        settings["REDIS_SHARDS"] = args.shards
+    if os.environ.get(SENTINEL_PASSWORD_ENV):
+        settings["REDIS_SENTINEL_PASSWORD"] = os.environ[SENTINEL_PASSWORD_ENV]
     return settings

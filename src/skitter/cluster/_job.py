@@ -1,10 +1,11 @@
 """``ClusterJob``: one worker's membership in a distributed crawl on Redis (SPEC §4).
 
 The crawler (the composition root) asks it for what a worker runs on instead of the
-local parts: the job's ``RedisFrontier``, the scheduler's ``ClusterGate`` (the job's
+local parts: the job's ``ShardedRedisFrontier``, the scheduler's ``ClusterGate`` (the job's
 shared token bucket and slot permits), the downloader's robots.txt cache
-(``RedisRobotsCache``), ``RedisStats`` (this worker's counts, added to the job's
-totals), the ``StartClaim`` (start requests fed by one worker at a time).
+(``RedisRobotsCache``) and recrawl validators (``RedisValidators``), ``RedisStats``
+(this worker's counts, added to the job's totals), the ``StartClaim`` (start requests
+fed by one worker at a time).
 ``open`` joins the job (creating it if needed) and starts the heartbeats
 (``WorkerPresence``); ``close`` flushes the stats once more and, without REDIS_PERSIST,
 lets the last worker out clear the job's keys.
@@ -31,8 +32,9 @@ from skitter.cluster._presence import Steered, WorkerPresence
 from skitter.cluster._robots import RedisRobotsCache
 from skitter.cluster._start_claim import StartClaim
 from skitter.cluster._stats import LocalStats, RedisStats
+from skitter.cluster._validators import RedisValidators
 from skitter.exceptions import ConfigError, FrontierOutage, FrontierUnavailable, JobStateLost
-from skitter.frontier._redis import RedisFrontier, RedisTarget
+from skitter.frontier._redis import RedisTarget, ShardedRedisFrontier
 from skitter.frontier._redis._errors import check_access
 from skitter.settings import Settings
 
@@ -60,7 +62,7 @@ class ClusterJob:
         self.redis_url = redis_url
         self.job = job
         self.owner = worker_id()
-        self.frontier: RedisFrontier | None = None
+        self.frontier: ShardedRedisFrontier | None = None
         self._stats: RedisStats | None = None
         self._stats_task: asyncio.Task[None] | None = None
         #: Heartbeats and the dashboard's control record (``_presence``).
@@ -70,9 +72,9 @@ class ClusterJob:
     def __repr__(self) -> str:
         return f"<ClusterJob {self.job!r} on {mask_url(self.redis_url)}>"
 
-    def make_frontier(self, spider: Any, settings: Settings) -> RedisFrontier:
+    def make_frontier(self, spider: Any, settings: Settings) -> ShardedRedisFrontier:
         try:
-            self.frontier = RedisFrontier(
+            self.frontier = ShardedRedisFrontier(
                 RedisTarget.from_settings(self.redis_url, settings),
                 project=spider.name,
                 job=self.job,
@@ -83,6 +85,7 @@ class ClusterJob:
                 bloom_capacity=settings["REDIS_BLOOM_CAPACITY"],
                 bloom_error_rate=settings["REDIS_BLOOM_ERROR_RATE"],
                 bad_max=settings["REDIS_BAD_MAX"],
+                shards=settings["REDIS_SHARDS"],
                 create=True,  # a worker has the spider: it may start the job
             )
         except ValueError as exc:  # a REDIS_* setting it cannot work with
@@ -98,6 +101,11 @@ class ClusterJob:
         """robots.txt fetched once per origin for the job (RobotsTxtMiddleware's cache)."""
         assert self.frontier is not None
         return RedisRobotsCache(self.frontier.client, self.frontier.keys)
+
+    def validators(self) -> RedisValidators:
+        """The conditional recrawl's validators for the job (ConditionalRecrawlMiddleware's)."""
+        assert self.frontier is not None
+        return RedisValidators(self.frontier.client, self.frontier.keys)
 
     def gate(
         self,
@@ -153,6 +161,8 @@ class ClusterJob:
             await frontier.drop()
             await project.start_claim.clear()
             await job_control.clear()
+            await self.politeness().clear()  # breakers, back-offs, robots.txt of the last run
+            await self.validators().clear()  # a new run sees every page whole
             if self._stats is not None:
                 await self._stats.clear()
         await self._join(frontier, settings["FRONTIER_OUTAGE_TIMEOUT"])
@@ -164,7 +174,7 @@ class ClusterJob:
             await self._presence.beat()  # a pause or rate set beforehand holds from the start
             self._presence_task = asyncio.create_task(self._presence.run(), name="skitter-presence")
 
-    async def _join(self, frontier: RedisFrontier, outage_timeout: float) -> None:
+    async def _join(self, frontier: ShardedRedisFrontier, outage_timeout: float) -> None:
         """Join the job (creating it if it does not exist yet) and say which: a Redis
         that is not up yet is waited for as the engine waits out an outage."""
         started = time.monotonic()
@@ -232,6 +242,8 @@ class ClusterJob:
             if not (counts.ready or counts.delayed or counts.processing):
                 await frontier.drop(keep_epoch=CLEARED_JOB_TTL)
                 await self.start_claim(1.0).clear()
+                await self.politeness().clear()  # a new run reads robots.txt afresh
+                await self.validators().clear()  # and every page whole
                 if self._stats is not None:  # a new run of the job counts from zero
                     await self._stats.clear()
                 if self._presence is not None:  # a new run of the job starts unsteered

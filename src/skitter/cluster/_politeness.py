@@ -190,20 +190,28 @@ class RedisPoliteness:
         self, permits: Sequence[tuple[str, str]], now: float, lease_seconds: float
     ) -> list[bool]:
         """Extend ``(slot, permit_id)`` permits to ``now + lease_seconds``, in one round
-        trip. False for a permit that had lapsed: it is not brought back, since the slot
-        may have handed its place to another download already."""
+        trip per shard holding them. False for a permit that had lapsed: it is not brought
+        back, since the slot may have handed its place to another download already."""
         if not permits:
             return []
         _positive("lease_seconds", lease_seconds)
-        keys = [self.keys.permits(slot) for slot, _ in permits]
-        args = [
+        header = [
             self.time_source,
             lua_number(now),
             lua_number(lease_seconds),
             lua_number(self.idle_ttl),
         ]
-        args += [permit_id for _, permit_id in permits]
-        return [bool(flag) for flag in await self._renew(keys, args)]
+        # one script call per shard: on a Redis Cluster each must touch one slot
+        by_shard: dict[int, list[int]] = {}
+        for i, (slot, _) in enumerate(permits):
+            by_shard.setdefault(self.keys.shard_of(slot), []).append(i)
+        renewed = [False] * len(permits)
+        for members in by_shard.values():
+            keys = [self.keys.permits(permits[i][0]) for i in members]
+            args = [*header, *(permits[i][1] for i in members)]
+            for i, flag in zip(members, await self._renew(keys, args), strict=True):
+                renewed[i] = bool(flag)
+        return renewed
 
     @_translated
     async def take_token(
@@ -244,8 +252,8 @@ class RedisPoliteness:
         Slot keys are found with SCAN, so this costs a round trip per thousand keys; the
         crawl should not be running."""
         deleted = int(await self.client.delete(self.keys.bucket))
-        for kind in ("permits", "pace", "robots"):
-            pattern = self.keys.scan(kind)
+        patterns = [p for kind in ("permits", "pace", "robots") for p in self.keys.scan(kind)]
+        for pattern in patterns:
             batch: list[bytes] = []
             async for key in self.client.scan_iter(match=pattern, count=1000):
                 batch.append(key)

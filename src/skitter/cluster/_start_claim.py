@@ -28,7 +28,7 @@ from skitter.frontier._redis._lua import register
 if TYPE_CHECKING:
     from redis.commands.core import AsyncScript
 
-    from skitter.frontier import RedisFrontier
+    from skitter.frontier._redis import ShardedRedisFrontier
 
 __all__ = ["StartClaim"]
 
@@ -38,7 +38,7 @@ log = logging.getLogger("skitter.cluster")
 class StartClaim:
     """One job's start requests, fed by one worker at a time."""
 
-    def __init__(self, frontier: RedisFrontier, owner: str, lease_seconds: float) -> None:
+    def __init__(self, frontier: ShardedRedisFrontier, owner: str, lease_seconds: float) -> None:
         self._frontier = frontier
         self._owner = owner
         self._lease_ms = max(1000, int(lease_seconds * 1000))
@@ -57,9 +57,10 @@ class StartClaim:
         frontier = self._frontier
         if frontier.epoch is None:
             await frontier.open_job()
+        epoch = frontier.epoch or ""
         try:
             with redis_errors_translated(f"Redis for {frontier.keys.name} (start requests)"):
-                return int(await script(self._keys, [frontier.epoch, *args]))
+                return int(await script(self._keys, [epoch, *args]))
         except ResponseError as exc:
             lost = lost_error(frontier, str(exc))
             if lost is not None:

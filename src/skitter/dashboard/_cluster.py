@@ -4,7 +4,7 @@
 in other processes, as ``ProjectControl`` is of one in this process, so the views, the
 API and ``/metrics`` serve it unchanged. Where each figure comes from:
 
-- queue sizes, failed tasks, retries and tasks in flight: the job's ``RedisFrontier``
+- queue sizes, failed tasks, retries and tasks in flight: the job's ``ShardedRedisFrontier``
   (``counts``, ``tasks(FAILED)``, ``retry_failed``, ``leased``);
 - status, rate and burst, MAX_RATE/MAX_BURST, recent results and failures, download
   slots: the workers' ``Heartbeat``s (``P:workers``) and the control record
@@ -45,7 +45,7 @@ from skitter.dashboard._views import host_of
 from skitter.engine import ActiveTask, ActivityWindows, Outcome, Stats, WindowCounts
 from skitter.exceptions import FrontierUnavailable, JobStateLost
 from skitter.frontier import FrontierCounts, TaskInfo, TaskState
-from skitter.frontier._redis import JobKeys, RedisFrontier
+from skitter.frontier._redis import JobKeys, ShardedRedisFrontier
 from skitter.frontier._redis._errors import REDIS_ERRORS, redis_errors_translated
 from skitter.frontier._redis._records import LeasedTask
 from skitter.scheduler import RateLimits
@@ -123,8 +123,14 @@ class ClusterProject:
         self.project = project
         self.job = job
         self.keys = JobKeys.for_job(project, job, prefix)
-        self.frontier = RedisFrontier(
-            client, project=project, job=job, key_prefix=prefix, kind=None, create=False
+        self.frontier = ShardedRedisFrontier(
+            client,
+            project=project,
+            job=job,
+            key_prefix=prefix,
+            kind=None,
+            shards=None,
+            create=False,
         )
         #: Why the job's state is gone (``JobStateLost``), once seen; None while it is there.
         self.lost: str | None = None
@@ -187,7 +193,7 @@ class ClusterProject:
         self._counts = FrontierCounts(0, 0, 0)
         if self.frontier.epoch is not None:
             self.lost = str(exc)
-            self.frontier.epoch = None
+            self.frontier.forget()
 
     def _active(self, leased: Iterable[LeasedTask], now: float) -> dict[str, ActiveTask]:
         """Tasks leased in Redis, with slot and start time from the heartbeat of the

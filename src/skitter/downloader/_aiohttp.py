@@ -38,13 +38,16 @@ What it guarantees:
 - ``meta["download_latency"]`` is set to the seconds until the response headers came.
 
 Stats: ``TransportStats``'s ``downloader/*`` keys (Scrapy's), ``response_bytes`` decoded.
+
+Signals, only when connected: headers_received (``body_length``: Content-Length, or -1),
+bytes_received for each chunk as it arrives, still encoded (as in Scrapy).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
@@ -58,17 +61,21 @@ from skitter.exceptions import (
     ConfigError,
     ConnectError,
     ConnectionLost,
+    DNSLookupError,
     DownloadTimeout,
     InvalidURL,
     RequestError,
     ResponseTooLarge,
 )
-from skitter.http import Request, Response
+from skitter.http import Request, Response, response_class
 from skitter.settings import DownloaderSettings
+from skitter.signals import SignalManager, bytes_received, headers_received
 
 if TYPE_CHECKING:
     from skitter._types import StatsSink
     from skitter.settings import Settings
+
+_RawHook = Callable[[bytes], Awaitable[object]]
 
 __all__ = ["AiohttpTransport"]
 
@@ -94,12 +101,21 @@ class AiohttpTransport:
         "_pool_size",
         "_read_timeout",
         "_session",
+        "_signals",
+        "_spider",
         "_stats",
         "_timeout",
         "_warnsize",
     )
 
-    def __init__(self, settings: Settings, stats: StatsSink) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        stats: StatsSink,
+        *,
+        signals: SignalManager | None = None,
+        spider: Any = None,
+    ) -> None:
         limits = settings.view(DownloaderSettings)
         for name, value in (
             ("DOWNLOAD_MAXSIZE", limits.download_maxsize),
@@ -117,6 +133,8 @@ class AiohttpTransport:
         self._timeout = self._client_timeout(limits.download_timeout)
         self._pool_size: int = limits.concurrent_requests
         self._session: aiohttp.ClientSession | None = None
+        self._signals = signals if signals is not None else SignalManager()
+        self._spider = spider
 
     def _client_timeout(self, total: float | None) -> aiohttp.ClientTimeout:
         return aiohttp.ClientTimeout(
@@ -236,17 +254,20 @@ class AiohttpTransport:
                     _warn_size(request, length, warnsize)
                     warnsize = 0
             flags: list[str] | None = None
+            on_raw = (
+                await self._signal_head(request, headers, length) if self._signals.live else None
+            )
             coding = headers.get("Content-Encoding") if has_body else None
             decoder = _decoder_for(request, coding, maxsize) if coding else None
-            if decoder is None and length is not None:
+            if decoder is None and length is not None and on_raw is None:
                 body = await resp.read()  # size already checked; aiohttp stops at length
             else:
-                body = await _read_body(resp, request, decoder, maxsize, warnsize)
+                body = await _read_body(resp, request, decoder, maxsize, warnsize, on_raw)
             if decoder is not None:
                 headers = CIMultiDict(headers)
                 del headers["Content-Encoding"]
                 flags = [f"decoded:{coding}"]
-        return Response(
+        return response_class(headers, url, body)(
             url,
             status,
             headers,
@@ -256,6 +277,32 @@ class AiohttpTransport:
             ip_address=ip_address,
         )
 
+    async def _signal_head(
+        self,
+        request: Request,
+        headers: CIMultiDictProxy[str] | CIMultiDict[str],
+        length: int | None,
+    ) -> _RawHook | None:
+        """Send headers_received; what sends bytes_received for each chunk, if connected."""
+        signals, spider = self._signals, self._spider
+        if headers_received in signals.live:
+            await signals.send_catch_log_async(
+                headers_received,
+                headers=headers,
+                body_length=-1 if length is None else length,
+                request=request,
+                spider=spider,
+            )
+        if bytes_received not in signals.live:
+            return None
+
+        async def on_raw(data: bytes) -> object:
+            return await signals.send_catch_log_async(
+                bytes_received, data=data, request=request, spider=spider
+            )
+
+        return on_raw
+
 
 async def _read_body(
     resp: aiohttp.ClientResponse,
@@ -263,14 +310,19 @@ async def _read_body(
     decoder: BodyDecoder | None,
     maxsize: int,
     warnsize: int,
+    on_raw: _RawHook | None = None,
 ) -> bytes:
-    """Read the body chunk by chunk, decoding and enforcing the size limits as it comes."""
+    """Read the body chunk by chunk, decoding and enforcing the size limits as it comes;
+    ``on_raw`` hears each chunk as it came off the wire."""
     parts: list[bytes] = []
     size = 0
-    decoded = None if decoder is None else _decoded(resp, request, decoder)
+    decoded = None if decoder is None else _decoded(resp, request, decoder, on_raw)
     chunks: AsyncIterator[bytes] = resp.content.iter_any() if decoded is None else decoded
+    raw_hook = on_raw if decoded is None else None
     try:
         async for chunk in chunks:
+            if raw_hook is not None:
+                await raw_hook(chunk)
             size += len(chunk)
             if maxsize and size > maxsize:
                 resp.close()  # do not drain the rest of a huge body into the pool
@@ -291,11 +343,13 @@ async def _read_body(
 
 
 async def _decoded(
-    resp: aiohttp.ClientResponse, request: Request, decoder: BodyDecoder
+    resp: aiohttp.ClientResponse, request: Request, decoder: BodyDecoder, on_raw: _RawHook | None
 ) -> AsyncGenerator[bytes, None]:
     """The decoded body, chunk by chunk, ending with what the decoder held at the end."""
     try:
         async for chunk in resp.content.iter_any():
+            if on_raw is not None:
+                await on_raw(chunk)
             yield decoder.feed(chunk)
         yield decoder.finish()
     except TruncatedBody as exc:
@@ -358,6 +412,8 @@ def _translate(exc: BaseException, request: Request, total: float | None) -> Req
         return DownloadTimeout(
             f"{request!r}: download took longer than {total} seconds", request=request
         )
+    if isinstance(exc, aiohttp.ClientConnectorDNSError):
+        return DNSLookupError(f"{request!r}: DNS lookup failed: {detail}", request=request)
     if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ClientHttpProxyError):
         return ConnectError(f"{request!r}: cannot connect: {detail}", request=request)
     if isinstance(exc, aiohttp.ClientPayloadError):

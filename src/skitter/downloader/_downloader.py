@@ -21,10 +21,19 @@ centre, right before either transport and for what ``bind_transport`` downloads 
 guard no setting can remove refuses every request outside ``spider.allowed_domains``.
 The browser gets the same guard for the requests a page makes on its own.
 
+Two built-ins keep a store that lives as long as the crawl: HttpCacheMiddleware
+(HTTPCACHE_ENABLED) and ConditionalRecrawlMiddleware (a recrawl's validators). The
+Downloader opens them in ``open`` and closes them in ``close``; the middleware contract
+itself has no such hooks.
+
 ``download`` is ``fetch`` with feedback: it reports how the download went (latency,
 status, Retry-After, success, robots.txt's Crawl-delay for the host) as a
 ``DownloadReport`` before the result or the error goes on, for the scheduler's slots.
 The engine wires the two together and never reads the report.
+
+Scrapy's downloader signals are sent around the transport, inside the middlewares:
+request_reached_downloader, then response_downloaded and request_left_downloader. With
+none of them connected, the centre calls the transport directly.
 """
 
 from __future__ import annotations
@@ -44,7 +53,9 @@ from skitter.downloader._middleware import (
 from skitter.downloader._transport import Transport
 from skitter.downloader.browser import BrowserTransport, wants_render
 from skitter.downloader.middlewares import (
+    ConditionalRecrawlMiddleware,
     CookiesMiddleware,
+    HttpCacheMiddleware,
     OffsiteGuard,
     OffsiteMiddleware,
     RobotsTxtMiddleware,
@@ -52,6 +63,12 @@ from skitter.downloader.middlewares import (
 from skitter.exceptions import RetryLater
 from skitter.http import Request, Response, Scope, url_host
 from skitter.settings import DownloaderSettings
+from skitter.signals import (
+    SignalManager,
+    request_left_downloader,
+    request_reached_downloader,
+    response_downloaded,
+)
 
 __all__ = ["DOWNLOADER_MIDDLEWARES_BASE", "Downloader"]
 
@@ -67,6 +84,8 @@ DOWNLOADER_MIDDLEWARES_BASE: dict[str, int] = {
     f"{_PKG}.RedirectMiddleware": 600,
     f"{_PKG}.CookiesMiddleware": 700,
     f"{_PKG}.HttpProxyMiddleware": 750,
+    f"{_PKG}.HttpCacheMiddleware": 900,
+    f"{_PKG}.ConditionalRecrawlMiddleware": 950,
 }
 
 
@@ -87,8 +106,9 @@ class Downloader:
     ) -> None:
         settings = crawler.settings
         own_settings = settings.view(DownloaderSettings)
+        signals: SignalManager = getattr(crawler, "signals", None) or SignalManager()
         if transport is None:
-            transport = AiohttpTransport(settings, crawler.stats)
+            transport = AiohttpTransport(settings, crawler.stats, signals=signals, spider=spider)
         self.crawler = crawler
         self.transport: Transport = transport
         #: What this crawl may download (``spider.allowed_domains``), built here, at start.
@@ -121,19 +141,28 @@ class Downloader:
                 bind(compose(self.middlewares[i + 1 :], http_only, spider))
         own = getattr(spider, "render", None)
         render_default = bool(own_settings.browser_render if own is None else own)
+        live = signals.live
 
         def route(request: Request) -> Awaitable[DownloadResult]:
             # A plain function returning the coroutine: no extra frame on the hot path.
             if check is not None:
                 check(request)  # the last word on scope, whatever the middlewares did
-            if wants_render(request, render_default):
-                return browser_fetch(request)
-            return http_fetch(request)
+            fetch = browser_fetch if wants_render(request, render_default) else http_fetch
+            if live:
+                return _signalled(signals, fetch, request, spider)
+            return fetch(request)
 
         self._handler: DownloadHandler = compose(self.middlewares, route, spider)
         self._clock = crawler.clock
         #: ROBOTSTXT_OBEY's middleware: its Crawl-delay per host goes into each report.
         self._robots: RobotsTxtMiddleware | None = self.middleware(RobotsTxtMiddleware)
+        #: The HTTP cache's and the validators' middlewares: their stores open and close
+        #: with the crawl.
+        self._stores: list[HttpCacheMiddleware | ConditionalRecrawlMiddleware] = [
+            mw
+            for mw in self.middlewares
+            if isinstance(mw, HttpCacheMiddleware | ConditionalRecrawlMiddleware)
+        ]
 
     def _offsite_guard(self, crawler: CrawlContext) -> OffsiteGuard | None:
         """The centre's guard: OffsiteMiddleware's own (one count and log per host), or
@@ -148,12 +177,18 @@ class Downloader:
     async def open(self) -> None:
         await self.transport.open()
         await self.browser.open()
+        for store in self._stores:
+            await store.open(self._spider)
 
     async def close(self) -> None:
         try:
-            await self.browser.close()
+            for store in self._stores:
+                await store.close()
         finally:
-            await self.transport.close()
+            try:
+                await self.browser.close()
+            finally:
+                await self.transport.close()
 
     async def __aenter__(self) -> Downloader:
         await self.open()
@@ -206,3 +241,26 @@ class Downloader:
             if isinstance(mw, cls):
                 return mw
         return None
+
+
+async def _signalled(
+    signals: SignalManager, fetch: DownloadHandler, request: Request, spider: Any
+) -> DownloadResult:
+    """``fetch(request)`` with the downloader's signals around it."""
+    live = signals.live
+    if request_reached_downloader in live:
+        await signals.send_catch_log_async(
+            request_reached_downloader, request=request, spider=spider
+        )
+    try:
+        result = await fetch(request)
+        if response_downloaded in live and isinstance(result, Response):
+            await signals.send_catch_log_async(
+                response_downloaded, response=result, request=request, spider=spider
+            )
+        return result
+    finally:
+        if request_left_downloader in live:
+            await signals.send_catch_log_async(
+                request_left_downloader, request=request, spider=spider
+            )

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 
 from skitter._clock import Clock
@@ -89,7 +90,9 @@ class ProjectScheduler:
         #: leases, not taskids: a stale lease and a newer one of the same task are two.
         self._held: set[Lease] = set()
         self._crawl_delays: dict[str, float | None] = {}
-        self._unique = itertools.count(1)
+        #: Tags of dont_filter requests' own taskids: unique to this scheduler, so two
+        #: workers (or a resumed run) never give two such requests the same taskid.
+        self._unique = (f"{uuid.uuid4().hex[:8]}.{n}" for n in itertools.count(1))
         self._next_renewal = 0.0
         #: The frontier had nothing due at the last look (saves a round trip per dispatch).
         self._dry = False
@@ -166,33 +169,42 @@ class ProjectScheduler:
         return count
 
     # -- queueing ---------------------------------------------------------------------
-    async def enqueue(self, requests: Sequence[Request]) -> int:
+    async def enqueue(
+        self, requests: Sequence[Request], *, outcomes: list[tuple[Request, bool]] | None = None
+    ) -> int:
         """Queue requests; returns how many were new. Duplicates are merged or dropped
         by the frontier and counted as ``dupefilter/filtered``; a request whose URL cannot
-        be parsed is dropped with a warning and counted as ``scheduler/invalid_url``."""
+        be parsed is dropped with a warning and counted as ``scheduler/invalid_url``.
+        ``outcomes``, if given, receives ``(request, queued)`` for each request (the
+        request_scheduled and request_dropped signals)."""
         valid: list[Request] = []
         force: list[bool] = []
         for request in requests:
             try:
                 if request.dont_filter:
-                    own_taskid(request, str(next(self._unique)))
+                    own_taskid(request, next(self._unique))
                 else:
                     request.fingerprint  # noqa: B018 - raises InvalidURL now, not later
             except InvalidURL as exc:
                 self._stats.inc("scheduler/invalid_url")
                 log.warning("Dropped request with an invalid URL: %s", exc)
+                if outcomes is not None:
+                    outcomes.append((request, False))
                 continue
             valid.append(request)
             force.append(request.dont_filter)
         if not valid:
             return 0
-        outcomes = await self.frontier.push(valid, self._clock.time(), force=force)
+        pushed = await self.frontier.push(valid, self._clock.time(), force=force)
         new = 0
-        for outcome in outcomes:
-            if outcome in _DUPLICATE:
-                self._stats.inc("dupefilter/filtered")
-            else:
+        for request, outcome in zip(valid, pushed, strict=False):
+            queued = outcome not in _DUPLICATE
+            if queued:
                 new += 1
+            else:
+                self._stats.inc("dupefilter/filtered")
+            if outcomes is not None:
+                outcomes.append((request, queued))
         self._stats.inc("scheduler/enqueued", new)
         self._backlog += new
         if new:

@@ -34,6 +34,21 @@ GROUP: list[Setting] = [
         "Workers: the --redis URL names a sentinel; use the master it knows by this name "
         "(--redis-sentinel; empty = no Sentinel).",
     ),
+    Setting(
+        "REDIS_SHARDS",
+        1,
+        int,
+        "Workers: split the job's frontier by host over this many shards, each on its own "
+        "hash tag (on a Redis Cluster: on different masters); fixed when the job is created "
+        "(--shards).",
+    ),
+    Setting(
+        "REDIS_SENTINEL_PASSWORD",
+        "",
+        str,
+        "Workers: the sentinel's own password (its requirepass), if it has one; the "
+        "--redis URL's credentials are the master's (default: $SKITTER_REDIS_SENTINEL_PASSWORD).",
+    ),
     Setting("REDIS_QUEUE_KIND", "priority", str, "Workers: priority, fifo or lifo."),
     Setting(
         "REDIS_PUSH_CACHE",

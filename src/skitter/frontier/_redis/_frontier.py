@@ -32,18 +32,15 @@ machines share one crawl and a killed worker loses nothing:
   (``frontier/quarantined``) and logged once per reason; the crawl goes on with the
   valid tasks. A payload that does not decode, or names a callback the spider lacks, is
   marked BAD (never run; ``requeue_bad`` queues it again once the code is fixed).
-- **Queue kinds.** ``priority`` (a sorted set: higher priority first, FIFO within one),
-  ``fifo`` and ``lifo`` (lists; they ignore priority, as scrapy-redis's do). Delayed tasks
-  are a sorted set by exetime in every kind.
-- **Dupe filter.** Finished tasks' outcomes live in the ``done`` hash (taskid -> state,
-  lastcrawltime, itag), which push's recrawl rule reads. The Lua helpers ``seen_get`` and
-  ``seen_put`` are the only code touching it: the seam for a Bloom filter on bitmaps.
+- **Queue kinds.** ``priority`` (higher first, FIFO within one), ``fifo`` and ``lifo``
+  (lists, ignoring priority as scrapy-redis's do); delayed tasks by exetime in every kind.
+- **Dupe filter.** Finished tasks' outcomes are in the ``done`` hash, read by push's
+  recrawl rule through the Lua helpers ``seen_get``/``seen_put`` only (or a Bloom filter).
 
-Redis errors that mean it is unavailable for now (a connection refused while Redis
-restarts, OOM, READONLY, MISCONF, LOADING) are raised as ``FrontierUnavailable``, refused
-credentials or ACL rights as a ``FatalError`` (see ``_errors``); the client reconnects on
-the next call, and the scripts are loaded again on NOSCRIPT. Keys are described in
-``_keys.py``.
+Redis unavailable for now (restarting, OOM, READONLY, MISCONF, LOADING) raises
+``FrontierUnavailable``, refused credentials or ACL rights a ``FatalError``
+(``_errors``); the client reconnects on the next call and reloads scripts on NOSCRIPT.
+Keys are described in ``_keys.py``.
 """
 
 from __future__ import annotations
@@ -120,6 +117,9 @@ class RedisFrontier(JobListing, Frontier):
     counts what is moved aside; ``time_source`` is whose clock the scripts decide by
     (see the module docstring).
 
+    ``shards`` is the job's number of shards (REDIS_SHARDS: fixed when it is created;
+    None takes the job's own), ``shard`` the one held here (``ShardedRedisFrontier``).
+
     ``push_cache`` (workers set it) is how many taskids this object remembers having
     pushed. Pages link to the same pages over and over; a link this worker already
     pushed, with no higher priority nor earlier exetime than then, cannot change what
@@ -150,6 +150,8 @@ class RedisFrontier(JobListing, Frontier):
         bad_max: int = 10_000,
         stats: StatsSink | None = None,
         time_source: TimeSource = "redis",
+        shards: int | None = 1,
+        shard: int = 0,
     ) -> None:
         if kind is not None and kind not in _KINDS:
             raise ValueError(f"queue kind must be one of {', '.join(_KINDS)}, got {kind!r}")
@@ -162,7 +164,10 @@ class RedisFrontier(JobListing, Frontier):
         #: The queue kind; None until the job is opened, for a frontier that takes the
         #: job's own (the dashboard, ``skitter push``, ``skitter job``).
         self.kind: QueueKind | None = kind
-        self.keys = JobKeys.for_job(project, job, key_prefix)
+        #: How many shards the job has (None until opened, for a frontier that takes the
+        #: job's own); this frontier holds shard ``shard`` (``ShardedRedisFrontier``).
+        self.shards = shards
+        self.keys = JobKeys.for_job(project, job, key_prefix, shards=shards or 1).shard(shard)
         self._keys = self.keys.all()
         if dupefilter not in ("exact", "bloom"):
             raise ValueError(f"dupefilter must be 'exact' or 'bloom', got {dupefilter!r}")
@@ -188,7 +193,8 @@ class RedisFrontier(JobListing, Frontier):
         self.opened = ""
         #: Redis's clock minus the caller's, as last seen by a lease or reclaim.
         self._skew = 0.0
-        self._token_prefix = uuid.uuid4().hex[:12]
+        #: What every lease token this object hands out starts with (before a dot).
+        self.token_prefix = uuid.uuid4().hex[:12]
         self._calls = itertools.count()
         self._pushed = PushCache(push_cache)
         self._acks = AckBatcher(self._send_acks)
@@ -236,10 +242,13 @@ class RedisFrontier(JobListing, Frontier):
             *self._header(time.time()),
             "1" if create and known is None else "0",
         ]
-        args += [uuid.uuid4().hex, FORMAT_VERSION]
-        raw_epoch, how, kind = await self._scripts.open(self._keys, args)
+        args += [uuid.uuid4().hex, FORMAT_VERSION, "" if self.shards is None else self.shards]
+        raw_epoch, how, kind, shards = await self._scripts.open(self._keys, args)
         epoch, how = raw_epoch.decode(), how.decode()
         self.kind = kind.decode()
+        if self.shards is None:  # the job's own
+            self.shards = int(shards)
+            self.keys = self.keys.with_shards(self.shards)
         if how == "absent":
             if known is not None:
                 raise JobStateLost(self.state_lost("has no epoch"))
@@ -308,7 +317,7 @@ class RedisFrontier(JobListing, Frontier):
     ) -> list[Lease]:
         await self._ready()
         deadline = now + lease_seconds
-        token = f"{self._token_prefix}.{next(self._calls)}"
+        token = f"{self.token_prefix}.{next(self._calls)}"
         leases: list[Lease] = []
         while len(leases) < limit:
             want = limit - len(leases)

@@ -75,6 +75,9 @@ key                   type    holds
 ``P:stats``           hash    stat -> cluster-wide sum of ``inc`` (HINCRBY/HINCRBYFLOAT)
 ``P:stats:max``       zset    stat -> cluster-wide ``max`` (ZADD GT)
 ``P:stats:set``       hash    stat -> last ``set`` value from any worker (JSON)
+``P:validators``      hash    taskid -> JSON ``[etag, last_modified]`` of a recrawlable
+                              task's last success, sent on its recrawl
+                              (``cluster.RedisValidators``)
 ``P:control``         hash    ``rate``, ``burst``, ``rate_seq``, ``paused``, ``pause_seq``,
                               ``updated``: what the dashboard asks every worker to apply
 ``P:workers``         hash    worker id -> its latest heartbeat (JSON); the hash expires an
@@ -84,12 +87,34 @@ key                   type    holds
 ====================  ======  ==================================================================
 
 An *entry* is the task's sequence number as 16 hex digits followed by its taskid.
+
+**Shards** (REDIS_SHARDS, ``--shards N``). A crawl too big for one Redis node splits
+its frontier by host into N shards, each under a hash tag of its own, so that on a Redis
+Cluster they land on different slots (on different masters) while every script still
+touches one slot. Shard 0's tag is the job's own (``P``), which also holds everything
+that is the job's rather than a host's (meta with the epoch and ``shards``, start,
+stats, control, roster, project bucket). Shard k > 0 is ``prefix:{project:job#k.s}``:
+``#`` is percent-encoded in every name, so no job's tag can look like a shard's, and
+``s`` is the first salt that puts the tag on the k-th Nth of the 16384 cluster slots,
+counted from shard 0's: with masters owning equal ranges of slots (what
+``redis-cli --cluster create`` does), N shards spread over the masters evenly. A host's
+tasks (its queue entries, records, payloads, finished outcomes: the dupe filter),
+its permits, pace and robots.txt all live on the shard ``shard_of(host)`` picks, so
+politeness stays single-shard. ``shards`` lists the tags; ``shard(k)`` is shard k's
+keys.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import zlib
+from dataclasses import dataclass, replace
+from functools import cache
+from typing import Any
 from urllib.parse import quote, unquote
+
+from redis.crc import REDIS_CLUSTER_HASH_SLOTS, key_slot
+
+from skitter.http import url_host
 
 __all__ = ["JobKeys"]
 
@@ -124,6 +149,38 @@ def _tag(prefix: str, project: str, job: str) -> str:
     return f"{prefix}:{{{_escape(project, 'project')}:{_escape(job, 'job')}}}"
 
 
+def _named(tag: str) -> dict[str, Any]:
+    """The frontier's keys under ``tag``, by field name."""
+    return {name: f"{tag}:{name}" for name in _NAMES}
+
+
+def _slot(tag: str) -> int:
+    return int(key_slot(tag.encode()))
+
+
+@cache
+def _shard_tags(tag: str, count: int) -> tuple[str, ...]:
+    """The tags of ``count`` shards of the job whose tag is ``tag`` (shard 0's)."""
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 1024:
+        raise ValueError(f"a job has 1 to 1024 shards, got {count!r}")
+    width = REDIS_CLUSTER_HASH_SLOTS / count
+    first = _slot(tag)
+    tags = [tag]
+    head = tag[:-1]  # without the closing brace
+    for k in range(1, count):
+        low = int(k * width)
+        high = int((k + 1) * width)
+        salt = 0
+        while True:  # ~count tries each: the salts' slots are uniform
+            candidate = f"{head}#{k}.{salt}}}"
+            offset = (_slot(candidate) - first) % REDIS_CLUSTER_HASH_SLOTS
+            if low <= offset < high or salt >= 100 * count:
+                break
+            salt += 1
+        tags.append(candidate)
+    return tuple(tags)
+
+
 @dataclass(frozen=True, slots=True)
 class JobKeys:
     """The keys of one crawl. ``all()`` lists the frontier's, in the order every
@@ -144,11 +201,34 @@ class JobKeys:
     failed: str
     bad_tasks: str
     bad_order: str
+    #: The tags of the job's shards, shard 0's (the job's own) first.
+    shards: tuple[str, ...]
 
     @classmethod
-    def for_job(cls, project: str, job: str, prefix: str = "skitter") -> JobKeys:
+    def for_job(
+        cls, project: str, job: str, prefix: str = "skitter", *, shards: int = 1
+    ) -> JobKeys:
+        """The keys of shard 0 of a job of ``shards`` shards (``shard(k)`` for the rest)."""
         tag = _tag(prefix, project, job)
-        return cls(tag, project, job, *(f"{tag}:{name}" for name in _NAMES))
+        return cls(tag, project, job, shards=_shard_tags(tag, shards), **_named(tag))
+
+    def with_shards(self, count: int) -> JobKeys:
+        """These keys, for a job of ``count`` shards (a reader learns it on opening)."""
+        return replace(self, shards=_shard_tags(self.shards[0], count))
+
+    def shard(self, index: int) -> JobKeys:
+        """The frontier keys of shard ``index`` (the job-wide keys stay shard 0's)."""
+        tag = self.shards[index]
+        return replace(self, tag=tag, **_named(tag))
+
+    def shard_of(self, host: str) -> int:
+        """The shard of ``host`` (a URL's lower-case host, a slot or an origin's host):
+        the same on every machine and every run (CRC-32, not Python's salted hash)."""
+        count = len(self.shards)
+        return zlib.crc32(host.encode()) % count if count > 1 else 0
+
+    def _host_tag(self, host: str) -> str:
+        return self.shards[self.shard_of(host)] if len(self.shards) > 1 else self.shards[0]
 
     @property
     def name(self) -> str:
@@ -193,38 +273,38 @@ class JobKeys:
         """Every key of the frontier, in KEYS order."""
         return [getattr(self, name) for name in _NAMES]
 
-    def scan(self, kind: str) -> str:
-        """A SCAN MATCH pattern for every key ``kind:*`` of this job (``permits``,
-        ``pace``: one per slot)."""
-        return f"{_glob(self.tag)}:{kind}:*"
+    def scan(self, kind: str) -> list[str]:
+        """SCAN MATCH patterns for every key ``kind:*`` of this job (``permits``,
+        ``pace``, ``robots``: one per slot or origin), one per shard."""
+        return [f"{_glob(tag)}:{kind}:*" for tag in self.shards]
 
     # -- keys outside the frontier scripts' KEYS (Bloom filter, cluster services) ----------
     def permits(self, slot: str) -> str:
         """The download permits held for ``slot`` by all workers."""
-        return f"{self.tag}:permits:{_escape(slot, 'slot')}"
+        return f"{self._host_tag(slot)}:permits:{_escape(slot, 'slot')}"
 
     def pace(self, slot: str) -> str:
         """The next allowed start and the back-off end of ``slot``."""
-        return f"{self.tag}:pace:{_escape(slot, 'slot')}"
+        return f"{self._host_tag(slot)}:pace:{_escape(slot, 'slot')}"
 
     def robots(self, origin: str) -> str:
         """robots.txt of ``origin`` (scheme://host[:port]), shared by every worker."""
-        return f"{self.tag}:robots:{_escape(origin, 'origin')}"
+        return f"{self._host_tag(url_host(origin))}:robots:{_escape(origin, 'origin')}"
 
     @property
     def start_claim(self) -> str:
         """Who feeds the start requests now (``StartClaim``)."""
-        return f"{self.tag}:start-claim"
+        return f"{self.shards[0]}:start-claim"
 
     @property
     def start(self) -> str:
         """How far the start requests got."""
-        return f"{self.tag}:start"
+        return f"{self.shards[0]}:start"
 
     @property
     def bucket(self) -> str:
         """The project's token bucket, shared by all workers."""
-        return f"{self.tag}:bucket"
+        return f"{self.shards[0]}:bucket"
 
     @property
     def bloom(self) -> str:
@@ -238,29 +318,34 @@ class JobKeys:
     @property
     def stats(self) -> str:
         """Cluster-wide counters."""
-        return f"{self.tag}:stats"
+        return f"{self.shards[0]}:stats"
 
     @property
     def stats_max(self) -> str:
         """Cluster-wide maxima."""
-        return f"{self.tag}:stats:max"
+        return f"{self.shards[0]}:stats:max"
 
     @property
     def stats_set(self) -> str:
         """Cluster-wide set values, last writer wins."""
-        return f"{self.tag}:stats:set"
+        return f"{self.shards[0]}:stats:set"
+
+    @property
+    def validators(self) -> str:
+        """The conditional recrawl's validators (ETag, Last-Modified) per taskid."""
+        return f"{self.shards[0]}:validators"
 
     @property
     def control(self) -> str:
         """The rate, burst and pause the dashboard set for every worker."""
-        return f"{self.tag}:control"
+        return f"{self.shards[0]}:control"
 
     @property
     def workers(self) -> str:
         """The roster: each worker's latest heartbeat."""
-        return f"{self.tag}:workers"
+        return f"{self.shards[0]}:workers"
 
     @property
     def workers_seen(self) -> str:
         """When each worker in the roster goes stale, for pruning it."""
-        return f"{self.tag}:workers:seen"
+        return f"{self.shards[0]}:workers:seen"

@@ -190,6 +190,16 @@ class JobListing:
         return sorted((parse_bad(k, v) for k, v in entries.items()), key=lambda e: e.time)
 
     @translated
+    async def finished_counts(self) -> tuple[int, int, int]:
+        """Tasks FAILED, tasks BAD, and entries kept in the ``bad`` hash."""
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.zcard(self.keys.failed)
+            pipe.zcard(self.keys.bad_tasks)
+            pipe.hlen(self.keys.bad)
+            failed, bad, kept = await pipe.execute()
+        return int(failed), int(bad), int(kept)
+
+    @translated
     async def quarantine_counts(self) -> tuple[int, int]:
         """How many entries were ever moved aside, and how many of those the bounded
         ``bad`` hash has dropped since (the oldest first)."""
