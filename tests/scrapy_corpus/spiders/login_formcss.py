@@ -9,7 +9,6 @@ class CssLoginSpider(scrapy.Spider):
 
     def __init__(self, base_url="http://127.0.0.1:8000", *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.base_url = base_url
         self.start_urls = [f"{base_url}/login"]
 
     def parse(self, response):
