@@ -63,6 +63,7 @@ DOWNLOADER_MIDDLEWARES_BASE: dict[str, int] = {
     f"{_PKG}.DefaultHeadersMiddleware": 400,
     f"{_PKG}.UserAgentMiddleware": 500,
     f"{_PKG}.RetryMiddleware": 550,
+    f"{_PKG}.MetaRefreshMiddleware": 580,
     f"{_PKG}.HttpCompressionMiddleware": 590,
     f"{_PKG}.RedirectMiddleware": 600,
     f"{_PKG}.CookiesMiddleware": 700,

@@ -1,6 +1,7 @@
 """Requests, responses, URL canonicalization and fingerprints, and the crawl's scope."""
 
 from skitter.http._link import Link
+from skitter.http._referrer import ReferrerPolicies, ReferrerPolicy
 from skitter.http._request import Request
 from skitter.http._response import Response
 from skitter.http._scope import SCHEMES, Scope
@@ -10,6 +11,8 @@ __all__ = [
     "SCHEMES",
     "Link",
     "LinkResolver",
+    "ReferrerPolicies",
+    "ReferrerPolicy",
     "Request",
     "Response",
     "Scope",

@@ -40,6 +40,21 @@ GROUP: list[Setting] = [
     Setting("COMPRESSION_ENABLED", True, bool, "Ask for and decode gzip, deflate, br and zstd."),
     Setting("COOKIES_ENABLED", True, bool, "Keep cookies per spider (and per meta cookiejar)."),
     Setting("REDIRECT_ENABLED", True, bool, "Follow 301/302/303/307/308 redirects."),
+    Setting(
+        "METAREFRESH_ENABLED",
+        True,
+        bool,
+        "Follow <meta http-equiv=refresh> and the Refresh header, as redirects.",
+    ),
+    Setting(
+        "METAREFRESH_MAXDELAY", 100.0, float, "Refreshes with a longer delay are not followed."
+    ),
+    Setting(
+        "METAREFRESH_IGNORE_TAGS",
+        ["noscript"],
+        list,
+        "A meta refresh inside these tags is not followed.",
+    ),
     Setting("REDIRECT_MAX_TIMES", 20, int, "Longest redirect chain followed."),
     Setting("REDIRECT_PRIORITY_ADJUST", 2, int, "Added to the priority of a redirected request."),
     Setting("RETRY_ENABLED", True, bool, "Retry network errors and RETRY_HTTP_CODES."),

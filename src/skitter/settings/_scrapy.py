@@ -228,11 +228,6 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "the memory usage extension is " + _LATER,
         0,
     ),
-    **_group("METAREFRESH_ENABLED", "following <meta http-equiv=refresh> is " + _LATER, False),
-    **_group(
-        "METAREFRESH_IGNORE_TAGS METAREFRESH_MAXDELAY",
-        "following <meta http-equiv=refresh> is " + _LATER,
-    ),
     **_group(
         "NEWSPIDER_MODULE SPIDER_MODULES SPIDER_LOADER_CLASS SPIDER_LOADER_WARN_ONLY "
         "SPIDER_MANAGER_CLASS",
@@ -240,16 +235,6 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
     ),
     **_group("PERIODIC_LOG_DELTA PERIODIC_LOG_STATS", "use LOGSTATS_INTERVAL", None),
     **_group("PERIODIC_LOG_TIMING_ENABLED", "use LOGSTATS_INTERVAL", False),
-    **_group(
-        "REFERRER_POLICY",
-        "referrer policies are " + _LATER + "; Scrapy's default "
-        "(no-referrer-when-downgrade) is what RefererMiddleware does",
-        "scrapy.spidermiddlewares.referer.DefaultReferrerPolicy",
-        "skitter.spidermiddlewares.referer.DefaultReferrerPolicy",
-        "scrapy-default",
-        "no-referrer-when-downgrade",
-    ),
-    **_group("REFERRER_POLICIES", "referrer policies are " + _LATER, {}),
     **_group(
         "REMOTE_CONTROL_ENABLED TELNETCONSOLE_ENABLED",
         "use the dashboard (--ui) to watch and steer a crawl",

@@ -12,6 +12,7 @@ from skitter.downloader.middlewares._headers import (
     HttpCompressionMiddleware,
     UserAgentMiddleware,
 )
+from skitter.downloader.middlewares._metarefresh import MetaRefreshMiddleware
 from skitter.downloader.middlewares._offsite import OffsiteGuard, OffsiteMiddleware
 from skitter.downloader.middlewares._proxy import HttpProxyMiddleware
 from skitter.downloader.middlewares._redirect import RedirectMiddleware
@@ -24,6 +25,7 @@ __all__ = [
     "DefaultHeadersMiddleware",
     "HttpCompressionMiddleware",
     "HttpProxyMiddleware",
+    "MetaRefreshMiddleware",
     "OffsiteGuard",
     "OffsiteMiddleware",
     "RedirectMiddleware",
