@@ -18,9 +18,12 @@ What it guarantees:
   and the memory held: a too-large Content-Length is refused before reading, an endless
   body or a compression bomb is cut off at the limit. DOWNLOAD_WARNSIZE
   (``meta["download_warnsize"]``) logs one warning per response.
-- A compressed body that ends before its compressed stream does (the server closed the
-  connection early, or sent a Content-Length that cuts it) is a ConnectionLost, retried
-  like any broken download: never a page with the bytes decoded so far.
+- A body that ends early (the connection closed before Content-Length, a broken chunked
+  encoding, a compressed stream cut short) is a ConnectionLost, retried like any broken
+  download, never a page with the bytes decoded so far: Scrapy's
+  DOWNLOAD_FAIL_ON_DATALOSS=True. With False (or ``meta["download_fail_on_dataloss"]``)
+  the bytes received are the response, flagged ``"dataloss"``, as in Scrapy; the
+  body is then read in chunks also when its length is known, to keep what came.
 - DOWNLOAD_MAX_HEADERS_SIZE bounds the response headers (names and values, in total);
   aiohttp itself refuses more than ``_MAX_HEADERS`` header lines or one longer than
   ``_MAX_HEADER_FIELD``. Either is a ResponseTooLarge, like a too-large body.
@@ -89,6 +92,7 @@ class AiohttpTransport:
 
     __slots__ = (
         "_connect_timeout",
+        "_fail_on_dataloss",
         "_max_headers_size",
         "_maxsize",
         "_pool_size",
@@ -116,6 +120,7 @@ class AiohttpTransport:
         self._read_timeout: float | None = limits.download_read_timeout or None
         self._timeout = self._client_timeout(limits.download_timeout)
         self._pool_size: int = limits.concurrent_requests
+        self._fail_on_dataloss: bool = bool(settings["DOWNLOAD_FAIL_ON_DATALOSS"])
         self._session: aiohttp.ClientSession | None = None
 
     def _client_timeout(self, total: float | None) -> aiohttp.ClientTimeout:
@@ -194,8 +199,10 @@ class AiohttpTransport:
         timeout = self._timeout
         maxsize = self._maxsize
         warnsize = self._warnsize
+        fail_on_dataloss = self._fail_on_dataloss
         kwargs: dict[str, Any] = {}
         if meta:
+            fail_on_dataloss = bool(meta.get("download_fail_on_dataloss", fail_on_dataloss))
             if meta.get("download_timeout") is not None:
                 timeout = self._client_timeout(meta["download_timeout"])
             maxsize = meta.get("download_maxsize", maxsize)
@@ -238,14 +245,20 @@ class AiohttpTransport:
             flags: list[str] | None = None
             coding = headers.get("Content-Encoding") if has_body else None
             decoder = _decoder_for(request, coding, maxsize) if coding else None
-            if decoder is None and length is not None:
+            lost = False
+            if decoder is None and length is not None and fail_on_dataloss:
                 body = await resp.read()  # size already checked; aiohttp stops at length
             else:
-                body = await _read_body(resp, request, decoder, maxsize, warnsize)
+                body, lost = await _read_body(
+                    resp, request, decoder, maxsize, warnsize, fail_on_dataloss
+                )
             if decoder is not None:
                 headers = CIMultiDict(headers)
                 del headers["Content-Encoding"]
                 flags = [f"decoded:{coding}"]
+            if lost:
+                logger.debug("%r: body ended early; passed on with the dataloss flag", request)
+                flags = [*(flags or ()), "dataloss"]
         return Response(
             url,
             status,
@@ -263,9 +276,12 @@ async def _read_body(
     decoder: BodyDecoder | None,
     maxsize: int,
     warnsize: int,
-) -> bytes:
-    """Read the body chunk by chunk, decoding and enforcing the size limits as it comes."""
+    fail_on_dataloss: bool = True,
+) -> tuple[bytes, bool]:
+    """Read the body chunk by chunk, decoding and enforcing the size limits as it comes;
+    also whether it ended early (only without ``fail_on_dataloss``: else that raises)."""
     parts: list[bytes] = []
+    lost = False
     size = 0
     decoded = None if decoder is None else _decoded(resp, request, decoder)
     chunks: AsyncIterator[bytes] = resp.content.iter_any() if decoded is None else decoded
@@ -284,22 +300,30 @@ async def _read_body(
                 _warn_size(request, size, warnsize)
                 warnsize = 0
             parts.append(chunk)
+    except (aiohttp.ClientPayloadError, TruncatedBody) as exc:
+        if not fail_on_dataloss:
+            lost = True
+        elif isinstance(exc, TruncatedBody):
+            raise ConnectionLost(f"{request!r}: body truncated: {exc}", request=request) from None
+        else:
+            raise
     finally:
         if decoded is not None:
             await decoded.aclose()
-    return b"".join(parts)
+    return b"".join(parts), lost
 
 
 async def _decoded(
     resp: aiohttp.ClientResponse, request: Request, decoder: BodyDecoder
 ) -> AsyncGenerator[bytes, None]:
-    """The decoded body, chunk by chunk, ending with what the decoder held at the end."""
+    """The decoded body, chunk by chunk, ending with what the decoder held at the end; a
+    stream cut short raises TruncatedBody (data loss), for ``_read_body`` to judge."""
     try:
         async for chunk in resp.content.iter_any():
             yield decoder.feed(chunk)
         yield decoder.finish()
-    except TruncatedBody as exc:
-        raise ConnectionLost(f"{request!r}: body truncated: {exc}", request=request) from None
+    except TruncatedBody:
+        raise
     except DecodeError as exc:
         raise _undecodable(request, resp.headers.get("Content-Encoding"), exc) from None
 

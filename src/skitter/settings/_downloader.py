@@ -31,6 +31,12 @@ GROUP: list[Setting] = [
     ),
     Setting("DOWNLOAD_WARNSIZE", 32 * MiB, int, "Log a warning for bodies above this size."),
     Setting(
+        "DOWNLOAD_FAIL_ON_DATALOSS",
+        True,
+        bool,
+        "A body that ends early fails (and is retried); False: passed on, flagged 'dataloss'.",
+    ),
+    Setting(
         "DOWNLOAD_MAX_HEADERS_SIZE",
         256 * KiB,
         int,

@@ -118,7 +118,6 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "(DOWNLOAD_CONNECT_TIMEOUT bounds a lookup)",
     ),
     **_group("DOWNLOAD_BIND_ADDRESS", _LATER, None),
-    **_group("DOWNLOAD_FAIL_ON_DATALOSS", "a truncated body always fails (and is retried)", True),
     **_group(
         "DOWNLOAD_HANDLERS DOWNLOAD_HANDLERS_BASE",
         "download handlers are not pluggable: http:// and https:// are downloaded by the transport",
