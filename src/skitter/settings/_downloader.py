@@ -45,6 +45,18 @@ GROUP: list[Setting] = [
     ),
     Setting("COMPRESSION_ENABLED", True, bool, "Ask for and decode gzip, deflate, br and zstd."),
     Setting("COOKIES_ENABLED", True, bool, "Keep cookies per spider (and per meta cookiejar)."),
+    Setting(
+        "COOKIES_DEBUG",
+        False,
+        bool,
+        "Log Cookie and Set-Cookie headers at DEBUG (values masked).",
+    ),
+    Setting(
+        "COOKIES_PERSIST",
+        True,
+        bool,
+        "Keep the cookie jars in the job directory (files 0600), so a resumed job stays logged in.",
+    ),
     Setting("REDIRECT_ENABLED", True, bool, "Follow 301/302/303/307/308 redirects."),
     Setting(
         "METAREFRESH_ENABLED",

@@ -102,7 +102,6 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "use DOWNLOAD_SLOT_BY='ip' with CONCURRENT_REQUESTS_PER_DOMAIN (the limit per slot)",
         0,
     ),
-    **_group("COOKIES_DEBUG", _LATER, False),
     **_group("CRAWLSPIDER_FOLLOW_LINKS", "CrawlSpider is " + _LATER, True),
     **_group("DEFAULT_DROPITEM_LOG_LEVEL", "dropped items are logged at WARNING", "WARNING"),
     **_group("DEFAULT_ITEM_CLASS", "the shell and item loaders are " + _LATER),
