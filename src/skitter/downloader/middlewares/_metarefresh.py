@@ -11,11 +11,11 @@ loop detection, the scope check when it is downloaded, ``redirect_urls`` /
 
 The ``Refresh`` response header (``5; url=/next``), which browsers honour like the tag,
 is read first and for any content type; the tag only in HTML (a ``Content-Type`` with
-``html``), in the first 4096 characters as Scrapy reads it, outside METAREFRESH_IGNORE_TAGS
-(``noscript`` by default: a page's no-JavaScript fallback is not where it sends a
-browser). w3lib's ``get_meta_refresh`` parses it; a page without ``refresh`` in its head
-costs one byte search. Not followed: ``meta["dont_redirect"]``, HEAD requests, a refresh
-to the page itself without a URL, a non-HTTP target.
+``html``, or none at all), in the first 4096 characters as Scrapy reads it, outside
+METAREFRESH_IGNORE_TAGS (``noscript`` by default: a page's no-JavaScript fallback is not
+where it sends a browser). w3lib's ``get_meta_refresh`` parses it; a page without
+``refresh`` in its head costs one byte search. Not followed: ``meta["dont_redirect"]``,
+HEAD requests, a refresh to the page itself without a URL, a non-HTTP target.
 
 Stats: ``downloader/redirect_count`` and ``downloader/metarefresh_count``.
 """
@@ -40,7 +40,6 @@ __all__ = ["MetaRefreshMiddleware"]
 logger = logging.getLogger("skitter.downloader.redirect")
 
 _SCAN = 4096
-_REFRESH_BYTES = re.compile(rb"refresh", re.IGNORECASE)
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # the byte search cannot see into these
 # "<delay>[;,] [url=]<url>", the header's grammar as browsers parse it.
 _REFRESH_HEADER = re.compile(
@@ -120,11 +119,12 @@ class MetaRefreshMiddleware(BaseRedirectMiddleware):
         return float(match["delay"]), safe_url_string(urljoin(response.url, url))
 
     def _from_html(self, response: Response) -> tuple[float, str] | None:
-        if "html" not in response.headers.get("Content-Type", "").lower():
+        content_type = response.headers.get("Content-Type")
+        if content_type is not None and "html" not in content_type.lower():
             return None
         body = response.body
-        if not body.startswith(_UTF16_BOMS) and _REFRESH_BYTES.search(body, 0, _SCAN) is None:
-            return None  # the common case: no refresh anywhere near the head
+        if not body.startswith(_UTF16_BOMS) and b"refresh" not in body[:_SCAN].lower():
+            return None  # the common case: no refresh anywhere near the head (a few us)
         delay, url = get_meta_refresh(
             response.text[:_SCAN],
             response.base_url,
