@@ -204,11 +204,24 @@ def _scheme(url: str) -> str:
     return url.partition(":")[0].lower()
 
 
+def _default_port(url: str) -> bool:
+    """Whether the authority of ``url`` may end in a default port (a quick, loose test)."""
+    start = url.find("//") + 2
+    end = len(url)
+    for mark in "/?":
+        found = url.find(mark, start)
+        if found != -1:
+            end = min(end, found)
+    return url.endswith((":80", ":443"), start, end)
+
+
 def strip_url(url: str, origin_only: bool = False) -> str | None:
     """``url`` as a referrer (W3C "strip url"): no credentials, no fragment, no default
     port; with ``origin_only`` also no path and query (then the path is ``/``)."""
     if not url:
         return None
+    if not origin_only and "#" not in url and "@" not in url and not _default_port(url):
+        return url  # nothing to strip: the common case, once per page
     parts = urlsplit(url)
     netloc = parts.netloc.rpartition("@")[2]
     scheme = parts.scheme.lower()
