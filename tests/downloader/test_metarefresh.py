@@ -159,3 +159,21 @@ async def test_ignore_tags_and_switch(base: str, make_downloader: MakeDownloader
     off = await make_downloader({"METAREFRESH_ENABLED": False})
     assert off.middleware(MetaRefreshMiddleware) is None
     assert isinstance(await off.fetch(Request(f"{base}/meta?to=/target")), Response)
+
+
+def test_scrapy_cases_without_a_server(make_crawler: Any) -> None:
+    mw = MetaRefreshMiddleware.from_crawler(make_crawler())
+    body = b"""<html><head><meta http-equiv="refresh" content="0;URL='http://example.org/new'">"""
+    headers = {"Content-Type": "text/plain", "Content-Length": "4", "Content-Location": "/x"}
+    post = Request("http://example.org", method="POST", body=b"test", headers=headers)
+    page = Response(post.url, 200, {"Content-Type": "text/html"}, body, post)
+    redirected = mw.process_response(post, page, None)
+    assert isinstance(redirected, Request)
+    assert redirected.url == "http://example.org/new"
+    assert redirected.method == "GET"
+    assert not redirected.body
+    for name in headers:
+        assert name not in redirected.headers
+    local = Request("file:///tmp/page.html")
+    local_page = Response(local.url, 200, {"Content-Type": "text/html"}, body, local)
+    assert mw.process_response(local, local_page, None) is local_page

@@ -15,7 +15,8 @@ is read first and for any content type; the tag only in HTML (a ``Content-Type``
 METAREFRESH_IGNORE_TAGS (``noscript`` by default: a page's no-JavaScript fallback is not
 where it sends a browser). w3lib's ``get_meta_refresh`` parses it; a page without
 ``refresh`` in its head costs one byte search. Not followed: ``meta["dont_redirect"]``,
-HEAD requests, a refresh to the page itself without a URL, a non-HTTP target.
+HEAD requests, pages that are not HTTP(S), a refresh to the page itself without a URL,
+a non-HTTP target.
 
 Stats: ``downloader/redirect_count`` and ``downloader/metarefresh_count``.
 """
@@ -78,8 +79,12 @@ class MetaRefreshMiddleware(BaseRedirectMiddleware):
     def process_response(
         self, request: Request, response: Response, spider: Any
     ) -> Response | Request:
-        if request.method == "HEAD" or request.meta.get("dont_redirect"):
-            return response
+        if (
+            request.method == "HEAD"
+            or request.meta.get("dont_redirect")
+            or not request.url[:8].lower().startswith(("http://", "https://"))
+        ):
+            return response  # a data: or file: page sends nobody anywhere, as in Scrapy
         found = self._from_header(response)
         reason = "refresh header"
         if found is None:

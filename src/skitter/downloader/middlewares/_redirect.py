@@ -47,7 +47,13 @@ logger = logging.getLogger("skitter.downloader.redirect")
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _ENV_PROXY_FLAG = "_scheme_proxy"  # set by HttpProxyMiddleware (Scrapy's key)
-_BODY_HEADERS = ("Content-Type", "Content-Length", "Content-Encoding", "Content-Language")
+_BODY_HEADERS = (
+    "Content-Type",
+    "Content-Length",
+    "Content-Encoding",
+    "Content-Language",
+    "Content-Location",
+)
 
 
 class BaseRedirectMiddleware:
