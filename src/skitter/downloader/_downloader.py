@@ -104,7 +104,7 @@ class Downloader:
             browser = BrowserTransport(
                 settings,
                 crawler.stats,
-                cookie_jars=cookies.jar if cookies else None,
+                cookie_jars=cookies.shared_jar if cookies else None,
                 offsite=guard,
             )
         self.browser: Transport = browser

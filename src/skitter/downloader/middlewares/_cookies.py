@@ -80,6 +80,12 @@ class CookiesMiddleware:
             jar = self._jars[key] = CookieJar(unsafe=True)
         return jar
 
+    def shared_jar(self, key: Hashable = None) -> CookieJar:
+        """``jar(key)`` for a transport that adds cookies of its own (the browser's): the
+        jar counts as changed, so a job directory saves what was added."""
+        self.dirty.add(key)
+        return self.jar(key)
+
     def process_request(self, request: Request, spider: Any) -> None:
         meta = request.meta
         if meta.get("dont_merge_cookies"):

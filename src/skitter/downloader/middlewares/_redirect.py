@@ -20,6 +20,10 @@ redirect leaves the host (it was granted for one URL, not for wherever that send
   host changes (CookiesMiddleware rebuilds it for the new URL), and a proxy taken from
   the environment is dropped when the scheme changes so HttpProxyMiddleware picks the
   proxy for the new scheme.
+- ``Referer`` is set again as for a link found on the redirecting response, by the
+  referrer policy (``skitter.http.ReferrerPolicies``: meta, that response's
+  ``Referrer-Policy``, REFERRER_POLICY), as Scrapy does; with REFERER_ENABLED off it is
+  dropped. ``BaseRedirectMiddleware`` holds all of this for MetaRefreshMiddleware too.
 - Not redirected: ``meta["dont_redirect"]``, statuses in ``handle_httpstatus_list``
   (spider attribute or meta), ``meta["handle_httpstatus_all"]``, a missing or
   non-HTTP ``Location``.
