@@ -13,6 +13,7 @@ from aiohttp import web
 from skitter import ConfigError, Crawler, Request, Response, Spider
 from skitter.downloader import RedirectMiddleware
 from skitter.http import ReferrerPolicies, ReferrerPolicy
+from skitter.http._referrer import UnsafeUrlPolicy
 from skitter.settings import Settings
 from skitter.spider import RefererMiddleware
 from skitter.testing import TestCrawler
@@ -115,6 +116,9 @@ async def test_unknown_names_fall_back_loudly(caplog: pytest.LogCaptureFixture) 
         middleware(REFERRER_POLICY="nope")
     with pytest.raises(ConfigError, match="cannot load referrer policy"):
         middleware(REFERRER_POLICY="no.such.Policy")
+    with pytest.raises(ConfigError, match="REFERRER_POLICY must be a policy name"):
+        middleware(REFERRER_POLICY=dict)
+    assert middleware(REFERRER_POLICY=UnsafeUrlPolicy).policies.default.name == "unsafe-url"
 
 
 async def test_an_existing_referer_is_kept_and_the_switch_works() -> None:

@@ -256,7 +256,7 @@ class ReferrerPolicies:
 
     def __init__(
         self,
-        default: str | type[ReferrerPolicy] = "scrapy-default",
+        default: object = "scrapy-default",
         extra: Mapping[str, Any] | None = None,
     ) -> None:
         policies: dict[str, type[ReferrerPolicy]] = {cls.name: cls for cls in _BUILTIN}
@@ -271,9 +271,14 @@ class ReferrerPolicies:
         self._warned: set[str] = set()
         self.default: ReferrerPolicy = self._instance(self._configured(default))
 
-    def _configured(self, default: str | type[ReferrerPolicy]) -> type[ReferrerPolicy]:
-        if isinstance(default, type):
+    def _configured(self, default: object) -> type[ReferrerPolicy]:
+        if isinstance(default, type) and issubclass(default, ReferrerPolicy):
             return default
+        if not isinstance(default, str):
+            raise ConfigError(
+                f"REFERRER_POLICY must be a policy name, an import path or a ReferrerPolicy "
+                f"subclass, got {default!r}"
+            )
         cls = self._named(default)
         if cls is not None:
             return cls

@@ -21,11 +21,11 @@ GROUP: list[Setting] = [
     Setting(
         "REFERRER_POLICY",
         "scrapy-default",
-        str,
+        object,  # a name, an import path or a ReferrerPolicy subclass, as in Scrapy
         "The Referer rule: a W3C policy name (no-referrer, no-referrer-when-downgrade, "
         "same-origin, origin, strict-origin, origin-when-cross-origin, "
         "strict-origin-when-cross-origin, unsafe-url), scrapy-default, or a ReferrerPolicy "
-        "import path.",
+        "subclass or its import path.",
     ),
     Setting(
         "REFERRER_POLICIES",
