@@ -64,7 +64,7 @@ async def test_a_body_that_ends_early_fails_by_default(
     path: str, cutting_server: str, make_transport: MakeTransport
 ) -> None:
     transport, stats = await make_transport()
-    with pytest.raises(ConnectionLost):
+    with pytest.raises(ConnectionLost, match="DOWNLOAD_FAIL_ON_DATALOSS=False would pass it on"):
         await transport.fetch(Request(cutting_server + path))
     assert "downloader/response_count" not in stats.values
 

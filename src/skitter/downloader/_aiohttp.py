@@ -85,6 +85,7 @@ _DNS_CACHE_TTL = 300  # seconds; a crawl resolves the same few hosts again and a
 _MAX_HEADER_FIELD = 32 * 1024
 _MAX_HEADERS = 128
 _NO_BODY_STATUSES = frozenset({204, 304})
+_DATALOSS_HINT = " (DOWNLOAD_FAIL_ON_DATALOSS=False would pass it on, flagged 'dataloss')"
 
 
 class AiohttpTransport:
@@ -304,7 +305,9 @@ async def _read_body(
         if not fail_on_dataloss:
             lost = True
         elif isinstance(exc, TruncatedBody):
-            raise ConnectionLost(f"{request!r}: body truncated: {exc}", request=request) from None
+            raise ConnectionLost(
+                f"{request!r}: body truncated: {exc}{_DATALOSS_HINT}", request=request
+            ) from None
         else:
             raise
     finally:
@@ -385,7 +388,9 @@ def _translate(exc: BaseException, request: Request, total: float | None) -> Req
     if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ClientHttpProxyError):
         return ConnectError(f"{request!r}: cannot connect: {detail}", request=request)
     if isinstance(exc, aiohttp.ClientPayloadError):
-        return ConnectionLost(f"{request!r}: body incomplete: {detail}", request=request)
+        return ConnectionLost(
+            f"{request!r}: body incomplete: {detail}{_DATALOSS_HINT}", request=request
+        )
     if isinstance(exc, aiohttp.ClientResponseError):
         problem = _head_over_limits(exc)
         if problem is not None:
