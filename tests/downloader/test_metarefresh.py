@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from skitter import Crawler, Spider
 from skitter.downloader import Downloader, MetaRefreshMiddleware
 from skitter.exceptions import IgnoreRequest, RedirectError
 from skitter.http import Request, Response
@@ -177,3 +178,26 @@ def test_scrapy_cases_without_a_server(make_crawler: Any) -> None:
     local = Request("file:///tmp/page.html")
     local_page = Response(local.url, 200, {"Content-Type": "text/html"}, body, local)
     assert mw.process_response(local, local_page, None) is local_page
+
+
+class Refreshed(Spider):
+    name = "refreshed"
+    custom_settings = {"ROBOTSTXT_OBEY": False, "LOG_LEVEL": "WARNING"}
+    seen: list[tuple[str, list[Any]]] = []
+
+    def start_requests(self) -> Any:
+        base = self.settings["BASE"]
+        yield Request(f"{base}/meta?to=/target")
+        yield Request(f"{base}/loop/a")
+
+    def parse(self, response: Response) -> Any:
+        self.seen.append((response.url, response.meta.get("redirect_reasons", [])))
+        yield {"url": response.url}
+
+
+async def test_a_crawl_follows_a_refresh_and_stops_a_loop(base: str) -> None:
+    stats = await Crawler(Refreshed, {"BASE": base}).run()
+    assert Refreshed.seen == [(f"{base}/target", ["meta refresh"])]
+    assert stats["item_scraped_count"] == 1
+    assert stats["downloader/metarefresh_count"] == 2  # /meta's, and /loop/a -> /loop/b
+    assert stats["engine/failed_requests/RedirectError"] == 1  # /loop/b -> /loop/a
