@@ -15,6 +15,7 @@ from aiohttp import web
 from skitter import CloseSpider, ConfigError, Crawler, Request, Response, Spider
 from skitter.downloader import CookiesMiddleware, Downloader
 from skitter.downloader.middlewares._cookiejar_files import CookieJarFiles
+from skitter.exceptions import StorageError
 
 from .conftest import MakeDownloader
 
@@ -191,3 +192,16 @@ async def test_jar_keys_round_trip_and_bad_files_are_refused(
     next(files.directory.glob("*.json")).write_bytes(b"\x80\x04 a pickle")
     with pytest.raises(ConfigError, match="cannot be read"):
         files.load(CookiesMiddleware())
+
+
+async def test_a_jar_that_cannot_be_written_stops_the_checkpoint(
+    site: tuple[Site, str], make_downloader: MakeDownloader, tmp_path: Path
+) -> None:
+    _, base = site
+    downloader = await make_downloader()
+    await fetch_all(downloader, Request(f"{base}/login?user=ann"))
+    cookies = downloader.middleware(CookiesMiddleware)
+    (tmp_path / "cookies").write_text("a file where the directory should be")
+    with pytest.raises(StorageError, match="cannot write"):
+        CookieJarFiles(tmp_path / "cookies").save(cookies)
+    assert cookies.dirty == {None}  # still to be written, once it can be

@@ -176,3 +176,14 @@ async def test_the_referer_arrives_at_the_server(serve: Any) -> None:
         "/b": f"{base}/",
         "/c": f"{base}/a",  # /a's own Referrer-Policy: unsafe-url
     }
+
+
+def test_referrer_policies_setting_adds_and_removes_names() -> None:
+    policies = ReferrerPolicies(
+        "scrapy-default", {"mine": "skitter.http._referrer.OriginPolicy", "unsafe-url": None}
+    )
+    assert policies.for_response(page(**{"Referrer-Policy": "mine"})).name == "origin"
+    # A name removed is unknown: the crawl's policy applies.
+    assert policies.for_response(page(**{"Referrer-Policy": "unsafe-url"})) is policies.default
+    with pytest.raises(ConfigError, match="not a ReferrerPolicy subclass"):
+        ReferrerPolicies(extra={"bad": "skitter.http.Request"})
