@@ -65,7 +65,7 @@ def test_a_value_that_asks_for_skitters_own_behaviour_is_accepted() -> None:
     [
         ("HTTPCACHE_ENABLED", True, "HTTP cache"),
         ("TWISTED_REACTOR", "twisted.internet.epollreactor.EPollReactor", "asyncio"),
-        ("EXTENSIONS", {"myproject.ext.Ext": 500}, "extensions"),
+        ("EXTENSIONS_BASE", {"myproject.ext.Ext": 500}, "EXTENSIONS"),
         ("LOG_FILE", "crawl.log", "redirect stderr"),
         ("CONCURRENT_REQUESTS_PER_IP", 4, "DOWNLOAD_SLOT_BY='ip'"),
         ("TELNETCONSOLE_ENABLED", True, "dashboard"),

@@ -1,23 +1,29 @@
 """Building ordered component lists (middlewares, pipelines) from settings, Scrapy-style.
 
 A component is named by a class, an instance or a dotted path; ``{name: order}`` dicts
-are merged over the built-ins, ``None`` switches a built-in off, and lower orders come
-first. A class with ``from_crawler(crawler)`` is built through it (Scrapy's hook), so a
-component can read settings and report stats; anything else is called with no argument.
-A component may raise ``NotConfigured`` from its constructor to take itself out (for
-instance when its ``*_ENABLED`` setting is off).
+are merged over the built-ins, ``None`` switches a built-in off (a path set to None that
+cannot be imported switches nothing off, with a warning: Scrapy's built-ins skitter
+lacks, such as its telnet console, are switched off in many ported settings), and lower
+orders come first. A class is built as Scrapy builds it: through ``from_crawler(crawler)``
+if it has one, so a component can read settings, report stats and connect signals; else
+``from_settings(settings)``; else with no argument. A component may raise
+``NotConfigured`` from any of these to take itself out (for instance when its
+``*_ENABLED`` setting is off); that is logged at DEBUG level.
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
 from collections.abc import Mapping
 from typing import Any
 
 from skitter._types import CrawlContext
 from skitter.exceptions import ConfigError, NotConfigured
 
-__all__ = ["build_components", "load_object"]
+__all__ = ["build_component", "build_components", "load_object"]
+
+log = logging.getLogger("skitter.components")
 
 
 def load_object(path: Any) -> Any:
@@ -37,12 +43,38 @@ def load_object(path: Any) -> Any:
         raise ConfigError(f"module {module_name!r} has no {attr!r}") from None
 
 
-def _key(spec: Any) -> str:
+def _key(spec: Any, order: int | None = 0) -> str:
     """One key per component, however it is named: a public re-export path, the private
-    module path and the class itself all match the same built-in."""
-    obj = load_object(spec)
+    module path and the class itself all match the same built-in. A path switched off
+    that cannot be imported is its own key: it switches nothing off."""
+    try:
+        obj = load_object(spec)
+    except ConfigError:
+        if order is not None:
+            raise
+        log.warning("%s is switched off, but there is no such component to switch off", spec)
+        return str(spec)
     cls = obj if isinstance(obj, type) else type(obj)
     return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def build_component(obj: Any, crawler: CrawlContext) -> Any:
+    """``obj`` itself, or the instance its class builds (see the module's docstring);
+    ``NotConfigured`` goes on to the caller."""
+    if not isinstance(obj, type):
+        return obj
+    from_crawler = getattr(obj, "from_crawler", None)
+    if from_crawler is not None:
+        built = from_crawler(crawler)
+        how = "from_crawler"
+    elif (from_settings := getattr(obj, "from_settings", None)) is not None:
+        built = from_settings(crawler.settings)
+        how = "from_settings"
+    else:
+        return obj()
+    if built is None:
+        raise ConfigError(f"{obj.__qualname__}.{how} returned None instead of an instance")
+    return built
 
 
 def build_components(
@@ -51,7 +83,7 @@ def build_components(
     """Instances of the merged components in order, skipping those not configured."""
     merged: dict[str, tuple[Any, int | None]] = {_key(k): (k, v) for k, v in base.items()}
     for spec, order in custom.items():
-        merged[_key(spec)] = (spec, order)
+        merged[_key(spec, order)] = (spec, order)
     ordered = sorted(
         ((spec, order) for spec, order in merged.values() if order is not None),
         key=lambda pair: pair[1],
@@ -60,10 +92,7 @@ def build_components(
     for spec, _order in ordered:
         obj = load_object(spec)
         try:
-            if isinstance(obj, type):
-                factory = getattr(obj, "from_crawler", None)
-                obj = factory(crawler) if factory is not None else obj()
-        except NotConfigured:
-            continue
-        out.append(obj)
+            out.append(build_component(obj, crawler))
+        except NotConfigured as exc:
+            log.debug("Not using %s (NotConfigured): %s", spec, exc or "switched off")
     return out

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple, Protocol
 from skitter._clock import Clock
 from skitter.settings import Settings
 
-__all__ = ["CrawlContext", "CrawlStats", "DownloadReport", "StatsSink"]
+__all__ = ["CrawlContext", "CrawlStats", "DownloadReport", "ScrapyStatsNames", "StatsSink"]
 
 
 class StatsSink(Protocol):
@@ -43,6 +43,39 @@ class CrawlStats(StatsSink, Protocol):
     def to_dict(self) -> dict[str, Any]:
         """Every value, sorted by key."""
         ...
+
+
+class ScrapyStatsNames:
+    """Scrapy's ``StatsCollector`` method names over a stats object's own ``inc``,
+    ``set``, ``max``, ``get`` and ``to_dict``: a mixin, so that extensions written for
+    ``crawler.stats.inc_value(...)`` run unchanged on every stats implementation.
+    ``spider`` arguments are accepted and unused: one stats object serves one spider."""
+
+    __slots__ = ()
+
+    def get_value(self: CrawlStats, key: str, default: Any = None, spider: Any = None) -> Any:
+        return self.get(key, default)
+
+    def set_value(self: CrawlStats, key: str, value: Any, spider: Any = None) -> None:
+        self.set(key, value)
+
+    def inc_value(
+        self: CrawlStats, key: str, count: int = 1, start: int = 0, spider: Any = None
+    ) -> None:
+        if start and self.get(key) is None:
+            self.set(key, start)
+        self.inc(key, count)
+
+    def max_value(self: CrawlStats, key: str, value: Any, spider: Any = None) -> None:
+        self.max(key, value)
+
+    def min_value(self: CrawlStats, key: str, value: Any, spider: Any = None) -> None:
+        current = self.get(key)
+        if current is None or value < current:
+            self.set(key, value)
+
+    def get_stats(self: CrawlStats, spider: Any = None) -> dict[str, Any]:
+        return self.to_dict()
 
 
 class CrawlContext(Protocol):

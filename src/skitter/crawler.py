@@ -16,6 +16,14 @@ closed; its ``stats`` are the final statistics, with ``finish_reason`` "failed" 
 While it runs, ``crawler.control`` (an ``engine.ProjectControl``) is its live control
 panel: status, rate, pause and resume, failed tasks queued again, the monitor, the
 download slots; the dashboard, the CLI and a worker's heartbeats all use it.
+
+What Scrapy's extensions and components reach for is here under Scrapy's names:
+``crawler.signals`` (``skitter.signals``; connect before the crawl starts, in
+``from_crawler``), ``crawler.stats`` (``inc_value``, ``get_value``, ...),
+``crawler.settings`` (``getbool``, ``getint``, ...), ``crawler.extensions`` (the
+EXTENSIONS setting, built when the crawl starts) and ``crawler.engine`` (``crawl``,
+``close_spider``) while it runs. ``CrawlerRunner`` and ``CrawlerProcess`` run crawls
+from a script the way Scrapy's documentation shows.
 """
 
 from __future__ import annotations
@@ -32,7 +40,14 @@ from skitter._job import JobDir
 from skitter._types import CrawlStats
 from skitter._version import __version__
 from skitter.downloader import Downloader
-from skitter.engine import Engine, Project, ProjectControl, ProjectMonitor, Stats
+from skitter.engine import (
+    Engine,
+    ExtensionManager,
+    Project,
+    ProjectControl,
+    ProjectMonitor,
+    Stats,
+)
 from skitter.exceptions import ConfigError, CrawlFailed
 from skitter.frontier import Frontier, JobStore, MemoryFrontier
 from skitter.pipelines import ItemPipelineManager
@@ -52,13 +67,14 @@ from skitter.scheduler import (
     slot_key_function,
 )
 from skitter.settings import Settings
+from skitter.signals import SignalManager
 from skitter.spider import Spider, SpiderMiddlewareManager
 
 if TYPE_CHECKING:  # imported for workers only: a crawl kept elsewhere never loads redis-py
     from skitter.cluster import ClusterJob
     from skitter.downloader.middlewares._robots import RobotsCache
 
-__all__ = ["Crawler", "crawl", "run_crawlers"]
+__all__ = ["Crawler", "CrawlerProcess", "CrawlerRunner", "crawl", "run_crawlers"]
 
 log = logging.getLogger("skitter.crawler")
 
@@ -99,6 +115,10 @@ class Crawler:
             cli=cli_settings,
         )
         self.stats: CrawlStats = Stats()
+        #: Scrapy's signals for this crawl (see ``skitter.signals``).
+        self.signals = SignalManager(sender=self, stats=self.stats)
+        #: The EXTENSIONS, once ``build`` has made them.
+        self.extensions: ExtensionManager | None = None
         self.clock: Clock = clock or SystemClock()
         self.spider: Any = None
         name = spidercls.name or spidercls.__name__
@@ -139,6 +159,7 @@ class Crawler:
             # Count into Redis too (before any component takes the stats object), so the
             # job's totals add up over every worker.
             self.stats = cluster.stats(self.stats)
+            self.signals.stats = self.stats
             self.robots_cache = cluster.robots_cache()
             limits = (settings["MAX_RATE"], settings["MAX_BURST"])
             gate: Gate = cluster.gate(self.clock, self.stats, lease.lease_seconds, limits=limits)
@@ -148,6 +169,7 @@ class Crawler:
             else:
                 frontier = MemoryFrontier()
             gate = LocalGate(self.clock)
+        self.extensions = ExtensionManager.from_crawler(self)
         scheduler = ProjectScheduler(
             frontier,
             retry=RetryPolicy(
@@ -186,6 +208,7 @@ class Crawler:
             pipelines=ItemPipelineManager.from_crawler(self),
             monitor=ProjectMonitor(self.clock),
             clock=self.clock,
+            signals=self.signals,
         )
         if cluster is not None:
             self._project.start_claim = cluster.start_claim(settings["LEASE_SECONDS"])
@@ -349,3 +372,77 @@ def crawl(
 ) -> dict[str, Any]:
     """Run a crawl from synchronous code (a script, a notebook cell without a loop)."""
     return asyncio.run(Crawler(spidercls, settings, **spider_kwargs).run())
+
+
+class CrawlerRunner:
+    """Scrapy's ``CrawlerRunner``, for a program running its own event loop: ``crawl``
+    starts a crawl (its own engine) and returns its task, whose result is the stats;
+    ``join`` waits for every crawl started."""
+
+    def __init__(self, settings: Mapping[str, Any] | Settings | None = None) -> None:
+        self.settings = settings
+        self.crawlers: set[Crawler] = set()
+        self._tasks: set[asyncio.Task[dict[str, Any]]] = set()
+
+    def create_crawler(self, spidercls: Crawler | type[Spider], **kwargs: Any) -> Crawler:
+        """``kwargs`` are the spider's arguments (``-a name=value``), by keyword only."""
+        if isinstance(spidercls, Crawler) and not kwargs:
+            return spidercls
+        if isinstance(spidercls, Crawler):
+            raise TypeError("spider arguments go to Crawler(...) when a Crawler is given")
+        return Crawler(spidercls, self.settings, **kwargs)
+
+    def crawl(self, spidercls: Crawler | type[Spider], **kwargs: Any) -> Any:
+        crawler = self.create_crawler(spidercls, **kwargs)
+        task = asyncio.ensure_future(crawler.run())
+        self.crawlers.add(crawler)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(lambda _: self.crawlers.discard(crawler))
+        return task
+
+    async def join(self) -> None:
+        while self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def stop(self) -> None:
+        """Stop every running crawl gracefully."""
+        for crawler in list(self.crawlers):
+            crawler.stop()
+
+
+class CrawlerProcess(CrawlerRunner):
+    """Scrapy's ``CrawlerProcess``, for a script without an event loop: ``crawl`` queues,
+    ``start`` runs the queued crawls together until all end. A failed crawl is logged,
+    not raised (as in Scrapy; ``failures`` lists them); Ctrl-C cancels the crawls, which
+    close their feeds and jobs. Logging goes to stderr at LOG_LEVEL unless the root
+    logger has a handler (or ``install_root_handler=False``)."""
+
+    def __init__(
+        self,
+        settings: Mapping[str, Any] | Settings | None = None,
+        install_root_handler: bool = True,
+    ) -> None:
+        super().__init__(settings)
+        self._queued: list[Crawler] = []
+        self.failures: list[BaseException] = []
+        if install_root_handler and not logging.getLogger().handlers:
+            level = Settings.resolve(dict(settings) if settings else None)["LOG_LEVEL"]
+            fmt = "%(asctime)s [%(name)s] %(levelname)s: %(message)s"
+            logging.basicConfig(level=level.upper(), format=fmt)
+
+    def crawl(self, spidercls: Crawler | type[Spider], **kwargs: Any) -> None:
+        self._queued.append(self.create_crawler(spidercls, **kwargs))
+
+    def start(self, stop_after_crawl: bool = True, install_signal_handlers: bool = True) -> None:
+        if not stop_after_crawl:
+            raise ValueError("CrawlerProcess.start() ends with its crawls (no Twisted reactor)")
+        asyncio.run(self._run_queued())
+
+    async def _run_queued(self) -> None:
+        queued, self._queued = self._queued, []
+        runs = [CrawlerRunner.crawl(self, crawler) for crawler in queued]
+        for outcome in await asyncio.gather(*runs, return_exceptions=True):
+            if isinstance(outcome, BaseException):
+                log.error("%s", outcome, exc_info=not isinstance(outcome, CrawlFailed))
+                self.failures.append(outcome)

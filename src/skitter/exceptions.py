@@ -17,7 +17,8 @@ middlewares, pipelines and callbacks to steer the crawl. Keeping them apart mean
     │   ├── InvalidURL               the URL cannot be fetched (scheme, host, syntax)
     │   ├── TransportError           the network failed us
     │   │   ├── ConnectError
-    │   │   ├── DownloadTimeout
+    │   │   │   └── DNSLookupError   the host name does not resolve
+    │   │   ├── DownloadTimeout      also a builtin TimeoutError (alias TCPTimedOutError)
     │   │   └── ConnectionLost       reset, truncated body, protocol garbage
     │   ├── ResponseTooLarge         DOWNLOAD_MAXSIZE exceeded (also for gzip bombs)
     │   ├── RedirectError            too many redirects or a redirect loop
@@ -30,7 +31,8 @@ middlewares, pipelines and callbacks to steer the crawl. Keeping them apart mean
     ├── IgnoreRequest                drop this request quietly (counted)
     ├── RetryLater                   fail this attempt; the scheduler decides when to retry
     ├── DropItem                     a pipeline rejects an item (counted)
-    └── CloseSpider                  stop the crawl gracefully, with a reason
+    ├── CloseSpider                  stop the crawl gracefully, with a reason
+    └── DontCloseSpider              from a spider_idle handler: keep the spider open
 
     NotConfigured                    raised by a component's constructor or from_crawler
                                      to take itself out (Scrapy's); never seen by a crawl
@@ -38,6 +40,7 @@ middlewares, pipelines and callbacks to steer the crawl. Keeping them apart mean
 
 from __future__ import annotations
 
+import builtins
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -52,6 +55,8 @@ __all__ = [
     "ConnectionLost",
     "CrawlControl",
     "CrawlFailed",
+    "DNSLookupError",
+    "DontCloseSpider",
     "DownloadTimeout",
     "DropItem",
     "FatalError",
@@ -68,6 +73,7 @@ __all__ = [
     "RetryLater",
     "SkitterError",
     "StorageError",
+    "TCPTimedOutError",
     "TransportError",
     "UnknownCallback",
 ]
@@ -106,8 +112,17 @@ class ConnectError(TransportError):
     """Could not connect (refused, DNS failure, TLS handshake)."""
 
 
-class DownloadTimeout(TransportError):
-    """A connect, read or total timeout expired."""
+class DNSLookupError(ConnectError):
+    """The host name could not be resolved (Twisted's name, which Scrapy errbacks check)."""
+
+
+class DownloadTimeout(TransportError, builtins.TimeoutError):
+    """A connect, read or total timeout expired: ``failure.check(TimeoutError)`` (the
+    builtin, as Scrapy errbacks check Twisted's) matches."""
+
+
+#: Twisted's name for a TCP timeout, which Scrapy errbacks check with TimeoutError.
+TCPTimedOutError = DownloadTimeout
 
 
 class ConnectionLost(TransportError):
@@ -254,3 +269,8 @@ class CloseSpider(CrawlControl):
     def __init__(self, reason: str = "cancelled") -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class DontCloseSpider(CrawlControl):
+    """Raised by a ``spider_idle`` signal handler to keep the idle spider open (it has
+    queued more requests, or will): the engine asks again a few seconds later."""

@@ -64,8 +64,8 @@ class Pages(Spider):
             "end": response.css("h1::text").get(),
         }
 
-    def failed(self, failure: BaseException) -> None:
-        type(self).failures.append(failure)
+    def failed(self, failure: Any) -> None:
+        type(self).failures.append(failure.value)
 
 
 class Keep:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from skitter._types import CrawlStats
+from skitter._types import CrawlStats, ScrapyStatsNames
 from skitter.exceptions import SkitterError
 from skitter.frontier._redis._errors import REDIS_ERRORS, translating
 from skitter.frontier._redis._keys import JobKeys
@@ -52,7 +52,7 @@ logger = logging.getLogger("skitter.stats.redis")
 _translated = translating(lambda self: f"Redis for {self.keys.name} (stats)")
 
 
-class RedisStats:
+class RedisStats(ScrapyStatsNames):
     """This worker's stats (kept in ``local``), flushed to the job's shared totals in
     Redis.
 

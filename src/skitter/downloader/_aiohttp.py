@@ -13,7 +13,7 @@ What it guarantees:
 - Timeouts: DOWNLOAD_TIMEOUT for the whole exchange (``meta["download_timeout"]``
   overrides it per request), DOWNLOAD_CONNECT_TIMEOUT to connect,
   DOWNLOAD_READ_TIMEOUT between two reads.
-- The body is read in chunks and decoded as it arrives (see ``_decode``), so
+- The body is read in chunks and decoded as it arrives (``_body``, ``_decode``), so
   DOWNLOAD_MAXSIZE (``meta["download_maxsize"]``; 0 = none) bounds the *decoded* size
   and the memory held: a too-large Content-Length is refused before reading, an endless
   body or a compression bomb is cut off at the limit. DOWNLOAD_WARNSIZE
@@ -41,13 +41,15 @@ What it guarantees:
 - ``meta["download_latency"]`` is set to the seconds until the response headers came.
 
 Stats: ``TransportStats``'s ``downloader/*`` keys (Scrapy's), ``response_bytes`` decoded.
+
+Signals, only when connected: headers_received (``body_length``: Content-Length, or -1),
+bytes_received for each chunk as it arrives, still encoded (as in Scrapy).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
@@ -55,23 +57,26 @@ from aiohttp.http_exceptions import BadHttpMessage, LineTooLong
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from skitter._secrets import mask_text
-from skitter.downloader._decode import BodyDecoder, DecodeError, TruncatedBody, decoder_for
+from skitter.downloader._body import DATALOSS_HINT, RawHook, decoder_for_body, read_body, warn_size
 from skitter.downloader._transport import TransportStats, headers_too_large
 from skitter.exceptions import (
     ConfigError,
     ConnectError,
     ConnectionLost,
+    DNSLookupError,
     DownloadTimeout,
     InvalidURL,
     RequestError,
     ResponseTooLarge,
 )
-from skitter.http import Request, Response
+from skitter.http import Request, Response, response_class
 from skitter.settings import DownloaderSettings
+from skitter.signals import SignalManager, bytes_received, headers_received
 
 if TYPE_CHECKING:
     from skitter._types import StatsSink
     from skitter.settings import Settings
+
 
 __all__ = ["AiohttpTransport"]
 
@@ -85,7 +90,6 @@ _DNS_CACHE_TTL = 300  # seconds; a crawl resolves the same few hosts again and a
 _MAX_HEADER_FIELD = 32 * 1024
 _MAX_HEADERS = 128
 _NO_BODY_STATUSES = frozenset({204, 304})
-_DATALOSS_HINT = " (DOWNLOAD_FAIL_ON_DATALOSS=False would pass it on, flagged 'dataloss')"
 
 
 class AiohttpTransport:
@@ -99,12 +103,21 @@ class AiohttpTransport:
         "_pool_size",
         "_read_timeout",
         "_session",
+        "_signals",
+        "_spider",
         "_stats",
         "_timeout",
         "_warnsize",
     )
 
-    def __init__(self, settings: Settings, stats: StatsSink) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        stats: StatsSink,
+        *,
+        signals: SignalManager | None = None,
+        spider: Any = None,
+    ) -> None:
         limits = settings.view(DownloaderSettings)
         for name, value in (
             ("DOWNLOAD_MAXSIZE", limits.download_maxsize),
@@ -123,6 +136,8 @@ class AiohttpTransport:
         self._pool_size: int = limits.concurrent_requests
         self._fail_on_dataloss: bool = bool(settings["DOWNLOAD_FAIL_ON_DATALOSS"])
         self._session: aiohttp.ClientSession | None = None
+        self._signals = signals if signals is not None else SignalManager()
+        self._spider = spider
 
     def _client_timeout(self, total: float | None) -> aiohttp.ClientTimeout:
         return aiohttp.ClientTimeout(
@@ -241,17 +256,20 @@ class AiohttpTransport:
                         request=request,
                     )
                 if warnsize and length > warnsize:
-                    _warn_size(request, length, warnsize)
+                    warn_size(request, length, warnsize)
                     warnsize = 0
             flags: list[str] | None = None
+            on_raw = (
+                await self._signal_head(request, headers, length) if self._signals.live else None
+            )
             coding = headers.get("Content-Encoding") if has_body else None
-            decoder = _decoder_for(request, coding, maxsize) if coding else None
+            decoder = decoder_for_body(request, coding, maxsize) if coding else None
             lost = False
-            if decoder is None and length is not None and fail_on_dataloss:
+            if decoder is None and length is not None and on_raw is None and fail_on_dataloss:
                 body = await resp.read()  # size already checked; aiohttp stops at length
             else:
-                body, lost = await _read_body(
-                    resp, request, decoder, maxsize, warnsize, fail_on_dataloss
+                body, lost = await read_body(
+                    resp, request, decoder, maxsize, warnsize, on_raw, fail_on_dataloss
                 )
             if decoder is not None:
                 headers = CIMultiDict(headers)
@@ -260,7 +278,7 @@ class AiohttpTransport:
             if lost:
                 logger.debug("%r: body ended early; passed on with the dataloss flag", request)
                 flags = [*(flags or ()), "dataloss"]
-        return Response(
+        return response_class(headers, url, body)(
             url,
             status,
             headers,
@@ -270,87 +288,31 @@ class AiohttpTransport:
             ip_address=ip_address,
         )
 
+    async def _signal_head(
+        self,
+        request: Request,
+        headers: CIMultiDictProxy[str] | CIMultiDict[str],
+        length: int | None,
+    ) -> RawHook | None:
+        """Send headers_received; what sends bytes_received for each chunk, if connected."""
+        signals, spider = self._signals, self._spider
+        if headers_received in signals.live:
+            await signals.send_catch_log_async(
+                headers_received,
+                headers=headers,
+                body_length=-1 if length is None else length,
+                request=request,
+                spider=spider,
+            )
+        if bytes_received not in signals.live:
+            return None
 
-async def _read_body(
-    resp: aiohttp.ClientResponse,
-    request: Request,
-    decoder: BodyDecoder | None,
-    maxsize: int,
-    warnsize: int,
-    fail_on_dataloss: bool = True,
-) -> tuple[bytes, bool]:
-    """Read the body chunk by chunk, decoding and enforcing the size limits as it comes;
-    also whether it ended early (only without ``fail_on_dataloss``: else that raises)."""
-    parts: list[bytes] = []
-    lost = False
-    size = 0
-    decoded = None if decoder is None else _decoded(resp, request, decoder)
-    chunks: AsyncIterator[bytes] = resp.content.iter_any() if decoded is None else decoded
-    try:
-        async for chunk in chunks:
-            size += len(chunk)
-            if maxsize and size > maxsize:
-                resp.close()  # do not drain the rest of a huge body into the pool
-                what = "decoded body" if decoder is not None else "body"
-                raise ResponseTooLarge(
-                    f"{request!r}: {what} is larger than DOWNLOAD_MAXSIZE ({maxsize} bytes); "
-                    "cut off",
-                    request=request,
-                )
-            if warnsize and size > warnsize:
-                _warn_size(request, size, warnsize)
-                warnsize = 0
-            parts.append(chunk)
-    except (aiohttp.ClientPayloadError, TruncatedBody) as exc:
-        if not fail_on_dataloss:
-            lost = True
-        elif isinstance(exc, TruncatedBody):
-            raise ConnectionLost(
-                f"{request!r}: body truncated: {exc}{_DATALOSS_HINT}", request=request
-            ) from None
-        else:
-            raise
-    finally:
-        if decoded is not None:
-            await decoded.aclose()
-    return b"".join(parts), lost
+        async def on_raw(data: bytes) -> object:
+            return await signals.send_catch_log_async(
+                bytes_received, data=data, request=request, spider=spider
+            )
 
-
-async def _decoded(
-    resp: aiohttp.ClientResponse, request: Request, decoder: BodyDecoder
-) -> AsyncGenerator[bytes, None]:
-    """The decoded body, chunk by chunk, ending with what the decoder held at the end; a
-    stream cut short raises TruncatedBody (data loss), for ``_read_body`` to judge."""
-    try:
-        async for chunk in resp.content.iter_any():
-            yield decoder.feed(chunk)
-        yield decoder.finish()
-    except TruncatedBody:
-        raise
-    except DecodeError as exc:
-        raise _undecodable(request, resp.headers.get("Content-Encoding"), exc) from None
-
-
-def _decoder_for(request: Request, coding: str, maxsize: int | None) -> BodyDecoder | None:
-    try:
-        return decoder_for(coding, maxsize or None)
-    except DecodeError as exc:
-        raise _undecodable(request, coding, exc) from None
-
-
-def _undecodable(request: Request, coding: str | None, exc: DecodeError) -> ConnectionLost:
-    return ConnectionLost(
-        f"{request!r}: cannot decode body (Content-Encoding {coding!r}): {exc}", request=request
-    )
-
-
-def _warn_size(request: Request, size: int, warnsize: int) -> None:
-    logger.warning(
-        "%r: body of %d bytes or more is larger than DOWNLOAD_WARNSIZE (%d bytes)",
-        request,
-        size,
-        warnsize,
-    )
+        return on_raw
 
 
 def _peer_ip(resp: aiohttp.ClientResponse) -> str | None:
@@ -385,11 +347,13 @@ def _translate(exc: BaseException, request: Request, total: float | None) -> Req
         return DownloadTimeout(
             f"{request!r}: download took longer than {total} seconds", request=request
         )
+    if isinstance(exc, aiohttp.ClientConnectorDNSError):
+        return DNSLookupError(f"{request!r}: DNS lookup failed: {detail}", request=request)
     if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ClientHttpProxyError):
         return ConnectError(f"{request!r}: cannot connect: {detail}", request=request)
     if isinstance(exc, aiohttp.ClientPayloadError):
         return ConnectionLost(
-            f"{request!r}: body incomplete: {detail}{_DATALOSS_HINT}", request=request
+            f"{request!r}: body incomplete: {detail}{DATALOSS_HINT}", request=request
         )
     if isinstance(exc, aiohttp.ClientResponseError):
         problem = _head_over_limits(exc)

@@ -25,6 +25,10 @@ The browser gets the same guard for the requests a page makes on its own.
 status, Retry-After, success, robots.txt's Crawl-delay for the host) as a
 ``DownloadReport`` before the result or the error goes on, for the scheduler's slots.
 The engine wires the two together and never reads the report.
+
+Scrapy's downloader signals are sent around the transport, inside the middlewares:
+request_reached_downloader, then response_downloaded and request_left_downloader. With
+none of them connected, the centre calls the transport directly.
 """
 
 from __future__ import annotations
@@ -52,6 +56,12 @@ from skitter.downloader.middlewares import (
 from skitter.exceptions import RetryLater
 from skitter.http import Request, Response, Scope, url_host
 from skitter.settings import DownloaderSettings
+from skitter.signals import (
+    SignalManager,
+    request_left_downloader,
+    request_reached_downloader,
+    response_downloaded,
+)
 
 __all__ = ["DOWNLOADER_MIDDLEWARES_BASE", "Downloader"]
 
@@ -88,8 +98,9 @@ class Downloader:
     ) -> None:
         settings = crawler.settings
         own_settings = settings.view(DownloaderSettings)
+        signals: SignalManager = getattr(crawler, "signals", None) or SignalManager()
         if transport is None:
-            transport = AiohttpTransport(settings, crawler.stats)
+            transport = AiohttpTransport(settings, crawler.stats, signals=signals, spider=spider)
         self.crawler = crawler
         self.transport: Transport = transport
         #: What this crawl may download (``spider.allowed_domains``), built here, at start.
@@ -122,14 +133,16 @@ class Downloader:
                 bind(compose(self.middlewares[i + 1 :], http_only, spider))
         own = getattr(spider, "render", None)
         render_default = bool(own_settings.browser_render if own is None else own)
+        live = signals.live
 
         def route(request: Request) -> Awaitable[DownloadResult]:
             # A plain function returning the coroutine: no extra frame on the hot path.
             if check is not None:
                 check(request)  # the last word on scope, whatever the middlewares did
-            if wants_render(request, render_default):
-                return browser_fetch(request)
-            return http_fetch(request)
+            fetch = browser_fetch if wants_render(request, render_default) else http_fetch
+            if live:
+                return _signalled(signals, fetch, request, spider)
+            return fetch(request)
 
         self._handler: DownloadHandler = compose(self.middlewares, route, spider)
         self._clock = crawler.clock
@@ -207,3 +220,26 @@ class Downloader:
             if isinstance(mw, cls):
                 return mw
         return None
+
+
+async def _signalled(
+    signals: SignalManager, fetch: DownloadHandler, request: Request, spider: Any
+) -> DownloadResult:
+    """``fetch(request)`` with the downloader's signals around it."""
+    live = signals.live
+    if request_reached_downloader in live:
+        await signals.send_catch_log_async(
+            request_reached_downloader, request=request, spider=spider
+        )
+    try:
+        result = await fetch(request)
+        if response_downloaded in live and isinstance(result, Response):
+            await signals.send_catch_log_async(
+                response_downloaded, response=result, request=request, spider=spider
+            )
+        return result
+    finally:
+        if request_left_downloader in live:
+            await signals.send_catch_log_async(
+                request_left_downloader, request=request, spider=spider
+            )

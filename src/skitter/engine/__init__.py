@@ -2,6 +2,7 @@
 
 from skitter.engine._control import ProjectControl
 from skitter.engine._engine import Engine
+from skitter.engine._extensions import ExtensionManager
 from skitter.engine._monitor import (
     ActiveTask,
     ActivityWindows,
@@ -16,6 +17,7 @@ __all__ = [
     "ActiveTask",
     "ActivityWindows",
     "Engine",
+    "ExtensionManager",
     "Outcome",
     "Project",
     "ProjectControl",

@@ -23,6 +23,11 @@ hand is left to its lease, never failed. Cancellation is never swallowed.
 
 Start requests come from one ``StartFeeder`` per project (``_feeder``), ``@every``
 callbacks from ``_periodic``; the engine reads the time from an injected ``Clock``.
+
+Scrapy's signals go through each project's ``SignalManager`` (``crawler.signals``) where
+Scrapy sends them; each send is behind a check that the signal has a receiver. An idle
+project hears spider_idle before it closes (``_idle``); ``crawl`` and ``close_spider``
+are Scrapy's ``crawler.engine`` methods its handlers call.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from typing import Any
 from skitter._clock import Clock, SystemClock
 from skitter._tasks import cancel_and_wait
 from skitter.engine._feeder import StartFeeder
-from skitter.engine._idle import IdleGrace
+from skitter.engine._idle import IdleGrace, spider_idle_verdict
 from skitter.engine._outage import OutageRider
 from skitter.engine._periodic import run_every
 from skitter.engine._project import Project
@@ -46,11 +51,15 @@ from skitter.exceptions import FatalError, FrontierUnavailable
 from skitter.frontier import Lease
 from skitter.http import Request
 from skitter.scheduler import FairShare
+from skitter.signals import engine_started, engine_stopped, request_dropped, request_scheduled
 from skitter.spider import apply_callback_config, periodic_methods
 
 __all__ = ["Engine"]
 
 log = logging.getLogger("skitter.engine")
+
+#: Seconds before an idle spider kept open by DontCloseSpider hears spider_idle again.
+IDLE_RECHECK = 1.0
 
 
 class Engine:
@@ -91,6 +100,8 @@ class Engine:
         #: Workers: how long the (cluster-wide) idle state must last before the crawl ends.
         self._idle = IdleGrace(idle_grace, self._clock)
         self._tg: asyncio.TaskGroup | None = None
+        #: A spider_idle handler kept a project open (DontCloseSpider): look again soon.
+        self._idle_held = False
         self._scraper = Scraper(self._enqueue, Project.check_limits)
         self._runner = TaskRunner(self._scraper, self._outage, self._enqueue, self._task_done)
 
@@ -106,6 +117,45 @@ class Engine:
         """Re-check the schedulers now (after a resume or a rate change, say)."""
         self._wakeup.set()
 
+    def crawl(self, request: Request, spider: Any = None) -> None:
+        """Queue ``request`` for ``spider``'s project (Scrapy's ``engine.crawl``: what a
+        spider_idle handler or an extension calls). The project stays open until it is
+        queued; the spider may be left out when the engine runs one project."""
+        project = self._project_of(spider)
+        tg = self._tg
+        if tg is None:
+            raise RuntimeError("engine.crawl() is for a running engine")
+        project.in_flight += 1  # not finished while the request is on its way
+        task = tg.create_task(self._push(project, request))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _push(self, project: Project, request: Request) -> None:
+        try:
+            await self._enqueue(project, [request])
+        except FrontierUnavailable as exc:
+            self._outage.report(exc)
+        except FatalError as exc:
+            project.fail(exc)
+        except Exception:  # a request that cannot be queued: that request's loss only
+            log.exception("Cannot queue %s given to engine.crawl()", request)
+        finally:
+            project.in_flight -= 1
+            self._wakeup.set()
+
+    def close_spider(self, spider: Any = None, reason: str = "cancelled") -> None:
+        """Close ``spider``'s project gracefully (Scrapy's ``engine.close_spider``)."""
+        self._project_of(spider).request_close(reason)
+        self._wakeup.set()
+
+    def _project_of(self, spider: Any) -> Project:
+        if spider is None and len(self.projects) == 1:
+            return self.projects[0]
+        for project in self.projects:
+            if project.spider is spider:
+                return project
+        raise ValueError(f"{spider!r} is not a spider this engine runs")
+
     @property
     def in_flight(self) -> int:
         return len(self._tasks)
@@ -114,6 +164,7 @@ class Engine:
     async def run(self) -> None:
         """Crawl until every project is finished or the engine is stopped; then close
         every project (pipelines, feeds, connections), also when cancelled."""
+        started = False
         try:
             for project in self.projects:
                 try:
@@ -123,6 +174,10 @@ class Engine:
                     # before anything is fetched), and the stats say "failed".
                     project.fail(exc)
                     raise
+            started = True
+            for project in self.projects:
+                if engine_started in project.signals.live:
+                    await project.signals.send_catch_log_async(engine_started)
             async with asyncio.TaskGroup() as tg:
                 self._tg = tg
                 helpers = [tg.create_task(self._feed(p)) for p in self.projects]
@@ -137,6 +192,9 @@ class Engine:
         finally:
             for project in self.projects:
                 await project.close()
+            for project in self.projects:
+                if started and engine_stopped in project.signals.live:
+                    await project.signals.send_catch_log_async(engine_stopped)
 
     async def _dispatch(self) -> None:
         while not self._stopping:
@@ -232,6 +290,7 @@ class Engine:
         each open one has queued its start requests and its store holds no task."""
         done = True
         empty = True
+        self._idle_held = False
         for project in self.projects:
             if project.closing is None and self.serve:
                 done = empty = False  # a service only ends when stopped
@@ -241,16 +300,29 @@ class Engine:
                     and project.in_flight == 0
                     and await self._scheduler_finished(project)
                 ):
-                    if self._idle.long_enough():
-                        project.request_close("finished")
-                    else:
+                    if not self._idle.long_enough():
                         done = False
+                    elif await self._still_idle(project):
+                        project.request_close("finished")
+                    elif project.closing is None:  # kept open, or given more work
+                        done = empty = False
                 else:
                     done = empty = False
             if project.closing is not None and project.in_flight > 0:
                 done = False
         self._store_empty = empty
         return done
+
+    async def _still_idle(self, project: Project) -> bool:
+        """Whether an idle project may close: its spider_idle handlers neither kept it
+        open (DontCloseSpider), nor closed it (CloseSpider), nor gave it more work."""
+        verdict = await spider_idle_verdict(project)
+        if verdict is None:
+            return False  # closed by a handler, with the handler's reason
+        if not verdict:
+            self._idle_held = True
+            return False
+        return project.in_flight == 0 and await self._scheduler_finished(project)
 
     @staticmethod
     async def _scheduler_finished(project: Project) -> bool:
@@ -264,6 +336,8 @@ class Engine:
         waits = []
         if self._idle.since is not None:
             waits.append(0.5)  # look at the cluster again soon
+        if self._idle_held:
+            waits.append(IDLE_RECHECK)
         for project in self.projects:
             if project.closing is None:
                 try:
@@ -337,5 +411,19 @@ class Engine:
         if project.has_callback_config:
             for request in requests:
                 apply_callback_config(request)
-        await project.scheduler.enqueue(requests)
+        live = project.signals.live
+        if live and (request_scheduled in live or request_dropped in live):
+            outcomes: list[tuple[Request, bool]] = []
+            await project.scheduler.enqueue(requests, outcomes=outcomes)
+            await self._signal_scheduled(project, outcomes)
+        else:
+            await project.scheduler.enqueue(requests)
         self._wakeup.set()
+
+    @staticmethod
+    async def _signal_scheduled(project: Project, outcomes: list[tuple[Request, bool]]) -> None:
+        signals, spider = project.signals, project.spider
+        for request, queued in outcomes:
+            signal = request_scheduled if queued else request_dropped
+            if signal in signals.live:
+                await signals.send_catch_log_async(signal, request=request, spider=spider)

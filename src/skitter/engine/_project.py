@@ -21,6 +21,7 @@ from skitter.exceptions import FatalError
 from skitter.pipelines import ItemPipelineManager
 from skitter.scheduler import ProjectScheduler
 from skitter.settings import Settings
+from skitter.signals import SignalManager, spider_closed, spider_opened
 from skitter.spider import SpiderMiddlewareManager, has_config_callbacks
 
 if TYPE_CHECKING:
@@ -75,6 +76,8 @@ class Project:
     monitor: ProjectMonitor = field(default_factory=lambda: ProjectMonitor(SystemClock()))
     #: Where the project reads the time (CLOSESPIDER_TIMEOUT, the stats' times).
     clock: Clock = field(default_factory=SystemClock)
+    #: The crawler's signals (``crawler.signals``): the engine sends through them.
+    signals: SignalManager = field(default_factory=SignalManager)
 
     def __post_init__(self) -> None:
         self.has_callback_config = has_config_callbacks(self.spider)
@@ -93,6 +96,8 @@ class Project:
         self.stats.set("start_time", self.clock.time())
         await self.downloader.open()
         await self.pipelines.open_spider(self.spider)
+        if spider_opened in self.signals.live:
+            await self.signals.send_catch_log_async(spider_opened, spider=self.spider)
 
     def check_limits(self) -> None:
         """The CLOSESPIDER_* settings, checked where their counters move."""
@@ -162,6 +167,10 @@ class Project:
         self.stats.set("finish_time", self.clock.time())
         self.stats.set("finish_reason", "failed" if self.failure is not None else reason)
         self.stats.set("elapsed_time_seconds", round(self.clock.monotonic() - self.started_at, 3))
+        if spider_closed in self.signals.live:
+            await self.signals.send_catch_log_async(
+                spider_closed, spider=self.spider, reason=self.stats.get("finish_reason")
+            )
 
     async def _spider_closed(self, reason: str) -> None:
         hook = getattr(self.spider, "closed", None)

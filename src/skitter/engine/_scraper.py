@@ -6,6 +6,9 @@ back-pressure hold), and anything else is reported with the callback's name and 
 the crawl goes on. A frontier that cannot be reached and a ``FatalError`` (a feed that
 cannot be written) are the errors passed up: the task's children or items could not be
 stored, so the task must not be acknowledged.
+
+An errback gets a ``Failure`` wrapping the exception, as Scrapy's errbacks get Twisted's
+(``skitter._failure``); a callback's unhandled exception is sent as spider_error.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import logging
 from collections.abc import AsyncIterable, Awaitable, Callable
 from typing import Any
 
+from skitter._failure import Failure
 from skitter.engine._project import Project
 from skitter.exceptions import (
     CloseSpider,
@@ -25,6 +29,7 @@ from skitter.exceptions import (
 )
 from skitter.http import Request, Response
 from skitter.items import is_item
+from skitter.signals import spider_error
 from skitter.spider import aiter_output
 
 __all__ = ["Scraper"]
@@ -75,7 +80,7 @@ class Scraper:
             response = getattr(exc, "response", None) or Response(
                 request.url, status=0, request=request, flags=["failed"]
             )
-        return await self.run_callback(project, response, request.errback, exc)
+        return await self.run_callback(project, response, request.errback, Failure(exc, request))
 
     async def run_callback(
         self,
@@ -91,7 +96,7 @@ class Scraper:
             output = project.spider_mw.process_output(
                 response, aiter_output(callback(*args, **kwargs))
             )
-            items = await self._consume(project, callback, output, batch)
+            items = await self._consume(project, callback, output, batch, response)
         except CloseSpider as exc:
             project.request_close(exc.reason)
         except (FrontierUnavailable, FatalError):
@@ -108,9 +113,16 @@ class Scraper:
                 )
                 project.stats.inc(f"spider_exceptions/{type(exc).__name__}")
                 project.stats.inc("spider_exceptions/count")
+                if spider_error in project.signals.live:
+                    await project.signals.send_catch_log_async(
+                        spider_error,
+                        failure=Failure(exc, response.request),
+                        response=response,
+                        spider=project.spider,
+                    )
                 self._check_limits(project)
             else:
-                items += await self._consume(project, callback, alternative, batch)
+                items += await self._consume(project, callback, alternative, batch, response)
         finally:
             if batch:
                 await self._enqueue(project, batch)
@@ -122,6 +134,7 @@ class Scraper:
         callback: Callable[..., Any],
         output: AsyncIterable[Any],
         batch: list[Request],
+        response: Response | None,
     ) -> int:
         """Route a callback's output; returns how many items it held."""
         pipelines = project.pipelines
@@ -137,7 +150,7 @@ class Scraper:
                 continue
             elif is_item(obj):
                 items += 1
-                await pipelines.process_item(obj, spider)
+                await pipelines.process_item(obj, spider, response)
                 if project.limits:
                     self._check_limits(project)
             else:

@@ -12,11 +12,14 @@ from typing import Any
 
 import orjson
 
+from skitter._types import ScrapyStatsNames
+
 __all__ = ["Stats"]
 
 
-class Stats:
-    """Counters and values for one project's crawl."""
+class Stats(ScrapyStatsNames):
+    """Counters and values for one project's crawl; Scrapy's method names too
+    (``inc_value``, ``get_value``, ...)."""
 
     __slots__ = ("_values",)
 
@@ -37,6 +40,12 @@ class Stats:
 
     def get(self, key: str, default: Any = None) -> Any:
         return self._values.get(key, default)
+
+    def clear_stats(self, spider: Any = None) -> None:
+        self._values.clear()
+
+    def set_stats(self, stats: dict[str, Any], spider: Any = None) -> None:
+        self._values = dict(stats)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._values)

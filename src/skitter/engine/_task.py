@@ -22,7 +22,8 @@ from skitter.engine._project import Project
 from skitter.engine._scraper import Scraper
 from skitter.exceptions import FatalError, FrontierUnavailable
 from skitter.frontier import Lease
-from skitter.http import Request
+from skitter.http import Request, Response
+from skitter.signals import response_received
 
 __all__ = ["TaskRunner"]
 
@@ -84,6 +85,8 @@ class TaskRunner:
             ok = verdict.ok
         except Exception as exc:
             retried = lease.retried
+            if request.retries is None and request.meta:
+                _own_retry_times(request)
             verdict = classify(
                 exc,
                 retried=retried,
@@ -122,6 +125,8 @@ class TaskRunner:
             assert verdict.response is not None
             if project.limits:
                 project.check_limits()
+            if response_received in project.signals.live:
+                await _received(project, verdict.response)
             items = await scraper.handle_response(project, verdict.response)
             if project.flush_feeds_before_ack:
                 await project.pipelines.flush()
@@ -135,6 +140,8 @@ class TaskRunner:
         elif kind is Kind.GIVE_UP:
             # Out of retries: the spider hears of it, then the retry marks it FAILED.
             if verdict.response is not None:
+                if response_received in project.signals.live:
+                    await _received(project, verdict.response)
                 items = await scraper.handle_response(project, verdict.response)
             else:
                 assert verdict.error is not None
@@ -153,3 +160,16 @@ class TaskRunner:
             else:
                 await scheduler.bad(lease, verdict.reason)
         return items
+
+
+async def _received(project: Project, response: Response) -> None:
+    await project.signals.send_catch_log_async(
+        response_received, response=response, request=response.request, spider=project.spider
+    )
+
+
+def _own_retry_times(request: Request) -> None:
+    """Scrapy's ``meta["max_retry_times"]``: the request's own number of retries."""
+    own = request.meta.get("max_retry_times")
+    if own is not None:
+        request.retries = int(own)

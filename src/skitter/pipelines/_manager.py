@@ -43,10 +43,19 @@ from types import CoroutineType
 from typing import Any
 
 from skitter._components import build_components
+from skitter._failure import Failure
 from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import CloseSpider, DropItem, FatalError, StorageError
 from skitter.pipelines._base import ItemHook, ItemPipeline, SpiderHook
 from skitter.pipelines._feeds import FeedExporter, build_feeds
+from skitter.signals import (
+    SignalManager,
+    feed_exporter_closed,
+    feed_slot_closed,
+    item_dropped,
+    item_error,
+    item_scraped,
+)
 
 __all__ = ["ItemPipelineManager"]
 
@@ -78,6 +87,7 @@ class ItemPipelineManager:
         feeds: Sequence[FeedExporter] = (),
         stats: StatsSink,
         logger: Logger | None = None,
+        signals: SignalManager | None = None,
     ) -> None:
         #: Every pipeline in the order items see them; the feed exporters are last.
         self.pipelines: list[ItemPipeline] = [*pipelines, *feeds]
@@ -94,6 +104,8 @@ class ItemPipelineManager:
             p.flush for p in self._stores if inspect.iscoroutinefunction(getattr(p, "flush", None))
         ]
         self._stats = stats
+        #: item_scraped, item_dropped and item_error go here (the crawler's signals).
+        self._signals = signals if signals is not None else SignalManager()
         self._log: Logger = logger or logging.getLogger("skitter.pipelines")
         self._steps: list[_Step] = []
         for pipeline in self.pipelines:
@@ -168,7 +180,11 @@ class ItemPipelineManager:
         """ITEM_PIPELINES in order, then one FeedExporter per FEEDS entry."""
         pipelines = build_components({}, crawler.settings["ITEM_PIPELINES"], crawler)
         return cls(
-            pipelines, feeds=build_feeds(crawler), stats=crawler.stats, logger=crawler.logger
+            pipelines,
+            feeds=build_feeds(crawler),
+            stats=crawler.stats,
+            logger=crawler.logger,
+            signals=getattr(crawler, "signals", None),
         )
 
     # -- lifecycle --------------------------------------------------------------------
@@ -195,7 +211,9 @@ class ItemPipelineManager:
 
         A pipeline that fails to close may not have stored what it was given, so the
         first such error is raised once all are closed (with a note naming the pipeline;
-        later ones are logged): the crawl fails."""
+        later ones are logged): the crawl fails. Once the feeds are closed,
+        feed_slot_closed (one per feed, ``slot`` the FeedExporter) and
+        feed_exporter_closed are sent."""
         opened, self._opened = self._opened, []
         feed_ids = {id(feed) for feed in self._feeds}
         feeds = [p for p in opened if id(p) in feed_ids]
@@ -207,7 +225,11 @@ class ItemPipelineManager:
         finally:
             for feed in feeds:
                 await self._close_one(feed, spider, errors)
+                if feed_slot_closed in self._signals.live:
+                    await self._signals.send_catch_log_async(feed_slot_closed, slot=feed)
             self._check_feeds()
+            if feeds and feed_exporter_closed in self._signals.live:
+                await self._signals.send_catch_log_async(feed_exporter_closed)
         if errors:
             for later in errors[1:]:
                 self._log.error("Error closing item pipeline: %s", later, exc_info=later)
@@ -225,10 +247,11 @@ class ItemPipelineManager:
             errors.append(exc)
 
     # -- items ------------------------------------------------------------------------
-    async def process_item(self, item: Any, spider: Any) -> Any | None:
+    async def process_item(self, item: Any, spider: Any, response: Any = None) -> Any | None:
         """The item as the last pipeline returned it, or None if it was dropped or a
         pipeline failed on it. Only ``CloseSpider``, a ``FatalError`` (a feed that cannot
-        be written) and cancellation propagate."""
+        be written) and cancellation propagate. ``response`` is the one the item came
+        from (None for a start item), for the item signals."""
         if self._feed_failure is not None:
             raise StorageError(self._feed_failure)
         current = item
@@ -239,24 +262,37 @@ class ItemPipelineManager:
                     result = await result
             except DropItem as exc:
                 self._dropped(current, exc)
+                if item_dropped in self._signals.live:
+                    await self._signals.send_catch_log_async(
+                        item_dropped, item=current, response=response, exception=exc, spider=spider
+                    )
                 return None
             except CloseSpider:
                 raise  # the end of the crawl, not of one item
             except FatalError:
                 self._check_feeds()
                 raise
-            except Exception:
+            except Exception as exc:
                 self._log.exception(
                     "Error processing %s in item pipeline %s", _summary(current), name
                 )
                 self._stats.inc("item_error_count")
                 self._stats.inc(f"pipeline/errors/{name}")
+                if item_error in self._signals.live:
+                    await self._signals.send_catch_log_async(
+                        item_error, item=current, response=response, spider=spider,
+                        failure=Failure(exc),
+                    )  # fmt: skip
                 return None
             if result is None:
                 self._forgot_return(name)
             else:
                 current = result
         self._stats.inc("item_scraped_count")
+        if item_scraped in self._signals.live:
+            await self._signals.send_catch_log_async(
+                item_scraped, item=current, response=response, spider=spider
+            )
         return current
 
     def _dropped(self, item: Any, exc: DropItem) -> None:

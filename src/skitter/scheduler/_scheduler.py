@@ -166,10 +166,14 @@ class ProjectScheduler:
         return count
 
     # -- queueing ---------------------------------------------------------------------
-    async def enqueue(self, requests: Sequence[Request]) -> int:
+    async def enqueue(
+        self, requests: Sequence[Request], *, outcomes: list[tuple[Request, bool]] | None = None
+    ) -> int:
         """Queue requests; returns how many were new. Duplicates are merged or dropped
         by the frontier and counted as ``dupefilter/filtered``; a request whose URL cannot
-        be parsed is dropped with a warning and counted as ``scheduler/invalid_url``."""
+        be parsed is dropped with a warning and counted as ``scheduler/invalid_url``.
+        ``outcomes``, if given, receives ``(request, queued)`` for each request (the
+        request_scheduled and request_dropped signals)."""
         valid: list[Request] = []
         force: list[bool] = []
         for request in requests:
@@ -181,18 +185,23 @@ class ProjectScheduler:
             except InvalidURL as exc:
                 self._stats.inc("scheduler/invalid_url")
                 log.warning("Dropped request with an invalid URL: %s", exc)
+                if outcomes is not None:
+                    outcomes.append((request, False))
                 continue
             valid.append(request)
             force.append(request.dont_filter)
         if not valid:
             return 0
-        outcomes = await self.frontier.push(valid, self._clock.time(), force=force)
+        pushed = await self.frontier.push(valid, self._clock.time(), force=force)
         new = 0
-        for outcome in outcomes:
-            if outcome in _DUPLICATE:
-                self._stats.inc("dupefilter/filtered")
-            else:
+        for request, outcome in zip(valid, pushed, strict=False):
+            queued = outcome not in _DUPLICATE
+            if queued:
                 new += 1
+            else:
+                self._stats.inc("dupefilter/filtered")
+            if outcomes is not None:
+                outcomes.append((request, queued))
         self._stats.inc("scheduler/enqueued", new)
         self._backlog += new
         if new:

@@ -19,6 +19,13 @@ GROUP: list[Setting] = [
         dict,
         "Extra spider middlewares {path or class: order}; None disables a built-in.",
     ),
+    Setting(
+        "EXTENSIONS",
+        {},
+        dict,
+        "Extensions {path or class: order}, built at start through from_crawler; "
+        "None switches one off.",
+    ),
     Setting("ITEM_PIPELINES", {}, dict, "Item pipelines {path or class: order}, low first."),
     Setting("FEEDS", {}, dict, "Feed exports {path: {'format': 'jsonl'|'json'|'csv', ...}}."),
     Setting(

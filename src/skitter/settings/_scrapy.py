@@ -102,9 +102,17 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "use DOWNLOAD_SLOT_BY='ip' with CONCURRENT_REQUESTS_PER_DOMAIN (the limit per slot)",
         0,
     ),
-    **_group("CRAWLSPIDER_FOLLOW_LINKS", "CrawlSpider is " + _LATER, True),
+    **_group(
+        "CRAWLSPIDER_FOLLOW_LINKS",
+        "deprecated in Scrapy; set follow=False on the CrawlSpider's rules instead",
+        True,
+    ),
     **_group("DEFAULT_DROPITEM_LOG_LEVEL", "dropped items are logged at WARNING", "WARNING"),
-    **_group("DEFAULT_ITEM_CLASS", "the shell and item loaders are " + _LATER),
+    **_group(
+        "DEFAULT_ITEM_CLASS",
+        "only Scrapy's shell reads it and skitter has no shell; "
+        "set default_item_class on your ItemLoader subclass",
+    ),
     **_group("DEPTH_STATS_VERBOSE", _LATER + "; request_depth_max is always counted", False),
     **_group(
         "DNSCACHE_ENABLED",
@@ -147,7 +155,7 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "DOWNLOADER_MIDDLEWARES_BASE SPIDER_MIDDLEWARES_BASE ITEM_PIPELINES_BASE "
         "EXTENSIONS_BASE FEED_EXPORTERS_BASE FEED_STORAGES_BASE SPIDER_CONTRACTS_BASE",
         "the *_BASE settings cannot be replaced; switch a built-in off with None in "
-        "DOWNLOADER_MIDDLEWARES or SPIDER_MIDDLEWARES",
+        "DOWNLOADER_MIDDLEWARES, SPIDER_MIDDLEWARES or EXTENSIONS",
     ),
     **_group("DOWNLOADER_STATS", "downloader stats are always counted", True),
     **_group(
@@ -157,7 +165,6 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
     ),
     **_group("DUPEFILTER_DEBUG SCHEDULER_DEBUG", _LATER, False),
     **_group("EDITOR TEMPLATES_DIR", "skitter has no edit or genspider command yet"),
-    **_group("EXTENSIONS", "extensions are " + _LATER, {}),
     **_group("FEED_EXPORT_BATCH_ITEM_COUNT", "feed batches are " + _LATER, 0),
     **_group("FEED_EXPORT_FIELDS", "set 'fields' in the FEEDS options", None),
     **_group("FEED_EXPORT_INDENT", "set 'indent' in the FEEDS options", None),

@@ -18,7 +18,10 @@ is every Scrapy setting skitter does not implement (``_scrapy``), with what to u
 instead: a ported project's ``HTTPCACHE_ENABLED = True`` must not be a no-op.
 
 A subsystem reads its settings through a frozen view (``Settings.view``, ``_views``),
-built once per resolved Settings, rather than by name in every constructor.
+built once per resolved Settings, rather than by name in every constructor. A project's
+components read theirs (and the project's own names) with Scrapy's typed getters,
+``getbool``, ``getint``, ``getfloat``, ``getlist``, ``getdict``, which parse strings by
+Scrapy's rules, not the registry's: a component written for Scrapy gets what it expects.
 """
 
 from __future__ import annotations
@@ -201,6 +204,71 @@ class Settings(Mapping[str, Any]):
         if view is None:
             view = self._views[cls] = cls.from_settings(self)
         return cast(V, view)
+
+    # -- Scrapy's typed getters (BaseSettings), with its parsing rules -------------------
+    def getbool(self, name: str, default: bool = False) -> bool:
+        """1/0, True/False, and the strings "1", "0", "True", "False", "true", "false"."""
+        value = self.get(name, default)
+        if isinstance(value, str):
+            if value in ("True", "true"):
+                return True
+            if value in ("False", "false"):
+                return False
+        try:
+            return bool(int(value))
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"setting {name}: {mask_setting(name, value)} is not a boolean; use 0/1, "
+                "True/False, '0'/'1', 'True'/'False' or 'true'/'false'"
+            ) from None
+
+    def getint(self, name: str, default: int = 0) -> int:
+        return int(self.get(name, default))
+
+    def getfloat(self, name: str, default: float = 0.0) -> float:
+        return float(self.get(name, default))
+
+    def getlist(self, name: str, default: list[Any] | None = None) -> list[Any]:
+        """A list; a string is split on commas ("a,b" -> ["a", "b"])."""
+        value = self.get(name, default or [])
+        if not value:
+            return []
+        if isinstance(value, str):
+            return value.split(",")
+        return list(value)
+
+    def getdict(self, name: str, default: dict[Any, Any] | None = None) -> dict[Any, Any]:
+        """A dict; a string is read as JSON."""
+        value = self.get(name, default or {})
+        if isinstance(value, str):
+            value = json.loads(value)
+        return dict(value)
+
+    def getdictorlist(
+        self, name: str, default: dict[Any, Any] | list[Any] | None = None
+    ) -> dict[Any, Any] | list[Any]:
+        """A dict or a list; a string is JSON, else split on commas."""
+        value = self.get(name, default)
+        if value is None:
+            return {}
+        if isinstance(value, str):
+            try:
+                loaded = json.loads(value)
+            except ValueError:
+                return value.split(",")
+            if isinstance(loaded, dict | list):
+                return loaded
+            return value.split(",")
+        return dict(value) if isinstance(value, Mapping) else list(value)
+
+    def getwithbase(self, name: str) -> dict[Any, Any]:
+        """``NAME_BASE`` merged with ``NAME``: skitter refuses the *_BASE settings, so
+        this is ``getdict(name)``, which is all a project can have set."""
+        return {**self.getdict(f"{name}_BASE"), **self.getdict(name)}
+
+    def copy_to_dict(self) -> dict[str, Any]:
+        """Every setting as a plain dict (Scrapy's name)."""
+        return {name: self[name] for name in self}
 
     def source(self, name: str) -> str:
         """Which layer set ``name``: default, project, spider, env or cli."""

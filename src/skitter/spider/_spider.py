@@ -10,9 +10,10 @@ callbacks of any kind (function, coroutine, generator, async generator).
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, MutableMapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from skitter._failure import Failure
 from skitter.http import Request, Response
 from skitter.spider._middleware import aiter_output
 
@@ -21,6 +22,18 @@ if TYPE_CHECKING:
     from skitter.settings import Settings
 
 __all__ = ["Spider"]
+
+
+class _SpiderLogger(logging.LoggerAdapter[logging.Logger]):
+    """The spider's logger, named after the spider as in Scrapy; ``exc_info=failure``
+    (an errback's Failure) logs the failure's exception and traceback."""
+
+    def process(self, msg: Any, kwargs: MutableMapping[str, Any]) -> tuple[Any, Any]:
+        exc_info = kwargs.get("exc_info")
+        if isinstance(exc_info, Failure):
+            kwargs["exc_info"] = exc_info.value
+        kwargs.setdefault("extra", self.extra)
+        return msg, kwargs
 
 
 class Spider:
@@ -49,6 +62,8 @@ class Spider:
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext, *args: Any, **kwargs: Any) -> Spider:
+        """Scrapy's hook: build the spider for ``crawler`` (``spider.crawler`` and
+        ``spider.settings`` are set). Override it to connect signals, calling this first."""
         spider = cls(*args, **kwargs)
         spider.crawler = crawler
         spider.settings = crawler.settings
@@ -56,7 +71,8 @@ class Spider:
 
     @property
     def logger(self) -> logging.LoggerAdapter[logging.Logger]:
-        return logging.LoggerAdapter(logging.getLogger(f"skitter.spider.{self.name}"), {})
+        """A logger named after the spider (as Scrapy's), with ``extra={"spider": ...}``."""
+        return _SpiderLogger(logging.getLogger(self.name), {"spider": self})
 
     async def start(self) -> AsyncIterator[Any]:
         """The first requests (and items) of the crawl, as Scrapy 2.13+ spiders write it:

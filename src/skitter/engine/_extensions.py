@@ -1,0 +1,30 @@
+"""Extensions (the EXTENSIONS setting): a project's own components that act on signals.
+
+As in Scrapy, an extension is any class built at start, with ``from_crawler(crawler)``
+when it has one; it does its work by connecting handlers to ``crawler.signals`` and
+reading ``crawler.settings`` and ``crawler.stats``. Nothing calls it afterwards, so an
+extension costs the crawl only the signals it listens to. ``NotConfigured`` from its
+constructor leaves it out. skitter has no built-in extensions: what Scrapy's do (core
+stats, CLOSESPIDER_*, LOGSTATS_INTERVAL, AutoThrottle, the job directory) is built in.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skitter._components import build_components
+from skitter._types import CrawlContext
+
+__all__ = ["ExtensionManager"]
+
+
+class ExtensionManager:
+    """The crawl's extensions, in EXTENSIONS order (``crawler.extensions``)."""
+
+    def __init__(self, extensions: list[Any]) -> None:
+        #: Scrapy's name for the built extensions.
+        self.middlewares = extensions
+
+    @classmethod
+    def from_crawler(cls, crawler: CrawlContext) -> ExtensionManager:
+        return cls(build_components({}, crawler.settings["EXTENSIONS"], crawler))
