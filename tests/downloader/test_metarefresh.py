@@ -11,7 +11,7 @@ from aiohttp import web
 from skitter import Crawler, Spider
 from skitter.downloader import Downloader, MetaRefreshMiddleware
 from skitter.exceptions import IgnoreRequest, RedirectError
-from skitter.http import Request, Response
+from skitter.http import HtmlResponse, Request, Response
 
 from .conftest import MakeDownloader, MemoryStats
 
@@ -167,7 +167,7 @@ def test_scrapy_cases_without_a_server(make_crawler: Any) -> None:
     body = b"""<html><head><meta http-equiv="refresh" content="0;URL='http://example.org/new'">"""
     headers = {"Content-Type": "text/plain", "Content-Length": "4", "Content-Location": "/x"}
     post = Request("http://example.org", method="POST", body=b"test", headers=headers)
-    page = Response(post.url, 200, {"Content-Type": "text/html"}, body, post)
+    page = HtmlResponse(post.url, 200, {"Content-Type": "text/html"}, body, post)
     redirected = mw.process_response(post, page, None)
     assert isinstance(redirected, Request)
     assert redirected.url == "http://example.org/new"
@@ -176,8 +176,10 @@ def test_scrapy_cases_without_a_server(make_crawler: Any) -> None:
     for name in headers:
         assert name not in redirected.headers
     local = Request("file:///tmp/page.html")
-    local_page = Response(local.url, 200, {"Content-Type": "text/html"}, body, local)
+    local_page = HtmlResponse(local.url, 200, {"Content-Type": "text/html"}, body, local)
     assert mw.process_response(local, local_page, None) is local_page
+    plain = Response(post.url, 200, {"Content-Type": "text/html"}, body, Request(post.url))
+    assert mw.process_response(plain.request, plain, None) is plain  # not an HtmlResponse
 
 
 class Refreshed(Spider):

@@ -10,13 +10,13 @@ loop detection, the scope check when it is downloaded, ``redirect_urls`` /
 ``"meta refresh"`` (Scrapy's word) or ``"refresh header"``.
 
 The ``Refresh`` response header (``5; url=/next``), which browsers honour like the tag,
-is read first and for any content type; the tag only in HTML (a ``Content-Type`` with
-``html``, or none at all), in the first 4096 characters as Scrapy reads it, outside
-METAREFRESH_IGNORE_TAGS (``noscript`` by default: a page's no-JavaScript fallback is not
-where it sends a browser). w3lib's ``get_meta_refresh`` parses it; a page without
-``refresh`` in its head costs one byte search. Not followed: ``meta["dont_redirect"]``,
-HEAD requests, pages that are not HTTP(S), a refresh to the page itself without a URL,
-a non-HTTP target.
+is read first and for any content type; the tag only in an ``HtmlResponse`` (as Scrapy:
+the transport picks the class by Content-Type, file name or body), in the first 4096
+characters as Scrapy reads it, outside METAREFRESH_IGNORE_TAGS (``noscript`` by
+default: a page's no-JavaScript fallback is not where it sends a browser). w3lib's
+``get_meta_refresh`` parses it; a page without ``refresh`` in its head costs one byte
+search. Not followed: ``meta["dont_redirect"]``, HEAD requests, pages that are not
+HTTP(S), a refresh to the page itself without a URL, a non-HTTP target.
 
 Stats: ``downloader/redirect_count`` and ``downloader/metarefresh_count``.
 """
@@ -34,7 +34,7 @@ from w3lib.url import safe_url_string
 from skitter._types import CrawlContext
 from skitter.downloader.middlewares._redirect import BaseRedirectMiddleware
 from skitter.exceptions import ConfigError, NotConfigured
-from skitter.http import Request, Response
+from skitter.http import HtmlResponse, Request, Response
 
 __all__ = ["MetaRefreshMiddleware"]
 
@@ -124,8 +124,7 @@ class MetaRefreshMiddleware(BaseRedirectMiddleware):
         return float(match["delay"]), safe_url_string(urljoin(response.url, url))
 
     def _from_html(self, response: Response) -> tuple[float, str] | None:
-        content_type = response.headers.get("Content-Type")
-        if content_type is not None and "html" not in content_type.lower():
+        if not isinstance(response, HtmlResponse):
             return None
         body = response.body
         if not body.startswith(_UTF16_BOMS) and b"refresh" not in body[:_SCAN].lower():
