@@ -45,13 +45,19 @@ class BenchSpider(Spider):
         yield from response.follow_all(css="a::attr(href)")
 
 
-async def crawl(start_url: str, concurrency: int, job_dir: str | None = None) -> dict[str, Any]:
-    settings = {
+async def crawl(
+    start_url: str,
+    concurrency: int,
+    job_dir: str | None = None,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    settings: dict[str, Any] = {
         "CONCURRENT_REQUESTS": concurrency,
         "CONCURRENT_REQUESTS_PER_DOMAIN": concurrency,
         "DOWNLOAD_SLOT_BY": "netloc",
         "LOG_LEVEL": "WARNING",
         "STATS_DUMP": False,
+        **(extra or {}),
     }
     crawler = Crawler(BenchSpider, settings=settings, job_dir=job_dir, start_url=start_url)
     CRAWLER.append(crawler)

@@ -5,7 +5,8 @@ commands a crawl sends (MONITOR), by script name, and how long Redis runs each.
 run cost Redis: commands executed (``total_commands_processed``, which counts the
 commands a Lua script runs as well as the scripts themselves), reads of client input
 (``total_reads_processed``: one per round trip, since a pipelined batch arrives in one
-read), ``EVALSHA`` calls, and Redis's own CPU seconds.
+read), ``EVALSHA`` calls, and Redis's own CPU seconds; on a Redis Cluster the sum of
+the masters' snapshots is the cluster's.
 
 ``CommandTally`` runs ``MONITOR`` on a thread during one crawl and counts what clients
 sent, naming each ``EVALSHA`` by the script whose SHA1 it carries (the frontier's
@@ -14,7 +15,11 @@ scripts), and what the scripts ran inside. ``ScriptTimer`` sets the slow log to
 record every command and sums the time Redis spent executing each (network I/O
 excluded). Both run in crawls of their own that are not measured: MONITOR slows Redis
 down, and it would inflate the slow log's times (Redis formats a MONITOR line for
-every command a script runs, inside the script's time).
+every command a script runs, inside the script's time). Both also count by shard of a
+sharded job (``--shards``): the shard of a command is the hash tag of its first key
+(``JobKeys``: shard 0's tag is ``{project:job}``, shard k's ``{project:job#k.salt}``,
+with ``#`` percent-encoded in every name), so they tell how a job's Redis work split
+between its shards on one node.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ import redis
 from skitter.frontier._redis._lua import script_text
 from skitter.frontier._redis._scripts import SCRIPT_NAMES, script_source
 
-__all__ = ["CommandTally", "RedisCounters", "ScriptTimer", "script_names"]
+__all__ = ["CommandTally", "RedisCounters", "ScriptTimer", "script_names", "shard_of_command"]
 
 _STOP = "skitter-bench-monitor-stop"
 _SLOWLOG_LEN = 1_000_000
@@ -65,6 +70,18 @@ class RedisCounters:
             self.cpu - other.cpu,
         )
 
+    def __add__(self, other: RedisCounters) -> RedisCounters:
+        return RedisCounters(
+            self.commands + other.commands,
+            self.reads + other.reads,
+            self.evalsha + other.evalsha,
+            self.cpu + other.cpu,
+        )
+
+    @classmethod
+    def zero(cls) -> RedisCounters:
+        return cls(0, 0, 0, 0.0)
+
 
 def script_names() -> dict[str, str]:
     """SHA1 -> name of every Lua script a worker may send (as redis-py computes it): the
@@ -92,6 +109,9 @@ class CommandTally:
         self._names = script_names()
         self.sent: Counter[str] = Counter()
         self.inside: Counter[str] = Counter()
+        #: What clients sent to each shard, and what the scripts ran on it.
+        self.sent_by_shard: Counter[int] = Counter()
+        self.inside_by_shard: Counter[int] = Counter()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, name="redis-monitor", daemon=True)
         self._error: BaseException | None = None
@@ -132,10 +152,15 @@ class CommandTally:
         client, _, rest = line.partition("] ")
         words = [word.strip('"') for word in rest.split(" ", 2)[:2]]
         command = _name(words, self._names)
+        shard = shard_of_command(rest)
         if client.endswith(" lua"):
             self.inside[command] += 1
+            if shard is not None:
+                self.inside_by_shard[shard] += 1
         else:
             self.sent[command] += 1
+            if shard is not None:
+                self.sent_by_shard[shard] += 1
 
 
 class ScriptTimer:
@@ -147,6 +172,7 @@ class ScriptTimer:
         self._url = url
         self._names = script_names()
         self.micros: Counter[str] = Counter()
+        self.micros_by_shard: Counter[int] = Counter()
         self._saved: dict[str, str] = {}
 
     def start(self) -> ScriptTimer:
@@ -164,8 +190,25 @@ class ScriptTimer:
             for name, value in self._saved.items():
                 client.config_set(name, value)
         for entry in entries:
-            words = [word.decode("utf-8", "replace") for word in entry["command"].split(b" ", 2)]
-            self.micros[_name(words[:2], self._names)] += entry["duration"]
+            line = entry["command"].decode("utf-8", "replace")
+            self.micros[_name(line.split(" ", 2)[:2], self._names)] += entry["duration"]
+            shard = shard_of_command(line)
+            if shard is not None:
+                self.micros_by_shard[shard] += entry["duration"]
+
+
+def shard_of_command(line: str) -> int | None:
+    """The shard of a command (its words as MONITOR or the slow log shows them): that of
+    the first hash tag in it, which is its first key's; None without one (PING, INFO)."""
+    start = line.find("{")
+    end = line.find("}", start + 1)
+    if start < 0 or end < 0:
+        return None
+    _, marked, rest = line[start + 1 : end].rpartition("#")
+    if not marked:
+        return 0
+    index = rest.partition(".")[0]
+    return int(index) if index.isdigit() else None
 
 
 def _name(words: list[str], scripts: dict[str, str]) -> str:

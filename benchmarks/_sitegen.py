@@ -11,11 +11,18 @@ paragraphs bring each page to a size drawn between 5 and 15 KB.
 
 A multi-host site is the same site spread over ``ports`` of 127.0.0.1 (a host is a
 port, since only loopback is used): page ``i`` lives on ``ports[i % len(ports)]`` and
-every link is absolute, ``http://127.0.0.1:<port>/p/...``, to the target page's own
+every link is absolute, ``http://<name>:<port>/p/...``, to the target page's own
 port, plain or with a ``#fragment``. Every page keeps one canonical URL, so a crawl
 that fetched a page through the wrong port would count it twice. The links, items and
 sizes do not depend on the number of ports (all ports have five digits), so a 1-port
 and an 8-port site differ only in where the pages live.
+
+The name in the links is ``127.0.0.1`` unless ``names`` says otherwise: port ``k``'s
+pages are linked as ``names[k % len(names)]``. That is for what tells hosts apart by
+name and not by port, as the Redis frontier's shards do (``redis_bench.py --shards``):
+``("127.0.0.1", "localhost")`` makes a two-port site two host names, both served by
+the nginx on 127.0.0.1 (``localhost`` resolves there through ``/etc/hosts``). Every
+name must have as many characters as ``127.0.0.1``, so the names change no page's size.
 
 The same seed, page count and ports always give the same bytes; ``manifest.json``
 records what a complete crawl must find.
@@ -26,11 +33,11 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from html import escape
 from pathlib import Path
 
-__all__ = ["Manifest", "generate_site", "load_manifest"]
+__all__ = ["DEFAULT_NAME", "Manifest", "generate_site", "load_manifest"]
 
 LINKS_RANDOM = 11
 LINKS_REPEATED = 3
@@ -43,6 +50,7 @@ _VOCABULARY = (
     "throttle bucket token burst rate window fair share breaker circuit recrawl age"
 )
 _WORDS = _VOCABULARY.split()
+DEFAULT_NAME = "127.0.0.1"
 
 
 @dataclass(frozen=True)
@@ -57,10 +65,16 @@ class Manifest:
     start_path: str
     ports: tuple[int, ...] = ()
     """The ports of a multi-host site (absolute links); empty for the relative site."""
+    names: tuple[str, ...] = (DEFAULT_NAME,)
+    """The host names the links of a multi-host site use, port ``k`` the ``k % len``-th."""
 
     @property
     def hosts(self) -> int:
         return max(1, len(self.ports))
+
+    def origin(self, k: int) -> str:
+        """``http://<name>:<port>`` of port ``k`` of a multi-host site, as links name it."""
+        return f"http://{self.names[k % len(self.names)]}:{self.ports[k]}"
 
     def pages_per_host(self) -> list[int]:
         """How many pages live on each port, in the order of ``ports``."""
@@ -72,13 +86,13 @@ def _path(i: int, width: int) -> tuple[str, str]:
     return bucket, f"{i:0{width}d}.html"
 
 
-def _href(src: int, dst: int, width: int, style: int, ports: Sequence[int]) -> str:
+def _href(src: int, dst: int, width: int, style: int, origins: Sequence[str]) -> str:
     """A link from page ``src`` to page ``dst``, written in one of five equivalent ways
-    (absolute, to the target's port, with or without a fragment on a multi-host site)."""
+    (absolute, to the target's origin, with or without a fragment on a multi-host site)."""
     src_bucket, _ = _path(src, width)
     bucket, name = _path(dst, width)
-    if ports:
-        url = f"http://127.0.0.1:{ports[dst % len(ports)]}/p/{bucket}/{name}"
+    if origins:
+        url = f"{origins[dst % len(origins)]}/p/{bucket}/{name}"
         return url + ("", "", "", "#reviews", "#top")[style]
     if style == 0:
         return f"/p/{bucket}/{name}"
@@ -100,14 +114,15 @@ def _paragraphs(rng: random.Random, count: int) -> list[str]:
 
 
 def _page(
-    rng: random.Random, i: int, n: int, width: int, filler: list[str], ports: Sequence[int]
+    rng: random.Random, i: int, n: int, width: int, filler: list[str], origins: Sequence[str]
 ) -> tuple[str, int, int]:
     targets = [rng.randrange(1, n) for _ in range(LINKS_RANDOM)]
     if i + 1 < n:
         targets.insert(0, i + 1)
-    hrefs = [_href(i, t, width, rng.randrange(5), ports) for t in targets]
+    hrefs = [_href(i, t, width, rng.randrange(5), origins) for t in targets]
     hrefs += [
-        _href(i, rng.choice(targets), width, rng.randrange(5), ports) for _ in range(LINKS_REPEATED)
+        _href(i, rng.choice(targets), width, rng.randrange(5), origins)
+        for _ in range(LINKS_REPEATED)
     ]
     rng.shuffle(hrefs)
     nav = "".join(
@@ -135,18 +150,33 @@ def _page(
     return "".join(body), item_count, len(hrefs)
 
 
-def generate_site(root: Path, pages: int, seed: int = 1, ports: Sequence[int] = ()) -> Manifest:
+def generate_site(
+    root: Path,
+    pages: int,
+    seed: int = 1,
+    ports: Sequence[int] = (),
+    names: Sequence[str] = (DEFAULT_NAME,),
+) -> Manifest:
     """Write a ``pages``-page site under ``root`` (created if needed) and its manifest:
-    with relative links, or spread over ``ports`` with absolute links."""
+    with relative links, or spread over ``ports`` with absolute links naming ``names``."""
     if any(not 10_000 <= port <= 65_535 for port in ports):
         # Five-digit ports keep every page's size the same whatever the ports are.
         raise ValueError(f"site ports must have five digits, got {list(ports)}")
+    if not names or any(len(name) != len(DEFAULT_NAME) for name in names):
+        # As the five digits: names as long as 127.0.0.1 keep the pages' sizes.
+        raise ValueError(
+            f"site host names must have {len(DEFAULT_NAME)} characters each, got {list(names)}"
+        )
+    if len(names) > 1 and not ports:
+        raise ValueError("host names are for a multi-host site: give its ports too")
+    shape = Manifest(pages, 0, 0, 0, seed, "", tuple(ports), tuple(names))
+    origins = [shape.origin(k) for k in range(len(ports))]
     rng = random.Random(seed)
     width = max(5, len(str(pages - 1)))
     filler = _paragraphs(rng, 300)
     items = links = total = 0
     for i in range(pages):
-        html, item_count, link_count = _page(rng, i, pages, width, filler, ports)
+        html, item_count, link_count = _page(rng, i, pages, width, filler, origins)
         bucket, name = _path(i, width)
         directory = root / "p" / bucket
         if i % 1000 == 0:
@@ -157,7 +187,9 @@ def generate_site(root: Path, pages: int, seed: int = 1, ports: Sequence[int] = 
         links += link_count
         total += len(data)
     bucket, name = _path(0, width)
-    manifest = Manifest(pages, items, links, total, seed, f"/p/{bucket}/{name}", tuple(ports))
+    manifest = replace(
+        shape, items=items, links=links, bytes=total, start_path=f"/p/{bucket}/{name}"
+    )
     (root / "manifest.json").write_text(json.dumps(asdict(manifest), indent=2))
     return manifest
 
@@ -167,6 +199,7 @@ def load_manifest(root: Path) -> Manifest | None:
     try:
         fields = json.loads((root / "manifest.json").read_text())
         fields["ports"] = tuple(fields.get("ports", ()))
+        fields["names"] = tuple(fields.get("names", (DEFAULT_NAME,)))
         return Manifest(**fields)
     except (OSError, ValueError, TypeError, AttributeError):
         return None

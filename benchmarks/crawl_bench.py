@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -42,11 +43,11 @@ from _nginx import (
     serve_with_nginx,
 )
 from _report import MARKER
-from _sitegen import Manifest, generate_site, load_manifest
+from _sitegen import DEFAULT_NAME, Manifest, generate_site, load_manifest
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
-CRAWLERS = ("skitter", "skitter-job", "raw", "scrapy")
+CRAWLERS = ("skitter", "skitter-job", "skitter-cache", "raw", "scrapy")
 METRICS = ("pages_per_s", "cpu_per_1k", "maxrss_mb", "nginx_cpu")
 HOSTS_TARGET = 0.9
 """Issue 4: skitter's pages/s over 8 hosts must be at least 0.9x its 1-host figure."""
@@ -198,28 +199,42 @@ def _extra(data: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in data.items() if k not in skip) or "no details"
 
 
-def _site(args: argparse.Namespace, tmp: Path, hosts: int) -> tuple[Path, Manifest]:
+def _site(
+    args: argparse.Namespace, tmp: Path, hosts: int, names: Sequence[str] = (DEFAULT_NAME,)
+) -> tuple[Path, Manifest]:
     """The site to crawl for ``hosts`` hosts: reused from ``--site-dir`` when it has the
-    same pages, seed and number of hosts and its ports are free; generated otherwise.
+    same pages, seed, number of hosts and host names and its ports are free; generated
+    otherwise.
 
     The plain single-host site (relative links) lives in the site directory itself;
     an absolute-link site over N ports (``--hosts`` above 1, and every site of
-    ``--compare-hosts``) in its ``hosts-N`` subdirectory.
+    ``--compare-hosts``) in its ``hosts-N`` subdirectory, ``hosts-N-<name>-...`` when
+    its links name other hosts than 127.0.0.1 (``_sitegen``'s ``names``).
     """
     absolute = args.compare_hosts is not None or hosts > 1
     root = args.site_dir or tmp / "site"
     if absolute:
-        root = root / f"hosts-{hosts}"
+        named = "" if tuple(names) == (DEFAULT_NAME,) else "-" + "-".join(names)
+        root = root / f"hosts-{hosts}{named}"
     manifest = load_manifest(root)
-    wanted = (args.pages, args.seed, hosts if absolute else 0)
-    if manifest and (manifest.pages, manifest.seed, len(manifest.ports)) == wanted:
+    wanted = (args.pages, args.seed, hosts if absolute else 0, tuple(names))
+    if (
+        manifest
+        and (
+            manifest.pages,
+            manifest.seed,
+            len(manifest.ports),
+            manifest.names,
+        )
+        == wanted
+    ):
         if ports_free(manifest.ports):
             print(f"reusing the site in {root}", file=sys.stderr)
             return root, manifest
         print(f"the ports of the site in {root} are in use: regenerating", file=sys.stderr)
     started = time.perf_counter()
     ports = reserve_ports(hosts) if absolute else []
-    manifest = generate_site(root, args.pages, args.seed, ports)
+    manifest = generate_site(root, args.pages, args.seed, ports, names)
     took = time.perf_counter() - started
     where = f" on ports {', '.join(map(str, ports))}" if ports else ""
     print(f"generated {manifest.pages} pages in {root}{where} ({took:.1f} s)", file=sys.stderr)
@@ -285,7 +300,8 @@ def ratios(medians: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
 def _versions(crawlers: list[str]) -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
-    names = {"skitter": "skitter", "skitter-job": "skitter", "raw": "aiohttp", "scrapy": "scrapy"}
+    names = {"skitter": "skitter", "skitter-job": "skitter", "skitter-cache": "skitter"}
+    names.update(raw="aiohttp", scrapy="scrapy")
     found = {"python": platform.python_version()}
     for crawler in crawlers:
         try:

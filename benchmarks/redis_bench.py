@@ -17,6 +17,18 @@ ratios to 1 worker::
 ``--breakdown`` adds two unmeasured 1-worker crawls, under ``MONITOR`` and with the slow
 log recording every command, and prints which commands and scripts each page costs and
 how long Redis takes over each: where the round trips and Redis's time go.
+
+``--shards N`` (issue 14) adds, after each number of workers, a run of as many workers
+on a job split over N shards (``skitter worker --shards N``): what sharding costs a
+page. Shards split a job by host name, so the site then spans two (``127.0.0.1`` and
+``localhost``, on two ports of nginx) for every run, sharded or not, so that rows
+compare; with ``--breakdown`` a sharded 1-worker crawl is broken down too, by shard.
+``--cluster`` runs the workers on a real Redis Cluster (``--redis-cluster``) of
+``max(3, N)`` private masters instead of one node, summing ``INFO`` over the masters
+and showing each master's share::
+
+    PYTHONPATH=src .venv/bin/python benchmarks/redis_bench.py --pages 5000 --runs 1 \\
+        --workers 1,2 --shards 2 [--breakdown | --cluster]
 """
 
 from __future__ import annotations
@@ -24,10 +36,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import shutil
-import statistics
+import socket
 import subprocess
 import sys
 import tempfile
@@ -39,23 +50,31 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import redis
 from _nginx import NginxMissing, NginxServer, find_nginx, serve_with_nginx
 from _redis_probe import CommandTally, RedisCounters, ScriptTimer
+from _redis_report import (
+    MEMORY,
+    TARGET,
+    Breakdown,
+    Crawl,
+    label,
+    render,
+    render_breakdown,
+    summarise,
+)
+from _redis_target import RedisTarget
 from _sitegen import Manifest
 from crawl_bench import BenchmarkFailed, _site
 
-from skitter.testing._redis import RedisServer
+from skitter.frontier._redis._keys import JobKeys
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
 SPIDER = HERE / "_worker_spider.py"
-TARGET = 0.7
-"""Issue 6: one worker on Redis must reach 0.7x the in-memory crawl's pages/s."""
 IDLE_TIMEOUT = 1.0
 """WORKER_IDLE_TIMEOUT: how long the workers wait, once the cluster is idle, to exit."""
-MEMORY = 0
-"""The number of workers that stands for the in-memory crawl in results."""
+SHARD_NAMES = ("127.0.0.1", "localhost")
+"""The host names of the site of ``--shards``: one per port, on different shards of 2."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +82,7 @@ class ClusterRun:
     """One crawl of the site by ``workers`` processes (``MEMORY``: one, in memory)."""
 
     workers: int
+    shards: int
     pages: int
     items: int
     elapsed: float
@@ -77,12 +97,19 @@ class ClusterRun:
     """The part of ``cpu`` spent before the spider was loaded, summed over processes."""
     nginx_cpu: float
     redis: RedisCounters
+    """Summed over the nodes (the masters of a cluster)."""
+    redis_nodes: list[RedisCounters] = field(default_factory=list)
+    """Each node's part of ``redis``, in the target's order (``figures``: busiest first)."""
     pages_per_process: list[int] = field(default_factory=list)
     load: float = 0.0
 
     @property
+    def crawl(self) -> Crawl:
+        return self.workers, self.shards
+
+    @property
     def label(self) -> str:
-        return label(self.workers)
+        return label(self.crawl)
 
     @property
     def pages_per_s(self) -> float:
@@ -101,13 +128,16 @@ class ClusterRun:
             "commands": self.redis.commands / p,
             "nginx_cpu": self.nginx_cpu,
             "elapsed": self.elapsed,
+        } | {
+            f"{name}@{k}": value
+            # busiest first: a fresh job's shards land on masters by its name's hash, so
+            # only "the busiest master" means the same thing from run to run
+            for k, node in enumerate(sorted(self.redis_nodes, key=lambda n: -n.cpu))
+            for name, value in (
+                ("redis_cpu_per_1k", node.cpu / p * 1000),
+                ("commands", node.commands / p),
+            )
         }
-
-
-def label(workers: int) -> str:
-    if workers == MEMORY:
-        return "in-memory"
-    return f"{workers} worker{'s' if workers > 1 else ''}"
 
 
 def _children_cpu() -> float:
@@ -115,7 +145,7 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _command(workers: int, start_url: str, redis_url: str, job: str, out: Path) -> list[str]:
+def _command(crawl: Crawl, start_url: str, redis_args: list[str], job: str, out: Path) -> list[str]:
     settings = {
         "CONCURRENT_REQUESTS": 64,
         "CONCURRENT_REQUESTS_PER_DOMAIN": 64,
@@ -123,11 +153,14 @@ def _command(workers: int, start_url: str, redis_url: str, job: str, out: Path) 
         "LOG_LEVEL": "WARNING",
         "STATS_DUMP": "false",
     }
+    workers, shards = crawl
     command = [sys.executable, "-m", "skitter"]
     if workers == MEMORY:
         command += ["crawl", str(SPIDER)]
     else:
-        command += ["worker", str(SPIDER), "--redis", redis_url, "--job", job]
+        command += ["worker", str(SPIDER), *redis_args, "--job", job]
+        if shards > 1:
+            command += ["--shards", str(shards)]
     for name, value in settings.items():
         command += ["-s", f"{name}={value}"]
     return [*command, "-a", f"start_url={start_url}", "-O", str(out), "--no-progress"]
@@ -149,16 +182,16 @@ class _Process:
         return "\n".join(text.splitlines()[-lines:]) or "(empty log)"
 
 
-def _spawn(workers: int, start_url: str, redis_url: str, work: Path) -> list[_Process]:
+def _spawn(crawl: Crawl, start_url: str, redis_args: list[str], work: Path) -> list[_Process]:
     job = f"bench-{uuid.uuid4().hex[:8]}"
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH")]))
     processes = []
-    for i in range(max(1, workers)):
+    for i in range(max(1, crawl[0])):
         out, probe, log = (work / f"{job}-{i}.{ext}" for ext in ("jsonl", "probe.json", "log"))
         with log.open("wb") as log_file:
             popen = subprocess.Popen(
-                _command(workers, start_url, redis_url, job, out),
+                _command(crawl, start_url, redis_args, job, out),
                 stdout=log_file,
                 stderr=subprocess.STDOUT,
                 env=env | {"SKITTER_BENCH_PROBE": str(probe)},
@@ -229,6 +262,13 @@ def _verify(
         problems.append(f"{len(names)} distinct items, expected {manifest.items}")
     if any(probe["last_page"] is None for probe in probes if probe["pages"]):
         problems.append("a process parsed pages but noted no last page")
+    hosts: Counter[str] = Counter()
+    for probe in probes:
+        hosts.update(probe["hosts"])
+    if hosts != _pages_per_host(manifest, nginx):
+        problems.append(
+            f"pages per host {dict(hosts)}, expected {_pages_per_host(manifest, nginx)}"
+        )
     if problems:
         raise BenchmarkFailed(
             f"{what}: " + "; ".join(problems) + f"\nnginx error log:\n{nginx.log_tail()}"
@@ -236,26 +276,38 @@ def _verify(
     return probes, per_process
 
 
+def _pages_per_host(manifest: Manifest, nginx: NginxServer) -> Counter[str]:
+    """``host:port`` -> pages a complete crawl fetches there: each page from its own."""
+    if not manifest.ports:
+        return Counter({nginx.base_url.removeprefix("http://"): manifest.pages})
+    netlocs = [manifest.origin(k).removeprefix("http://") for k in range(manifest.hosts)]
+    return Counter(dict(zip(netlocs, manifest.pages_per_host(), strict=True)))
+
+
+def start_url(manifest: Manifest, nginx: NginxServer) -> str:
+    origin = manifest.origin(0) if manifest.ports else nginx.base_url
+    return origin + manifest.start_path
+
+
 def run_once(
-    workers: int,
+    crawl: Crawl,
     nginx: NginxServer,
-    redis_server: RedisServer,
+    target: RedisTarget,
     manifest: Manifest,
     work: Path,
 ) -> ClusterRun:
-    """Crawl the site once with ``workers`` worker processes (``MEMORY``: in memory)."""
-    what = label(workers)
-    start_url = nginx.base_url + manifest.start_path
-    with redis.Redis.from_url(redis_server.url) as client:
-        client.flushall()
-        before = RedisCounters.read(client)
-        nginx_before, cpu_before = nginx.cpu_seconds(), _children_cpu()
-        started = time.monotonic()
-        processes = _spawn(workers, start_url, redis_server.url, work)
-        _wait(processes, 120 + manifest.pages / 10, what)
-        cpu = _children_cpu() - cpu_before
-        nginx_cpu = nginx.cpu_seconds() - nginx_before
-        spent = RedisCounters.read(client) - before
+    """Crawl the site once with ``crawl``'s workers and shards (``MEMORY``: in memory)."""
+    what = label(crawl)
+    workers, shards = crawl
+    target.flushall()
+    before = target.read()
+    nginx_before, cpu_before = nginx.cpu_seconds(), _children_cpu()
+    started = time.monotonic()
+    processes = _spawn(crawl, start_url(manifest, nginx), target.worker_args, work)
+    _wait(processes, 120 + manifest.pages / 10, what)
+    cpu = _children_cpu() - cpu_before
+    nginx_cpu = nginx.cpu_seconds() - nginx_before
+    nodes = [after - first for after, first in zip(target.read(), before, strict=True)]
     probes, per_process = _verify(what, processes, manifest, nginx)
     last_page = max(probe["last_page"] for probe in probes if probe["last_page"] is not None)
     last_exit = max(p.exited for p in processes if p.exited is not None)
@@ -265,6 +317,7 @@ def run_once(
             path.unlink(missing_ok=True)
     return ClusterRun(
         workers=workers,
+        shards=shards,
         pages=manifest.pages,
         items=manifest.items,
         elapsed=last_page - started,
@@ -272,37 +325,36 @@ def run_once(
         cpu=cpu,
         startup_cpu=sum(probe["cpu_loaded"] for probe in probes),
         nginx_cpu=nginx_cpu,
-        redis=spent,
+        redis=sum(nodes, RedisCounters.zero()),
+        redis_nodes=nodes,
         pages_per_process=per_process,
         load=os.getloadavg()[0],
     )
 
 
-@dataclass
-class Breakdown:
-    """What one worker's crawl costs Redis, command by command (see ``--breakdown``)."""
-
-    sent: Counter[str]
-    inside: Counter[str]
-    micros: Counter[str]
-
-
 def breakdown(
-    nginx: NginxServer, redis_server: RedisServer, manifest: Manifest, work: Path
+    shards: int, nginx: NginxServer, target: RedisTarget, manifest: Manifest, work: Path
 ) -> Breakdown:
     """Two unmeasured 1-worker crawls: one under MONITOR (what the worker sent, what the
     scripts ran), one with the slow log recording every command (how long Redis took)."""
-    tally = CommandTally(redis_server.url)
-    timer = ScriptTimer(redis_server.url)
+    tally = CommandTally(target.url)
+    timer = ScriptTimer(target.url)
     for probe in (tally, timer):
-        with redis.Redis.from_url(redis_server.url) as client:
-            client.flushall()
+        target.flushall()
         probe.start()
         try:
-            run_once(1, nginx, redis_server, manifest, work)
+            run_once((1, shards), nginx, target, manifest, work)
         finally:
             probe.stop()
-    result = Breakdown(tally.sent, tally.inside, timer.micros)
+    result = Breakdown(
+        shards,
+        tally.sent,
+        tally.inside,
+        timer.micros,
+        tally.sent_by_shard,
+        tally.inside_by_shard,
+        timer.micros_by_shard,
+    )
     # The benchmark's own commands are not the worker's.
     for command in ("info", "flushall", "config", "slowlog", "echo"):
         result.sent.pop(command, None)
@@ -310,116 +362,23 @@ def breakdown(
     return result
 
 
-# -- report ---------------------------------------------------------------------------------
-def summarise(results: list[ClusterRun], counts: list[int]) -> dict[int, dict[str, float]]:
-    medians = {}
-    for workers in counts:
-        runs = [r.figures() for r in results if r.workers == workers]
-        medians[workers] = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-    return medians
-
-
-def run_ratios(results: list[ClusterRun], workers: int, base: int) -> list[float]:
-    """pages/s of ``workers`` over ``base``, run by run (each pair ran back to back)."""
-    mine = [r.pages_per_s for r in results if r.workers == workers]
-    theirs = [r.pages_per_s for r in results if r.workers == base]
-    return [a / b for a, b in zip(mine, theirs, strict=True)]
-
-
-_COLUMNS = (  # title, figure, format, width
-    ("pages/s", "pages_per_s", "{:.0f}", 9),
-    ("CPU s/1k pages", "cpu_per_1k", "{:.3f}", 16),
-    ("Redis CPU s/1k", "redis_cpu_per_1k", "{:.3f}", 16),
-    ("round trips/page", "round_trips", "{:.2f}", 18),
-    ("EVALSHA/page", "evalsha", "{:.2f}", 14),
-    ("commands/page", "commands", "{:.1f}", 15),
-    ("nginx busy", "nginx_busy", "{:.0%}", 12),
-)
-
-
-def render(
-    manifest: Manifest,
-    args: argparse.Namespace,
-    medians: dict[int, dict[str, float]],
-    results: list[ClusterRun],
-    redis_version: str,
-) -> str:
-    avg_kb = manifest.bytes / manifest.pages / 1024
-    lines = [
-        f"{manifest.pages} pages ({avg_kb:.1f} KB avg, {manifest.links / manifest.pages:.1f} "
-        f"links and {manifest.items / manifest.pages:.1f} items per page), concurrency 64 "
-        f"per process, median of {args.runs} run(s), {os.cpu_count()} CPUs",
-        f"python {platform.python_version()}, redis-server {redis_version}, redis-py "
-        f"{redis.__version__}; every process writes a feed (-O), workers "
-        f"WORKER_IDLE_TIMEOUT={IDLE_TIMEOUT:g}",
-        "",
-        f"{'crawl':<12}" + "".join(f"{title:>{width}}" for title, _, _, width in _COLUMNS),
-    ]
-    for workers, m in medians.items():
-        m = m | {"nginx_busy": m["nginx_cpu"] / m["elapsed"]}
-        row = f"{label(workers):<12}"
-        for _, key, fmt, width in _COLUMNS:
-            redis_only = key in ("redis_cpu_per_1k", "round_trips", "evalsha", "commands")
-            cell = "-" if workers == MEMORY and redis_only else fmt.format(m[key])
-            row += f"{cell:>{width}}"
-        lines.append(row)
-    lines.append("")
-    pairs = []
-    if MEMORY in medians and 1 in medians:
-        pairs.append((1, MEMORY))
-    pairs += [(n, 1) for n in medians if n > 1 and 1 in medians]
-    for workers, base in pairs:
-        mine, theirs = medians[workers], medians[base]
-        each = ", ".join(f"{x:.2f}" for x in run_ratios(results, workers, base))
-        speed = mine["pages_per_s"] / theirs["pages_per_s"]
-        cpu = mine["cpu_per_1k"] / theirs["cpu_per_1k"]
-        name = f"{label(workers)} / {label(base)}"
-        lines.append(
-            f"{name:<24}pages/s {speed:.2f}x  CPU s/1k pages {cpu:.2f}x"
-            f"  (pages/s run by run: {each})"
-        )
-    if MEMORY in medians and 1 in medians:
-        ratio = medians[1]["pages_per_s"] / medians[MEMORY]["pages_per_s"]
-        verdict = "met" if ratio >= TARGET else "NOT met"
-        lines.append(
-            f"target: 1 worker >= {TARGET:.2f}x in-memory pages/s: {ratio:.2f}x, {verdict}"
-        )
-    startup = ", ".join(f"{label(n)} {m['startup_cpu']:.2f}" for n, m in medians.items())
-    lines.append(f"start-up CPU s per process (in CPU s/1k pages): {startup}")
-    load = max(r.load for r in results)
-    if load > (os.cpu_count() or 1):
-        lines.append(
-            f"note: load average up to {load:.1f} on {os.cpu_count()} CPUs: other work took "
-            "CPU from the crawls and pages/s moved with it; CPU s/1k pages is steadier"
-        )
-    last = {r.workers: r.pages_per_process for r in results}
-    spread = "; ".join(f"{label(n)} {last[n]}" for n in last if n > 1)
-    if spread:
-        lines.append(f"pages per worker (last run): {spread}")
-    return "\n".join(lines)
-
-
-def render_breakdown(tally: Breakdown, pages: int) -> str:
-    sent, inside, micros = tally.sent, tally.inside, tally.micros
-    lines = ["", f"1 worker, {pages} pages (counted by MONITOR, timed by SLOWLOG): Redis per page"]
-    lines.append(
-        f"  sent by the worker, per page (total {sum(sent.values()) / pages:.2f} calls, "
-        f"{sum(micros.values()) / pages:.1f} us executing):"
-    )
-    lines += [
-        f"    {n / pages:8.3f}  {micros[command] / pages:6.1f} us  {command}"
-        for command, n in sent.most_common()
-    ]
-    lines.append(f"  run inside the scripts, per page (total {sum(inside.values()) / pages:.1f}):")
-    lines += [f"    {n / pages:8.3f}  {command}" for command, n in inside.most_common(12)]
-    return "\n".join(lines)
-
-
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=20_000, help="pages in the site")
     parser.add_argument("--runs", type=int, default=3, help="runs per crawl (median)")
     parser.add_argument("--workers", default="1,2,4", help="numbers of workers to run")
+    parser.add_argument(
+        "--shards",
+        type=int,
+        default=1,
+        help="also run each number of workers on a job of N shards (2 or more; the site "
+        "then spans two host names for every run)",
+    )
+    parser.add_argument(
+        "--cluster",
+        action="store_true",
+        help="run the workers on a Redis Cluster of max(3, shards) private masters",
+    )
     parser.add_argument("--seed", type=int, default=1, help="site generator seed")
     parser.add_argument("--site-dir", type=Path, help="generate (or reuse) the site here")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
@@ -433,8 +392,75 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error(f"--workers takes numbers like 1,2,4; got {args.workers!r}")
     if args.pages < 2 or args.runs < 1 or min(args.worker_counts) < 1:
         parser.error("--pages must be at least 2, --runs and --workers positive")
-    args.compare_hosts = None  # crawl_bench._site: the plain one-host site
+    if args.shards < 1 or args.shards > 1024:
+        parser.error(f"--shards takes 2 to 1024 shards (1: none), got {args.shards}")
+    args.site_shards = _shards_of_names(args.shards)
+    if args.shards > 1 and len(set(args.site_shards)) < len(SHARD_NAMES):
+        parser.error(
+            f"--shards {args.shards} puts the site's hosts {', '.join(SHARD_NAMES)} on one shard "
+            f"(shards {args.site_shards}): the sharded rows would measure one shard; "
+            "use another number (2, 4, 5 ...)"
+        )
+    if args.breakdown and args.cluster:
+        parser.error("--breakdown reads MONITOR and the slow log of one node: not with --cluster")
+    args.compare_hosts = None  # crawl_bench._site: an absolute-link site only for --shards
+    args.idle_timeout = IDLE_TIMEOUT
     return args
+
+
+def _shards_of_names(shards: int) -> list[int]:
+    """The shard each of the site's host names falls on in a job of ``shards``."""
+    keys = JobKeys.for_job("bench", "bench", shards=shards)
+    return [keys.shard_of(name) for name in SHARD_NAMES]
+
+
+def _crawls(args: argparse.Namespace) -> list[Crawl]:
+    """The rows, in the order each run goes through them: in memory, then each number
+    of workers, unsharded and (``--shards``) sharded, back to back."""
+    shard_counts = [1, args.shards] if args.shards > 1 else [1]
+    return [(MEMORY, 1)] + [(w, s) for w in args.worker_counts for s in shard_counts]
+
+
+def _check_names() -> str | None:
+    """Why the two-name site of ``--shards`` cannot be served here, if it cannot: nginx
+    listens on 127.0.0.1 only, so every name must resolve there and nowhere else."""
+    for name in SHARD_NAMES:
+        try:
+            found = {info[4][0] for info in socket.getaddrinfo(name, 80, type=socket.SOCK_STREAM)}
+        except OSError as exc:
+            return f"{name} does not resolve ({exc})"
+        if found != {"127.0.0.1"}:
+            return f"{name} resolves to {sorted(found)}, not 127.0.0.1 only (see /etc/hosts)"
+    return None
+
+
+def _measure(
+    args: argparse.Namespace, target: RedisTarget, tmp: Path
+) -> tuple[Manifest, list[ClusterRun], list[Breakdown]]:
+    """Every run of every crawl, interleaved, then the breakdowns."""
+    if args.shards > 1:
+        root, manifest = _site(args, tmp, len(SHARD_NAMES), SHARD_NAMES)
+    else:
+        root, manifest = _site(args, tmp, 1)
+    results: list[ClusterRun] = []
+    tallies: list[Breakdown] = []
+    with serve_with_nginx(root, tmp / "nginx", manifest.ports) as nginx:
+        for run in range(1, args.runs + 1):
+            for crawl in _crawls(args):
+                result = run_once(crawl, nginx, target, manifest, tmp)
+                results.append(result)
+                m = result.figures()
+                print(
+                    f"run {run}/{args.runs} {result.label}: {m['pages_per_s']:.0f} "
+                    f"pages/s ({m['exit_pages_per_s']:.0f} start to exit), "
+                    f"{result.cpu:.2f} s CPU, {m['round_trips']:.2f} round trips/page, "
+                    f"load average {result.load:.1f}",
+                    file=sys.stderr,
+                )
+        if args.breakdown:
+            for shards in sorted({1, args.shards}):
+                tallies.append(breakdown(shards, nginx, target, manifest, tmp))
+    return manifest, results, tallies
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -447,55 +473,37 @@ def main(argv: list[str] | None = None) -> int:
     if shutil.which("redis-server") is None:
         print("redis-server is not installed: apt-get install -y redis-server", file=sys.stderr)
         return 2
-    counts = [MEMORY, *args.worker_counts]
-    results: list[ClusterRun] = []
-    tally: Breakdown | None = None
+    if args.cluster and shutil.which("redis-cli") is None:
+        print("--cluster needs redis-cli: apt-get install -y redis-tools", file=sys.stderr)
+        return 2
+    if args.shards > 1 and (problem := _check_names()):
+        print(f"--shards needs the site's second host name: {problem}", file=sys.stderr)
+        return 2
     with (
         tempfile.TemporaryDirectory(prefix="skitter-redis-bench-") as tmp_name,
-        RedisServer(aof=False) as redis_server,
+        RedisTarget(masters=args.shards if args.cluster else 0) as target,
     ):
-        tmp = Path(tmp_name)
-        root, manifest = _site(args, tmp, 1)
-        with serve_with_nginx(root, tmp / "nginx") as nginx:
-            redis_version = redis.Redis.from_url(redis_server.url).info()["redis_version"]
-            try:
-                for run in range(1, args.runs + 1):
-                    for workers in counts:
-                        result = run_once(workers, nginx, redis_server, manifest, tmp)
-                        results.append(result)
-                        m = result.figures()
-                        print(
-                            f"run {run}/{args.runs} {result.label}: {m['pages_per_s']:.0f} "
-                            f"pages/s ({m['exit_pages_per_s']:.0f} start to exit), "
-                            f"{result.cpu:.2f} s CPU, {m['round_trips']:.2f} round trips/page, "
-                            f"load average {result.load:.1f}",
-                            file=sys.stderr,
-                        )
-                if args.breakdown:
-                    tally = breakdown(nginx, redis_server, manifest, tmp)
-            except BenchmarkFailed as exc:
-                print(f"FAILED: {exc}", file=sys.stderr)
-                return 1
+        redis_name = target.describe()
+        try:
+            manifest, results, tallies = _measure(args, target, Path(tmp_name))
+        except BenchmarkFailed as exc:
+            print(f"FAILED: {exc}", file=sys.stderr)
+            return 1
 
-    medians = summarise(results, counts)
-    print(render(manifest, args, medians, results, redis_version))
-    if tally is not None:
+    medians = summarise(results, _crawls(args))
+    print(render(manifest, args, medians, results, redis_name))
+    for tally in tallies:
         print(render_breakdown(tally, manifest.pages))
     if args.json:
         report = {
             "site": asdict(manifest),
             "cpus": os.cpu_count(),
-            "redis_version": redis_version,
+            "redis": redis_name,
             "target": TARGET,
-            "median": {label(n): m for n, m in medians.items()},
+            "median": {label(crawl): m for crawl, m in medians.items()},
             "runs": [asdict(r) for r in results],
+            "breakdowns": [tally.as_json() for tally in tallies],
         }
-        if tally is not None:
-            report["breakdown"] = {
-                "sent": dict(tally.sent),
-                "inside": dict(tally.inside),
-                "micros": dict(tally.micros),
-            }
         args.json.write_text(json.dumps(report, indent=2))
     return 0
 

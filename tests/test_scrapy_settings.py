@@ -63,7 +63,7 @@ def test_a_value_that_asks_for_skitters_own_behaviour_is_accepted() -> None:
 @pytest.mark.parametrize(
     ("setting", "value", "hint"),
     [
-        ("HTTPCACHE_ENABLED", True, "HTTP cache"),
+        ("MAIL_HOST", "smtp.example.com", "sending mail"),
         ("TWISTED_REACTOR", "twisted.internet.epollreactor.EPollReactor", "asyncio"),
         ("EXTENSIONS_BASE", {"myproject.ext.Ext": 500}, "EXTENSIONS"),
         ("LOG_FILE", "crawl.log", "redirect stderr"),

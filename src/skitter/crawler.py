@@ -17,13 +17,11 @@ While it runs, ``crawler.control`` (an ``engine.ProjectControl``) is its live co
 panel: status, rate, pause and resume, failed tasks queued again, the monitor, the
 download slots; the dashboard, the CLI and a worker's heartbeats all use it.
 
-What Scrapy's extensions and components reach for is here under Scrapy's names:
-``crawler.signals`` (``skitter.signals``; connect before the crawl starts, in
-``from_crawler``), ``crawler.stats`` (``inc_value``, ``get_value``, ...),
-``crawler.settings`` (``getbool``, ``getint``, ...), ``crawler.extensions`` (the
-EXTENSIONS setting, built when the crawl starts) and ``crawler.engine`` (``crawl``,
-``close_spider``) while it runs. ``CrawlerRunner`` and ``CrawlerProcess`` run crawls
-from a script the way Scrapy's documentation shows.
+Scrapy's names for components: ``crawler.signals`` (connect in ``from_crawler``),
+``crawler.stats`` (``inc_value``...), ``crawler.settings`` (``getbool``...),
+``crawler.extensions`` (EXTENSIONS) and, while it runs, ``crawler.engine``
+(``crawl``, ``close_spider``); ``CrawlerRunner`` and ``CrawlerProcess`` run crawls from
+a script as Scrapy's documentation shows.
 """
 
 from __future__ import annotations
@@ -72,6 +70,7 @@ from skitter.spider import Spider, SpiderMiddlewareManager
 
 if TYPE_CHECKING:  # imported for workers only: a crawl kept elsewhere never loads redis-py
     from skitter.cluster import ClusterJob
+    from skitter.downloader.middlewares._conditional import ValidatorStore
     from skitter.downloader.middlewares._robots import RobotsCache
 
 __all__ = ["Crawler", "CrawlerProcess", "CrawlerRunner", "crawl", "run_crawlers"]
@@ -142,6 +141,8 @@ class Crawler:
         self._project: Project | None = None
         #: robots.txt shared with the other workers (RobotsTxtMiddleware reads it).
         self.robots_cache: RobotsCache | None = None
+        #: A recrawl's validators shared with the other workers (ConditionalRecrawlMiddleware).
+        self.recrawl_validators: ValidatorStore | None = None
         self._job_store: JobStore | None = None  # the job's frontier, as the job sees it
 
     def build(self, mode: str = "crawl") -> Project:
@@ -161,6 +162,7 @@ class Crawler:
             self.stats = cluster.stats(self.stats)
             self.signals.stats = self.stats
             self.robots_cache = cluster.robots_cache()
+            self.recrawl_validators = cluster.validators()
             limits = (settings["MAX_RATE"], settings["MAX_BURST"])
             gate: Gate = cluster.gate(self.clock, self.stats, lease.lease_seconds, limits=limits)
         else:

@@ -10,6 +10,7 @@ from aiohttp import web
 import skitter.downloader
 from skitter.downloader import (
     DOWNLOADER_MIDDLEWARES_BASE,
+    ConditionalRecrawlMiddleware,
     CookiesMiddleware,
     DefaultHeadersMiddleware,
     DownloadHandler,
@@ -31,6 +32,7 @@ def test_public_names() -> None:
     assert sorted(skitter.downloader.__all__) == [
         "AiohttpTransport",
         "BrowserTransport",
+        "ConditionalRecrawlMiddleware",
         "CookiesMiddleware",
         "DOWNLOADER_MIDDLEWARES_BASE",
         "DefaultHeadersMiddleware",
@@ -38,6 +40,7 @@ def test_public_names() -> None:
         "DownloadResult",
         "Downloader",
         "DownloaderMiddleware",
+        "HttpCacheMiddleware",
         "HttpCompressionMiddleware",
         "HttpProxyMiddleware",
         "MetaRefreshMiddleware",
@@ -66,6 +69,8 @@ def test_base_orders_are_scrapys() -> None:
         600,
         700,
         750,
+        900,
+        950,
     ]
 
 
@@ -86,6 +91,7 @@ async def test_built_ins_in_order(make_downloader: MakeDownloader) -> None:
         RedirectMiddleware,
         CookiesMiddleware,
         HttpProxyMiddleware,
+        ConditionalRecrawlMiddleware,
     ]
 
 

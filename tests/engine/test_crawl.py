@@ -8,6 +8,7 @@ import dataclasses
 from collections import Counter
 from typing import Any
 
+import pytest
 from aiohttp import web
 
 from skitter import CloseSpider, Crawler, DropItem, Request, Response, Spider, run_crawlers
@@ -248,6 +249,38 @@ async def test_dont_filter_fetches_again(serve: Any) -> None:
     stats = await Crawler(Again, FAST).run()
     assert site.hits["/same"] == 3
     assert stats["item_scraped_count"] == 3
+
+
+@pytest.mark.parametrize("start", ["start_urls", "dont_filter link"])
+async def test_a_dont_filter_copy_of_the_running_request_is_fetched_again(
+    serve: Any, start: str
+) -> None:
+    """Scrapy's idiom ``yield response.request.replace(dont_filter=True)`` (a page
+    that must be fetched once more, e.g. after logging in): the copy must not carry the
+    taskid skitter gave the running dont_filter task, or it is merged into it and lost."""
+    site = Recorder({"/again": "again", "/": '<a href="/again">x</a>'})
+    base = await serve(site.app)
+
+    class Twice(Spider):
+        name = "twice"
+
+        def start_requests(self) -> Any:
+            if start == "start_urls":
+                yield Request(base + "/again", dont_filter=True)
+            else:
+                yield Request(base + "/")
+
+        def parse(self, response: Response) -> Any:
+            if response.url.endswith("/"):
+                yield response.follow("/again", dont_filter=True)
+                return
+            yield {"n": response.meta.get("n", 0)}
+            if not response.meta.get("n"):
+                yield response.request.replace(dont_filter=True, meta={"n": 1})
+
+    stats = await Crawler(Twice, FAST).run()
+    assert site.hits["/again"] == 2
+    assert stats["item_scraped_count"] == 2
 
 
 async def test_retry_then_success(serve: Any) -> None:

@@ -3,8 +3,9 @@
 The crawler (the composition root) asks it for what a worker runs on instead of the
 local parts: the job's ``ShardedRedisFrontier``, the scheduler's ``ClusterGate`` (the job's
 shared token bucket and slot permits), the downloader's robots.txt cache
-(``RedisRobotsCache``), ``RedisStats`` (this worker's counts, added to the job's
-totals), the ``StartClaim`` (start requests fed by one worker at a time).
+(``RedisRobotsCache``) and recrawl validators (``RedisValidators``), ``RedisStats``
+(this worker's counts, added to the job's totals), the ``StartClaim`` (start requests
+fed by one worker at a time).
 ``open`` joins the job (creating it if needed) and starts the heartbeats
 (``WorkerPresence``); ``close`` flushes the stats once more and, without REDIS_PERSIST,
 lets the last worker out clear the job's keys.
@@ -31,6 +32,7 @@ from skitter.cluster._presence import Steered, WorkerPresence
 from skitter.cluster._robots import RedisRobotsCache
 from skitter.cluster._start_claim import StartClaim
 from skitter.cluster._stats import LocalStats, RedisStats
+from skitter.cluster._validators import RedisValidators
 from skitter.exceptions import ConfigError, FrontierOutage, FrontierUnavailable, JobStateLost
 from skitter.frontier._redis import RedisTarget, ShardedRedisFrontier
 from skitter.frontier._redis._errors import check_access
@@ -100,6 +102,11 @@ class ClusterJob:
         assert self.frontier is not None
         return RedisRobotsCache(self.frontier.client, self.frontier.keys)
 
+    def validators(self) -> RedisValidators:
+        """The conditional recrawl's validators for the job (ConditionalRecrawlMiddleware's)."""
+        assert self.frontier is not None
+        return RedisValidators(self.frontier.client, self.frontier.keys)
+
     def gate(
         self,
         clock: Clock,
@@ -155,6 +162,7 @@ class ClusterJob:
             await project.start_claim.clear()
             await job_control.clear()
             await self.politeness().clear()  # breakers, back-offs, robots.txt of the last run
+            await self.validators().clear()  # a new run sees every page whole
             if self._stats is not None:
                 await self._stats.clear()
         await self._join(frontier, settings["FRONTIER_OUTAGE_TIMEOUT"])
@@ -235,6 +243,7 @@ class ClusterJob:
                 await frontier.drop(keep_epoch=CLEARED_JOB_TTL)
                 await self.start_claim(1.0).clear()
                 await self.politeness().clear()  # a new run reads robots.txt afresh
+                await self.validators().clear()  # and every page whole
                 if self._stats is not None:  # a new run of the job counts from zero
                     await self._stats.clear()
                 if self._presence is not None:  # a new run of the job starts unsteered

@@ -25,8 +25,10 @@ from skitter.downloader._middleware import (
 from skitter.downloader._transport import Transport
 from skitter.downloader.browser import BrowserTransport, wants_render
 from skitter.downloader.middlewares import (
+    ConditionalRecrawlMiddleware,
     CookiesMiddleware,
     DefaultHeadersMiddleware,
+    HttpCacheMiddleware,
     HttpCompressionMiddleware,
     HttpProxyMiddleware,
     MetaRefreshMiddleware,
@@ -43,12 +45,14 @@ __all__ = [
     "DOWNLOADER_MIDDLEWARES_BASE",
     "AiohttpTransport",
     "BrowserTransport",
+    "ConditionalRecrawlMiddleware",
     "CookiesMiddleware",
     "DefaultHeadersMiddleware",
     "DownloadHandler",
     "DownloadResult",
     "Downloader",
     "DownloaderMiddleware",
+    "HttpCacheMiddleware",
     "HttpCompressionMiddleware",
     "HttpProxyMiddleware",
     "MetaRefreshMiddleware",

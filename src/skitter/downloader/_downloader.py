@@ -21,6 +21,11 @@ centre, right before either transport and for what ``bind_transport`` downloads 
 guard no setting can remove refuses every request outside ``spider.allowed_domains``.
 The browser gets the same guard for the requests a page makes on its own.
 
+Two built-ins keep a store that lives as long as the crawl: HttpCacheMiddleware
+(HTTPCACHE_ENABLED) and ConditionalRecrawlMiddleware (a recrawl's validators). The
+Downloader opens them in ``open`` and closes them in ``close``; the middleware contract
+itself has no such hooks.
+
 ``download`` is ``fetch`` with feedback: it reports how the download went (latency,
 status, Retry-After, success, robots.txt's Crawl-delay for the host) as a
 ``DownloadReport`` before the result or the error goes on, for the scheduler's slots.
@@ -48,7 +53,9 @@ from skitter.downloader._middleware import (
 from skitter.downloader._transport import Transport
 from skitter.downloader.browser import BrowserTransport, wants_render
 from skitter.downloader.middlewares import (
+    ConditionalRecrawlMiddleware,
     CookiesMiddleware,
+    HttpCacheMiddleware,
     OffsiteGuard,
     OffsiteMiddleware,
     RobotsTxtMiddleware,
@@ -78,6 +85,8 @@ DOWNLOADER_MIDDLEWARES_BASE: dict[str, int] = {
     f"{_PKG}.RedirectMiddleware": 600,
     f"{_PKG}.CookiesMiddleware": 700,
     f"{_PKG}.HttpProxyMiddleware": 750,
+    f"{_PKG}.HttpCacheMiddleware": 900,
+    f"{_PKG}.ConditionalRecrawlMiddleware": 950,
 }
 
 
@@ -148,6 +157,13 @@ class Downloader:
         self._clock = crawler.clock
         #: ROBOTSTXT_OBEY's middleware: its Crawl-delay per host goes into each report.
         self._robots: RobotsTxtMiddleware | None = self.middleware(RobotsTxtMiddleware)
+        #: The HTTP cache's and the validators' middlewares: their stores open and close
+        #: with the crawl.
+        self._stores: list[HttpCacheMiddleware | ConditionalRecrawlMiddleware] = [
+            mw
+            for mw in self.middlewares
+            if isinstance(mw, HttpCacheMiddleware | ConditionalRecrawlMiddleware)
+        ]
 
     def _offsite_guard(self, crawler: CrawlContext) -> OffsiteGuard | None:
         """The centre's guard: OffsiteMiddleware's own (one count and log per host), or
@@ -162,12 +178,18 @@ class Downloader:
     async def open(self) -> None:
         await self.transport.open()
         await self.browser.open()
+        for store in self._stores:
+            await store.open(self._spider)
 
     async def close(self) -> None:
         try:
-            await self.browser.close()
+            for store in self._stores:
+                await store.close()
         finally:
-            await self.transport.close()
+            try:
+                await self.browser.close()
+            finally:
+                await self.transport.close()
 
     async def __aenter__(self) -> Downloader:
         await self.open()

@@ -57,6 +57,8 @@ class Scraper:
             await project.spider_mw.process_input(response)
         except Exception as exc:
             if isinstance(exc, HttpError):
+                if "unchanged" in response.flags:
+                    return 0  # a recrawl's 304: the page did not change, nothing failed
                 log.info("Ignoring response %s: HTTP status code is not handled", response)
             return await self.errback(project, request, exc, response)
         callback = request.callback or project.spider.parse

@@ -242,9 +242,17 @@ class Request:
         same class, unless ``cls`` names another."""
         kwargs = self._arguments()
         kwargs.update(changes)
-        # An explicit taskid survives a copy only when the URL, method and body do.
-        if "taskid" not in changes and not ({"url", "method", "body"} & changes.keys()):
-            kwargs["taskid"] = self._taskid
+        # An explicit taskid survives a copy only when the URL, method and body do, and
+        # never one the scheduler gave a dont_filter request (``<fingerprint>-<tag>``):
+        # the copy gets its own when queued, or it would merge into the running task.
+        taskid = self._taskid
+        if (
+            taskid is not None
+            and "taskid" not in changes
+            and not ({"url", "method", "body"} & changes.keys())
+            and not (self.dont_filter and taskid.startswith(self.fingerprint.hex() + "-"))
+        ):
+            kwargs["taskid"] = taskid
         return (type(self) if cls is None else cls)(**kwargs)
 
     def copy(self) -> Self:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 
 from skitter._clock import Clock
@@ -89,7 +90,9 @@ class ProjectScheduler:
         #: leases, not taskids: a stale lease and a newer one of the same task are two.
         self._held: set[Lease] = set()
         self._crawl_delays: dict[str, float | None] = {}
-        self._unique = itertools.count(1)
+        #: Tags of dont_filter requests' own taskids: unique to this scheduler, so two
+        #: workers (or a resumed run) never give two such requests the same taskid.
+        self._unique = (f"{uuid.uuid4().hex[:8]}.{n}" for n in itertools.count(1))
         self._next_renewal = 0.0
         #: The frontier had nothing due at the last look (saves a round trip per dispatch).
         self._dry = False
@@ -179,7 +182,7 @@ class ProjectScheduler:
         for request in requests:
             try:
                 if request.dont_filter:
-                    own_taskid(request, str(next(self._unique)))
+                    own_taskid(request, next(self._unique))
                 else:
                     request.fingerprint  # noqa: B018 - raises InvalidURL now, not later
             except InvalidURL as exc:

@@ -1,10 +1,10 @@
 """The registry of known settings: every subsystem's group, in one mapping.
 
 Each group module (``_engine``, ``_politeness``, ``_scheduler``, ``_cluster``,
-``_downloader``, ``_spider``, ``_browser``, ``_components``, ``_items``, ``_output``) lists the
-settings of one subsystem; a name is defined in exactly one of them (checked here at
-import). ``KNOWN_NAMES`` adds Scrapy's settings skitter refuses (``_scrapy``), so that
-a typo of either is caught.
+``_downloader``, ``_httpcache``, ``_spider``, ``_browser``, ``_components``, ``_items``,
+``_output``) lists the settings of one subsystem; a name is defined in exactly one of
+them (checked here at import). ``KNOWN_NAMES`` adds Scrapy's settings skitter refuses
+(``_scrapy``), so that a typo of either is caught.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from skitter.settings import (
     _components,
     _downloader,
     _engine,
+    _httpcache,
     _items,
     _output,
     _politeness,
@@ -34,6 +35,7 @@ _GROUPS = (
     _scheduler.GROUP,
     _cluster.GROUP,
     _downloader.GROUP,
+    _httpcache.GROUP,
     _spider.GROUP,
     _browser.GROUP,
     _components.GROUP,

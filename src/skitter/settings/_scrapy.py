@@ -194,13 +194,10 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "HTTPAUTH_USER HTTPAUTH_PASS HTTPAUTH_DOMAIN",
         "HTTP authentication is " + _LATER + "; set an Authorization header on the requests",
     ),
-    **_group("HTTPCACHE_ENABLED", "the HTTP cache is " + _LATER, False),
     **_group(
-        "HTTPCACHE_ALWAYS_STORE HTTPCACHE_DBM_MODULE HTTPCACHE_DIR "
-        "HTTPCACHE_EXPIRATION_SECS HTTPCACHE_GZIP HTTPCACHE_IGNORE_HTTP_CODES "
-        "HTTPCACHE_IGNORE_MISSING HTTPCACHE_IGNORE_RESPONSE_CACHE_CONTROLS "
-        "HTTPCACHE_IGNORE_SCHEMES HTTPCACHE_POLICY HTTPCACHE_STORAGE",
-        "the HTTP cache is " + _LATER,
+        "HTTPCACHE_DBM_MODULE",
+        "the DBM cache storage is not supported; use HTTPCACHE_STORAGE = 'sqlite'",
+        "dbm",
     ),
     **_group(
         "HTTPPROXY_AUTH_ENCODING", "proxy credentials are encoded as latin-1", "latin-1", "latin1"

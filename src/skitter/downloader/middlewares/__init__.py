@@ -6,12 +6,14 @@ that the Downloader reuses OffsiteMiddleware's guard at the centre of the onion 
 CookiesMiddleware's jar for rendered pages.
 """
 
+from skitter.downloader.middlewares._conditional import ConditionalRecrawlMiddleware
 from skitter.downloader.middlewares._cookies import CookiesMiddleware
 from skitter.downloader.middlewares._headers import (
     DefaultHeadersMiddleware,
     HttpCompressionMiddleware,
     UserAgentMiddleware,
 )
+from skitter.downloader.middlewares._httpcache import HttpCacheMiddleware
 from skitter.downloader.middlewares._metarefresh import MetaRefreshMiddleware
 from skitter.downloader.middlewares._offsite import OffsiteGuard, OffsiteMiddleware
 from skitter.downloader.middlewares._proxy import HttpProxyMiddleware
@@ -21,8 +23,10 @@ from skitter.downloader.middlewares._retry_after import parse_retry_after
 from skitter.downloader.middlewares._robots import RobotsTxtMiddleware
 
 __all__ = [
+    "ConditionalRecrawlMiddleware",
     "CookiesMiddleware",
     "DefaultHeadersMiddleware",
+    "HttpCacheMiddleware",
     "HttpCompressionMiddleware",
     "HttpProxyMiddleware",
     "MetaRefreshMiddleware",

@@ -75,6 +75,9 @@ key                   type    holds
 ``P:stats``           hash    stat -> cluster-wide sum of ``inc`` (HINCRBY/HINCRBYFLOAT)
 ``P:stats:max``       zset    stat -> cluster-wide ``max`` (ZADD GT)
 ``P:stats:set``       hash    stat -> last ``set`` value from any worker (JSON)
+``P:validators``      hash    taskid -> JSON ``[etag, last_modified]`` of a recrawlable
+                              task's last success, sent on its recrawl
+                              (``cluster.RedisValidators``)
 ``P:control``         hash    ``rate``, ``burst``, ``rate_seq``, ``paused``, ``pause_seq``,
                               ``updated``: what the dashboard asks every worker to apply
 ``P:workers``         hash    worker id -> its latest heartbeat (JSON); the hash expires an
@@ -326,6 +329,11 @@ class JobKeys:
     def stats_set(self) -> str:
         """Cluster-wide set values, last writer wins."""
         return f"{self.shards[0]}:stats:set"
+
+    @property
+    def validators(self) -> str:
+        """The conditional recrawl's validators (ETag, Last-Modified) per taskid."""
+        return f"{self.shards[0]}:validators"
 
     @property
     def control(self) -> str:
