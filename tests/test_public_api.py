@@ -145,6 +145,7 @@ PINNED = {
         "RetryLater",
         "SkitterError",
         "StorageError",
+        "TLSCertificateError",
         "TransportError",
         "UnknownCallback",
     ],

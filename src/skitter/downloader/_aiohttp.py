@@ -10,6 +10,10 @@ What it guarantees:
 
 - One ``aiohttp.ClientSession`` per transport (per crawl), with a connection pool of
   CONCURRENT_REQUESTS and a DNS cache.
+- TLS with the crawl's one ``ssl.SSLContext`` (``_tls``: DOWNLOAD_VERIFY_CERTIFICATES,
+  versions, ciphers, client certificate); a refused certificate is a
+  ``TLSCertificateError`` naming OpenSSL's reason, any other handshake failure a
+  ConnectError.
 - Timeouts: DOWNLOAD_TIMEOUT for the whole exchange (``meta["download_timeout"]``
   overrides it per request), DOWNLOAD_CONNECT_TIMEOUT to connect,
   DOWNLOAD_READ_TIMEOUT between two reads.
@@ -43,6 +47,7 @@ Stats: ``TransportStats``'s ``downloader/*`` keys (Scrapy's), ``response_bytes``
 from __future__ import annotations
 
 import logging
+import ssl
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any
@@ -53,6 +58,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 
 from skitter._secrets import mask_text
 from skitter.downloader._decode import BodyDecoder, DecodeError, TruncatedBody, decoder_for
+from skitter.downloader._tls import certificate_problem, tls_context
 from skitter.downloader._transport import TransportStats, headers_too_large
 from skitter.exceptions import (
     ConfigError,
@@ -62,6 +68,7 @@ from skitter.exceptions import (
     InvalidURL,
     RequestError,
     ResponseTooLarge,
+    TLSCertificateError,
 )
 from skitter.http import Request, Response
 from skitter.settings import DownloaderSettings
@@ -96,10 +103,13 @@ class AiohttpTransport:
         "_session",
         "_stats",
         "_timeout",
+        "_tls",
         "_warnsize",
     )
 
-    def __init__(self, settings: Settings, stats: StatsSink) -> None:
+    def __init__(
+        self, settings: Settings, stats: StatsSink, *, tls: ssl.SSLContext | None = None
+    ) -> None:
         limits = settings.view(DownloaderSettings)
         for name, value in (
             ("DOWNLOAD_MAXSIZE", limits.download_maxsize),
@@ -117,6 +127,8 @@ class AiohttpTransport:
         self._timeout = self._client_timeout(limits.download_timeout)
         self._pool_size: int = limits.concurrent_requests
         self._session: aiohttp.ClientSession | None = None
+        #: The crawl's TLS context: the Downloader's, else built from ``settings``.
+        self._tls: ssl.SSLContext = tls if tls is not None else tls_context(settings)
 
     def _client_timeout(self, total: float | None) -> aiohttp.ClientTimeout:
         return aiohttp.ClientTimeout(
@@ -127,7 +139,9 @@ class AiohttpTransport:
     async def open(self) -> None:
         if self._session is not None:
             return
-        connector = aiohttp.TCPConnector(limit=self._pool_size, ttl_dns_cache=_DNS_CACHE_TTL)
+        connector = aiohttp.TCPConnector(
+            limit=self._pool_size, ttl_dns_cache=_DNS_CACHE_TTL, ssl=self._tls
+        )
         self._session = aiohttp.ClientSession(
             connector=connector,
             cookie_jar=aiohttp.DummyCookieJar(),  # cookies are CookiesMiddleware's job
@@ -358,6 +372,23 @@ def _translate(exc: BaseException, request: Request, total: float | None) -> Req
         return DownloadTimeout(
             f"{request!r}: download took longer than {total} seconds", request=request
         )
+    if isinstance(exc, aiohttp.ClientSSLError):
+        problem = certificate_problem(exc)
+        if problem is not None:
+            return TLSCertificateError(
+                f"{request!r}: certificate verify failed: {problem} "
+                "(DOWNLOAD_VERIFY_CERTIFICATES is on)",
+                request=request,
+            )
+        return ConnectError(f"{request!r}: TLS handshake failed: {detail}", request=request)
+    if _reset_in_handshake(exc, request):
+        return ConnectError(
+            f"{request!r}: TLS handshake failed: the server closed the connection (it may "
+            "refuse the TLS versions, ciphers or client certificate offered: "
+            "DOWNLOAD_TLS_MIN_VERSION, DOWNLOAD_TLS_MAX_VERSION, DOWNLOADER_CLIENT_TLS_CIPHERS, "
+            "DOWNLOAD_CLIENT_CERT)",
+            request=request,
+        )
     if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ClientHttpProxyError):
         return ConnectError(f"{request!r}: cannot connect: {detail}", request=request)
     if isinstance(exc, aiohttp.ClientPayloadError):
@@ -374,6 +405,17 @@ def _translate(exc: BaseException, request: Request, total: float | None) -> Req
     if isinstance(exc, aiohttp.ClientError | OSError):
         return ConnectionLost(f"{request!r}: connection lost: {detail}", request=request)
     return RequestError(f"cannot send {request!r}: {detail}", request=request)
+
+
+def _reset_in_handshake(exc: BaseException, request: Request) -> bool:
+    """Whether an https connection was reset before it was up: servers (Python's among
+    them) drop a handshake they refuse without telling why."""
+    return (
+        isinstance(exc, aiohttp.ClientConnectorError)
+        and isinstance(exc.os_error, ConnectionResetError | ssl.SSLEOFError)
+        and request.url[:6].lower() == "https:"
+        and "proxy" not in request.meta  # then the proxy is who reset it
+    )
 
 
 def _head_over_limits(exc: aiohttp.ClientResponseError) -> str | None:

@@ -41,6 +41,7 @@ from skitter.downloader._middleware import (
     DownloadResult,
     compose,
 )
+from skitter.downloader._tls import tls_context
 from skitter.downloader._transport import Transport
 from skitter.downloader.browser import BrowserTransport, wants_render
 from skitter.downloader.middlewares import (
@@ -87,8 +88,10 @@ class Downloader:
     ) -> None:
         settings = crawler.settings
         own_settings = settings.view(DownloaderSettings)
+        #: The crawl's one TLS context (``_tls``), for every transport that speaks TLS.
+        self.tls = tls_context(settings)
         if transport is None:
-            transport = AiohttpTransport(settings, crawler.stats)
+            transport = AiohttpTransport(settings, crawler.stats, tls=self.tls)
         self.crawler = crawler
         self.transport: Transport = transport
         #: What this crawl may download (``spider.allowed_domains``), built here, at start.

@@ -1,10 +1,10 @@
 """The registry of known settings: every subsystem's group, in one mapping.
 
 Each group module (``_engine``, ``_politeness``, ``_scheduler``, ``_cluster``,
-``_downloader``, ``_spider``, ``_browser``, ``_components``, ``_items``, ``_output``) lists the
-settings of one subsystem; a name is defined in exactly one of them (checked here at
-import). ``KNOWN_NAMES`` adds Scrapy's settings skitter refuses (``_scrapy``), so that
-a typo of either is caught.
+``_downloader``, ``_spider``, ``_browser``, ``_components``, ``_items``, ``_output``,
+``_network``) lists the settings of one subsystem; a name is defined in exactly one of
+them (checked here at import). ``KNOWN_NAMES`` adds Scrapy's settings skitter refuses
+(``_scrapy``), so that a typo of either is caught.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from skitter.settings import (
     _downloader,
     _engine,
     _items,
+    _network,
     _output,
     _politeness,
     _scheduler,
@@ -39,6 +40,7 @@ _GROUPS = (
     _components.GROUP,
     _items.GROUP,
     _output.GROUP,
+    _network.GROUP,
 )
 
 
