@@ -78,6 +78,7 @@ PINNED = {
         "DownloadResult",
         "Downloader",
         "DownloaderMiddleware",
+        "HttpAuthMiddleware",
         "HttpCompressionMiddleware",
         "HttpProxyMiddleware",
         "OffsiteGuard",
@@ -99,6 +100,7 @@ PINNED = {
     "skitter.downloader.middlewares": [
         "CookiesMiddleware",
         "DefaultHeadersMiddleware",
+        "HttpAuthMiddleware",
         "HttpCompressionMiddleware",
         "HttpProxyMiddleware",
         "OffsiteGuard",

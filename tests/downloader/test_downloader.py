@@ -37,6 +37,7 @@ def test_public_names() -> None:
         "DownloadResult",
         "Downloader",
         "DownloaderMiddleware",
+        "HttpAuthMiddleware",
         "HttpCompressionMiddleware",
         "HttpProxyMiddleware",
         "OffsiteGuard",
@@ -56,6 +57,7 @@ def test_base_orders_are_scrapys() -> None:
     assert list(DOWNLOADER_MIDDLEWARES_BASE.values()) == [
         50,
         100,
+        300,
         400,
         500,
         550,

@@ -27,6 +27,7 @@ from skitter.downloader.browser import BrowserTransport, wants_render
 from skitter.downloader.middlewares import (
     CookiesMiddleware,
     DefaultHeadersMiddleware,
+    HttpAuthMiddleware,
     HttpCompressionMiddleware,
     HttpProxyMiddleware,
     OffsiteGuard,
@@ -48,6 +49,7 @@ __all__ = [
     "DownloadResult",
     "Downloader",
     "DownloaderMiddleware",
+    "HttpAuthMiddleware",
     "HttpCompressionMiddleware",
     "HttpProxyMiddleware",
     "OffsiteGuard",

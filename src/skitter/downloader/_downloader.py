@@ -61,6 +61,7 @@ _PKG = "skitter.downloader"
 DOWNLOADER_MIDDLEWARES_BASE: dict[str, int] = {
     f"{_PKG}.OffsiteMiddleware": 50,
     f"{_PKG}.RobotsTxtMiddleware": 100,
+    f"{_PKG}.HttpAuthMiddleware": 300,
     f"{_PKG}.DefaultHeadersMiddleware": 400,
     f"{_PKG}.UserAgentMiddleware": 500,
     f"{_PKG}.RetryMiddleware": 550,

@@ -6,6 +6,7 @@ that the Downloader reuses OffsiteMiddleware's guard at the centre of the onion 
 CookiesMiddleware's jar for rendered pages.
 """
 
+from skitter.downloader.middlewares._auth import HttpAuthMiddleware
 from skitter.downloader.middlewares._cookies import CookiesMiddleware
 from skitter.downloader.middlewares._headers import (
     DefaultHeadersMiddleware,
@@ -22,6 +23,7 @@ from skitter.downloader.middlewares._robots import RobotsTxtMiddleware
 __all__ = [
     "CookiesMiddleware",
     "DefaultHeadersMiddleware",
+    "HttpAuthMiddleware",
     "HttpCompressionMiddleware",
     "HttpProxyMiddleware",
     "OffsiteGuard",
