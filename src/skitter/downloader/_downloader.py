@@ -16,6 +16,10 @@ BROWSER_RENDER setting) go to a ``BrowserTransport`` at the centre of the same o
 everything else, and robots.txt always, goes to the HTTP transport. The browser starts
 on the first such request, so a crawl that renders nothing never starts Chromium.
 
+``data:`` and ``file:`` requests go to ``_local`` instead of a transport, always through
+an offsite guard (the schemes need the spider's ``allowed_schemes``, also when no
+``allowed_domains`` restricts hosts).
+
 Scope (``middlewares/_offsite``): OffsiteMiddleware is the outermost layer, and at the
 centre, right before either transport and for what ``bind_transport`` downloads too, a
 guard no setting can remove refuses every request outside ``spider.allowed_domains``.
@@ -35,6 +39,7 @@ from typing import Any
 from skitter._components import build_components
 from skitter._types import CrawlContext, DownloadReport
 from skitter.downloader._aiohttp import AiohttpTransport
+from skitter.downloader._local import LOCAL_PREFIXES, LocalHandler
 from skitter.downloader._middleware import (
     DownloaderMiddleware,
     DownloadHandler,
@@ -113,6 +118,12 @@ class Downloader:
         self.browser: Transport = browser
         check = guard.check if guard is not None else None
         http_fetch, browser_fetch = self.transport.fetch, self.browser.fetch
+        local_check = (guard or OffsiteGuard(self.scope, crawler.stats)).check
+        local_fetch = LocalHandler(settings, crawler.stats).fetch
+
+        def local(request: Request) -> Awaitable[DownloadResult]:
+            local_check(request)
+            return local_fetch(request)
 
         def http_only(request: Request) -> Awaitable[DownloadResult]:
             if check is not None:
@@ -128,6 +139,8 @@ class Downloader:
 
         def route(request: Request) -> Awaitable[DownloadResult]:
             # A plain function returning the coroutine: no extra frame on the hot path.
+            if request.url[:5].lower() in LOCAL_PREFIXES:
+                return local(request)
             if check is not None:
                 check(request)  # the last word on scope, whatever the middlewares did
             if wants_render(request, render_default):
