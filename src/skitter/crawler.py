@@ -32,6 +32,7 @@ from skitter._job import JobDir
 from skitter._types import CrawlStats
 from skitter._version import __version__
 from skitter.downloader import Downloader
+from skitter.downloader._dns import crawl_resolver
 from skitter.engine import Engine, Project, ProjectControl, ProjectMonitor, Stats
 from skitter.exceptions import ConfigError, CrawlFailed
 from skitter.frontier import Frontier, JobStore, MemoryFrontier
@@ -148,6 +149,7 @@ class Crawler:
             else:
                 frontier = MemoryFrontier()
             gate = LocalGate(self.clock)
+        resolver = crawl_resolver(settings)  # one per crawl: transport and per-IP slots
         scheduler = ProjectScheduler(
             frontier,
             retry=RetryPolicy(
@@ -173,7 +175,7 @@ class Crawler:
             rate=_first_set(getattr(spider, "rate", None), settings["RATE"]),
             burst=_first_set(getattr(spider, "burst", None), settings["BURST"]),
             limits=RateLimits(settings["MAX_RATE"], settings["MAX_BURST"]),
-            slot_of=slot_key_function(settings["DOWNLOAD_SLOT_BY"]),
+            slot_of=slot_key_function(_slot_by(settings), resolver.first),
         )
         self._project = Project(
             name=spider.name,
@@ -181,7 +183,7 @@ class Crawler:
             settings=settings,
             stats=self.stats,
             scheduler=scheduler,
-            downloader=Downloader(self, spider),
+            downloader=Downloader(self, spider, resolver=resolver),
             spider_mw=SpiderMiddlewareManager.from_crawler(self, spider),
             pipelines=ItemPipelineManager.from_crawler(self),
             monitor=ProjectMonitor(self.clock),
@@ -276,6 +278,18 @@ def _raise_failures(crawlers: Sequence[Crawler]) -> None:
         stats=failed.stats.to_dict(),
         failures=failures,
     )
+
+
+def _slot_by(settings: Settings) -> str:
+    """DOWNLOAD_SLOT_BY, or ``ip`` when CONCURRENT_REQUESTS_PER_IP is set (Scrapy's)."""
+    by: str = settings["DOWNLOAD_SLOT_BY"]
+    if not settings["CONCURRENT_REQUESTS_PER_IP"]:
+        return by
+    if settings.source("DOWNLOAD_SLOT_BY") != "default" and by != "ip":
+        raise ConfigError(
+            f"CONCURRENT_REQUESTS_PER_IP makes slots by IP, but DOWNLOAD_SLOT_BY is {by!r}"
+        )
+    return "ip"
 
 
 def _first_set(*values: Any) -> Any:

@@ -9,7 +9,9 @@ request carries exactly the headers the middlewares gave it, plus ``Host`` and
 What it guarantees:
 
 - One ``aiohttp.ClientSession`` per transport (per crawl), with a connection pool of
-  CONCURRENT_REQUESTS and a DNS cache.
+  CONCURRENT_REQUESTS. Host names are looked up by the crawl's resolver (``_dns``:
+  DNS_RESOLVER, DNS_TIMEOUT, DNSCACHE_*), the one the per-IP slots ask too; a name that
+  does not resolve is a ConnectError saying so.
 - TLS with the crawl's one ``ssl.SSLContext`` (``_tls``: DOWNLOAD_VERIFY_CERTIFICATES,
   versions, ciphers, client certificate); a refused certificate is a
   ``TLSCertificateError`` naming OpenSSL's reason, any other handshake failure a
@@ -58,7 +60,8 @@ from multidict import CIMultiDict, CIMultiDictProxy
 
 from skitter._secrets import mask_text
 from skitter.downloader._decode import BodyDecoder, DecodeError, TruncatedBody, decoder_for
-from skitter.downloader._tls import certificate_problem, tls_context
+from skitter.downloader._dns import AiohttpResolver, CrawlResolver, crawl_resolver
+from skitter.downloader._tls import tls_context, tls_error
 from skitter.downloader._transport import TransportStats, headers_too_large
 from skitter.exceptions import (
     ConfigError,
@@ -68,7 +71,6 @@ from skitter.exceptions import (
     InvalidURL,
     RequestError,
     ResponseTooLarge,
-    TLSCertificateError,
 )
 from skitter.http import Request, Response
 from skitter.settings import DownloaderSettings
@@ -81,7 +83,6 @@ __all__ = ["AiohttpTransport"]
 
 logger = logging.getLogger("skitter.downloader")
 
-_DNS_CACHE_TTL = 300  # seconds; a crawl resolves the same few hosts again and again
 # What aiohttp may buffer of a response head before DOWNLOAD_MAX_HEADERS_SIZE is checked:
 # 128 lines (aiohttp's default) of up to 32 KiB, 4 MiB in all. Real sites send CSP and
 # Set-Cookie lines over aiohttp's default of 8 KiB, hence the longer lines; more lines
@@ -100,6 +101,7 @@ class AiohttpTransport:
         "_maxsize",
         "_pool_size",
         "_read_timeout",
+        "_resolver",
         "_session",
         "_stats",
         "_timeout",
@@ -108,7 +110,12 @@ class AiohttpTransport:
     )
 
     def __init__(
-        self, settings: Settings, stats: StatsSink, *, tls: ssl.SSLContext | None = None
+        self,
+        settings: Settings,
+        stats: StatsSink,
+        *,
+        tls: ssl.SSLContext | None = None,
+        resolver: CrawlResolver | None = None,
     ) -> None:
         limits = settings.view(DownloaderSettings)
         for name, value in (
@@ -129,6 +136,8 @@ class AiohttpTransport:
         self._session: aiohttp.ClientSession | None = None
         #: The crawl's TLS context: the Downloader's, else built from ``settings``.
         self._tls: ssl.SSLContext = tls if tls is not None else tls_context(settings)
+        #: The crawl's resolver: the crawler's (shared with the per-IP slots), else its own.
+        self._resolver = resolver if resolver is not None else crawl_resolver(settings)
 
     def _client_timeout(self, total: float | None) -> aiohttp.ClientTimeout:
         return aiohttp.ClientTimeout(
@@ -140,7 +149,10 @@ class AiohttpTransport:
         if self._session is not None:
             return
         connector = aiohttp.TCPConnector(
-            limit=self._pool_size, ttl_dns_cache=_DNS_CACHE_TTL, ssl=self._tls
+            limit=self._pool_size,
+            resolver=AiohttpResolver(self._resolver),
+            use_dns_cache=False,  # the resolver caches (DNSCACHE_*), for the slots too
+            ssl=self._tls,
         )
         self._session = aiohttp.ClientSession(
             connector=connector,
@@ -372,21 +384,13 @@ def _translate(exc: BaseException, request: Request, total: float | None) -> Req
         return DownloadTimeout(
             f"{request!r}: download took longer than {total} seconds", request=request
         )
-    if isinstance(exc, aiohttp.ClientSSLError):
-        problem = certificate_problem(exc)
-        if problem is not None:
-            return TLSCertificateError(
-                f"{request!r}: certificate verify failed: {problem} "
-                "(DOWNLOAD_VERIFY_CERTIFICATES is on)",
-                request=request,
-            )
-        return ConnectError(f"{request!r}: TLS handshake failed: {detail}", request=request)
-    if _reset_in_handshake(exc, request):
+    tls = tls_error(exc, request, detail)
+    if tls is not None:
+        return tls
+    if isinstance(exc, aiohttp.ClientConnectorDNSError):
+        reason = exc.os_error.strerror or str(exc.os_error) or type(exc.os_error).__name__
         return ConnectError(
-            f"{request!r}: TLS handshake failed: the server closed the connection (it may "
-            "refuse the TLS versions, ciphers or client certificate offered: "
-            "DOWNLOAD_TLS_MIN_VERSION, DOWNLOAD_TLS_MAX_VERSION, DOWNLOADER_CLIENT_TLS_CIPHERS, "
-            "DOWNLOAD_CLIENT_CERT)",
+            f"{request!r}: DNS lookup of {exc.host!r} failed: {mask_text(reason)}",
             request=request,
         )
     if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ClientHttpProxyError):
@@ -405,17 +409,6 @@ def _translate(exc: BaseException, request: Request, total: float | None) -> Req
     if isinstance(exc, aiohttp.ClientError | OSError):
         return ConnectionLost(f"{request!r}: connection lost: {detail}", request=request)
     return RequestError(f"cannot send {request!r}: {detail}", request=request)
-
-
-def _reset_in_handshake(exc: BaseException, request: Request) -> bool:
-    """Whether an https connection was reset before it was up: servers (Python's among
-    them) drop a handshake they refuse without telling why."""
-    return (
-        isinstance(exc, aiohttp.ClientConnectorError)
-        and isinstance(exc.os_error, ConnectionResetError | ssl.SSLEOFError)
-        and request.url[:6].lower() == "https:"
-        and "proxy" not in request.meta  # then the proxy is who reset it
-    )
 
 
 def _head_over_limits(exc: aiohttp.ClientResponseError) -> str | None:

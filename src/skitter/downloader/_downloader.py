@@ -39,6 +39,7 @@ from typing import Any
 from skitter._components import build_components
 from skitter._types import CrawlContext, DownloadReport
 from skitter.downloader._aiohttp import AiohttpTransport
+from skitter.downloader._dns import CrawlResolver, crawl_resolver
 from skitter.downloader._local import LOCAL_PREFIXES, LocalHandler
 from skitter.downloader._middleware import (
     DownloaderMiddleware,
@@ -91,13 +92,19 @@ class Downloader:
         spider: Any,
         transport: Transport | None = None,
         browser: Transport | None = None,
+        *,
+        resolver: CrawlResolver | None = None,
     ) -> None:
         settings = crawler.settings
         own_settings = settings.view(DownloaderSettings)
         #: The crawl's one TLS context (``_tls``), for every transport that speaks TLS.
         self.tls = tls_context(settings)
+        #: The crawl's one resolver (``_dns``): the crawler's, shared with the per-IP slots.
+        self.resolver = resolver if resolver is not None else crawl_resolver(settings)
         if transport is None:
-            transport = AiohttpTransport(settings, crawler.stats, tls=self.tls)
+            transport = AiohttpTransport(
+                settings, crawler.stats, tls=self.tls, resolver=self.resolver
+            )
         self.crawler = crawler
         self.transport: Transport = transport
         #: What this crawl may download (``spider.allowed_domains``), built here, at start.

@@ -33,13 +33,16 @@ import dataclasses
 import ssl
 from typing import TYPE_CHECKING
 
-from skitter.exceptions import ConfigError
+import aiohttp
+
+from skitter.exceptions import ConfigError, ConnectError, RequestError, TLSCertificateError
 from skitter.settings import View
 
 if TYPE_CHECKING:
+    from skitter.http import Request
     from skitter.settings import Settings
 
-__all__ = ["TLS_VERSIONS", "TlsSettings", "certificate_problem", "tls_context"]
+__all__ = ["TLS_VERSIONS", "TlsSettings", "certificate_problem", "tls_context", "tls_error"]
 
 TLS_VERSIONS: dict[str, ssl.TLSVersion] = {
     "TLSv1.0": ssl.TLSVersion.TLSv1,
@@ -140,4 +143,33 @@ def certificate_problem(exc: BaseException) -> str | None:
         if isinstance(seen, ssl.SSLCertVerificationError):
             return str(getattr(seen, "verify_message", None) or seen.reason or seen)
         seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def tls_error(exc: BaseException, request: Request, detail: str) -> RequestError | None:
+    """The skitter error for a failed TLS handshake (``detail``: the masked text of
+    ``exc``), None when ``exc`` is not one."""
+    if isinstance(exc, aiohttp.ClientSSLError):
+        problem = certificate_problem(exc)
+        if problem is not None:
+            return TLSCertificateError(
+                f"{request!r}: certificate verify failed: {problem} "
+                "(DOWNLOAD_VERIFY_CERTIFICATES is on)",
+                request=request,
+            )
+        return ConnectError(f"{request!r}: TLS handshake failed: {detail}", request=request)
+    if (
+        isinstance(exc, aiohttp.ClientConnectorError)
+        and isinstance(exc.os_error, ConnectionResetError | ssl.SSLEOFError)
+        and request.url[:6].lower() == "https:"
+        and "proxy" not in request.meta  # then the proxy is who reset it
+    ):
+        # Servers (Python's among them) drop a handshake they refuse without saying why.
+        return ConnectError(
+            f"{request!r}: TLS handshake failed: the server closed the connection (it may "
+            "refuse the TLS versions, ciphers or client certificate offered: "
+            "DOWNLOAD_TLS_MIN_VERSION, DOWNLOAD_TLS_MAX_VERSION, DOWNLOADER_CLIENT_TLS_CIPHERS, "
+            "DOWNLOAD_CLIENT_CERT)",
+            request=request,
+        )
     return None

@@ -53,9 +53,9 @@ GROUP: list[Setting] = [
     Setting(
         "DNS_RESOLVER",
         "skitter.downloader.ThreadedResolver",
-        str,
-        "Class with `async resolve(host) -> list of IPs` used for every lookup (the per-IP "
-        "slots' too); Scrapy's resolver names mean the default.",
+        object,
+        "Class (or dotted path) with `async resolve(host) -> list of IPs`, for every lookup "
+        "(the per-IP slots' too); Scrapy's resolver names mean the default.",
     ),
     Setting(
         "HTTPAUTH_USER", "", str, "User name for HTTP Basic auth, sent to HTTPAUTH_DOMAIN only."

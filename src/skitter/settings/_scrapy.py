@@ -97,11 +97,6 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "items are handled one at a time, in the order a callback "
         "yields them; there is nothing to set",
     ),
-    **_group(
-        "CONCURRENT_REQUESTS_PER_IP",
-        "use DOWNLOAD_SLOT_BY='ip' with CONCURRENT_REQUESTS_PER_DOMAIN (the limit per slot)",
-        0,
-    ),
     **_group("COOKIES_DEBUG", _LATER, False),
     **_group("CRAWLSPIDER_FOLLOW_LINKS", "CrawlSpider is " + _LATER, True),
     **_group("DEFAULT_DROPITEM_LOG_LEVEL", "dropped items are logged at WARNING", "WARNING"),
