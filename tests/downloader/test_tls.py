@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import logging
+import os
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
@@ -24,7 +25,9 @@ from cryptography.x509.oid import NameOID
 
 from skitter import Crawler, Request, Spider
 from skitter.crawler import run_crawlers
-from skitter.downloader import AiohttpTransport, Downloader
+from skitter.downloader import AiohttpTransport, BrowserTransport, Downloader
+from skitter.downloader.browser import browser_problem
+from skitter.engine import Stats
 from skitter.exceptions import ConfigError, ConnectError, RequestError, TLSCertificateError
 
 from .conftest import MakeDownloader, MakeTransport, make_context
@@ -301,3 +304,32 @@ def test_an_encrypted_client_key_needs_its_password(ca: trustme.CA, tmp_path: Pa
     assert "wrong" not in str(caught.value)
     right = {**settings, "DOWNLOAD_CLIENT_KEY_PASSWORD": "s3cret-pa55"}
     AiohttpTransport(make_context(right).settings, make_context().stats)
+
+
+# -- rendered pages ------------------------------------------------------------------------------
+async def test_rendered_pages_follow_the_verification_switch(
+    serve_tls: ServeTLS, caplog: pytest.LogCaptureFixture
+) -> None:
+    problem = browser_problem()
+    if problem is not None:  # as tests/browser does: skipped here, a failure under CI
+        message = f"browser tests need Chromium and Playwright: {problem}"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    base = await serve_tls(self_signed_context())
+    for settings, works in (
+        ({}, True),
+        ({"DOWNLOAD_VERIFY_CERTIFICATES": True, "DOWNLOAD_TLS_MIN_VERSION": "TLSv1.2"}, False),
+    ):
+        browser = BrowserTransport(make_context(settings).settings, Stats())
+        await browser.open()
+        try:
+            if works:
+                response = await browser.fetch(Request(base + "/", render=True))
+                assert "hello stranger" in response.text
+            else:
+                with caplog.at_level(logging.WARNING), pytest.raises(RequestError, match="CERT"):
+                    await browser.fetch(Request(base + "/", render=True))
+        finally:
+            await browser.close()
+    assert "rendered pages do not use DOWNLOAD_TLS_MIN_VERSION" in caplog.text
