@@ -121,6 +121,29 @@ async def test_a_lookup_longer_than_dns_timeout_fails_saying_so() -> None:
         await resolver.resolve("slow.test")
 
 
+class Broken:
+    def __init__(self, answer: Any) -> None:
+        self.answer = answer
+
+    async def resolve(self, host: str) -> list[str]:
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        (KeyError("boom"), r"DNS_RESOLVER Broken failed: KeyError\('boom'\)"),
+        (["not-an-ip"], "DNS_RESOLVER Broken failed: ValueError"),
+        ([], "has no address"),
+    ],
+)
+async def test_a_resolver_breaking_its_contract_fails_the_lookup(answer: Any, message: str) -> None:
+    with pytest.raises(socket.gaierror, match=message):
+        await CrawlResolver(Broken(answer)).resolve("x.test")
+
+
 # -- DNS_RESOLVER ----------------------------------------------------------------------------
 async def test_the_default_is_the_systems_resolver() -> None:
     resolver = crawl_resolver(Settings())

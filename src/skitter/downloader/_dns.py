@@ -125,14 +125,23 @@ class CrawlResolver:
         return found[0] if found else None
 
     async def _lookup(self, host: str) -> list[str]:
+        inner = self._inner
         try:
             async with asyncio.timeout(self._timeout):
-                found = list(await self._inner.resolve(host))
+                found = [str(address) for address in await inner.resolve(host)]
+            for address in found:
+                ipaddress.ip_address(address.partition("%")[0])
         except TimeoutError:
             raise socket.gaierror(
                 socket.EAI_AGAIN,
                 f"DNS lookup of {host!r} took longer than DNS_TIMEOUT ({self._timeout} s)",
             ) from None
+        except OSError:
+            raise
+        except Exception as exc:  # a DNS_RESOLVER breaking its contract: fail the lookup
+            raise socket.gaierror(
+                socket.EAI_FAIL, f"DNS_RESOLVER {type(inner).__name__} failed: {exc!r}"
+            ) from exc
         if not found:
             raise socket.gaierror(socket.EAI_NONAME, f"{host!r} has no address")
         if self._size:

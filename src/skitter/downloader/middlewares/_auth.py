@@ -1,7 +1,7 @@
 """HttpAuthMiddleware: HTTP Basic credentials, sent to one domain only (Scrapy's).
 
 Credentials come from the HTTPAUTH_USER / HTTPAUTH_PASS / HTTPAUTH_DOMAIN settings
-(Scrapy 2.14), or from the spider's ``http_user`` / ``http_pass`` / ``http_auth_domain``
+(Scrapy 2.17), or from the spider's ``http_user`` / ``http_pass`` / ``http_auth_domain``
 attributes, which win when set (older Scrapy spiders carry them). A request whose
 host is the domain or one of its subdomains gets ``Authorization: Basic ...``, unless
 it has an ``Authorization`` header already; every other request goes without.
