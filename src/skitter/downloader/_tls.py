@@ -14,7 +14,7 @@ has one answer to "is this certificate good enough", whoever downloads.
   ``TLSCertificateError`` naming OpenSSL's reason (``self-signed certificate``,
   ``certificate has expired``, a host name mismatch); it is not retried.
 - DOWNLOAD_TLS_MIN_VERSION / DOWNLOAD_TLS_MAX_VERSION: ``"TLSv1.0"`` ... ``"TLSv1.3"``
-  or None (OpenSSL's defaults). An unknown name, or a minimum above the maximum, is
+  or None (Python's defaults: TLS 1.2 up to the highest OpenSSL has). An unknown name, or a minimum above the maximum, is
   refused when the crawl starts. OpenSSL may still refuse versions it was built
   without (TLS 1.0 and 1.1 on most systems today), as Scrapy documents too.
 - DOWNLOADER_CLIENT_TLS_CIPHERS: an OpenSSL cipher list (Scrapy's default
@@ -68,8 +68,12 @@ class TlsSettings(View):
 def tls_context(settings: Settings) -> ssl.SSLContext:
     """The crawl's client context; ConfigError names the setting that cannot work."""
     tls = settings.view(TlsSettings)
-    context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
-    if not tls.download_verify_certificates:
+    # Python's client defaults (TLS 1.2 and up, its cipher list, host name checks); the
+    # trust store is loaded only when used (it takes tens of milliseconds).
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    if tls.download_verify_certificates:
+        context.load_default_certs(ssl.Purpose.SERVER_AUTH)
+    else:
         context.check_hostname = False  # must go first: verify_mode refuses otherwise
         context.verify_mode = ssl.CERT_NONE
     low = _version("DOWNLOAD_TLS_MIN_VERSION", tls.download_tls_min_version)

@@ -23,13 +23,13 @@ GROUP: list[Setting] = [
         "DOWNLOAD_TLS_MIN_VERSION",
         None,
         str,
-        "Lowest TLS version: TLSv1.0, TLSv1.1, TLSv1.2, TLSv1.3; None = OpenSSL's default.",
+        "Lowest TLS version: TLSv1.0, TLSv1.1, TLSv1.2, TLSv1.3; None = Python's (TLSv1.2).",
     ),
     Setting(
         "DOWNLOAD_TLS_MAX_VERSION",
         None,
         str,
-        "Highest TLS version (same names); None = OpenSSL's default.",
+        "Highest TLS version (same names); None = the highest OpenSSL has.",
     ),
     Setting(
         "DOWNLOADER_CLIENT_TLS_CIPHERS",
