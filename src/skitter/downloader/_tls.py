@@ -14,9 +14,10 @@ has one answer to "is this certificate good enough", whoever downloads.
   ``TLSCertificateError`` naming OpenSSL's reason (``self-signed certificate``,
   ``certificate has expired``, a host name mismatch); it is not retried.
 - DOWNLOAD_TLS_MIN_VERSION / DOWNLOAD_TLS_MAX_VERSION: ``"TLSv1.0"`` ... ``"TLSv1.3"``
-  or None (Python's defaults: TLS 1.2 up to the highest OpenSSL has). An unknown name, or a minimum above the maximum, is
-  refused when the crawl starts. OpenSSL may still refuse versions it was built
-  without (TLS 1.0 and 1.1 on most systems today), as Scrapy documents too.
+  or None (Python's defaults: TLS 1.2 up to the highest OpenSSL has). An unknown name,
+  or a minimum above the maximum, is refused when the crawl starts. OpenSSL may still
+  refuse versions it was built without (TLS 1.0 and 1.1 on most systems today), as
+  Scrapy documents too.
 - DOWNLOADER_CLIENT_TLS_CIPHERS: an OpenSSL cipher list (Scrapy's default
   ``"DEFAULT"``); None keeps Python's own list. A list OpenSSL cannot use is refused
   at start.
