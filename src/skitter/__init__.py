@@ -18,8 +18,11 @@ _EXPORTS = {
     "CrawlFailed": "skitter.exceptions",
     "Crawler": "skitter.crawler",
     "DropItem": "skitter.exceptions",
+    "Field": "skitter.item",
+    "FormRequest": "skitter.http",
     "HttpError": "skitter.exceptions",
     "IgnoreRequest": "skitter.exceptions",
+    "Item": "skitter.item",
     "Request": "skitter.http",
     "Response": "skitter.http",
     "RetryLater": "skitter.exceptions",
@@ -38,8 +41,11 @@ __all__ = [  # literal, so tools see it; tests/test_public_api.py pins it to _EX
     "CrawlFailed",
     "Crawler",
     "DropItem",
+    "Field",
+    "FormRequest",
     "HttpError",
     "IgnoreRequest",
+    "Item",
     "Request",
     "Response",
     "RetryLater",
@@ -65,7 +71,8 @@ if TYPE_CHECKING:
         RetryLater,
         SkitterError,
     )
-    from skitter.http import Request, Response
+    from skitter.http import FormRequest, Request, Response
+    from skitter.item import Field, Item
     from skitter.settings import Settings
     from skitter.spider import Spider, config, every
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from itemadapter import ItemAdapter
 
-__all__ = ["is_item", "item_to_dict"]
+__all__ = ["field_names", "is_item", "item_to_dict"]
 
 _SCALARS: frozenset[type] = frozenset({str, int, float, bool, type(None), bytes})
 _item_classes: dict[type, bool] = {dict: True}
@@ -47,6 +47,15 @@ def item_to_dict(item: Any) -> dict[str, Any]:
     if not is_item(item):
         raise TypeError(f"not an item: {type(item).__name__} {item!r:.80}")
     return {key: _plain(value) for key, value in ItemAdapter(item).items()}
+
+
+def field_names(item: Any) -> list[str]:
+    """The fields an item has or declares: a dict's keys; for a class that declares its
+    fields (Scrapy's Item, a dataclass...), all of them, set or not, as Scrapy's CSV
+    exporter takes them for its columns."""
+    if item.__class__ is dict:
+        return list(item)
+    return [str(name) for name in ItemAdapter(item).field_names()]
 
 
 def _plain(value: Any) -> Any:

@@ -216,3 +216,27 @@ async def test_a_reader_that_forgets_a_lost_job_learns_its_new_shards(
     reader.forget()
     assert (await reader.counts(0.0)).ready == len(HOSTS)
     assert reader.shards == 2
+
+
+async def test_a_shard_out_of_reach_does_not_hold_back_the_leases_of_the_others(
+    sharded: Callable[..., ShardedRedisFrontier],
+) -> None:
+    from skitter.exceptions import FrontierUnavailable
+
+    frontier = sharded()
+    await frontier.push([Request(f"http://{host}/x") for host in HOSTS], 0.0)
+    down = frontier.parts[1]
+
+    async def unavailable(*args: Any, **kwargs: Any) -> Any:
+        raise FrontierUnavailable("shard 1's master is being replaced")
+
+    down.lease = unavailable  # type: ignore[method-assign]  # an outage of one shard only
+    mine = sum(frontier.keys.shard_of(host) == 0 for host in HOSTS)
+    for _ in range(2):  # whichever shard's turn it is first
+        leases = await frontier.lease(len(HOSTS), 0.0, 60.0)
+        assert all(frontier.keys.shard_of(url_host(x.request.url)) == 0 for x in leases)
+        if leases:
+            assert len(leases) == mine  # not lost in the worker: handed out
+            break
+    with pytest.raises(FrontierUnavailable):  # nothing else to hand out: the outage shows
+        await frontier.lease(len(HOSTS), 0.0, 60.0)

@@ -224,9 +224,10 @@ def test_callback_without_a_spider_is_refused() -> None:
         encode_request(Request("https://example.com/", spider.parse))
 
 
-def test_method_whose_name_resolves_elsewhere_is_refused() -> None:
-    """A decorator without functools.wraps renames the method: the name would not
-    find it again, so storing it must fail now rather than on resume."""
+def test_method_under_another_name_is_stored_under_the_name_that_finds_it() -> None:
+    """A decorator without functools.wraps renames the method, an alias in the class body
+    gives it a second name, a private method is mangled: each is stored under the
+    attribute that gives it back, as Scrapy's to_dict finds it."""
 
     def wrap(func: Any) -> Any:
         def wrapper(self: Any, response: Any) -> Any:
@@ -234,12 +235,34 @@ def test_method_whose_name_resolves_elsewhere_is_refused() -> None:
 
         return wrapper
 
-    class Wrapped:
-        parse = wrap(lambda self, response: None)
+    def outside(self: Any, response: Any) -> None:
+        pass
 
-    spider = Wrapped()
+    class Named:
+        parse = wrap(lambda self, response: None)
+        alias = outside
+
+        def __private(self, response: Any) -> None:
+            pass
+
+    spider = Named()
+    for callback, name in [
+        (spider.parse, "parse"),
+        (spider.alias, "alias"),
+        (spider._Named__private, "_Named__private"),  # type: ignore[attr-defined]
+    ]:
+        back = decode_request(encode_request(Request("https://e.com/", callback), spider), spider)
+        assert back.callback == callback, name
+
+
+def test_method_no_name_gives_back_is_refused() -> None:
+    """The spider's attribute was replaced after the request was made: no name finds
+    the callback again, so storing it fails now rather than on resume."""
+    spider = Spider()
+    request = Request("https://example.com/", spider.parse)
+    spider.parse = None  # type: ignore[method-assign, assignment]
     with pytest.raises(CodecError, match="only methods"):
-        encode_request(Request("https://example.com/", spider.parse), spider)
+        encode_request(request, spider)
 
 
 def test_removed_callback_gives_unknown_callback_naming_it_and_the_spider() -> None:

@@ -98,3 +98,46 @@ async def test_a_failover_mid_crawl_loses_nothing(
     out = (await asyncio.wait_for(job.communicate(), timeout=30))[0].decode()
     assert job.returncode == 0, out
     assert "on redis-sentinel master skitter" in " ".join(out.split())  # rich wraps it
+
+
+SENTINEL_PASSWORD = "sentinel-Passw0rd-for-tests"
+
+
+async def _run_worker(cmd: list[str], password: str | None) -> tuple[int, str]:
+    import os
+
+    env = {**os.environ, "PYTHONPATH": SRC}
+    env.pop("SKITTER_REDIS_SENTINEL_PASSWORD", None)
+    if password is not None:
+        env["SKITTER_REDIS_SENTINEL_PASSWORD"] = password
+    proc = await asyncio.create_subprocess_exec(
+        *cmd, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+    )
+    out = (await asyncio.wait_for(proc.communicate(), timeout=90))[0].decode()
+    assert proc.returncode is not None
+    return proc.returncode, " ".join(out.split())
+
+
+async def test_a_sentinel_with_its_own_password(
+    serve: Any, tmp_path: Path, spider_file: Path
+) -> None:
+    """A sentinel with ``requirepass``: its password from $SKITTER_REDIS_SENTINEL_PASSWORD
+    (never on the command line, never printed); none or a wrong one stops the worker at
+    once with exit 2, rather than waiting for a master it is not allowed to ask for."""
+    require_deploy_tools()
+    site = Site(latency=0.0)
+    base = await serve(site.app)
+    with SentinelSet("skitter", sentinel_password=SENTINEL_PASSWORD) as deployment:
+        out = tmp_path / "w.jsonl"
+        cmd = [*worker(spider_file, deployment.url, out, base), "--redis-sentinel", "skitter"]
+        for password, expected in ((None, "requires a password"), ("wrong-one", "refused")):
+            started = time.monotonic()
+            status, text = await _run_worker(cmd, password)
+            assert status == 2, text
+            assert expected in text and "SKITTER_REDIS_SENTINEL_PASSWORD" in text
+            assert "wrong-one" not in text
+            assert time.monotonic() - started < 30  # refused, not waited out
+        status, text = await _run_worker(cmd, SENTINEL_PASSWORD)
+        assert status == 0, text
+        assert SENTINEL_PASSWORD not in text
+    assert sorted(items([out])) == list(range(PAGES))

@@ -35,6 +35,8 @@ __all__ = [
 ]
 
 REDIS_URL_ENV = "SKITTER_REDIS_URL"
+#: The sentinel's own password: an environment variable, never a command-line option.
+SENTINEL_PASSWORD_ENV = "SKITTER_REDIS_SENTINEL_PASSWORD"
 _SCHEMES = ("redis", "rediss", "unix")
 
 
@@ -111,7 +113,8 @@ def redis_target(args: argparse.Namespace) -> RedisTarget:
     from skitter.frontier._redis._client import RedisTarget  # redis-py: for Redis commands only
 
     url = redis_url(args)
-    return RedisTarget(url, bool(args.redis_cluster), args.redis_sentinel or None)
+    password = os.environ.get(SENTINEL_PASSWORD_ENV) or None
+    return RedisTarget(url, bool(args.redis_cluster), args.redis_sentinel or None, password)
 
 
 def target_settings(args: argparse.Namespace) -> dict[str, object]:
@@ -125,4 +128,6 @@ def target_settings(args: argparse.Namespace) -> dict[str, object]:
         settings["REDIS_SENTINEL_MASTER"] = args.redis_sentinel
     if getattr(args, "shards", None):
         settings["REDIS_SHARDS"] = args.shards
+    if os.environ.get(SENTINEL_PASSWORD_ENV):
+        settings["REDIS_SENTINEL_PASSWORD"] = os.environ[SENTINEL_PASSWORD_ENV]
     return settings

@@ -72,7 +72,7 @@ from skitter.exceptions import (
     RequestError,
     ResponseTooLarge,
 )
-from skitter.http import Request, Response
+from skitter.http import Request, Response, response_class
 from skitter.settings import DownloaderSettings
 
 if TYPE_CHECKING:
@@ -272,7 +272,7 @@ class AiohttpTransport:
                 headers = CIMultiDict(headers)
                 del headers["Content-Encoding"]
                 flags = [f"decoded:{coding}"]
-        return Response(
+        return response_class(headers, url, body)(
             url,
             status,
             headers,

@@ -1,20 +1,36 @@
 """Requests, responses, URL canonicalization and fingerprints, and the crawl's scope."""
 
+from skitter.http._form import FormRequest
+from skitter.http._json_request import JsonRequest
 from skitter.http._link import Link
 from skitter.http._request import Request
 from skitter.http._response import Response
+from skitter.http._response_types import (
+    HtmlResponse,
+    JsonResponse,
+    TextResponse,
+    XmlResponse,
+    response_class,
+)
 from skitter.http._scope import SCHEMES, Scope
 from skitter.http._url import LinkResolver, canonicalize_url, fingerprint, in_domain, url_host
 
 __all__ = [
     "SCHEMES",
+    "FormRequest",
+    "HtmlResponse",
+    "JsonRequest",
+    "JsonResponse",
     "Link",
     "LinkResolver",
     "Request",
     "Response",
     "Scope",
+    "TextResponse",
+    "XmlResponse",
     "canonicalize_url",
     "fingerprint",
     "in_domain",
+    "response_class",
     "url_host",
 ]

@@ -21,7 +21,13 @@ data only, never code: no pickle, no eval, no import by name.
   time -- when the request is pushed -- names the culprit while it can still be fixed.
   On decode a name must be an identifier, not a dunder, and resolve to a method bound to
   that spider: a payload naming ``__init__`` or ``__class__`` gets ``UnknownCallback``,
-  never a call. Single-underscore methods are allowed, as in Scrapy.
+  never a call. Single-underscore methods are allowed, as in Scrapy (``_methods``
+  decides, for ``Request.to_dict`` too).
+- **Subclasses by name, never by import.** A FormRequest or a spider's own Request
+  subclass comes back as its class, with the attributes it adds (``extra_attributes``,
+  plain data like meta), when this process defines a class of that name; a name no
+  class here has is refused (the task is BAD), so a payload can only choose among the
+  Request classes the spider's code already imported.
 - **Plain data.** ``meta``, ``cb_kwargs`` and ``cookies`` hold only str, int, float,
   bool, None, bytes, lists and dicts with str keys, checked by exact type both ways. A
   tuple, a set or a datetime would come back as something else (msgpack has no such
@@ -45,6 +51,7 @@ has, which the engine turns into a BAD task) whose message names the request.
 
 from __future__ import annotations
 
+import codecs
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -53,7 +60,8 @@ from urllib.parse import urlsplit, urlunsplit
 import msgspec
 
 from skitter.exceptions import CodecError, InvalidURL, UnknownCallback
-from skitter.http._request import Request
+from skitter.http._methods import method_name, spider_method
+from skitter.http._request import Request, class_name, request_class
 
 __all__ = ["FORMAT_VERSION", "decode_request", "encode_request"]
 
@@ -91,6 +99,9 @@ class _Wire(msgspec.Struct, array_like=True):
     itag: str | None
     taskid: str | None
     render: bool = False  # appended: payloads written before it read as False
+    encoding: str | None = None  # appended, like the next two; None: UTF-8
+    cls: str | None = None  # a Request subclass, by ``class_name``; None = Request
+    extra: dict[str, Any] | None = None  # the subclass's ``extra_attributes``
 
 
 class _Head(msgspec.Struct, array_like=True):
@@ -155,14 +166,8 @@ def _check_plain(field: str, value: Any, request: Request, want: type) -> None:
 # -- callbacks ----------------------------------------------------------------------------
 def _callback_name(request: Request, role: str, func: Callable[..., Any], spider: object) -> str:
     """The name under which ``spider`` gives back ``func``, or CodecError."""
-    name = getattr(getattr(func, "__func__", None), "__name__", None)
-    if (
-        spider is None
-        or getattr(func, "__self__", None) is not spider
-        or not isinstance(name, str)
-        or not _allowed_name(name)
-        or getattr(spider, name, None) != func
-    ):
+    name = method_name(func, spider)
+    if name is None:
         owner = "no spider given" if spider is None else f"spider {type(spider).__name__}"
         raise CodecError(
             f"cannot store {role} {func!r} of {request!r} ({owner}): only methods of the "
@@ -172,14 +177,10 @@ def _callback_name(request: Request, role: str, func: Callable[..., Any], spider
     return name
 
 
-def _allowed_name(name: str) -> bool:
-    return name.isidentifier() and not name.startswith("__")
-
-
 def _resolve(name: str, role: str, spider: object, url: str) -> Callable[..., Any]:
     """The spider's method called ``name``, or UnknownCallback."""
-    method = getattr(spider, name, None) if _allowed_name(name) and spider is not None else None
-    if method is None or getattr(method, "__self__", None) is not spider or not callable(method):
+    method = spider_method(name, spider)
+    if method is None:
         cls = type(spider).__name__ if spider is not None else "None"
         raise UnknownCallback(
             f"{role} {name!r} of stored request <{url}> is not a method of spider {cls}; "
@@ -188,7 +189,7 @@ def _resolve(name: str, role: str, spider: object, url: str) -> Callable[..., An
             spider_class=cls,
             url=url,
         )
-    return method  # type: ignore[no-any-return]
+    return method
 
 
 # -- public -------------------------------------------------------------------------------
@@ -214,6 +215,9 @@ def encode_request(request: Request, spider: object | None = None) -> bytes:
     if cb_kwargs or cb_kwargs.__class__ is not dict:
         _check_plain("cb_kwargs", cb_kwargs, request, dict)
     _check_fields(request)
+    cls = extra = None
+    if request.__class__ is not Request:
+        cls, extra = _subclass_fields(request)
     headers = None
     if request.has_headers:
         headers = []
@@ -244,11 +248,24 @@ def encode_request(request: Request, spider: object | None = None) -> bytes:
         request.itag,
         request.taskid if request.has_explicit_taskid else None,
         request.render,
+        None if request.encoding == "utf-8" else request.encoding,
+        cls,
+        extra,
     )
     try:
         return _encoder.encode(wire)
     except (TypeError, OverflowError, RecursionError, msgspec.EncodeError) as exc:
         raise CodecError(f"cannot encode {request!r}: {exc}", request=request) from None
+
+
+def _subclass_fields(request: Request) -> tuple[str, dict[str, Any] | None]:
+    """The class name and extra attributes of a Request subclass's request."""
+    extra = None
+    names = request.extra_attributes
+    if names:
+        extra = {name: getattr(request, name) for name in names}
+        _check_plain("the attributes", extra, request, dict)
+    return class_name(type(request)), extra
 
 
 def _without_proxy_secrets(meta: dict[str, Any]) -> dict[str, Any]:
@@ -326,29 +343,52 @@ def decode_request(data: bytes, spider: object | None = None) -> Request:
     if wire.errback is not None:
         errback = _resolve(wire.errback, "errback", spider, url)
     try:
-        return Request(
-            url,
-            callback,
-            wire.method,
-            wire.headers,
-            wire.body,
-            wire.cookies,
-            wire.meta,
-            "utf-8",
-            int(wire.priority),
-            wire.dont_filter,
-            errback,
-            wire.cb_kwargs,
-            exetime=wire.exetime,
-            retries=wire.retries,
-            age=wire.age,
-            auto_recrawl=wire.auto_recrawl,
-            itag=wire.itag,
-            taskid=wire.taskid,
-            render=wire.render,
-        )
-    except (InvalidURL, TypeError, ValueError) as exc:
+        return _rebuild(wire, callback, errback)
+    except (InvalidURL, TypeError, ValueError, LookupError) as exc:
         raise CodecError(f"stored request <{url}> is not a valid request: {exc}") from None
+
+
+def _rebuild(
+    wire: _Wire, callback: Callable[..., Any] | None, errback: Callable[..., Any] | None
+) -> Request:
+    """The request through its class's constructor: Request's, or a subclass's with the
+    attributes that subclass adds."""
+    cls: type[Request] = Request
+    extra: dict[str, Any] = {}
+    if wire.cls is not None:
+        cls = request_class(wire.cls)
+        extra = wire.extra or {}
+        unknown = extra.keys() - set(cls.extra_attributes)
+        if unknown:
+            raise ValueError(f"{cls.__name__} has no attributes {sorted(unknown)}")
+        where = _impurity(extra)
+        if where is not None:
+            raise ValueError(f"the attributes{where}")
+    encoding = wire.encoding or "utf-8"
+    if encoding != "utf-8":
+        codecs.lookup(encoding)  # LookupError for a name no codec has
+    return cls(
+        url=wire.url,
+        callback=callback,
+        method=wire.method,
+        headers=wire.headers,
+        body=wire.body,
+        cookies=wire.cookies,
+        meta=wire.meta,
+        encoding=encoding,
+        priority=int(wire.priority),
+        dont_filter=wire.dont_filter,
+        errback=errback,
+        cb_kwargs=wire.cb_kwargs,
+        exetime=wire.exetime,
+        retries=wire.retries,
+        age=wire.age,
+        auto_recrawl=wire.auto_recrawl,
+        itag=wire.itag,
+        taskid=wire.taskid,
+        render=wire.render,
+        **extra,
+    )
 
 
 def _number_problem(wire: _Wire) -> str | None:

@@ -9,10 +9,11 @@ __all__ = ["Link"]
 
 @dataclass(frozen=True, slots=True)
 class Link:
-    """``url`` is absolute; ``text`` is the anchor's text, ``fragment`` the part after
-    ``#`` (dropped from ``url`` unless the extractor keeps fragments), ``nofollow``
-    whether the anchor carries ``rel="nofollow"``. ``response.follow`` and
-    ``follow_all`` take a Link as they take a URL."""
+    """``url`` is absolute (with its fragment, as Scrapy's link extractor leaves it);
+    ``text`` is the anchor's text; ``fragment`` is for producers that split it off
+    (empty from the link extractor, as in Scrapy); ``nofollow`` whether the anchor
+    carries ``rel="nofollow"``. ``response.follow`` and ``follow_all`` take a Link as
+    they take a URL."""
 
     url: str
     text: str = ""

@@ -9,19 +9,26 @@ the URL is only checked for a scheme, headers are built on first use, the finger
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar, Self
+from weakref import WeakValueDictionary
 
 from multidict import CIMultiDict
 from yarl import URL
 
 from skitter._secrets import mask_url
 from skitter.exceptions import InvalidURL
+from skitter.http._methods import method_name
 from skitter.http._url import canonicalize_url, fingerprint
 
-__all__ = ["Request"]
+__all__ = ["Request", "request_class"]
 
 HeadersInit = Mapping[str, str] | Iterable[tuple[str, str]] | None
 Callback = Callable[..., Any]
+
+# Every Request subclass by its class name (module.qualname), so a stored or dict'ed
+# request comes back as its class without importing anything by name: only classes
+# this process has defined can be named. Weak: a class nobody holds any more goes.
+_CLASSES: WeakValueDictionary[str, type[Request]] = WeakValueDictionary()
 
 
 class Request:
@@ -34,7 +41,35 @@ class Request:
     each success), ``itag`` (a changed itag means the page changed: crawl again) and
     ``taskid`` (default: the fingerprint, hex). ``render=True`` asks for the page as a
     browser renders it (JavaScript run) rather than as the server sent it.
+
+    ``attributes`` (Scrapy's name) lists the constructor arguments that are also
+    attributes: ``replace``, ``to_dict`` and the frontier's codec carry exactly these
+    (plus an explicit ``taskid``). A subclass with arguments of its own appends them,
+    as in Scrapy, and its requests keep them through copies and storage.
     """
+
+    attributes: ClassVar[tuple[str, ...]] = (
+        "url",
+        "callback",
+        "method",
+        "headers",
+        "body",
+        "cookies",
+        "meta",
+        "encoding",
+        "priority",
+        "dont_filter",
+        "errback",
+        "cb_kwargs",
+        "exetime",
+        "retries",
+        "age",
+        "auto_recrawl",
+        "itag",
+        "render",
+    )
+    #: The names in ``attributes`` that Request itself does not have (set per subclass).
+    extra_attributes: ClassVar[tuple[str, ...]] = ()
 
     __slots__ = (
         "_body",
@@ -49,6 +84,7 @@ class Request:
         "cb_kwargs",
         "cookies",
         "dont_filter",
+        "encoding",
         "errback",
         "exetime",
         "itag",
@@ -92,6 +128,7 @@ class Request:
         self.method = method.upper()
         self._headers: CIMultiDict[str] | None = CIMultiDict(headers) if headers else None
         self._body = body.encode(encoding) if isinstance(body, str) else (body or b"")
+        self.encoding = encoding
         self.cookies = cookies
         self.meta = meta if meta is not None else {}
         self.priority = priority
@@ -168,8 +205,14 @@ class Request:
         """True when a taskid was given rather than derived from the fingerprint."""
         return self._taskid is not None
 
-    def replace(self, **changes: Any) -> Request:
-        """A copy with some arguments changed (Scrapy's ``Request.replace``)."""
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.extra_attributes = tuple(a for a in cls.attributes if a not in Request.attributes)
+        _CLASSES[class_name(cls)] = cls
+
+    def _arguments(self) -> dict[str, Any]:
+        """The constructor arguments that rebuild this request: containers copied, so
+        that a copy's meta or headers can change without touching the original's."""
         kwargs: dict[str, Any] = {
             "url": self._url,
             "callback": self.callback,
@@ -178,6 +221,7 @@ class Request:
             "body": self._body,
             "cookies": self.cookies,
             "meta": dict(self.meta),
+            "encoding": self.encoding,
             "priority": self.priority,
             "dont_filter": self.dont_filter,
             "errback": self.errback,
@@ -189,16 +233,68 @@ class Request:
             "itag": self.itag,
             "render": self.render,
         }
+        for name in self.extra_attributes:
+            kwargs[name] = getattr(self, name)
+        return kwargs
+
+    def replace(self, *, cls: type[Self] | None = None, **changes: Any) -> Self:
+        """A copy with some arguments changed (Scrapy's ``Request.replace``): of the
+        same class, unless ``cls`` names another."""
+        kwargs = self._arguments()
         kwargs.update(changes)
         # An explicit taskid survives a copy only when the URL, method and body do.
         if "taskid" not in changes and not ({"url", "method", "body"} & changes.keys()):
             kwargs["taskid"] = self._taskid
-        return Request(**kwargs)
+        return (type(self) if cls is None else cls)(**kwargs)
 
-    def copy(self) -> Request:
+    def copy(self) -> Self:
         return self.replace()
+
+    def to_dict(self, *, spider: object | None = None) -> dict[str, Any]:
+        """This request as a dict of plain values (Scrapy's ``Request.to_dict``), which
+        ``skitter.utils.request.request_from_dict`` turns back into an equal request.
+
+        Callbacks become the names of ``spider``'s methods (ValueError for one that is
+        not a method of ``spider``); a subclass is named under ``_class``."""
+        d = self._arguments()
+        for role in ("callback", "errback"):
+            func = d[role]
+            if func is not None:
+                name = method_name(func, spider)
+                if name is None:
+                    owner = "no spider given" if spider is None else f"spider {spider!r}"
+                    raise ValueError(
+                        f"{role} {func!r} of {self!r} is not a method of the spider "
+                        f"({owner}): only spider methods can be named"
+                    )
+                d[role] = name
+        d["headers"] = list(self._headers.items()) if self._headers else None
+        if self._taskid is not None:
+            d["taskid"] = self._taskid
+        if type(self) is not Request:
+            d["_class"] = class_name(type(self))
+        return d
 
     def __repr__(self) -> str:
         # Every log line names requests so: credentials in the URL are shown masked.
         url = self._url
         return f"<{self.method} {mask_url(url, query=False) if '@' in url else url}>"
+
+
+def class_name(cls: type[Request]) -> str:
+    """The name a stored or dict'ed request gives its class."""
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def request_class(name: str) -> type[Request]:
+    """The Request class called ``name`` (``class_name``), if this process defines it;
+    else ValueError, saying to import the module that defines it."""
+    if name == class_name(Request):
+        return Request
+    cls = _CLASSES.get(name)
+    if cls is None:
+        raise ValueError(
+            f"no Request class {name!r} is defined in this process "
+            "(import the module that defines it before reading requests of that class)"
+        )
+    return cls

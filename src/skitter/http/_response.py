@@ -10,7 +10,7 @@ import codecs
 import re
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar, Self
 from urllib.parse import urljoin
 
 import orjson
@@ -30,7 +30,9 @@ from skitter.http._url import LinkResolver
 
 __all__ = ["Response"]
 
-_BASE_HREF = re.compile(rb"<base\s[^>]*href\s*=\s*[\"']?([^\"'\s>]+)", re.IGNORECASE)
+_BASE_HREF = re.compile(
+    rb"<base\s[^>]*href\s*=\s*(?:\"\s*([^\"]+)\"|'\s*([^']+)'|([^\"'\s>]+))", re.IGNORECASE
+)
 _FOLLOWABLE = ("http://", "https://")
 _NOT_LINKS = ("javascript:", "mailto:", "tel:", "data:", "#")
 
@@ -63,7 +65,16 @@ def _text_encoding(name: str | None) -> str | None:
 
 
 class Response:
-    """A downloaded page. ``request`` is the request that produced it."""
+    """A downloaded page. ``request`` is the request that produced it.
+
+    Unlike Scrapy's ``Response``, every response has ``text`` and selectors; the
+    subclasses (``TextResponse``, ``HtmlResponse``, ``XmlResponse``, ``JsonResponse``)
+    say what the downloader found the body to be, for ``isinstance`` checks, and fix
+    the selector's type. ``body`` may be a str when ``encoding`` is given.
+    """
+
+    #: The parsel selector type; None: XML for an XML Content-Type, else HTML.
+    selector_type: ClassVar[str | None] = None
 
     __slots__ = (
         "_encoding",
@@ -84,7 +95,7 @@ class Response:
         url: str,
         status: int = 200,
         headers: CIMultiDict[str] | CIMultiDictProxy[str] | dict[str, str] | None = None,
-        body: bytes = b"",
+        body: bytes | str = b"",
         request: Request | None = None,
         *,
         encoding: str | None = None,
@@ -98,7 +109,7 @@ class Response:
         elif not isinstance(headers, CIMultiDict | CIMultiDictProxy):
             headers = CIMultiDict(headers)
         self.headers = headers
-        self.body = body
+        self.body = body if isinstance(body, bytes) else _body_bytes(body, encoding, self)
         self.request = request if request is not None else Request(url)
         self.flags = flags if flags is not None else []
         self.ip_address = ip_address
@@ -167,8 +178,10 @@ class Response:
     @property
     def selector(self) -> Selector:
         if self._selector is None:
-            content_type = self.headers.get("Content-Type", "").lower()
-            kind = "xml" if "xml" in content_type and "html" not in content_type else "html"
+            kind = self.selector_type
+            if kind is None:
+                content_type = self.headers.get("Content-Type", "").lower()
+                kind = "xml" if "xml" in content_type and "html" not in content_type else "html"
             self._selector = Selector(text=self.text, type=kind, base_url=self.url)
         return self._selector
 
@@ -197,7 +210,8 @@ class Response:
             if b"<base" in head or b"<BASE" in head:
                 match = _BASE_HREF.search(head)
                 if match:
-                    base = urljoin(self.url, match.group(1).decode("ascii", "replace"))
+                    href = next(group for group in match.groups() if group is not None)
+                    base = urljoin(self.url, href.strip().decode("ascii", "replace"))
             resolver = self._resolver = LinkResolver(base)
         return resolver
 
@@ -245,7 +259,8 @@ class Response:
             if absolute.startswith(_FOLLOWABLE):
                 yield Request(absolute, callback, **kwargs)
 
-    def replace(self, **changes: Any) -> Response:
+    def replace(self, *, cls: type[Self] | None = None, **changes: Any) -> Self:
+        """A copy with some arguments changed, of the same class unless ``cls`` says."""
         kwargs: dict[str, Any] = {
             "url": self.url,
             "status": self.status,
@@ -256,10 +271,24 @@ class Response:
             "ip_address": self.ip_address,
         }
         kwargs.update(changes)
-        return Response(**kwargs)
+        return (type(self) if cls is None else cls)(**kwargs)
 
     def __repr__(self) -> str:
         return f"<{self.status} {self.url}>"
+
+
+def _body_bytes(body: object, encoding: str | None, response: Response) -> bytes:
+    cls = type(response).__name__
+    if isinstance(body, str):
+        if encoding is None:
+            raise TypeError(f"{cls}: a str body needs encoding= to be turned into bytes")
+        given = _text_encoding(encoding)
+        if given is None:
+            raise ValueError(f"{cls}(encoding={encoding!r}): not a known text encoding")
+        return body.encode(given)
+    if isinstance(body, bytes | bytearray | memoryview):
+        return bytes(body)
+    raise TypeError(f"{cls} body must be bytes or str, got {type(body).__name__}")
 
 
 def _href(item: str | Selector | Link) -> str | None:
@@ -275,4 +304,6 @@ def _href(item: str | Selector | Link) -> str | None:
         if href is None:
             href = item.attrib.get("src")
         return href
+    if isinstance(item, SelectorList):
+        raise ValueError(f"cannot follow a SelectorList ({item!r}): use follow_all")
     raise TypeError(f"cannot follow a {type(item).__name__}")

@@ -28,7 +28,7 @@ from typing import IO, Any, ClassVar
 import orjson
 
 from skitter.exceptions import ConfigError
-from skitter.items import is_item, item_to_dict
+from skitter.items import field_names, is_item, item_to_dict
 
 __all__ = [
     "CsvExporter",
@@ -279,7 +279,7 @@ class CsvExporter(ItemExporter):
     def export(self, item: Any) -> None:
         row = item if item.__class__ is dict else item_to_dict(item)
         if self.fields is None:
-            self._set_fields(list(row), write=True)
+            self._set_fields(field_names(item), write=True)
         fields = self.fields
         assert fields is not None
         if not self._warned and not self._columns.issuperset(row):

@@ -42,6 +42,13 @@ GROUP: list[Setting] = [
         "hash tag (on a Redis Cluster: on different masters); fixed when the job is created "
         "(--shards).",
     ),
+    Setting(
+        "REDIS_SENTINEL_PASSWORD",
+        "",
+        str,
+        "Workers: the sentinel's own password (its requirepass), if it has one; the "
+        "--redis URL's credentials are the master's (default: $SKITTER_REDIS_SENTINEL_PASSWORD).",
+    ),
     Setting("REDIS_QUEUE_KIND", "priority", str, "Workers: priority, fifo or lifo."),
     Setting(
         "REDIS_PUSH_CACHE",

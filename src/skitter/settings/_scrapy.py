@@ -98,9 +98,17 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "yields them; there is nothing to set",
     ),
     **_group("COOKIES_DEBUG", _LATER, False),
-    **_group("CRAWLSPIDER_FOLLOW_LINKS", "CrawlSpider is " + _LATER, True),
+    **_group(
+        "CRAWLSPIDER_FOLLOW_LINKS",
+        "deprecated in Scrapy; set follow=False on the CrawlSpider's rules instead",
+        True,
+    ),
     **_group("DEFAULT_DROPITEM_LOG_LEVEL", "dropped items are logged at WARNING", "WARNING"),
-    **_group("DEFAULT_ITEM_CLASS", "the shell and item loaders are " + _LATER),
+    **_group(
+        "DEFAULT_ITEM_CLASS",
+        "only Scrapy's shell reads it and skitter has no shell; "
+        "set default_item_class on your ItemLoader subclass",
+    ),
     **_group("DEPTH_STATS_VERBOSE", _LATER + "; request_depth_max is always counted", False),
     **_group(
         "TWISTED_DNS_RESOLVER",

@@ -108,9 +108,17 @@ class RedisClusterSet(Started):
 class SentinelSet(Started):
     """One master, one replica, one sentinel (quorum 1) watching them as ``master_name``."""
 
-    def __init__(self, master_name: str = "skitter", *, binary: str | None = None) -> None:
+    def __init__(
+        self,
+        master_name: str = "skitter",
+        *,
+        binary: str | None = None,
+        sentinel_password: str | None = None,
+    ) -> None:
         self.master_name = master_name
         self.binary = binary
+        #: The sentinel's own ``requirepass`` (None: it takes no password).
+        self.sentinel_password = sentinel_password
         self.master = RedisServer(binary=binary)
         self.replica: RedisServer | None = None
         self.sentinel: RedisServer | None = None
@@ -140,23 +148,27 @@ class SentinelSet(Started):
         )
         # RedisServer runs ``redis-server`` with these args after its own: a config file
         # first is what --sentinel needs, so the server's own options go on top of it.
-        self.sentinel = _SentinelServer(directory, port, self.binary)
+        self.sentinel = _SentinelServer(directory, port, self.binary, self.sentinel_password)
         self.sentinel.start()
         _wait("the sentinel to see the replica", self._sees_replica)
         return self
+
+    def _sentinel_cli(self, *args: str) -> str:
+        assert self.sentinel is not None
+        return redis_cli(self.sentinel.port, *args, password=self.sentinel_password)
 
     def _info(self, server: RedisServer) -> str:
         return redis_cli(server.port, "INFO", "replication")
 
     def _sees_replica(self) -> bool:
         assert self.sentinel is not None
-        out = redis_cli(self.sentinel.port, "SENTINEL", "REPLICAS", self.master_name)
+        out = self._sentinel_cli("SENTINEL", "REPLICAS", self.master_name)
         return "flags\nslave\n" in out
 
     def master_port(self) -> int:
         """The port the sentinel names as the master's."""
         assert self.sentinel is not None
-        out = redis_cli(self.sentinel.port, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", self.master_name)
+        out = self._sentinel_cli("SENTINEL", "GET-MASTER-ADDR-BY-NAME", self.master_name)
         return int(out.split()[1])
 
     def kill_master(self) -> None:
@@ -167,7 +179,7 @@ class SentinelSet(Started):
         """``SENTINEL FAILOVER``: promote the replica while the master still runs (the
         old master is turned into a replica of the new one)."""
         assert self.sentinel is not None
-        out = redis_cli(self.sentinel.port, "SENTINEL", "FAILOVER", self.master_name)
+        out = self._sentinel_cli("SENTINEL", "FAILOVER", self.master_name)
         if "OK" not in out:
             raise RuntimeError(f"SENTINEL FAILOVER failed: {out}")
 
@@ -185,12 +197,17 @@ class SentinelSet(Started):
 class _SentinelServer(RedisServer):
     """``redis-server sentinel.conf --sentinel`` in ``directory`` on ``port``."""
 
-    def __init__(self, directory: Any, port: int, binary: str | None) -> None:
-        super().__init__(directory=directory, port=port, binary=binary)
+    def __init__(
+        self, directory: Any, port: int, binary: str | None, password: str | None = None
+    ) -> None:
+        super().__init__(directory=directory, port=port, binary=binary, password=password)
 
     def _argv(self, port: int) -> list[str]:
         conf = str(self.directory / "sentinel.conf")
-        return [self.binary, conf, "--sentinel", "--port", str(port), "--bind", _HOST]
+        argv = [self.binary, conf, "--sentinel", "--port", str(port), "--bind", _HOST]
+        if self.password is not None:
+            argv += ["--requirepass", self.password]
+        return argv
 
     def close(self) -> None:
         self.stop()

@@ -81,7 +81,7 @@ from skitter.exceptions import (
     RequestError,
     ResponseTooLarge,
 )
-from skitter.http import Request, Response
+from skitter.http import Request, Response, response_class
 from skitter.settings import BrowserSettings, DownloaderSettings
 
 if TYPE_CHECKING:
@@ -317,7 +317,7 @@ class BrowserTransport:
         if jar is not None:
             store_browser_cookies(jar, await lease.context.cookies())
         server = await main.server_addr()
-        return Response(
+        return response_class(headers, page.url, body)(
             page.url,
             main.status,
             headers,

@@ -22,7 +22,7 @@ the new master.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import unquote, urlsplit
 
@@ -31,6 +31,7 @@ from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import Sentinel
 from redis.backoff import ExponentialWithJitterBackoff
+from redis.exceptions import AuthenticationError, ConnectionError, TimeoutError
 
 from skitter._secrets import mask_url
 from skitter.exceptions import ConfigError
@@ -57,11 +58,14 @@ def _retry() -> Retry:
 @dataclass(frozen=True)
 class RedisTarget:
     """Where a job's Redis is: ``url`` names the node (``cluster=False``), any node of a
-    Redis Cluster (``cluster=True``) or a sentinel watching ``sentinel_master``."""
+    Redis Cluster (``cluster=True``) or a sentinel watching ``sentinel_master``;
+    ``sentinel_password`` is the sentinel's own (its ``requirepass``), when it has one:
+    the URL's credentials are the master's."""
 
     url: str
     cluster: bool = False
     sentinel_master: str | None = None
+    sentinel_password: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.cluster and self.sentinel_master:
@@ -79,10 +83,11 @@ class RedisTarget:
 
     @classmethod
     def from_settings(cls, url: str, settings: Mapping[str, Any]) -> RedisTarget:
-        """The target of ``url`` with the settings ``REDIS_CLUSTER`` and
-        ``REDIS_SENTINEL_MASTER`` (an empty name is none)."""
+        """The target of ``url`` with the settings ``REDIS_CLUSTER``,
+        ``REDIS_SENTINEL_MASTER`` and ``REDIS_SENTINEL_PASSWORD`` (empty is none)."""
         master = settings.get("REDIS_SENTINEL_MASTER") or None
-        return cls(url, bool(settings.get("REDIS_CLUSTER", False)), master)
+        password = settings.get("REDIS_SENTINEL_PASSWORD") or None
+        return cls(url, bool(settings.get("REDIS_CLUSTER", False)), master, password)
 
     def client(self, *, decode_responses: bool = False) -> Redis:
         """A new client (the caller's to close), with a short retry on broken connections."""
@@ -99,13 +104,17 @@ class RedisTarget:
 
     def _sentinel_master(self, name: str, decode_responses: bool) -> Redis:
         """The master ``name`` through the sentinel the URL names; the URL's credentials
-        and db are the master's (the sentinel itself is asked without credentials)."""
+        and db are the master's (the sentinel is asked with ``sentinel_password``)."""
         parts = urlsplit(self.url)
         if parts.scheme not in ("redis", "rediss") or not parts.hostname:
             raise ConfigError(f"{mask_url(self.url)}: a sentinel is named by redis://host:port")
         db = int(parts.path.lstrip("/") or 0)
+        own: dict[str, Any] = {"socket_timeout": 5.0, "ssl": parts.scheme == "rediss"}
+        if self.sentinel_password:
+            own["password"] = self.sentinel_password
         sentinel = Sentinel(  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
             [(parts.hostname, parts.port or 26379)],
+            sentinel_kwargs=own,
             socket_timeout=5.0,
             ssl=parts.scheme == "rediss",
         )
@@ -131,6 +140,27 @@ class RedisTarget:
 
 class _SentinelMaster(Redis):
     """The master's client; closing it also closes its connections to the sentinel."""
+
+    async def check_sentinels(self) -> None:
+        """A sentinel that refuses us must stop the command at once: redis-py's discovery
+        skips it as if it were down, so the worker would wait for a master forever."""
+        for sentinel in self.connection_pool.sentinel_manager.sentinels:  # type: ignore[attr-defined]  # a SentinelConnectionPool
+            kwargs = sentinel.connection_pool.connection_kwargs
+            where = f"the sentinel at {kwargs.get('host')}:{kwargs.get('port')}"
+            try:
+                await sentinel.ping()
+            except AuthenticationError as exc:  # NOAUTH, WRONGPASS, invalid password
+                if "NOAUTH" in str(exc) or not kwargs.get("password"):
+                    raise ConfigError(
+                        f"{where} requires a password: set $SKITTER_REDIS_SENTINEL_PASSWORD "
+                        "(setting REDIS_SENTINEL_PASSWORD); the --redis URL's is the master's"
+                    ) from None
+                raise ConfigError(
+                    f"{where} refused its password ($SKITTER_REDIS_SENTINEL_PASSWORD, "
+                    "setting REDIS_SENTINEL_PASSWORD)"
+                ) from None
+            except (ConnectionError, TimeoutError):
+                continue  # down for now: waited for as any outage
 
     async def aclose(self, close_connection_pool: bool | None = None) -> None:
         await super().aclose(close_connection_pool)

@@ -265,6 +265,9 @@ async def check_access(
     ``translating`` or not) finds an ACL user that may connect but not touch them.
     Redis out of reach is no error here: a worker waits for it as for any outage."""
     where = f"Redis at {mask_url(url)}"
+    check_sentinels = getattr(client, "check_sentinels", None)  # behind Sentinel
+    if check_sentinels is not None:
+        await check_sentinels()
     try:
         await client.ping()
         if probe is not None:

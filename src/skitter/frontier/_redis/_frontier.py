@@ -32,18 +32,15 @@ machines share one crawl and a killed worker loses nothing:
   (``frontier/quarantined``) and logged once per reason; the crawl goes on with the
   valid tasks. A payload that does not decode, or names a callback the spider lacks, is
   marked BAD (never run; ``requeue_bad`` queues it again once the code is fixed).
-- **Queue kinds.** ``priority`` (a sorted set: higher priority first, FIFO within one),
-  ``fifo`` and ``lifo`` (lists; they ignore priority, as scrapy-redis's do). Delayed tasks
-  are a sorted set by exetime in every kind.
-- **Dupe filter.** Finished tasks' outcomes live in the ``done`` hash (taskid -> state,
-  lastcrawltime, itag), which push's recrawl rule reads. The Lua helpers ``seen_get`` and
-  ``seen_put`` are the only code touching it: the seam for a Bloom filter on bitmaps.
+- **Queue kinds.** ``priority`` (higher first, FIFO within one), ``fifo`` and ``lifo``
+  (lists, ignoring priority as scrapy-redis's do); delayed tasks by exetime in every kind.
+- **Dupe filter.** Finished tasks' outcomes are in the ``done`` hash, read by push's
+  recrawl rule through the Lua helpers ``seen_get``/``seen_put`` only (or a Bloom filter).
 
-Redis errors that mean it is unavailable for now (a connection refused while Redis
-restarts, OOM, READONLY, MISCONF, LOADING) are raised as ``FrontierUnavailable``, refused
-credentials or ACL rights as a ``FatalError`` (see ``_errors``); the client reconnects on
-the next call, and the scripts are loaded again on NOSCRIPT. Keys are described in
-``_keys.py``.
+Redis unavailable for now (restarting, OOM, READONLY, MISCONF, LOADING) raises
+``FrontierUnavailable``, refused credentials or ACL rights a ``FatalError``
+(``_errors``); the client reconnects on the next call and reloads scripts on NOSCRIPT.
+Keys are described in ``_keys.py``.
 """
 
 from __future__ import annotations
@@ -120,9 +117,8 @@ class RedisFrontier(JobListing, Frontier):
     counts what is moved aside; ``time_source`` is whose clock the scripts decide by
     (see the module docstring).
 
-    ``shards`` is the job's number of shards (REDIS_SHARDS; a job keeps the number it
-    was created with: another is refused; None takes the job's own) and ``shard`` the
-    one this object holds: ``ShardedRedisFrontier`` makes one per shard.
+    ``shards`` is the job's number of shards (REDIS_SHARDS: fixed when it is created;
+    None takes the job's own), ``shard`` the one held here (``ShardedRedisFrontier``).
 
     ``push_cache`` (workers set it) is how many taskids this object remembers having
     pushed. Pages link to the same pages over and over; a link this worker already
@@ -197,7 +193,8 @@ class RedisFrontier(JobListing, Frontier):
         self.opened = ""
         #: Redis's clock minus the caller's, as last seen by a lease or reclaim.
         self._skew = 0.0
-        self._token_prefix = uuid.uuid4().hex[:12]
+        #: What every lease token this object hands out starts with (before a dot).
+        self.token_prefix = uuid.uuid4().hex[:12]
         self._calls = itertools.count()
         self._pushed = PushCache(push_cache)
         self._acks = AckBatcher(self._send_acks)
@@ -213,11 +210,6 @@ class RedisFrontier(JobListing, Frontier):
 
     def __repr__(self) -> str:
         return f"<RedisFrontier {self.keys.tag} kind={self.kind}>"
-
-    @property
-    def token_prefix(self) -> str:
-        """What every lease token this object hands out starts with (before a dot)."""
-        return self._token_prefix
 
     @property
     def where(self) -> str:
@@ -325,7 +317,7 @@ class RedisFrontier(JobListing, Frontier):
     ) -> list[Lease]:
         await self._ready()
         deadline = now + lease_seconds
-        token = f"{self._token_prefix}.{next(self._calls)}"
+        token = f"{self.token_prefix}.{next(self._calls)}"
         leases: list[Lease] = []
         while len(leases) < limit:
             want = limit - len(leases)

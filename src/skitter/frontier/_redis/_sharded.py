@@ -36,7 +36,7 @@ import itertools
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from skitter.exceptions import JobStateLost
+from skitter.exceptions import FrontierUnavailable, JobStateLost
 from skitter.frontier._base import (
     Frontier,
     FrontierCounts,
@@ -252,7 +252,12 @@ class ShardedRedisFrontier(Frontier):
             if len(leases) >= limit:
                 break
             part = self._parts[(start + step) % count]
-            leases += await part.lease(limit - len(leases), now, lease_seconds, owner)
+            try:
+                leases += await part.lease(limit - len(leases), now, lease_seconds, owner)
+            except FrontierUnavailable:
+                if not leases:
+                    raise
+                break  # what the other shards leased runs now; this one is asked again
         return leases
 
     async def ack(self, lease: Lease, now: float) -> bool:

@@ -1,0 +1,5 @@
+"""Scrapy's module path for the extractor: ``skitter.linkextractors.lxmlhtml``."""
+
+from skitter.linkextractors._lxml import LxmlLinkExtractor
+
+__all__ = ["LxmlLinkExtractor"]

@@ -1,0 +1,168 @@
+"""Streaming a feed's nodes or rows out of a response body.
+
+A feed can be large, and its consumer handles one node or row at a time, so neither
+the whole tree nor the whole decoded text is ever built: XML nodes come from lxml's
+``iterparse`` (each one serialized into its own small selector, then cleared from the
+tree, with the nodes before it), CSV rows from a ``csv.reader`` over the body decoded
+piece by piece. The XML is read with entities unresolved and no network access.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+from lxml import etree
+from parsel import Selector
+from w3lib.encoding import http_content_type_encoding, read_bom, resolve_encoding
+
+from skitter.http import Response
+
+__all__ = ["csv_rows", "xml_nodes"]
+
+log = logging.getLogger("skitter.spiders.feed")
+
+_CHUNK = 64 * 1024
+
+
+class _BodyReader:
+    """A response body as the file ``iterparse`` reads, in slices (no copy of the whole
+    body), with leading whitespace skipped: an XML declaration must come first."""
+
+    def __init__(self, body: bytes) -> None:
+        self._view = memoryview(body)
+        head = body[:4096]
+        self._at = len(head) - len(head.lstrip())
+
+    def read(self, size: int = -1) -> bytes:
+        end = len(self._view) if size < 0 else self._at + size
+        piece = self._view[self._at : end].tobytes()
+        self._at += len(piece)
+        return piece
+
+
+def _declared_encoding(response: Response) -> str | None:
+    """The encoding the body or its headers name (a BOM, a Content-Type charset)."""
+    encoding, _bom = read_bom(response.body[:4])
+    if encoding is None:
+        encoding = http_content_type_encoding(response.headers.get("Content-Type"))
+    return resolve_encoding(encoding) if encoding else None
+
+
+def xml_nodes(response: Response, tag: str) -> Iterator[Selector]:
+    """A selector for each ``tag`` element of the body, in document order.
+
+    ``tag`` is a name (``item``) or a prefixed name (``n:item``), the prefix resolved by
+    the document's own declarations; the node's selector has that prefix registered.
+    """
+    prefix, _, name = tag.rpartition(":")
+    namespace: str | None = None
+    wanted = name if not prefix else None
+    events = etree.iterparse(
+        _BodyReader(response.body),
+        events=("end", "start-ns"),
+        encoding=_declared_encoding(response),
+        resolve_entities=False,
+        no_network=True,
+        huge_tree=False,
+    )
+    for event, data in events:
+        if event == "start-ns":
+            declared_prefix, uri = data
+            if prefix and wanted is None and declared_prefix == prefix:
+                namespace, wanted = uri, f"{{{uri}}}{name}"
+            continue
+        if data.tag != wanted:
+            continue
+        text = etree.tostring(data, encoding="unicode")
+        data.clear()
+        parent = data.getparent()
+        # What came before is read: drop it, unless the node is inside another one of
+        # its kind, whose own text is still to be serialized whole.
+        if parent is not None and next(data.iterancestors(wanted), None) is None:
+            while data.getprevious() is not None:
+                del parent[0]
+        selector = Selector(text=text, type="xml")
+        if namespace is not None:
+            selector.register_namespace(prefix, namespace)
+            yield selector.xpath(f"/{prefix}:{name}")[0]
+        else:
+            yield selector.xpath(f"/{name}")[0]
+
+
+def _text_pieces(response: Response) -> Iterator[str]:
+    """The body decoded piece by piece: the declared encoding, else UTF-8 when it is
+    valid UTF-8, else Windows-1252 (the order ``Response.text`` follows)."""
+    body = response.body
+    encoding = _declared_encoding(response)
+    if encoding is None:
+        encoding = "utf-8" if body.isascii() or _valid_utf8(body) else "cp1252"
+    decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+    view = memoryview(body)
+    if encoding.replace("_", "-").lower() in ("utf-8", "utf-8-sig") and body[:3] == b"\xef\xbb\xbf":
+        view = view[3:]
+    for at in range(0, len(view), _CHUNK):
+        yield decoder.decode(view[at : at + _CHUNK].tobytes())
+    yield decoder.decode(b"", final=True)
+
+
+def _valid_utf8(body: bytes) -> bool:
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        for at in range(0, len(body), _CHUNK):
+            decoder.decode(body[at : at + _CHUNK])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _lines(response: Response) -> Iterator[str]:
+    """The decoded body as lines ending in ``\\n`` (as a file gives them: ``\\r`` and
+    other line breaks are left to ``csv.reader``, which knows quoting)."""
+    pending = ""
+    for piece in _text_pieces(response):
+        pending += piece
+        if "\n" not in piece:
+            continue
+        lines = pending.split("\n")
+        pending = lines.pop()  # the last line may go on in the next piece
+        for line in lines:
+            yield line + "\n"
+    if pending:
+        yield pending
+
+
+def csv_rows(
+    response: Response,
+    delimiter: str | None = None,
+    headers: list[str] | None = None,
+    quotechar: str | None = None,
+) -> Iterator[dict[str, str]]:
+    """A dict per row, keyed by ``headers`` (else by the first row). Rows whose length
+    differs from the headers' are skipped with a warning, as in Scrapy."""
+    options: dict[str, Any] = {}
+    if delimiter:
+        options["delimiter"] = delimiter
+    if quotechar:
+        options["quotechar"] = quotechar
+    reader = csv.reader(_lines(response), **options)
+    if not headers:
+        try:
+            headers = next(reader)
+        except StopIteration:
+            return
+    for row in reader:
+        if len(row) != len(headers):
+            log.warning(
+                "ignoring row %d of %s (length: %d, should be: %d)",
+                reader.line_num,
+                response,
+                len(row),
+                len(headers),
+            )
+            continue
+        yield dict(zip(headers, row, strict=True))

@@ -1,0 +1,50 @@
+"""Looking at a response in a browser while writing a spider; its base URL."""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+import tempfile
+import webbrowser
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from skitter.http import HtmlResponse, Response, TextResponse, response_class
+
+__all__ = ["get_base_url", "open_in_browser"]
+
+_DOCTYPE = re.compile(rb"\s*<!doctype[^<>]*>", re.IGNORECASE)
+
+
+def get_base_url(response: Response) -> str:
+    """The URL the page's relative links are relative to (its ``<base href>``, if any)."""
+    return response.base_url
+
+
+def open_in_browser(response: Response, _openfunc: Callable[[str], Any] = webbrowser.open) -> Any:
+    """Open ``response`` in a local web browser (``_openfunc``), from a temporary file.
+
+    An HTML page gets a ``<base>`` tag first (after the doctype, to keep the browser
+    out of quirks mode), so that its images, styles and links load from the site;
+    other text is opened as ``.txt``; anything else is a TypeError. Returns what
+    ``_openfunc`` returns."""
+    kind = type(response)
+    if not issubclass(kind, TextResponse):
+        kind = response_class(response.headers, response.url, response.body)
+    body = response.body
+    if issubclass(kind, HtmlResponse):
+        doctype = _DOCTYPE.match(body)
+        at = doctype.end() if doctype else 0
+        base = f'<base href="{html.escape(response.base_url)}">'.encode()
+        body = body[:at] + base + body[at:]
+        suffix = ".html"
+    elif issubclass(kind, TextResponse):
+        suffix = ".txt"
+    else:
+        raise TypeError(f"cannot open a {kind.__name__} in a browser: its body is not text")
+    fd, name = tempfile.mkstemp(suffix=suffix, prefix="skitter-")
+    with os.fdopen(fd, "wb") as file:
+        file.write(body)
+    return _openfunc(Path(name).as_uri())

@@ -1,0 +1,58 @@
+"""The small sites the spider-kind tests crawl, served by aiohttp on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp import web
+
+from skitter import Crawler, Spider
+
+FAST = {"RETRY_DELAYS": [0.0], "CONCURRENT_REQUESTS": 4}
+
+Page = str | bytes | tuple[int, str] | Callable[[web.Request], Any]
+
+
+class Site:
+    """Serves ``pages`` (path -> HTML text, ``(content_type, body)`` as bytes, or a
+    handler) and counts hits per path."""
+
+    def __init__(self, pages: dict[str, Any]) -> None:
+        self.pages = pages
+        self.hits: Counter[str] = Counter()
+        self.app = web.Application()
+        self.app.router.add_route("*", "/{tail:.*}", self.handle)
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        self.hits[request.path_qs] += 1
+        page = self.pages.get(request.path_qs, self.pages.get(request.path))
+        if page is None:
+            return web.Response(status=404, text="not found")
+        if callable(page):
+            result = page(request)
+            if asyncio.iscoroutine(result):
+                result = await result
+            return result  # type: ignore[no-any-return]
+        if isinstance(page, tuple):
+            content_type, body = page
+            return web.Response(body=body, headers={"Content-Type": content_type})
+        return web.Response(text=f"<html><body>{page}</body></html>", content_type="text/html")
+
+
+async def crawl_items(
+    spidercls: type[Spider], settings: dict[str, Any] | None = None, **kwargs: Any
+) -> tuple[list[Any], dict[str, Any]]:
+    """Run ``spidercls`` to the end; the items it scraped, in order, and the stats."""
+    items: list[Any] = []
+
+    class Collect:
+        def process_item(self, item: Any, spider: Spider) -> Any:
+            items.append(item)
+            return item
+
+    merged = {**FAST, "ITEM_PIPELINES": {Collect: 100}, **(settings or {})}
+    stats = await Crawler(spidercls, merged, **kwargs).run()
+    return items, dict(stats)
