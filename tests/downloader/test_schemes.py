@@ -19,6 +19,7 @@ from skitter.exceptions import (
     RequestError,
     ResponseTooLarge,
 )
+from skitter.http import HtmlResponse, TextResponse
 
 from .conftest import MakeDownloader
 
@@ -54,6 +55,7 @@ async def test_a_data_uri_is_its_body_with_scrapys_defaults(
     response, stats = await get(make_downloader, "data:,A%20brief%20note")
     assert (response.status, response.body, response.text) == (200, b"A brief note", "A brief note")
     assert response.encoding == "US-ASCII"  # RFC 2397's default
+    assert type(response) is TextResponse
     assert not response.headers
     assert response.meta["download_latency"] >= 0
     assert stats["downloader/request_count"] == stats["downloader/response_count"] == 1
@@ -80,6 +82,7 @@ async def test_a_data_uris_charset_is_the_responses_encoding(
 async def test_base64_data_is_decoded(make_downloader: MakeDownloader) -> None:
     response, _ = await get(make_downloader, "data:image/png;base64,iVBORw0KGgo=")
     assert response.body == b"\x89PNG\r\n\x1a\n"
+    assert not isinstance(response, TextResponse)
     response, _ = await get(make_downloader, "data:text/plain;base64,SGVsbG8sIHdvcmxkLg%3D%3D")
     assert response.text == "Hello, world."
 
@@ -88,6 +91,7 @@ async def test_an_html_data_uri_parses_and_follows(make_downloader: MakeDownload
     response, _ = await get(
         make_downloader, "data:text/html,<a href='http://127.0.0.1:1/next'>n</a><p>hi</p>"
     )
+    assert type(response) is HtmlResponse
     assert response.css("p::text").get() == "hi"
     assert [r.url for r in response.follow_all(css="a")] == ["http://127.0.0.1:1/next"]
 
@@ -105,6 +109,7 @@ async def test_a_file_uri_is_the_files_bytes(
     page.write_bytes(b"<html><body><h1>local</h1></body></html>")
     response, stats = await get(make_downloader, page.as_uri())
     assert response.status == 200
+    assert type(response) is HtmlResponse  # by the file name, as Scrapy
     assert response.css("h1::text").get() == "local"
     assert stats["downloader/response_bytes"] == page.stat().st_size
 

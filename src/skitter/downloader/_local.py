@@ -8,9 +8,11 @@ has ``meta["allow_offsite"]``), since a ``file:`` URL reads the crawling machine
 only), nor links (``Response.follow`` makes http and https requests only).
 
 - ``data:`` (RFC 2397, parsed by w3lib): the body is the decoded data, status 200, no
-  headers (as Scrapy); a ``text/*`` media type's charset (US-ASCII by default) is the
+  headers (as Scrapy); the Response class is the media type's (``HtmlResponse`` for
+  ``text/html``...), and a ``text/*`` media type's charset (US-ASCII by default) is the
   response's encoding. A URL that is not a valid data URI is an InvalidURL.
-- ``file:``: the file's bytes, read in a thread, status 200, no headers. A missing or
+- ``file:``: the file's bytes, read in a thread, status 200, no headers; the Response
+  class is guessed from the file name, then the bytes (as Scrapy). A missing or
   unreadable file is a RequestError (not retried: it would fail the same way); one
   larger than DOWNLOAD_MAXSIZE (``meta["download_maxsize"]``) a ResponseTooLarge,
   refused before reading.
@@ -31,7 +33,7 @@ from w3lib.url import file_uri_to_path, parse_data_uri
 
 from skitter.downloader._transport import TransportStats
 from skitter.exceptions import InvalidURL, RequestError, ResponseTooLarge
-from skitter.http import Request, Response
+from skitter.http import Request, Response, TextResponse, response_class
 from skitter.settings import DownloaderSettings
 
 if TYPE_CHECKING:
@@ -87,7 +89,7 @@ class LocalHandler:
         except OSError as exc:
             reason = exc.strerror or type(exc).__name__
             raise RequestError(f"cannot read {request!r}: {reason}", request=request) from None
-        return Response(request.url, 200, None, body, request)
+        return response_class(None, str(path), body)(request.url, 200, None, body, request)
 
 
 class _TooLarge(Exception):
@@ -114,10 +116,11 @@ def _data(request: Request) -> Response:
     except ValueError as exc:
         message = f"cannot read {request!r}: not a data URI ({exc})"
         raise InvalidURL(message, request=request) from None
+    cls = response_class({"Content-Type": uri.media_type})
     encoding = None
-    if uri.media_type.partition("/")[0] == "text":
+    if issubclass(cls, TextResponse) and uri.media_type.partition("/")[0] == "text":
         encoding = uri.media_type_parameters.get("charset")
     try:
-        return Response(request.url, 200, None, uri.data, request, encoding=encoding)
+        return cls(request.url, 200, None, uri.data, request, encoding=encoding)
     except ValueError:  # a charset no one knows: let the body speak for itself
-        return Response(request.url, 200, None, uri.data, request)
+        return cls(request.url, 200, None, uri.data, request)
