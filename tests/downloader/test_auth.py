@@ -229,3 +229,43 @@ async def test_downloader_has_the_middleware_at_scrapys_order(
     settings = {"HTTPAUTH_USER": "u", "HTTPAUTH_PASS": "p", "HTTPAUTH_DOMAIN": "127.0.0.1"}
     downloader = await make_downloader(settings)
     assert downloader.middleware(HttpAuthMiddleware) is not None
+
+
+class Loopback:
+    """Every ``*.test`` name is 127.0.0.1 (DNS_RESOLVER), so hosts differ by name only."""
+
+    async def resolve(self, host: str) -> list[str]:
+        if not host.endswith(".test"):
+            raise OSError(f"{host} is not a test name")
+        return ["127.0.0.1"]
+
+
+async def test_subdomains_get_credentials_and_other_domains_do_not(serve: Any) -> None:
+    seen: list[tuple[str, str | None]] = []
+
+    async def page(request: web.Request) -> web.Response:
+        seen.append((request.url.host or "", request.headers.get("Authorization")))
+        return web.Response(text="<html>ok</html>", content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/", page)
+    port = (await serve(app)).rsplit(":", 1)[1]
+    hosts = ("shop.test", "www.shop.test", "api.eu.shop.test", "shop.test.evil.test", "x.test")
+
+    class Shop(Spider):
+        name = "shop"
+        start_urls = tuple(f"http://{host}:{port}/" for host in hosts)
+        http_user, http_pass, http_auth_domain = "crawler", PASSWORD, "shop.test"
+
+        def parse(self, response: Any) -> Any:
+            yield {"url": response.url}
+
+    stats = await Crawler(Shop, {"DNS_RESOLVER": Loopback}).run()
+    assert stats["item_scraped_count"] == len(hosts)
+    assert dict(seen) == {
+        "shop.test": BASIC,
+        "www.shop.test": BASIC,
+        "api.eu.shop.test": BASIC,
+        "shop.test.evil.test": None,
+        "x.test": None,
+    }
