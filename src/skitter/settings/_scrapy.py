@@ -120,7 +120,8 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
     **_group("DOWNLOAD_FAIL_ON_DATALOSS", "a truncated body always fails (and is retried)", True),
     **_group(
         "DOWNLOAD_HANDLERS DOWNLOAD_HANDLERS_BASE",
-        "download handlers are not pluggable: http:// and https:// are downloaded by the transport",
+        "download handlers are not pluggable: http(s) goes to the transport, data: and file: "
+        "to the built-in handler (see allowed_schemes)",
         {},
     ),
     **_group(
