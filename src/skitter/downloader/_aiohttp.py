@@ -9,7 +9,13 @@ request carries exactly the headers the middlewares gave it, plus ``Host`` and
 What it guarantees:
 
 - One ``aiohttp.ClientSession`` per transport (per crawl), with a connection pool of
-  CONCURRENT_REQUESTS and a DNS cache.
+  CONCURRENT_REQUESTS. Host names are looked up by the crawl's resolver (``_dns``:
+  DNS_RESOLVER, DNS_TIMEOUT, DNSCACHE_*), the one the per-IP slots ask too; a name that
+  does not resolve is a ConnectError saying so.
+- TLS with the crawl's one ``ssl.SSLContext`` (``_tls``: DOWNLOAD_VERIFY_CERTIFICATES,
+  versions, ciphers, client certificate); a refused certificate is a
+  ``TLSCertificateError`` naming OpenSSL's reason, any other handshake failure a
+  ConnectError.
 - Timeouts: DOWNLOAD_TIMEOUT for the whole exchange (``meta["download_timeout"]``
   overrides it per request), DOWNLOAD_CONNECT_TIMEOUT to connect,
   DOWNLOAD_READ_TIMEOUT between two reads.
@@ -49,6 +55,7 @@ bytes_received for each chunk as it arrives, still encoded (as in Scrapy).
 from __future__ import annotations
 
 import logging
+import ssl
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +65,8 @@ from multidict import CIMultiDict, CIMultiDictProxy
 
 from skitter._secrets import mask_text
 from skitter.downloader._body import DATALOSS_HINT, RawHook, decoder_for_body, read_body, warn_size
+from skitter.downloader._dns import AiohttpResolver, CrawlResolver, crawl_resolver
+from skitter.downloader._tls import tls_context, tls_error
 from skitter.downloader._transport import TransportStats, headers_too_large
 from skitter.exceptions import (
     ConfigError,
@@ -82,7 +91,6 @@ __all__ = ["AiohttpTransport"]
 
 logger = logging.getLogger("skitter.downloader")
 
-_DNS_CACHE_TTL = 300  # seconds; a crawl resolves the same few hosts again and again
 # What aiohttp may buffer of a response head before DOWNLOAD_MAX_HEADERS_SIZE is checked:
 # 128 lines (aiohttp's default) of up to 32 KiB, 4 MiB in all. Real sites send CSP and
 # Set-Cookie lines over aiohttp's default of 8 KiB, hence the longer lines; more lines
@@ -102,11 +110,13 @@ class AiohttpTransport:
         "_maxsize",
         "_pool_size",
         "_read_timeout",
+        "_resolver",
         "_session",
         "_signals",
         "_spider",
         "_stats",
         "_timeout",
+        "_tls",
         "_warnsize",
     )
 
@@ -117,6 +127,8 @@ class AiohttpTransport:
         *,
         signals: SignalManager | None = None,
         spider: Any = None,
+        tls: ssl.SSLContext | None = None,
+        resolver: CrawlResolver | None = None,
     ) -> None:
         limits = settings.view(DownloaderSettings)
         for name, value in (
@@ -138,6 +150,10 @@ class AiohttpTransport:
         self._session: aiohttp.ClientSession | None = None
         self._signals = signals if signals is not None else SignalManager()
         self._spider = spider
+        #: The crawl's TLS context: the Downloader's, else built from ``settings``.
+        self._tls: ssl.SSLContext = tls if tls is not None else tls_context(settings)
+        #: The crawl's resolver: the crawler's (shared with the per-IP slots), else its own.
+        self._resolver = resolver if resolver is not None else crawl_resolver(settings)
 
     def _client_timeout(self, total: float | None) -> aiohttp.ClientTimeout:
         return aiohttp.ClientTimeout(
@@ -148,7 +164,12 @@ class AiohttpTransport:
     async def open(self) -> None:
         if self._session is not None:
             return
-        connector = aiohttp.TCPConnector(limit=self._pool_size, ttl_dns_cache=_DNS_CACHE_TTL)
+        connector = aiohttp.TCPConnector(
+            limit=self._pool_size,
+            resolver=AiohttpResolver(self._resolver),
+            use_dns_cache=False,  # the resolver caches (DNSCACHE_*), for the slots too
+            ssl=self._tls,
+        )
         self._session = aiohttp.ClientSession(
             connector=connector,
             cookie_jar=aiohttp.DummyCookieJar(),  # cookies are CookiesMiddleware's job
@@ -347,8 +368,15 @@ def _translate(exc: BaseException, request: Request, total: float | None) -> Req
         return DownloadTimeout(
             f"{request!r}: download took longer than {total} seconds", request=request
         )
+    tls = tls_error(exc, request, detail)
+    if tls is not None:
+        return tls
     if isinstance(exc, aiohttp.ClientConnectorDNSError):
-        return DNSLookupError(f"{request!r}: DNS lookup failed: {detail}", request=request)
+        reason = exc.os_error.strerror or str(exc.os_error) or type(exc.os_error).__name__
+        return DNSLookupError(
+            f"{request!r}: DNS lookup of {exc.host!r} failed: {mask_text(reason)}",
+            request=request,
+        )
     if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ClientHttpProxyError):
         return ConnectError(f"{request!r}: cannot connect: {detail}", request=request)
     if isinstance(exc, aiohttp.ClientPayloadError):

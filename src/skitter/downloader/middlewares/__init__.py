@@ -6,6 +6,7 @@ that the Downloader reuses OffsiteMiddleware's guard at the centre of the onion 
 CookiesMiddleware's jar for rendered pages.
 """
 
+from skitter.downloader.middlewares._auth import HttpAuthMiddleware
 from skitter.downloader.middlewares._conditional import ConditionalRecrawlMiddleware
 from skitter.downloader.middlewares._cookies import CookiesMiddleware
 from skitter.downloader.middlewares._headers import (
@@ -26,6 +27,7 @@ __all__ = [
     "ConditionalRecrawlMiddleware",
     "CookiesMiddleware",
     "DefaultHeadersMiddleware",
+    "HttpAuthMiddleware",
     "HttpCacheMiddleware",
     "HttpCompressionMiddleware",
     "HttpProxyMiddleware",

@@ -16,9 +16,12 @@ redirect leaves the host (it was granted for one URL, not for wherever that send
   a URL already in the chain, unless the response set a cookie: sites commonly set a
   session cookie and send the client back where it came from, which is progress, not a
   loop (such chains still end at the limit).
-- ``Authorization`` is dropped when the scheme or host changes, ``Cookie`` when the
-  host changes (CookiesMiddleware rebuilds it for the new URL), and a proxy taken from
-  the environment is dropped when the scheme changes so HttpProxyMiddleware picks the
+- Headers that carry credentials follow Scrapy's (and the Fetch standard's) rules:
+  ``Authorization`` is dropped when the origin changes (scheme, host or port, default
+  ports counted: HttpAuthMiddleware adds it again if the new URL is in its domain),
+  ``Cookie`` when the host changes or https goes down to http (CookiesMiddleware
+  rebuilds it for the new URL), and a proxy taken from the environment is dropped with
+  its ``Proxy-Authorization`` when the scheme changes, so HttpProxyMiddleware picks the
   proxy for the new scheme.
 - ``Referer`` is set again as for a link found on the redirecting response, by the
   referrer policy (``skitter.http.ReferrerPolicies``: meta, that response's
@@ -128,12 +131,11 @@ class BaseRedirectMiddleware:
         new_meta["redirect_times"] = times
         new_meta["redirect_urls"] = chain
         new_meta["redirect_reasons"] = [*meta.get("redirect_reasons", ()), reason]
-        old_host = _host(request.url)
-        same_host = old_host is not None and old_host == _host(target)
-        if not same_host:
+        source, destination = _origin(request.url), _origin(target)
+        if source is None or destination is None or source[1] != destination[1]:
             new_meta.pop("allow_offsite", None)
         if redirected.has_headers:
-            _strip_headers(redirected, request.url, target, to_get, same_host)
+            _strip_headers(redirected, source, destination, to_get)
             if "Referer" in redirected.headers:
                 redirected.headers.popall("Referer")
         if self._referrer is not None:
@@ -144,6 +146,8 @@ class BaseRedirectMiddleware:
         old_scheme = request.url.partition(":")[0].lower()
         if old_scheme != target.partition(":")[0].lower() and new_meta.pop(_ENV_PROXY_FLAG, None):
             new_meta.pop("proxy", None)
+            if redirected.has_headers:
+                redirected.headers.popall("Proxy-Authorization", None)
         self._stats.inc("downloader/redirect_count")
         if isinstance(reason, int):
             self._stats.inc(f"downloader/redirect_status_count/{reason}")
@@ -187,24 +191,33 @@ class RedirectMiddleware(BaseRedirectMiddleware):
         return self._redirect(request, response, target, status, to_get)
 
 
-def _host(url: str) -> str | None:
-    """The host as the transport reads it (yarl); None when it cannot be read, which
-    never counts as the same host."""
+Origin = tuple[str, str | None, int | None]
+
+
+def _origin(url: str) -> Origin | None:
+    """Scheme, host and port (the scheme's default when none is written) as the
+    transport reads them (yarl); None when the URL cannot be read, which never counts
+    as the same origin or host."""
     try:
-        return URL(url).raw_host
+        parsed = URL(url)
     except ValueError:
         return None
+    return parsed.scheme, parsed.raw_host, parsed.port
 
 
 def _strip_headers(
-    redirected: Request, source: str, target: str, to_get: bool, same_host: bool
+    redirected: Request, source: Origin | None, target: Origin | None, to_get: bool
 ) -> None:
     headers = redirected.headers
     if to_get:
         for name in _BODY_HEADERS:
             headers.popall(name, None)
-    if not same_host:
+    if source is None or target is None or source != target:
+        headers.popall("Authorization", None)
+    if (
+        source is None
+        or target is None
+        or source[1] != target[1]
+        or target[0] not in (source[0], "https")
+    ):
         headers.popall("Cookie", None)
-        headers.popall("Authorization", None)
-    elif urlsplit(source).scheme != urlsplit(target).scheme:
-        headers.popall("Authorization", None)
