@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape  # "[settings]" in a message is text, not markup
 
 from skitter._job import JOB_MODES
 from skitter._version import __version__
@@ -383,10 +384,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handlers[args.command](args, console)
     except ConfigError as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
         return EXIT_USAGE
     except SkitterError as exc:  # e.g. a bad URL to push, Redis out of reach
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
         return EXIT_FAILED
     except KeyboardInterrupt:
         # A Ctrl-C outside the crawl (while loading, or during the final report): the
