@@ -430,3 +430,28 @@ async def test_a_file_outside_any_project_runs_as_before(
     assert code == 0, out
     assert "Project" not in out
     assert items(tmp_path / "o.jsonl") == [{"project": None, "bot": "skitter"}]
+
+
+def test_each_layer_names_itself_in_a_refusal() -> None:
+    """The library's layers too: a refusal says which one set the value."""
+    from skitter import ConfigError
+    from skitter.settings import Settings
+
+    for layer, where in [
+        ("project", "the project's settings"),
+        ("spider", "the spider's custom_settings"),
+        ("cli", "the command line"),
+    ]:
+        with pytest.raises(ConfigError, match=f"^{where}: setting MAIL_HOST"):
+            Settings.resolve(**{layer: {"MAIL_HOST": "smtp.example.com"}})
+    with pytest.raises(ConfigError, match=r"^environment variable SKITTER_MAIL_HOST: setting"):
+        Settings.resolve(env={"SKITTER_MAIL_HOST": "smtp.example.com"})
+    with pytest.raises(ConfigError, match=r"^x\.py of project 'p': setting CONCURRENT_REQUESTS"):
+        Settings({"CONCURRENT_REQUESTS": "many"}, origin="x.py of project 'p'")
+
+
+async def test_spiders_of_two_projects_in_one_run_are_refused(tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        write(tmp_path / name, {"skitter.toml": "", "plain.py": PLAIN_SPIDER})
+    code, out = await run_cli("crawl", "a/plain.py", "b/plain.py", cwd=tmp_path)
+    assert code == 2 and "spiders of two projects in one run" in out, out

@@ -90,7 +90,9 @@ def _pick(path: Path, table: Any, key: str, what: str) -> str | None:
     module = table.get(key)
     if module is None:
         if key != "default":  # SCRAPY_PROJECT asked for a project the file lacks
-            raise ConfigError(f"{path}: {what} has no {key!r} (chosen by SCRAPY_PROJECT)")
+            raise ConfigError(
+                f"{path}: {what} has no {key!r} (chosen by SKITTER_PROJECT or SCRAPY_PROJECT)"
+            )
         return None
     if not isinstance(module, str) or not module:
         raise ConfigError(f"{path}: {what} {key} must be a module name, got {module!r}")
