@@ -264,6 +264,8 @@ async def test_the_template_with_its_commented_lines_uncommented_is_accepted(
         f"BASE={base}",
         "-s",
         "DOWNLOAD_DELAY=0",
+        "-s",
+        "AUTOTHROTTLE_START_DELAY=0",  # the template's 5 s only slows the test
         "-O",
         "out.jsonl",
         "-s",
