@@ -219,9 +219,9 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         0,
     ),
     **_group(
-        "NEWSPIDER_MODULE SPIDER_MODULES SPIDER_LOADER_CLASS SPIDER_LOADER_WARN_ONLY "
-        "SPIDER_MANAGER_CLASS",
-        "projects are " + _LATER + ": run spider files (skitter crawl FILE.py, or a directory)",
+        "SPIDER_LOADER_CLASS SPIDER_LOADER_WARN_ONLY SPIDER_MANAGER_CLASS",
+        "loading spiders by name is " + _LATER + ": run spider files (skitter crawl "
+        "FILE.py, or a directory)",
     ),
     **_group("PERIODIC_LOG_DELTA PERIODIC_LOG_STATS", "use LOGSTATS_INTERVAL", None),
     **_group("PERIODIC_LOG_TIMING_ENABLED", "use LOGSTATS_INTERVAL", False),
