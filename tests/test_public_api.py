@@ -289,6 +289,10 @@ PINNED = {
         "has_config_callbacks",
         "periodic_methods",
     ],
+    "skitter.selector": [
+        "Selector",
+        "SelectorList",
+    ],
     "skitter.signals": [
         "SignalManager",
         "bytes_received",
