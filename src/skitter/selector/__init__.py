@@ -8,11 +8,14 @@ Scrapy's does; ``text=``, ``root=`` and every other parsel argument pass through
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import parsel
 
-from skitter.http import Response, XmlResponse
+from skitter.http import XmlResponse as _XmlResponse
+
+if TYPE_CHECKING:
+    from skitter.http import Response
 
 __all__ = ["Selector", "SelectorList"]
 
@@ -27,7 +30,7 @@ class Selector(parsel.Selector):
     def __init__(
         self,
         text: str | None = None,
-        type: str | None = None,  # noqa: A002 - Scrapy's and parsel's name
+        type: str | None = None,
         root: Any | None = None,
         *,
         response: Response | None = None,
@@ -39,7 +42,7 @@ class Selector(parsel.Selector):
             text = response.text
             kwargs.setdefault("base_url", response.url)
             if type is None:
-                type = "xml" if isinstance(response, XmlResponse) else "html"  # noqa: A001
+                type = "xml" if isinstance(response, _XmlResponse) else "html"
         self.response = response
         if root is not None:
             super().__init__(text=text, type=type, root=root, **kwargs)
