@@ -67,7 +67,7 @@ def test_a_value_that_asks_for_skitters_own_behaviour_is_accepted() -> None:
         ("TWISTED_REACTOR", "twisted.internet.epollreactor.EPollReactor", "asyncio"),
         ("EXTENSIONS_BASE", {"myproject.ext.Ext": 500}, "EXTENSIONS"),
         ("LOG_FILE", "crawl.log", "redirect stderr"),
-        ("CONCURRENT_REQUESTS_PER_IP", 4, "DOWNLOAD_SLOT_BY='ip'"),
+        ("DOWNLOADER_CLIENTCONTEXTFACTORY", "my.Factory", "DOWNLOAD_VERIFY_CERTIFICATES"),
         ("TELNETCONSOLE_ENABLED", True, "dashboard"),
     ],
 )

@@ -10,7 +10,10 @@ every write of the store, in the same transaction, the job also records (``check
   feed is cut back to it (what lies beyond belongs to tasks that will run again);
 - the statistics, so that counts continue where they were;
 - the spider's ``state`` dict (as JSON), Scrapy's JOBDIR feature;
-- how many start requests were queued, so that a resumed job does not queue them again.
+- how many start requests were queued, so that a resumed job does not queue them again;
+- the cookie jars that changed, in ``cookies/`` beside the database (``CookieJarFiles``:
+  0600 files, written first, so a task whose response logged in is never recorded done
+  without its cookie); COOKIES_PERSIST=False keeps them off the disk.
 
 So a job survives Ctrl-C and SIGKILL alike: nothing queued is lost, a task completed
 before the last flush (every 50 ms) is not fetched again, and no item is lost. An item
@@ -40,6 +43,8 @@ from typing import Any
 
 import orjson
 
+from skitter.downloader import CookiesMiddleware
+from skitter.downloader.middlewares._cookiejar_files import CookieJarFiles
 from skitter.engine import Project
 from skitter.exceptions import ConfigError
 from skitter.frontier import JobStore, SqliteFrontier
@@ -50,6 +55,7 @@ log = logging.getLogger("skitter.job")
 
 JOB_MODES = ("resume", "fresh", "recrawl")
 DATABASE = "job.sqlite3"
+COOKIES = "cookies"
 
 
 class JobDir:
@@ -61,6 +67,7 @@ class JobDir:
         self.path = Path(path)
         self.mode = mode
         self._warned_state = False
+        self._cookies: tuple[CookiesMiddleware, CookieJarFiles] | None = None
 
     @property
     def database(self) -> Path:
@@ -86,9 +93,11 @@ class JobDir:
     async def open(self, project: Project, store: JobStore) -> None:
         """Apply the mode, load the job, restore what the last checkpoint saved, and
         checkpoint from now on. Logs what was found."""
+        jars = CookieJarFiles(self.path / COOKIES)
         if self.mode == "fresh":
             await store.flush_all()
             await store.clear_meta()
+            jars.clear()
         elif self.mode == "recrawl":
             again = await store.mark_all_due()
             log.info("Job %s: %d finished tasks queued again (recrawl)", self.path, again)
@@ -117,6 +126,12 @@ class JobDir:
                     self.path,
                 )
             self._restore(project, meta)
+        cookies = project.downloader.middleware(CookiesMiddleware)
+        if cookies is not None and cookies.persist:
+            kept = jars.load(cookies)
+            if kept:
+                log.info("Job %s: %d cookie jars restored", self.path, kept)
+            self._cookies = cookies, jars
         store.checkpoint = lambda: self.checkpoint(project)
         store.on_error = project.fail  # a write behind failed: dispatch nothing more
 
@@ -159,6 +174,9 @@ class JobDir:
         Raises StorageError if a feed is broken, so that the flush records nothing: not
         the feed's size, and not the tasks completed since the last checkpoint, whose
         items the feed may have lost (they run again on a resume)."""
+        if self._cookies is not None:
+            cookies, jars = self._cookies
+            jars.save(cookies)
         out: dict[str, Any] = {
             "feeds": project.pipelines.feed_positions(),
             "stats": project.stats.to_dict(),

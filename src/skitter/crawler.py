@@ -13,9 +13,8 @@ state lost, start requests that broke off) raises ``CrawlFailed`` once everythin
 closed; its ``stats`` are the final statistics, with ``finish_reason`` "failed" and
 ``finish_error`` saying why.
 
-While it runs, ``crawler.control`` (an ``engine.ProjectControl``) is its live control
-panel: status, rate, pause and resume, failed tasks queued again, the monitor, the
-download slots; the dashboard, the CLI and a worker's heartbeats all use it.
+``crawler.control`` (an ``engine.ProjectControl``) is the live control panel (status,
+rate, pause, retries, monitor, slots) of the dashboard, the CLI and heartbeats.
 
 Scrapy's names for components: ``crawler.signals`` (connect in ``from_crawler``),
 ``crawler.stats`` (``inc_value``...), ``crawler.settings`` (``getbool``...),
@@ -38,6 +37,7 @@ from skitter._job import JobDir
 from skitter._types import CrawlStats
 from skitter._version import __version__
 from skitter.downloader import Downloader
+from skitter.downloader._dns import crawl_resolver
 from skitter.engine import (
     Engine,
     ExtensionManager,
@@ -62,6 +62,7 @@ from skitter.scheduler import (
     RetryPolicy,
     SlotPolicies,
     SlotQueues,
+    slot_by,
     slot_key_function,
 )
 from skitter.settings import Settings
@@ -172,6 +173,7 @@ class Crawler:
                 frontier = MemoryFrontier()
             gate = LocalGate(self.clock)
         self.extensions = ExtensionManager.from_crawler(self)
+        resolver = crawl_resolver(settings)  # one per crawl: transport and per-IP slots
         scheduler = ProjectScheduler(
             frontier,
             retry=RetryPolicy(
@@ -197,7 +199,7 @@ class Crawler:
             rate=_first_set(getattr(spider, "rate", None), settings["RATE"]),
             burst=_first_set(getattr(spider, "burst", None), settings["BURST"]),
             limits=RateLimits(settings["MAX_RATE"], settings["MAX_BURST"]),
-            slot_of=slot_key_function(settings["DOWNLOAD_SLOT_BY"]),
+            slot_of=slot_key_function(slot_by(settings), resolver.first),
         )
         self._project = Project(
             name=spider.name,
@@ -205,7 +207,7 @@ class Crawler:
             settings=settings,
             stats=self.stats,
             scheduler=scheduler,
-            downloader=Downloader(self, spider),
+            downloader=Downloader(self, spider, resolver=resolver),
             spider_mw=SpiderMiddlewareManager.from_crawler(self, spider),
             pipelines=ItemPipelineManager.from_crawler(self),
             monitor=ProjectMonitor(self.clock),
@@ -293,14 +295,10 @@ def _raise_failures(crawlers: Sequence[Crawler]) -> None:
     failures = [(c.spider.name, c.failure) for c in crawlers if c.failure is not None]
     if not failures:
         return
-    name, reason = failures[0]
-    failed = next(c for c in crawlers if c.failure is not None)
-    raise CrawlFailed(
-        f"crawl of spider {name!r} failed: {reason}"
-        + (f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""),
-        stats=failed.stats.to_dict(),
-        failures=failures,
-    )
+    (name, reason), failed = failures[0], next(c for c in crawlers if c.failure is not None)
+    more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+    message = f"crawl of spider {name!r} failed: {reason}{more}"
+    raise CrawlFailed(message, stats=failed.stats.to_dict(), failures=failures)
 
 
 def _first_set(*values: Any) -> Any:

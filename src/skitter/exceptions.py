@@ -22,6 +22,7 @@ middlewares, pipelines and callbacks to steer the crawl. Keeping them apart mean
     │   │   └── ConnectionLost       reset, truncated body, protocol garbage
     │   ├── ResponseTooLarge         DOWNLOAD_MAXSIZE exceeded (also for gzip bombs)
     │   ├── RedirectError            too many redirects or a redirect loop
+    │   ├── TLSCertificateError      the server's certificate failed verification
     │   └── HttpError                a status the spider does not handle; carries .response
     ├── CallbackError                a callback yielded something that is not a request or item
     └── CodecError                   a request cannot be stored, or stored bytes cannot be read
@@ -74,6 +75,7 @@ __all__ = [
     "SkitterError",
     "StorageError",
     "TCPTimedOutError",
+    "TLSCertificateError",
     "TransportError",
     "UnknownCallback",
 ]
@@ -135,6 +137,12 @@ class ResponseTooLarge(RequestError):
 
 class RedirectError(RequestError):
     """Too many redirects, or a redirect back to a URL already in the chain."""
+
+
+class TLSCertificateError(RequestError):
+    """The server's TLS certificate failed verification (DOWNLOAD_VERIFY_CERTIFICATES is
+    on): self-signed, expired, for another host... Not retried: a second attempt is
+    shown the same certificate."""
 
 
 class HttpError(RequestError):

@@ -40,6 +40,25 @@ async def sharded(redis_url: str) -> AsyncIterator[Callable[..., ShardedRedisFro
         await frontier.close()
 
 
+def _master(slot: int, masters: int) -> int:
+    """Which of ``masters`` owns ``slot`` as ``redis-cli --cluster create`` shares them."""
+    return next(m for m in range(masters) if slot < round((m + 1) * 16384 / masters))
+
+
+@pytest.mark.parametrize(("masters", "per_master"), [(3, 1), (3, 2), (4, 1), (5, 2)])
+def test_shards_share_the_masters_evenly_whatever_the_jobs_name(
+    masters: int, per_master: int
+) -> None:
+    from collections import Counter
+
+    from redis.crc import key_slot
+
+    for job in range(100):
+        keys = JobKeys.for_job("shop", f"job-{job}", shards=masters * per_master)
+        owners = Counter(_master(key_slot(tag.encode()), masters) for tag in keys.shards)
+        assert sorted(owners.values()) == [per_master] * masters, (job, owners)
+
+
 def _on(keys: JobKeys, host: str) -> str:
     return keys.shards[keys.shard_of(host)]
 
@@ -50,9 +69,9 @@ def test_shard_tags_are_no_jobs_and_spread_over_the_cluster_slots() -> None:
     keys = JobKeys.for_job("shop", "nightly", shards=4)
     assert keys.shards[0] == keys.tag == "skitter:{shop:nightly}"
     assert len(set(keys.shards)) == 4
-    first = key_slot(keys.tag.encode())
-    offsets = [(key_slot(tag.encode()) - first) % 16384 for tag in keys.shards]
-    assert [offset * 4 // 16384 for offset in offsets] == [0, 1, 2, 3]  # a quarter each
+    quarters = [key_slot(tag.encode()) * 4 // 16384 for tag in keys.shards]
+    home = quarters[0]  # shard 0's, then the next quarters in turn: a quarter each
+    assert quarters == [(home + k) % 4 for k in range(4)]
     for index, tag in enumerate(keys.shards[1:], start=1):  # never read as a job's keys
         assert JobKeys.parse(f"{tag}:meta", name="meta") is None
         shard = keys.shard(index)

@@ -354,3 +354,17 @@ async def test_permits_of_hosts_on_several_shards_renew_on_the_cluster(
         assert await politeness.renew(held, now, 30.0) == [True, True]
     finally:
         await client.aclose()
+
+
+async def test_n_shards_sit_on_n_masters_of_the_real_cluster(target: RedisTarget) -> None:
+    from redis.asyncio.cluster import RedisCluster
+
+    client = RedisCluster.from_url(target.url)
+    try:
+        await client.initialize()
+        for job in range(10):
+            keys = JobKeys.for_job("shop", f"job-{job}", shards=3)
+            masters = {client.get_node_from_key(f"{tag}:meta").name for tag in keys.shards}
+            assert len(masters) == 3, (job, masters)
+    finally:
+        await client.aclose()

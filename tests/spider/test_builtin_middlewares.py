@@ -10,6 +10,7 @@ import pytest
 
 from skitter.exceptions import HttpError
 from skitter.http import Request, Response
+from skitter.http._referrer import DefaultReferrerPolicy
 from skitter.spider import Spider
 from skitter.spider._builtin_middlewares import (
     DepthMiddleware,
@@ -17,7 +18,6 @@ from skitter.spider._builtin_middlewares import (
     OffsiteMiddleware,
     RefererMiddleware,
     UrlLengthMiddleware,
-    referrer_for,
 )
 
 
@@ -181,9 +181,11 @@ async def test_no_referer_on_downgrade(make_crawler) -> None:
     assert "Referer" not in plain.headers
 
 
-def test_referrer_for_other_schemes() -> None:
-    assert referrer_for("file:///etc/passwd") is None
-    assert referrer_for("http://a.com/x") == "http://a.com/x"
+def test_no_referer_from_local_pages() -> None:
+    policy = DefaultReferrerPolicy()
+    assert policy.referrer("file:///etc/passwd", "http://a.com/") is None
+    assert policy.referrer("s3://bucket/key", "http://a.com/") is None
+    assert policy.referrer("http://a.com:80/x", "http://b.com/") == "http://a.com/x"
 
 
 # -- UrlLengthMiddleware ------------------------------------------------------------------

@@ -17,7 +17,7 @@ from pathlib import Path
 from skitter.exceptions import ConfigError
 from skitter.spider import Spider
 
-__all__ = ["load_spiders"]
+__all__ = ["load_spiders", "split_target"]
 
 
 def _import_file(path: Path) -> object:
@@ -53,15 +53,21 @@ def _spiders_in(module: object) -> list[type[Spider]]:
     return found
 
 
+def split_target(target: str) -> tuple[str, str]:
+    """``spider.py:Name`` as its path and the spider's name (empty when not given)."""
+    path_part, _, wanted = target.partition(":")
+    if len(path_part) == 1 and wanted and "\\" in target:  # C:\... on Windows
+        return target, ""
+    return path_part, wanted
+
+
 def load_spiders(target: str) -> list[type[Spider]]:
     """The spider classes named by ``target``.
 
     ``file.py`` must define exactly one spider (or name it: ``file.py:Name``, matching
     the class name or its ``name`` attribute); a directory yields one spider per file.
     """
-    path_part, _, wanted = target.partition(":")
-    if len(path_part) == 1 and wanted and "\\" in target:  # C:\... on Windows
-        path_part, wanted = target, ""
+    path_part, wanted = split_target(target)
     path = Path(path_part).resolve()
     if path.is_dir():
         out: list[type[Spider]] = []

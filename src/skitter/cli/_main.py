@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape  # "[settings]" in a message is text, not markup
 
 from skitter._job import JOB_MODES
 from skitter._version import __version__
-from skitter.cli._loader import load_spiders
+from skitter.cli._loader import load_spiders, split_target
+from skitter.cli._project import Project, load_project
 from skitter.cli._redis_option import (
     add_redis_option,
     add_shards_option,
@@ -33,6 +36,8 @@ from skitter.spider import Spider
 __all__ = ["main"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+log = logging.getLogger("skitter.cli")
 
 
 def _pairs(values: Sequence[str], flag: str) -> dict[str, str]:
@@ -244,21 +249,33 @@ def _feeds(args: argparse.Namespace, spider_name: str, several: bool) -> dict[st
     return feeds
 
 
+def _project(targets: Sequence[str]) -> Project | None:
+    """The spiders' project, loaded before them, so their imports of it resolve."""
+    paths = [Path(split_target(target)[0]) for target in targets]
+    return load_project(paths, Path.cwd(), os.environ)
+
+
 def _cmd_crawl(args: argparse.Namespace, console: Console) -> int:
+    project = _project(args.targets)
     spider_classes = []
     for target in args.targets:
         spider_classes.extend(load_spiders(target))
-    return _run(spider_classes, args, console, "crawl")
+    return _run(spider_classes, args, console, "crawl", project)
 
 
 def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
     if not Path(args.directory).is_dir():
         raise ConfigError(f"skitter serve takes a directory of spiders: {args.directory}")
-    return _run(load_spiders(args.directory), args, console, "serve")
+    project = _project([args.directory])
+    return _run(load_spiders(args.directory), args, console, "serve", project)
 
 
 def _run(
-    spider_classes: list[type[Spider]], args: argparse.Namespace, console: Console, mode: str
+    spider_classes: list[type[Spider]],
+    args: argparse.Namespace,
+    console: Console,
+    mode: str,
+    project: Project | None,
 ) -> int:
     cli_settings = _pairs(args.set, "-s")
     spider_args: dict[str, Any] = _pairs(args.spider_args, "-a")
@@ -275,6 +292,7 @@ def _run(
         crawlers.append(
             Crawler(
                 cls,
+                project.settings if project else None,
                 cli_settings=settings,
                 env=os.environ,  # the CLI edge: SKITTER_<NAME> variables are settings
                 job_dir=job_dir,
@@ -286,6 +304,8 @@ def _run(
         )
     level = args.loglevel or crawlers[0].settings["LOG_LEVEL"]
     setup_logging(level, console)
+    if project is not None:
+        log.info("%s", project.describe())
     all_stats, forced = asyncio.run(
         run_with_signals(
             crawlers,
@@ -311,7 +331,8 @@ def _cmd_worker(args: argparse.Namespace, console: Console) -> int:
     if args.job_dir:
         raise ConfigError("a worker keeps its state in Redis: --job-dir does not apply")
     args.redis = redis_url(args)
-    return _run(load_spiders(args.targets[0]), args, console, "crawl")
+    project = _project(args.targets)
+    return _run(load_spiders(args.targets[0]), args, console, "crawl", project)
 
 
 def _cmd_push(args: argparse.Namespace, console: Console) -> int:
@@ -363,10 +384,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handlers[args.command](args, console)
     except ConfigError as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
         return EXIT_USAGE
     except SkitterError as exc:  # e.g. a bad URL to push, Redis out of reach
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
         return EXIT_FAILED
     except KeyboardInterrupt:
         # A Ctrl-C outside the crawl (while loading, or during the final report): the

@@ -7,14 +7,16 @@ subclass or switch them off.
 Layout: the core at this level (``_downloader``, the Downloader; ``_middleware``, the
 ``DownloaderMiddleware`` contract and the onion that composes them; ``_transport``, the
 ``Transport`` contract and its shared stats; ``_aiohttp``, the default transport;
-``_decode``, body decoding), the built-in middlewares in ``middlewares/`` and the
-browser transport in ``browser/``. The onion stays in the core, as Scrapy keeps its
-middleware manager in ``core/downloader/`` apart from ``downloadermiddlewares/``: it is
-the Downloader's contract with *every* middleware, the user's included, and the
-built-ins depend on it, never the other way round.
+``_decode``, body decoding; ``_tls``, ``_dns`` and ``_local``, the crawl's TLS context,
+its resolver and the ``data:``/``file:`` handler), the built-in middlewares in
+``middlewares/`` and the browser transport in ``browser/``. The onion stays in the
+core, as Scrapy keeps its middleware manager in ``core/downloader/`` apart from
+``downloadermiddlewares/``: it is the Downloader's contract with *every* middleware, the
+user's included, and the built-ins depend on it, never the other way round.
 """
 
 from skitter.downloader._aiohttp import AiohttpTransport
+from skitter.downloader._dns import Resolver, ThreadedResolver
 from skitter.downloader._downloader import DOWNLOADER_MIDDLEWARES_BASE, Downloader
 from skitter.downloader._middleware import (
     DownloaderMiddleware,
@@ -28,9 +30,11 @@ from skitter.downloader.middlewares import (
     ConditionalRecrawlMiddleware,
     CookiesMiddleware,
     DefaultHeadersMiddleware,
+    HttpAuthMiddleware,
     HttpCacheMiddleware,
     HttpCompressionMiddleware,
     HttpProxyMiddleware,
+    MetaRefreshMiddleware,
     OffsiteGuard,
     OffsiteMiddleware,
     RedirectMiddleware,
@@ -51,14 +55,18 @@ __all__ = [
     "DownloadResult",
     "Downloader",
     "DownloaderMiddleware",
+    "HttpAuthMiddleware",
     "HttpCacheMiddleware",
     "HttpCompressionMiddleware",
     "HttpProxyMiddleware",
+    "MetaRefreshMiddleware",
     "OffsiteGuard",
     "OffsiteMiddleware",
     "RedirectMiddleware",
+    "Resolver",
     "RetryMiddleware",
     "RobotsTxtMiddleware",
+    "ThreadedResolver",
     "Transport",
     "UserAgentMiddleware",
     "compose",

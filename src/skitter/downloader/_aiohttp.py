@@ -9,18 +9,27 @@ request carries exactly the headers the middlewares gave it, plus ``Host`` and
 What it guarantees:
 
 - One ``aiohttp.ClientSession`` per transport (per crawl), with a connection pool of
-  CONCURRENT_REQUESTS and a DNS cache.
+  CONCURRENT_REQUESTS. Host names are looked up by the crawl's resolver (``_dns``:
+  DNS_RESOLVER, DNS_TIMEOUT, DNSCACHE_*), the one the per-IP slots ask too; a name that
+  does not resolve is a ConnectError saying so.
+- TLS with the crawl's one ``ssl.SSLContext`` (``_tls``: DOWNLOAD_VERIFY_CERTIFICATES,
+  versions, ciphers, client certificate); a refused certificate is a
+  ``TLSCertificateError`` naming OpenSSL's reason, any other handshake failure a
+  ConnectError.
 - Timeouts: DOWNLOAD_TIMEOUT for the whole exchange (``meta["download_timeout"]``
   overrides it per request), DOWNLOAD_CONNECT_TIMEOUT to connect,
   DOWNLOAD_READ_TIMEOUT between two reads.
-- The body is read in chunks and decoded as it arrives (see ``_decode``), so
+- The body is read in chunks and decoded as it arrives (``_body``, ``_decode``), so
   DOWNLOAD_MAXSIZE (``meta["download_maxsize"]``; 0 = none) bounds the *decoded* size
   and the memory held: a too-large Content-Length is refused before reading, an endless
   body or a compression bomb is cut off at the limit. DOWNLOAD_WARNSIZE
   (``meta["download_warnsize"]``) logs one warning per response.
-- A compressed body that ends before its compressed stream does (the server closed the
-  connection early, or sent a Content-Length that cuts it) is a ConnectionLost, retried
-  like any broken download: never a page with the bytes decoded so far.
+- A body that ends early (the connection closed before Content-Length, a broken chunked
+  encoding, a compressed stream cut short) is a ConnectionLost, retried like any broken
+  download, never a page with the bytes decoded so far: Scrapy's
+  DOWNLOAD_FAIL_ON_DATALOSS=True. With False (or ``meta["download_fail_on_dataloss"]``)
+  the bytes received are the response, flagged ``"dataloss"``, as in Scrapy; the
+  body is then read in chunks also when its length is known, to keep what came.
 - DOWNLOAD_MAX_HEADERS_SIZE bounds the response headers (names and values, in total);
   aiohttp itself refuses more than ``_MAX_HEADERS`` header lines or one longer than
   ``_MAX_HEADER_FIELD``. Either is a ResponseTooLarge, like a too-large body.
@@ -46,8 +55,8 @@ bytes_received for each chunk as it arrives, still encoded (as in Scrapy).
 from __future__ import annotations
 
 import logging
+import ssl
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
@@ -55,7 +64,9 @@ from aiohttp.http_exceptions import BadHttpMessage, LineTooLong
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from skitter._secrets import mask_text
-from skitter.downloader._decode import BodyDecoder, DecodeError, TruncatedBody, decoder_for
+from skitter.downloader._body import DATALOSS_HINT, RawHook, decoder_for_body, read_body, warn_size
+from skitter.downloader._dns import AiohttpResolver, CrawlResolver, crawl_resolver
+from skitter.downloader._tls import tls_context, tls_error
 from skitter.downloader._transport import TransportStats, headers_too_large
 from skitter.exceptions import (
     ConfigError,
@@ -75,13 +86,11 @@ if TYPE_CHECKING:
     from skitter._types import StatsSink
     from skitter.settings import Settings
 
-_RawHook = Callable[[bytes], Awaitable[object]]
 
 __all__ = ["AiohttpTransport"]
 
 logger = logging.getLogger("skitter.downloader")
 
-_DNS_CACHE_TTL = 300  # seconds; a crawl resolves the same few hosts again and again
 # What aiohttp may buffer of a response head before DOWNLOAD_MAX_HEADERS_SIZE is checked:
 # 128 lines (aiohttp's default) of up to 32 KiB, 4 MiB in all. Real sites send CSP and
 # Set-Cookie lines over aiohttp's default of 8 KiB, hence the longer lines; more lines
@@ -96,15 +105,18 @@ class AiohttpTransport:
 
     __slots__ = (
         "_connect_timeout",
+        "_fail_on_dataloss",
         "_max_headers_size",
         "_maxsize",
         "_pool_size",
         "_read_timeout",
+        "_resolver",
         "_session",
         "_signals",
         "_spider",
         "_stats",
         "_timeout",
+        "_tls",
         "_warnsize",
     )
 
@@ -115,6 +127,8 @@ class AiohttpTransport:
         *,
         signals: SignalManager | None = None,
         spider: Any = None,
+        tls: ssl.SSLContext | None = None,
+        resolver: CrawlResolver | None = None,
     ) -> None:
         limits = settings.view(DownloaderSettings)
         for name, value in (
@@ -132,9 +146,14 @@ class AiohttpTransport:
         self._read_timeout: float | None = limits.download_read_timeout or None
         self._timeout = self._client_timeout(limits.download_timeout)
         self._pool_size: int = limits.concurrent_requests
+        self._fail_on_dataloss: bool = bool(settings["DOWNLOAD_FAIL_ON_DATALOSS"])
         self._session: aiohttp.ClientSession | None = None
         self._signals = signals if signals is not None else SignalManager()
         self._spider = spider
+        #: The crawl's TLS context: the Downloader's, else built from ``settings``.
+        self._tls: ssl.SSLContext = tls if tls is not None else tls_context(settings)
+        #: The crawl's resolver: the crawler's (shared with the per-IP slots), else its own.
+        self._resolver = resolver if resolver is not None else crawl_resolver(settings)
 
     def _client_timeout(self, total: float | None) -> aiohttp.ClientTimeout:
         return aiohttp.ClientTimeout(
@@ -145,7 +164,12 @@ class AiohttpTransport:
     async def open(self) -> None:
         if self._session is not None:
             return
-        connector = aiohttp.TCPConnector(limit=self._pool_size, ttl_dns_cache=_DNS_CACHE_TTL)
+        connector = aiohttp.TCPConnector(
+            limit=self._pool_size,
+            resolver=AiohttpResolver(self._resolver),
+            use_dns_cache=False,  # the resolver caches (DNSCACHE_*), for the slots too
+            ssl=self._tls,
+        )
         self._session = aiohttp.ClientSession(
             connector=connector,
             cookie_jar=aiohttp.DummyCookieJar(),  # cookies are CookiesMiddleware's job
@@ -212,8 +236,10 @@ class AiohttpTransport:
         timeout = self._timeout
         maxsize = self._maxsize
         warnsize = self._warnsize
+        fail_on_dataloss = self._fail_on_dataloss
         kwargs: dict[str, Any] = {}
         if meta:
+            fail_on_dataloss = bool(meta.get("download_fail_on_dataloss", fail_on_dataloss))
             if meta.get("download_timeout") is not None:
                 timeout = self._client_timeout(meta["download_timeout"])
             maxsize = meta.get("download_maxsize", maxsize)
@@ -251,22 +277,28 @@ class AiohttpTransport:
                         request=request,
                     )
                 if warnsize and length > warnsize:
-                    _warn_size(request, length, warnsize)
+                    warn_size(request, length, warnsize)
                     warnsize = 0
             flags: list[str] | None = None
             on_raw = (
                 await self._signal_head(request, headers, length) if self._signals.live else None
             )
             coding = headers.get("Content-Encoding") if has_body else None
-            decoder = _decoder_for(request, coding, maxsize) if coding else None
-            if decoder is None and length is not None and on_raw is None:
+            decoder = decoder_for_body(request, coding, maxsize) if coding else None
+            lost = False
+            if decoder is None and length is not None and on_raw is None and fail_on_dataloss:
                 body = await resp.read()  # size already checked; aiohttp stops at length
             else:
-                body = await _read_body(resp, request, decoder, maxsize, warnsize, on_raw)
+                body, lost = await read_body(
+                    resp, request, decoder, maxsize, warnsize, on_raw, fail_on_dataloss
+                )
             if decoder is not None:
                 headers = CIMultiDict(headers)
                 del headers["Content-Encoding"]
                 flags = [f"decoded:{coding}"]
+            if lost:
+                logger.debug("%r: body ended early; passed on with the dataloss flag", request)
+                flags = [*(flags or ()), "dataloss"]
         return response_class(headers, url, body)(
             url,
             status,
@@ -282,7 +314,7 @@ class AiohttpTransport:
         request: Request,
         headers: CIMultiDictProxy[str] | CIMultiDict[str],
         length: int | None,
-    ) -> _RawHook | None:
+    ) -> RawHook | None:
         """Send headers_received; what sends bytes_received for each chunk, if connected."""
         signals, spider = self._signals, self._spider
         if headers_received in signals.live:
@@ -302,82 +334,6 @@ class AiohttpTransport:
             )
 
         return on_raw
-
-
-async def _read_body(
-    resp: aiohttp.ClientResponse,
-    request: Request,
-    decoder: BodyDecoder | None,
-    maxsize: int,
-    warnsize: int,
-    on_raw: _RawHook | None = None,
-) -> bytes:
-    """Read the body chunk by chunk, decoding and enforcing the size limits as it comes;
-    ``on_raw`` hears each chunk as it came off the wire."""
-    parts: list[bytes] = []
-    size = 0
-    decoded = None if decoder is None else _decoded(resp, request, decoder, on_raw)
-    chunks: AsyncIterator[bytes] = resp.content.iter_any() if decoded is None else decoded
-    raw_hook = on_raw if decoded is None else None
-    try:
-        async for chunk in chunks:
-            if raw_hook is not None:
-                await raw_hook(chunk)
-            size += len(chunk)
-            if maxsize and size > maxsize:
-                resp.close()  # do not drain the rest of a huge body into the pool
-                what = "decoded body" if decoder is not None else "body"
-                raise ResponseTooLarge(
-                    f"{request!r}: {what} is larger than DOWNLOAD_MAXSIZE ({maxsize} bytes); "
-                    "cut off",
-                    request=request,
-                )
-            if warnsize and size > warnsize:
-                _warn_size(request, size, warnsize)
-                warnsize = 0
-            parts.append(chunk)
-    finally:
-        if decoded is not None:
-            await decoded.aclose()
-    return b"".join(parts)
-
-
-async def _decoded(
-    resp: aiohttp.ClientResponse, request: Request, decoder: BodyDecoder, on_raw: _RawHook | None
-) -> AsyncGenerator[bytes, None]:
-    """The decoded body, chunk by chunk, ending with what the decoder held at the end."""
-    try:
-        async for chunk in resp.content.iter_any():
-            if on_raw is not None:
-                await on_raw(chunk)
-            yield decoder.feed(chunk)
-        yield decoder.finish()
-    except TruncatedBody as exc:
-        raise ConnectionLost(f"{request!r}: body truncated: {exc}", request=request) from None
-    except DecodeError as exc:
-        raise _undecodable(request, resp.headers.get("Content-Encoding"), exc) from None
-
-
-def _decoder_for(request: Request, coding: str, maxsize: int | None) -> BodyDecoder | None:
-    try:
-        return decoder_for(coding, maxsize or None)
-    except DecodeError as exc:
-        raise _undecodable(request, coding, exc) from None
-
-
-def _undecodable(request: Request, coding: str | None, exc: DecodeError) -> ConnectionLost:
-    return ConnectionLost(
-        f"{request!r}: cannot decode body (Content-Encoding {coding!r}): {exc}", request=request
-    )
-
-
-def _warn_size(request: Request, size: int, warnsize: int) -> None:
-    logger.warning(
-        "%r: body of %d bytes or more is larger than DOWNLOAD_WARNSIZE (%d bytes)",
-        request,
-        size,
-        warnsize,
-    )
 
 
 def _peer_ip(resp: aiohttp.ClientResponse) -> str | None:
@@ -412,12 +368,21 @@ def _translate(exc: BaseException, request: Request, total: float | None) -> Req
         return DownloadTimeout(
             f"{request!r}: download took longer than {total} seconds", request=request
         )
+    tls = tls_error(exc, request, detail)
+    if tls is not None:
+        return tls
     if isinstance(exc, aiohttp.ClientConnectorDNSError):
-        return DNSLookupError(f"{request!r}: DNS lookup failed: {detail}", request=request)
+        reason = exc.os_error.strerror or str(exc.os_error) or type(exc.os_error).__name__
+        return DNSLookupError(
+            f"{request!r}: DNS lookup of {exc.host!r} failed: {mask_text(reason)}",
+            request=request,
+        )
     if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ClientHttpProxyError):
         return ConnectError(f"{request!r}: cannot connect: {detail}", request=request)
     if isinstance(exc, aiohttp.ClientPayloadError):
-        return ConnectionLost(f"{request!r}: body incomplete: {detail}", request=request)
+        return ConnectionLost(
+            f"{request!r}: body incomplete: {detail}{DATALOSS_HINT}", request=request
+        )
     if isinstance(exc, aiohttp.ClientResponseError):
         problem = _head_over_limits(exc)
         if problem is not None:

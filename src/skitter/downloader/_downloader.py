@@ -16,6 +16,10 @@ BROWSER_RENDER setting) go to a ``BrowserTransport`` at the centre of the same o
 everything else, and robots.txt always, goes to the HTTP transport. The browser starts
 on the first such request, so a crawl that renders nothing never starts Chromium.
 
+``data:`` and ``file:`` requests go to ``_local`` instead of a transport, always through
+an offsite guard (the schemes need the spider's ``allowed_schemes``, also when no
+``allowed_domains`` restricts hosts).
+
 Scope (``middlewares/_offsite``): OffsiteMiddleware is the outermost layer, and at the
 centre, right before either transport and for what ``bind_transport`` downloads too, a
 guard no setting can remove refuses every request outside ``spider.allowed_domains``.
@@ -44,12 +48,15 @@ from typing import Any
 from skitter._components import build_components
 from skitter._types import CrawlContext, DownloadReport
 from skitter.downloader._aiohttp import AiohttpTransport
+from skitter.downloader._dns import CrawlResolver, crawl_resolver
+from skitter.downloader._local import LOCAL_PREFIXES, LocalHandler
 from skitter.downloader._middleware import (
     DownloaderMiddleware,
     DownloadHandler,
     DownloadResult,
     compose,
 )
+from skitter.downloader._tls import tls_context
 from skitter.downloader._transport import Transport
 from skitter.downloader.browser import BrowserTransport, wants_render
 from skitter.downloader.middlewares import (
@@ -77,9 +84,11 @@ _PKG = "skitter.downloader"
 DOWNLOADER_MIDDLEWARES_BASE: dict[str, int] = {
     f"{_PKG}.OffsiteMiddleware": 50,
     f"{_PKG}.RobotsTxtMiddleware": 100,
+    f"{_PKG}.HttpAuthMiddleware": 300,
     f"{_PKG}.DefaultHeadersMiddleware": 400,
     f"{_PKG}.UserAgentMiddleware": 500,
     f"{_PKG}.RetryMiddleware": 550,
+    f"{_PKG}.MetaRefreshMiddleware": 580,
     f"{_PKG}.HttpCompressionMiddleware": 590,
     f"{_PKG}.RedirectMiddleware": 600,
     f"{_PKG}.CookiesMiddleware": 700,
@@ -103,12 +112,25 @@ class Downloader:
         spider: Any,
         transport: Transport | None = None,
         browser: Transport | None = None,
+        *,
+        resolver: CrawlResolver | None = None,
     ) -> None:
         settings = crawler.settings
         own_settings = settings.view(DownloaderSettings)
         signals: SignalManager = getattr(crawler, "signals", None) or SignalManager()
+        #: The crawl's one TLS context (``_tls``), for every transport that speaks TLS.
+        self.tls = tls_context(settings)
+        #: The crawl's one resolver (``_dns``): the crawler's, shared with the per-IP slots.
+        self.resolver = resolver if resolver is not None else crawl_resolver(settings)
         if transport is None:
-            transport = AiohttpTransport(settings, crawler.stats, signals=signals, spider=spider)
+            transport = AiohttpTransport(
+                settings,
+                crawler.stats,
+                signals=signals,
+                spider=spider,
+                tls=self.tls,
+                resolver=self.resolver,
+            )
         self.crawler = crawler
         self.transport: Transport = transport
         #: What this crawl may download (``spider.allowed_domains``), built here, at start.
@@ -123,12 +145,18 @@ class Downloader:
             browser = BrowserTransport(
                 settings,
                 crawler.stats,
-                cookie_jars=cookies.jar if cookies else None,
+                cookie_jars=cookies.shared_jar if cookies else None,
                 offsite=guard,
             )
         self.browser: Transport = browser
         check = guard.check if guard is not None else None
         http_fetch, browser_fetch = self.transport.fetch, self.browser.fetch
+        local_check = (guard or OffsiteGuard(self.scope, crawler.stats)).check
+        local_fetch = LocalHandler(settings, crawler.stats).fetch
+
+        def local(request: Request) -> Awaitable[DownloadResult]:
+            local_check(request)
+            return local_fetch(request)
 
         def http_only(request: Request) -> Awaitable[DownloadResult]:
             if check is not None:
@@ -145,6 +173,8 @@ class Downloader:
 
         def route(request: Request) -> Awaitable[DownloadResult]:
             # A plain function returning the coroutine: no extra frame on the hot path.
+            if request.url[:5].lower() in LOCAL_PREFIXES:
+                return local(request)
             if check is not None:
                 check(request)  # the last word on scope, whatever the middlewares did
             fetch = browser_fetch if wants_render(request, render_default) else http_fetch

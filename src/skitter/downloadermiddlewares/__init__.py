@@ -4,8 +4,8 @@
 ``from skitter.downloadermiddlewares.retry import get_retry_request``, and a setting that
 switches a built-in off, ``{"scrapy.downloadermiddlewares.useragent.UserAgentMiddleware":
 None}``, switches off skitter's own under the ``skitter.`` path: each module here names
-the built-in Scrapy keeps there (useragent, defaultheaders, httpcompression, redirect,
-cookies, httpproxy, robotstxt, offsite, retry).
+the built-ins Scrapy keeps there (useragent, defaultheaders, httpcompression, redirect
+and meta refresh, cookies, httpproxy, robotstxt, offsite, retry).
 """
 
 __all__: list[str] = []

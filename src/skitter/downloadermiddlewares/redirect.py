@@ -1,5 +1,5 @@
-"""Scrapy's ``scrapy.downloadermiddlewares.redirect`` path for skitter's built-in."""
+"""Scrapy's ``scrapy.downloadermiddlewares.redirect`` path for skitter's built-ins."""
 
-from skitter.downloader import RedirectMiddleware
+from skitter.downloader import MetaRefreshMiddleware, RedirectMiddleware
 
-__all__ = ["RedirectMiddleware"]
+__all__ = ["MetaRefreshMiddleware", "RedirectMiddleware"]

@@ -3,6 +3,7 @@
 from skitter.http._form import FormRequest
 from skitter.http._json_request import JsonRequest
 from skitter.http._link import Link
+from skitter.http._referrer import ReferrerPolicies, ReferrerPolicy
 from skitter.http._request import Request
 from skitter.http._response import Response
 from skitter.http._response_types import (
@@ -23,6 +24,8 @@ __all__ = [
     "JsonResponse",
     "Link",
     "LinkResolver",
+    "ReferrerPolicies",
+    "ReferrerPolicy",
     "Request",
     "Response",
     "Scope",

@@ -20,8 +20,12 @@ Entries of ``allowed_domains``:
   nothing and is reported with a WARNING when the scope is built. ``allowed_domains``
   whose every entry is unusable refuses everything; it never allows everything.
 
-An empty ``allowed_domains`` is no restriction (as in Scrapy). Only ``schemes``
-(http and https today; the seam for an ``allowed_schemes`` setting) are in scope.
+An empty ``allowed_domains`` is no restriction (as in Scrapy) on hosts. Schemes: http
+and https are in scope; ``data:`` and ``file:`` (``LOCAL_SCHEMES``, answered without the
+network, ``file:`` from the crawling machine's disk) only when the spider lists them in
+``allowed_schemes`` (``{"data", "file"}``) or the request has ``meta["allow_offsite"]``,
+whatever ``allowed_domains`` says: they have no host to judge. ``admits`` applies that
+rule to every download; ``allows`` judges hosts (and passes allowed local URLs).
 
 URLs are read with yarl, the parser aiohttp sends with, never with a look-alike: the
 Downloader's guard judges ``request.parsed_url`` and the transport sends that very
@@ -43,14 +47,17 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from yarl import URL
 
+from skitter.exceptions import ConfigError
+
 if TYPE_CHECKING:
     from skitter.http._request import Request
 
-__all__ = ["SCHEMES", "Scope"]
+__all__ = ["LOCAL_SCHEMES", "SCHEMES", "Scope"]
 
 log = logging.getLogger("skitter.scope")
 
 SCHEMES = frozenset({"http", "https"})
+LOCAL_SCHEMES = frozenset({"data", "file"})
 _CACHE_LIMIT = 100_000  # verdicts kept per cache; a crawl of many hosts starts over
 _LABEL = re.compile(r"[a-z0-9_-]{1,63}")
 _OF: weakref.WeakKeyDictionary[Any, Scope] = weakref.WeakKeyDictionary()
@@ -144,10 +151,24 @@ class Scope:
         try:
             scope = _OF.get(spider)
         except TypeError:  # not weakly referable: build one each time
-            return cls(getattr(spider, "allowed_domains", None))
+            return cls._of(spider)
         if scope is None:
-            scope = _OF[spider] = cls(getattr(spider, "allowed_domains", None))
+            scope = _OF[spider] = cls._of(spider)
         return scope
+
+    @classmethod
+    def _of(cls, spider: Any) -> Scope:
+        extra = getattr(spider, "allowed_schemes", None) or ()
+        if isinstance(extra, str):
+            extra = (extra,)
+        schemes = {str(scheme).lower().removesuffix(":") for scheme in extra}
+        unknown = schemes - SCHEMES - LOCAL_SCHEMES
+        if unknown:
+            raise ConfigError(
+                f"allowed_schemes: skitter downloads {', '.join(sorted(SCHEMES | LOCAL_SCHEMES))}"
+                f", not {', '.join(sorted(unknown))}"
+            )
+        return cls(getattr(spider, "allowed_domains", None), schemes=SCHEMES | schemes)
 
     # -- judging --------------------------------------------------------------------------
     def allows(self, url: URL) -> bool:
@@ -183,12 +204,20 @@ class Scope:
     def admits(self, request: Request) -> bool:
         """Whether ``request`` may be downloaded: in scope, or exempted by
         ``meta["allow_offsite"]``. Raises InvalidURL for a URL yarl cannot parse."""
-        if not self.restricted or self.allows(request.parsed_url):
+        url = request.parsed_url
+        scheme = url.scheme
+        if scheme in LOCAL_SCHEMES:
+            return scheme in self.schemes or bool(request.meta.get("allow_offsite"))
+        if not self.restricted or self.allows(url):
             return True
         return bool(request.meta.get("allow_offsite"))
 
     def _judge(self, scheme: str, raw_host: str | None, port: int | None) -> bool:
-        if scheme not in self.schemes or not raw_host:
+        if scheme not in self.schemes:
+            return False
+        if scheme in LOCAL_SCHEMES:
+            return True  # allowed_schemes lets them in: there is no host to judge
+        if not raw_host:
             return False
         host = raw_host.lower().removesuffix(".")
         is_ip = ":" in host or host.rpartition(".")[2].isdigit()

@@ -6,7 +6,13 @@ from skitter.scheduler._gate import Gate, LeasePolicy, LocalGate
 from skitter.scheduler._retry import CRAWL_RETRY_DELAYS, SERVICE_RETRY_DELAYS, RetryPolicy
 from skitter.scheduler._scheduler import ProjectScheduler
 from skitter.scheduler._slotqueue import SlotQueues, SlotStats
-from skitter.scheduler._slots import SlotPolicies, SlotPolicy, slot_key, slot_key_function
+from skitter.scheduler._slots import (
+    SlotPolicies,
+    SlotPolicy,
+    slot_by,
+    slot_key,
+    slot_key_function,
+)
 from skitter.scheduler._taskid import own_taskid
 from skitter.scheduler._throttle import AutoThrottle
 from skitter.scheduler._tokenbucket import RateLimits, TokenBucket
@@ -30,6 +36,7 @@ __all__ = [
     "SlotStats",
     "TokenBucket",
     "own_taskid",
+    "slot_by",
     "slot_key",
     "slot_key_function",
 ]

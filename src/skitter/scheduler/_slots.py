@@ -29,6 +29,7 @@ from skitter.exceptions import ConfigError
 from skitter.http import Request, url_host
 from skitter.scheduler._breaker import CircuitBreaker
 from skitter.scheduler._tokenbucket import TokenBucket
+from skitter.settings import Settings
 
 if TYPE_CHECKING:
     from skitter.scheduler._throttle import AutoThrottle
@@ -121,17 +122,30 @@ class IpSlotKey:
             self._ips[host] = ip if ip is not None else host
 
 
-SLOT_KEYS: dict[str, Callable[[], Callable[[Request], str]]] = {
-    "host": lambda: slot_key,
-    "netloc": lambda: netloc_slot_key,
+SLOT_KEYS: dict[str, Callable[[Resolver], Callable[[Request], str]]] = {
+    "host": lambda _: slot_key,
+    "netloc": lambda _: netloc_slot_key,
     "ip": IpSlotKey,
 }
 
 
-def slot_key_function(by: str) -> Callable[[Request], str]:
-    """The slot function for DOWNLOAD_SLOT_BY (``host``, ``netloc`` or ``ip``)."""
+def slot_by(settings: Settings) -> str:
+    """DOWNLOAD_SLOT_BY, or ``ip`` when CONCURRENT_REQUESTS_PER_IP is set (Scrapy's)."""
+    by: str = settings["DOWNLOAD_SLOT_BY"]
+    if not settings["CONCURRENT_REQUESTS_PER_IP"]:
+        return by
+    if settings.source("DOWNLOAD_SLOT_BY") != "default" and by != "ip":
+        raise ConfigError(
+            f"CONCURRENT_REQUESTS_PER_IP makes slots by IP, but DOWNLOAD_SLOT_BY is {by!r}"
+        )
+    return "ip"
+
+
+def slot_key_function(by: str, resolve: Resolver = _resolve) -> Callable[[Request], str]:
+    """The slot function for DOWNLOAD_SLOT_BY (``host``, ``netloc`` or ``ip``); ``ip``
+    looks hosts up with ``resolve`` (the crawl's resolver, which the transport asks too)."""
     try:
-        return SLOT_KEYS[by]()
+        return SLOT_KEYS[by](resolve)
     except KeyError:
         raise ConfigError(
             f"DOWNLOAD_SLOT_BY must be one of {', '.join(SLOT_KEYS)}, got {by!r}"
@@ -220,10 +234,12 @@ class SlotPolicies:
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> SlotPolicies:
-        """Defaults from CONCURRENT_REQUESTS_PER_DOMAIN, DOWNLOAD_DELAY,
-        RANDOMIZE_DOWNLOAD_DELAY and DOWNLOAD_SLOT_*; overrides from DOWNLOAD_SLOTS."""
+        """Defaults from CONCURRENT_REQUESTS_PER_IP (when set; slots are IPs then) or
+        CONCURRENT_REQUESTS_PER_DOMAIN, DOWNLOAD_DELAY, RANDOMIZE_DOWNLOAD_DELAY and
+        DOWNLOAD_SLOT_*; overrides from DOWNLOAD_SLOTS."""
         default = SlotPolicy(
-            concurrency=settings["CONCURRENT_REQUESTS_PER_DOMAIN"],
+            concurrency=settings.get("CONCURRENT_REQUESTS_PER_IP")
+            or settings["CONCURRENT_REQUESTS_PER_DOMAIN"],
             delay=settings["DOWNLOAD_DELAY"],
             randomize_delay=settings["RANDOMIZE_DOWNLOAD_DELAY"],
             rate=settings["DOWNLOAD_SLOT_RATE"] or None,

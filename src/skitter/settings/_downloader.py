@@ -31,6 +31,12 @@ GROUP: list[Setting] = [
     ),
     Setting("DOWNLOAD_WARNSIZE", 32 * MiB, int, "Log a warning for bodies above this size."),
     Setting(
+        "DOWNLOAD_FAIL_ON_DATALOSS",
+        True,
+        bool,
+        "A body that ends early fails (and is retried); False: passed on, flagged 'dataloss'.",
+    ),
+    Setting(
         "DOWNLOAD_MAX_HEADERS_SIZE",
         256 * KiB,
         int,
@@ -39,7 +45,34 @@ GROUP: list[Setting] = [
     ),
     Setting("COMPRESSION_ENABLED", True, bool, "Ask for and decode gzip, deflate, br and zstd."),
     Setting("COOKIES_ENABLED", True, bool, "Keep cookies per spider (and per meta cookiejar)."),
+    Setting(
+        "COOKIES_DEBUG",
+        False,
+        bool,
+        "Log Cookie and Set-Cookie headers at DEBUG (values masked).",
+    ),
+    Setting(
+        "COOKIES_PERSIST",
+        True,
+        bool,
+        "Keep the cookie jars in the job directory (files 0600), so a resumed job stays logged in.",
+    ),
     Setting("REDIRECT_ENABLED", True, bool, "Follow 301/302/303/307/308 redirects."),
+    Setting(
+        "METAREFRESH_ENABLED",
+        True,
+        bool,
+        "Follow <meta http-equiv=refresh> and the Refresh header, as redirects.",
+    ),
+    Setting(
+        "METAREFRESH_MAXDELAY", 100.0, float, "Refreshes with a longer delay are not followed."
+    ),
+    Setting(
+        "METAREFRESH_IGNORE_TAGS",
+        ["noscript"],
+        list,
+        "A meta refresh inside these tags is not followed.",
+    ),
     Setting("REDIRECT_MAX_TIMES", 20, int, "Longest redirect chain followed."),
     Setting("REDIRECT_PRIORITY_ADJUST", 2, int, "Added to the priority of a redirected request."),
     Setting("RETRY_ENABLED", True, bool, "Retry network errors and RETRY_HTTP_CODES."),

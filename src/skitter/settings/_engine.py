@@ -15,6 +15,19 @@ GROUP: list[Setting] = [
         "The project's name (Scrapy's), in the log line each crawl starts with.",
     ),
     Setting(
+        "SPIDER_MODULES",
+        [],
+        list,
+        "The project's spider packages (Scrapy's project metadata, kept and readable); "
+        "a spider file run by path needs none, as with `scrapy runspider`.",
+    ),
+    Setting(
+        "NEWSPIDER_MODULE",
+        "",
+        str,
+        "The package new spiders go in (Scrapy's project metadata, kept and readable).",
+    ),
+    Setting(
         "JOBDIR",
         "",
         str,

@@ -11,6 +11,13 @@ __all__ = ["GROUP"]
 
 GROUP: list[Setting] = [
     Setting("CONCURRENT_REQUESTS_PER_DOMAIN", 8, int, "Downloads in flight at once per slot."),
+    Setting(
+        "CONCURRENT_REQUESTS_PER_IP",
+        0,
+        int,
+        "If not 0, slots are by IP address (DOWNLOAD_SLOT_BY='ip') and this is their "
+        "concurrency, in place of CONCURRENT_REQUESTS_PER_DOMAIN (Scrapy's meaning).",
+    ),
     Setting("DOWNLOAD_DELAY", 0.0, float, "Seconds between two downloads from one slot."),
     Setting("RANDOMIZE_DOWNLOAD_DELAY", True, bool, "Wait 0.5x to 1.5x DOWNLOAD_DELAY, as Scrapy."),
     Setting(

@@ -1,8 +1,8 @@
 """The registry of known settings: every subsystem's group, in one mapping.
 
 Each group module (``_engine``, ``_politeness``, ``_scheduler``, ``_cluster``,
-``_downloader``, ``_httpcache``, ``_spider``, ``_browser``, ``_components``, ``_items``,
-``_output``) lists the settings of one subsystem; a name is defined in exactly one of
+``_downloader``, ``_httpcache``, ``_network``, ``_spider``, ``_browser``, ``_components``,
+``_items``, ``_output``) lists the settings of one subsystem; a name is defined in exactly one of
 them (checked here at import). ``KNOWN_NAMES`` adds Scrapy's settings skitter refuses
 (``_scrapy``), so that a typo of either is caught.
 """
@@ -19,6 +19,7 @@ from skitter.settings import (
     _engine,
     _httpcache,
     _items,
+    _network,
     _output,
     _politeness,
     _scheduler,
@@ -41,6 +42,7 @@ _GROUPS = (
     _components.GROUP,
     _items.GROUP,
     _output.GROUP,
+    _network.GROUP,
 )
 
 

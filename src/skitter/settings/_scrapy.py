@@ -98,12 +98,6 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "yields them; there is nothing to set",
     ),
     **_group(
-        "CONCURRENT_REQUESTS_PER_IP",
-        "use DOWNLOAD_SLOT_BY='ip' with CONCURRENT_REQUESTS_PER_DOMAIN (the limit per slot)",
-        0,
-    ),
-    **_group("COOKIES_DEBUG", _LATER, False),
-    **_group(
         "CRAWLSPIDER_FOLLOW_LINKS",
         "deprecated in Scrapy; set follow=False on the CrawlSpider's rules instead",
         True,
@@ -116,34 +110,30 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
     ),
     **_group("DEPTH_STATS_VERBOSE", _LATER + "; request_depth_max is always counted", False),
     **_group(
-        "DNSCACHE_ENABLED",
-        "DNS answers are always cached for 300 s; turning the cache off is " + _LATER,
-        True,
-    ),
-    **_group(
-        "DNSCACHE_SIZE DNS_RESOLVER DNS_TIMEOUT TWISTED_DNS_RESOLVER",
-        "the DNS cache and resolver are not configurable yet "
-        "(DOWNLOAD_CONNECT_TIMEOUT bounds a lookup)",
+        "TWISTED_DNS_RESOLVER",
+        _ASYNCIO + "; set DNS_RESOLVER to a class with an async resolve(host)",
+        "scrapy.resolver.CachingThreadedResolver",
+        "scrapy.resolver.CachingHostnameResolver",
     ),
     **_group("DOWNLOAD_BIND_ADDRESS", _LATER, None),
-    **_group("DOWNLOAD_FAIL_ON_DATALOSS", "a truncated body always fails (and is retried)", True),
     **_group(
         "DOWNLOAD_HANDLERS DOWNLOAD_HANDLERS_BASE",
-        "download handlers are not pluggable: http:// and https:// are downloaded by the transport",
+        "download handlers are not pluggable: http(s) goes to the transport, data: and file: "
+        "to the built-in handler (see allowed_schemes)",
         {},
     ),
     **_group(
-        "DOWNLOAD_TLS_MAX_VERSION DOWNLOAD_TLS_MIN_VERSION",
-        "TLS versions are not configurable yet (the system's OpenSSL defaults apply)",
+        "DOWNLOADER_CLIENTCONTEXTFACTORY",
+        "the TLS context is built from DOWNLOAD_VERIFY_CERTIFICATES, DOWNLOAD_TLS_MIN_VERSION, "
+        "DOWNLOAD_TLS_MAX_VERSION, DOWNLOADER_CLIENT_TLS_CIPHERS and DOWNLOAD_CLIENT_CERT",
     ),
     **_group(
-        "DOWNLOAD_VERIFY_CERTIFICATES",
-        "certificates are always verified; turning that off is " + _LATER,
-        True,
+        "DOWNLOADER_CLIENT_TLS_METHOD",
+        "use DOWNLOAD_TLS_MIN_VERSION and DOWNLOAD_TLS_MAX_VERSION",
+        "TLS",
     ),
     **_group(
-        "DOWNLOADER DOWNLOADER_CLIENTCONTEXTFACTORY DOWNLOADER_CLIENT_TLS_CIPHERS "
-        "DOWNLOADER_CLIENT_TLS_METHOD DOWNLOADER_CLIENT_TLS_VERBOSE_LOGGING "
+        "DOWNLOADER DOWNLOADER_CLIENT_TLS_VERBOSE_LOGGING "
         "REACTOR_THREADPOOL_MAXSIZE TWISTED_REACTOR_ENABLED",
         _ASYNCIO,
     ),
@@ -193,10 +183,6 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
     **_group("HTTP2_MAX_FRAME_SIZE", "HTTP/2 is " + _LATER),
     **_group("HTTPX_HTTP2_ENABLED", "HTTP/2 is " + _LATER, False),
     **_group(
-        "HTTPAUTH_USER HTTPAUTH_PASS HTTPAUTH_DOMAIN",
-        "HTTP authentication is " + _LATER + "; set an Authorization header on the requests",
-    ),
-    **_group(
         "HTTPCACHE_DBM_MODULE",
         "the DBM cache storage is not supported; use HTTPCACHE_STORAGE = 'sqlite'",
         "dbm",
@@ -232,28 +218,13 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "the memory usage extension is " + _LATER,
         0,
     ),
-    **_group("METAREFRESH_ENABLED", "following <meta http-equiv=refresh> is " + _LATER, False),
     **_group(
-        "METAREFRESH_IGNORE_TAGS METAREFRESH_MAXDELAY",
-        "following <meta http-equiv=refresh> is " + _LATER,
-    ),
-    **_group(
-        "NEWSPIDER_MODULE SPIDER_MODULES SPIDER_LOADER_CLASS SPIDER_LOADER_WARN_ONLY "
-        "SPIDER_MANAGER_CLASS",
-        "projects are " + _LATER + ": run spider files (skitter crawl FILE.py, or a directory)",
+        "SPIDER_LOADER_CLASS SPIDER_LOADER_WARN_ONLY SPIDER_MANAGER_CLASS",
+        "loading spiders by name is " + _LATER + ": run spider files (skitter crawl "
+        "FILE.py, or a directory)",
     ),
     **_group("PERIODIC_LOG_DELTA PERIODIC_LOG_STATS", "use LOGSTATS_INTERVAL", None),
     **_group("PERIODIC_LOG_TIMING_ENABLED", "use LOGSTATS_INTERVAL", False),
-    **_group(
-        "REFERRER_POLICY",
-        "referrer policies are " + _LATER + "; Scrapy's default "
-        "(no-referrer-when-downgrade) is what RefererMiddleware does",
-        "scrapy.spidermiddlewares.referer.DefaultReferrerPolicy",
-        "skitter.spidermiddlewares.referer.DefaultReferrerPolicy",
-        "scrapy-default",
-        "no-referrer-when-downgrade",
-    ),
-    **_group("REFERRER_POLICIES", "referrer policies are " + _LATER, {}),
     **_group(
         "REMOTE_CONTROL_ENABLED TELNETCONSOLE_ENABLED",
         "use the dashboard (--ui) to watch and steer a crawl",

@@ -126,22 +126,49 @@ def _check(name: str, value: Any) -> None:
         raise ConfigError(f"unknown setting {name!r}: did you mean {close[0]!r}?")
 
 
+#: Where a layer's values came from, as a refusal names it (a project's settings module
+#: is named by the CLI, which knows the file: ``Settings(values, origin=...)``).
+_ORIGINS = {
+    "project": "the project's settings",
+    "spider": "the spider's custom_settings",
+    "cli": "the command line",
+}
+
+
+def _origin(source: str, name: str) -> str:
+    return (
+        f"environment variable SKITTER_{name}" if source == "env" else _ORIGINS.get(source, source)
+    )
+
+
 class Settings(Mapping[str, Any]):
-    """An immutable, resolved set of settings. Unset known names read as their default."""
+    """An immutable, resolved set of settings. Unset known names read as their default.
+
+    ``origin`` says where ``values`` came from in an error about one of them
+    (e.g. "quotes/settings.py of project 'quotes'"); by default, the layer's name."""
 
     __slots__ = ("_sources", "_values", "_views")
 
-    def __init__(self, values: Mapping[str, Any] | None = None, *, source: str = "project"):
+    def __init__(
+        self,
+        values: Mapping[str, Any] | None = None,
+        *,
+        source: str = "project",
+        origin: str | None = None,
+    ):
         self._values: dict[str, Any] = {}
         self._sources: dict[str, str] = {}
         self._views: dict[type, Any] = {}
         if values:
-            self._merge(values, source)
+            self._merge(values, source, origin)
 
-    def _merge(self, values: Mapping[str, Any], source: str) -> None:
+    def _merge(self, values: Mapping[str, Any], source: str, origin: str | None = None) -> None:
         for name, value in values.items():
-            _check(name, value)
-            self._values[name] = _coerce(name, value)
+            try:
+                _check(name, value)
+                self._values[name] = _coerce(name, value)
+            except ConfigError as exc:
+                raise ConfigError(f"{origin or _origin(source, name)}: {exc}") from None
             self._sources[name] = source
 
     def with_layer(self, values: Mapping[str, Any] | None, source: str) -> Settings:

@@ -18,6 +18,21 @@ GROUP: list[Setting] = [
     ),
     Setting("URLLENGTH_LIMIT", 2083, int, "Requests with longer URLs are dropped; 0 = no limit."),
     Setting("REFERER_ENABLED", True, bool, "Send the page a link was found on as Referer."),
+    Setting(
+        "REFERRER_POLICY",
+        "scrapy-default",
+        object,  # a name, an import path or a ReferrerPolicy subclass, as in Scrapy
+        "The Referer rule: a W3C policy name (no-referrer, no-referrer-when-downgrade, "
+        "same-origin, origin, strict-origin, origin-when-cross-origin, "
+        "strict-origin-when-cross-origin, unsafe-url), scrapy-default, or a ReferrerPolicy "
+        "subclass or its import path.",
+    ),
+    Setting(
+        "REFERRER_POLICIES",
+        {},
+        dict,
+        "More referrer policy names (name: import path), or None to remove a name.",
+    ),
     Setting("HTTPERROR_ALLOWED_CODES", [], list, "Non-2xx statuses passed to callbacks."),
     Setting("HTTPERROR_ALLOW_ALL", False, bool, "Pass every status to callbacks."),
 ]

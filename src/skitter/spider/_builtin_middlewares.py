@@ -19,11 +19,10 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterable, AsyncIterator, Iterable
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import HttpError, NotConfigured
-from skitter.http import Request, Response, Scope, url_host
+from skitter.http import ReferrerPolicies, Request, Response, Scope, url_host
 from skitter.spider._middleware import RequestCheck, RequestFilter
 
 __all__ = [
@@ -161,42 +160,40 @@ class OffsiteMiddleware(RequestFilter):
 
 
 class RefererMiddleware(RequestFilter):
-    """Sets ``Referer`` on followed links to the page they were found on.
+    """Sets ``Referer`` on followed links by the crawl's referrer policy.
 
-    Scrapy's default policy (no-referrer-when-downgrade): no header from an https page
-    to an http URL, none from non-HTTP pages; fragments and credentials are stripped.
-    A Referer the request already has is kept. REFERER_ENABLED=False switches it off.
+    The policy (``skitter.http.ReferrerPolicies``): ``meta["referrer_policy"]`` of the
+    link, else the page's ``Referrer-Policy`` header, else REFERRER_POLICY (Scrapy's
+    default, no-referrer-when-downgrade without ``file:``/``s3:`` pages). A Referer the
+    request already has is kept. REFERER_ENABLED=False switches it off.
     """
+
+    def __init__(self, policies: ReferrerPolicies) -> None:
+        self.policies = policies
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> RefererMiddleware:
-        if not crawler.settings["REFERER_ENABLED"]:
+        policies = ReferrerPolicies.from_settings(crawler.settings)
+        if policies is None:
             raise NotConfigured
-        return cls()
+        return cls(policies)
 
     def request_filter(self, response: Response, spider: Any) -> RequestCheck | None:
-        referrer = referrer_for(response.url)
-        if referrer is None:
-            return None
-        secure = response.url.startswith("https:")
+        policies = self.policies
+        page = policies.for_response(response)
+        url = response.url
+        referrer_for_page = page.bind(url)
 
         def check(request: Request) -> Request:
-            if not (secure and request.url.startswith("http:")):
+            if request.meta.get("referrer_policy") is None:
+                referrer = referrer_for_page(request.url)
+            else:
+                referrer = policies.for_request(request, page).referrer(url, request.url)
+            if referrer is not None:
                 request.headers.setdefault("Referer", referrer)
             return request
 
         return check
-
-
-def referrer_for(url: str) -> str | None:
-    """``url`` as a Referer value, or None if a page at ``url`` sends none."""
-    if not url.startswith(("http://", "https://")):
-        return None
-    if "#" not in url and "@" not in url:
-        return url
-    parts = urlsplit(url)
-    netloc = parts.netloc.rpartition("@")[2]
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
 
 
 class UrlLengthMiddleware(RequestFilter):

@@ -25,6 +25,10 @@ status and raises one of skitter's errors naming the request. What differs, and 
   RetryMiddleware retries. DOWNLOAD_MAXSIZE bounds the rendered HTML (an endless main
   document cannot be cut off mid-body by the browser: it ends at the timeout), and
   DOWNLOAD_MAX_HEADERS_SIZE the main document's headers, as over HTTP.
+- TLS: DOWNLOAD_VERIFY_CERTIFICATES holds here too (off: the page's context ignores
+  certificate errors, as the HTTP transport does). Chromium does not take the crawl's
+  TLS versions, ciphers or client certificate; a crawl that sets them and renders is
+  warned once.
 - A browser that dies under a page fails that request with ConnectionLost (retried by
   the scheduler); the next request starts Chromium again. Nothing is lost.
 - Scope: given the Downloader's offsite guard, every request the page makes, redirect
@@ -134,6 +138,16 @@ class BrowserTransport:
         self._max_headers_size: int = limits.download_max_headers_size
         self._blocked = frozenset(str(kind).lower() for kind in own.browser_block_resources)
         self._wait_until: str = own.browser_wait_until
+        self._ignore_https_errors = not settings["DOWNLOAD_VERIFY_CERTIFICATES"]
+        self._tls_unhonoured = [
+            name
+            for name in (
+                "DOWNLOAD_TLS_MIN_VERSION",
+                "DOWNLOAD_TLS_MAX_VERSION",
+                "DOWNLOAD_CLIENT_CERT",
+            )
+            if settings[name]
+        ]
         if self._wait_until not in WAIT_UNTIL:
             raise ConfigError(
                 f"BROWSER_WAIT_UNTIL must be one of {sorted(WAIT_UNTIL)}, got {self._wait_until!r}"
@@ -192,6 +206,12 @@ class BrowserTransport:
                 f"cannot render {request!r}: only http:// and https:// URLs are supported",
                 request=request,
             )
+        if self._tls_unhonoured:
+            logger.warning(
+                "rendered pages do not use %s (Chromium's own TLS settings apply)",
+                ", ".join(self._tls_unhonoured),
+            )
+            self._tls_unhonoured = []
         meta = request.meta
         wait_until = meta.get("browser_wait_until") or self._wait_until
         if wait_until not in WAIT_UNTIL:
@@ -207,7 +227,9 @@ class BrowserTransport:
         page_wait = None if timeout is None else max(timeout, _PAGE_WAIT)
         try:
             async with asyncio.timeout(page_wait):
-                lease = await self._pool.acquire(**_context_options(request))
+                lease = await self._pool.acquire(
+                    **_context_options(request), ignore_https_errors=self._ignore_https_errors
+                )
         except TimeoutError:
             raise DownloadTimeout(
                 f"{request!r}: no browser page within {page_wait} seconds (Chromium starting?)",

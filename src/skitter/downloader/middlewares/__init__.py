@@ -6,6 +6,7 @@ that the Downloader reuses OffsiteMiddleware's guard at the centre of the onion 
 CookiesMiddleware's jar for rendered pages.
 """
 
+from skitter.downloader.middlewares._auth import HttpAuthMiddleware
 from skitter.downloader.middlewares._conditional import ConditionalRecrawlMiddleware
 from skitter.downloader.middlewares._cookies import CookiesMiddleware
 from skitter.downloader.middlewares._headers import (
@@ -14,6 +15,7 @@ from skitter.downloader.middlewares._headers import (
     UserAgentMiddleware,
 )
 from skitter.downloader.middlewares._httpcache import HttpCacheMiddleware
+from skitter.downloader.middlewares._metarefresh import MetaRefreshMiddleware
 from skitter.downloader.middlewares._offsite import OffsiteGuard, OffsiteMiddleware
 from skitter.downloader.middlewares._proxy import HttpProxyMiddleware
 from skitter.downloader.middlewares._redirect import RedirectMiddleware
@@ -25,9 +27,11 @@ __all__ = [
     "ConditionalRecrawlMiddleware",
     "CookiesMiddleware",
     "DefaultHeadersMiddleware",
+    "HttpAuthMiddleware",
     "HttpCacheMiddleware",
     "HttpCompressionMiddleware",
     "HttpProxyMiddleware",
+    "MetaRefreshMiddleware",
     "OffsiteGuard",
     "OffsiteMiddleware",
     "RedirectMiddleware",

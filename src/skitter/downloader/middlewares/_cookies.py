@@ -14,13 +14,25 @@ carry the right cookies for its new URL.
 
 The jars are aiohttp ``CookieJar`` objects with ``unsafe=True``: they implement domain,
 path, expiry and ``Secure`` matching, and unlike a browser they also keep cookies of hosts
-given by IP address, which crawls of intranets and local test sites need.
+given by IP address, which crawls of intranets and local test sites need. Cookies set by
+a redirect response are kept too: this middleware sits inside RedirectMiddleware, so it
+sees the 3xx before it becomes the next request.
+
+COOKIES_DEBUG logs, at DEBUG, the ``Cookie`` header of every request and the
+``Set-Cookie`` headers of every response, as Scrapy does, but with each value masked
+(``session=***; Path=/``): names and attributes tell what a site does with its cookies;
+the values are credentials, and a log is no place for them.
+
+With a job directory (COOKIES_PERSIST), the jars are kept there by ``CookieJarFiles``
+(``_cookiejar_files``), so a resumed job is still logged in; ``dirty`` tells it which
+jars changed since it last wrote them.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Hashable, Mapping
+import re
+from collections.abc import Hashable, Iterable, Mapping
 from http.cookies import CookieError, Morsel, SimpleCookie
 from typing import Any
 
@@ -40,14 +52,25 @@ logger = logging.getLogger("skitter.downloader.cookies")
 class CookiesMiddleware:
     """Stores response cookies and sends them back, one jar per ``meta["cookiejar"]``."""
 
-    def __init__(self) -> None:
+    def __init__(self, debug: bool = False, persist: bool = True) -> None:
         self._jars: dict[Hashable, CookieJar] = {}
+        self.debug = debug
+        #: Whether a job directory keeps the jars (COOKIES_PERSIST).
+        self.persist = persist
+        #: Keys of the jars changed since ``CookieJarFiles`` last saved them.
+        self.dirty: set[Hashable] = set()
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> CookiesMiddleware:
-        if not crawler.settings.view(DownloaderSettings).cookies_enabled:
+        settings = crawler.settings
+        if not settings.view(DownloaderSettings).cookies_enabled:
             raise NotConfigured
-        return cls()
+        return cls(bool(settings["COOKIES_DEBUG"]), bool(settings["COOKIES_PERSIST"]))
+
+    @property
+    def jars(self) -> Mapping[Hashable, CookieJar]:
+        """Every jar made so far, by its ``meta["cookiejar"]`` key."""
+        return self._jars
 
     def jar(self, key: Hashable = None) -> CookieJar:
         """The jar for ``meta["cookiejar"] == key`` (None: the spider's default jar)."""
@@ -56,6 +79,12 @@ class CookiesMiddleware:
             # Created on first use: an aiohttp jar binds to the running event loop.
             jar = self._jars[key] = CookieJar(unsafe=True)
         return jar
+
+    def shared_jar(self, key: Hashable = None) -> CookieJar:
+        """``jar(key)`` for a transport that adds cookies of its own (the browser's): the
+        jar counts as changed, so a job directory saves what was added."""
+        self.dirty.add(key)
+        return self.jar(key)
 
     def process_request(self, request: Request, spider: Any) -> None:
         meta = request.meta
@@ -69,6 +98,7 @@ class CookiesMiddleware:
         url = URL(request.url)
         if request.cookies:
             jar.update_cookies(_request_cookies(request), url)
+            self.dirty.add(meta.get("cookiejar"))
         cookies = jar.filter_cookies(url)
         headers = request.headers
         headers.popall("Cookie", None)
@@ -76,6 +106,8 @@ class CookiesMiddleware:
             headers["Cookie"] = "; ".join(
                 f"{morsel.key}={morsel.coded_value}" for morsel in cookies.values()
             )
+            if self.debug:
+                logger.debug("Sending cookies to: %r\nCookie: %s", request, _masked(cookies))
 
     def process_response(self, request: Request, response: Response, spider: Any) -> Response:
         meta = request.meta
@@ -83,9 +115,29 @@ class CookiesMiddleware:
             return response
         set_cookie = response.headers.getall("Set-Cookie", ())
         if set_cookie:
-            jar = self.jar(meta.get("cookiejar"))
-            jar.update_cookies_from_headers(set_cookie, URL(response.url))
+            key = meta.get("cookiejar")
+            self.jar(key).update_cookies_from_headers(set_cookie, URL(response.url))
+            self.dirty.add(key)
+            if self.debug:
+                logger.debug(
+                    "Received cookies from: %r\n%s",
+                    response,
+                    "\n".join(f"Set-Cookie: {_masked_header(h)}" for h in set_cookie),
+                )
         return response
+
+
+_PAIR = re.compile(r"^\s*([^=;]*)=[^;]*")
+
+
+def _masked(cookies: Iterable[str]) -> str:
+    """Cookie names with their values masked (COOKIES_DEBUG)."""
+    return "; ".join(f"{name}=***" for name in cookies)
+
+
+def _masked_header(value: str) -> str:
+    """A Set-Cookie header with the cookie's value masked; its attributes kept."""
+    return _PAIR.sub(lambda m: f"{m[1]}=***", value, count=1)
 
 
 def _request_cookies(request: Request) -> list[tuple[str, Morsel[str]]]:

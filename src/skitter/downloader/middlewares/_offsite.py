@@ -13,6 +13,10 @@ downloaded, twice, with the crawl's one ``Scope``:
   and browser), which no setting switches off. It catches requests made inside the
   onion: robots.txt's own requests and redirect hops, requests a middleware sends down.
 
+``data:`` and ``file:`` requests are refused by the same guard unless the spider's
+``allowed_schemes`` lists their scheme (``http.Scope``), also without ``allowed_domains``:
+the Downloader sends them to ``_local`` through a guard of its own then.
+
 Only ``meta["allow_offsite"]`` exempts a request (and a redirect to another host drops
 it: the exemption was granted for one URL); ``dont_filter`` does not, unlike Scrapy,
 where it is a second, easily inherited exemption. An empty ``allowed_domains`` checks
@@ -29,6 +33,7 @@ from typing import Any, NoReturn
 from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import IgnoreRequest, NotConfigured
 from skitter.http import Request, Scope
+from skitter.http._scope import LOCAL_SCHEMES
 
 __all__ = ["OffsiteGuard", "OffsiteMiddleware"]
 
@@ -49,7 +54,21 @@ class OffsiteGuard:
         """Return if ``request`` may be downloaded; raise IgnoreRequest if it is offsite
         (InvalidURL if its URL cannot be parsed)."""
         if not self.scope.admits(request):
+            scheme = request.parsed_url.scheme
+            if scheme in LOCAL_SCHEMES:
+                self._refuse_scheme(request, scheme)
             self.refuse(request, request.url)
+
+    def _refuse_scheme(self, request: Request, scheme: str) -> NoReturn:
+        if f"{scheme}:" not in self._seen:
+            self._seen.add(f"{scheme}:")
+            log.info("Refused %s: request (not in allowed_schemes): %s", scheme, request)
+        self._stats.inc("offsite/filtered")
+        raise IgnoreRequest(
+            f"offsite: {scheme}: URLs are refused unless the spider's allowed_schemes "
+            f"lists {scheme!r} (or the request sets meta['allow_offsite'])",
+            request=request,
+        )
 
     def refuse(self, request: Request, url: str, why: str = "") -> NoReturn:
         """Count and log the refusal of ``request`` because of ``url`` (its own, or one

@@ -16,10 +16,17 @@ redirect leaves the host (it was granted for one URL, not for wherever that send
   a URL already in the chain, unless the response set a cookie: sites commonly set a
   session cookie and send the client back where it came from, which is progress, not a
   loop (such chains still end at the limit).
-- ``Authorization`` is dropped when the scheme or host changes, ``Cookie`` when the
-  host changes (CookiesMiddleware rebuilds it for the new URL), and a proxy taken from
-  the environment is dropped when the scheme changes so HttpProxyMiddleware picks the
+- Headers that carry credentials follow Scrapy's (and the Fetch standard's) rules:
+  ``Authorization`` is dropped when the origin changes (scheme, host or port, default
+  ports counted: HttpAuthMiddleware adds it again if the new URL is in its domain),
+  ``Cookie`` when the host changes or https goes down to http (CookiesMiddleware
+  rebuilds it for the new URL), and a proxy taken from the environment is dropped with
+  its ``Proxy-Authorization`` when the scheme changes, so HttpProxyMiddleware picks the
   proxy for the new scheme.
+- ``Referer`` is set again as for a link found on the redirecting response, by the
+  referrer policy (``skitter.http.ReferrerPolicies``: meta, that response's
+  ``Referrer-Policy``, REFERRER_POLICY), as Scrapy does; with REFERER_ENABLED off it is
+  dropped. ``BaseRedirectMiddleware`` holds all of this for MetaRefreshMiddleware too.
 - Not redirected: ``meta["dont_redirect"]``, statuses in ``handle_httpstatus_list``
   (spider attribute or meta), ``meta["handle_httpstatus_all"]``, a missing or
   non-HTTP ``Location``.
@@ -38,32 +45,124 @@ from yarl import URL
 
 from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import NotConfigured, RedirectError
-from skitter.http import Request, Response
+from skitter.http import ReferrerPolicies, Request, Response
 from skitter.settings import DownloaderSettings
 
-__all__ = ["RedirectMiddleware"]
+__all__ = ["BaseRedirectMiddleware", "RedirectMiddleware"]
 
 logger = logging.getLogger("skitter.downloader.redirect")
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _ENV_PROXY_FLAG = "_scheme_proxy"  # set by HttpProxyMiddleware (Scrapy's key)
-_BODY_HEADERS = ("Content-Type", "Content-Length", "Content-Encoding", "Content-Language")
+_BODY_HEADERS = (
+    "Content-Type",
+    "Content-Length",
+    "Content-Encoding",
+    "Content-Language",
+    "Content-Location",
+)
 
 
-class RedirectMiddleware:
-    """Follows HTTP redirects by handing back a new Request."""
+class BaseRedirectMiddleware:
+    """What every way of sending the client elsewhere shares: the hop limit, loop
+    detection, the meta keys, the headers dropped and the Referer recomputed.
 
-    def __init__(self, stats: StatsSink, max_times: int = 20, priority_adjust: int = 2) -> None:
+    RedirectMiddleware (3xx statuses) and MetaRefreshMiddleware (``<meta
+    http-equiv=refresh>`` and the ``Refresh`` header) differ only in what they read from
+    the response; both call ``_redirect``.
+    """
+
+    def __init__(
+        self,
+        stats: StatsSink,
+        max_times: int = 20,
+        priority_adjust: int = 2,
+        referrer: ReferrerPolicies | None = None,
+    ) -> None:
         self._stats = stats
         self.max_times = max_times
         self.priority_adjust = priority_adjust
+        #: REFERRER_POLICY and friends; None when REFERER_ENABLED is off (Referer dropped).
+        self._referrer = referrer
+
+    @staticmethod
+    def _base_args(crawler: CrawlContext) -> tuple[StatsSink, int, int, ReferrerPolicies | None]:
+        settings = crawler.settings.view(DownloaderSettings)
+        return (
+            crawler.stats,
+            settings.redirect_max_times,
+            settings.redirect_priority_adjust,
+            ReferrerPolicies.from_settings(crawler.settings),
+        )
+
+    def _redirect(
+        self,
+        request: Request,
+        response: Response,
+        target: str,
+        reason: int | str,
+        to_get: bool,
+    ) -> Request:
+        """The request for ``target`` in place of ``request``, or RedirectError when
+        the chain is too long or loops."""
+        meta = request.meta
+        chain: list[str] = [*meta.get("redirect_urls", ()), request.url]
+        times = meta.get("redirect_times", 0) + 1
+        if times > self.max_times:
+            raise RedirectError(
+                f"{request!r}: more than {self.max_times} redirects: "
+                + " -> ".join([*chain, target]),
+                request=request,
+            )
+        if target in chain and "Set-Cookie" not in response.headers:
+            raise RedirectError(
+                f"{request!r}: redirect loop: " + " -> ".join([*chain, target]),
+                request=request,
+            )
+        changes: dict[str, Any] = {
+            "url": target,
+            "priority": request.priority + self.priority_adjust,
+        }
+        if to_get:
+            changes["method"] = "GET"
+            changes["body"] = b""
+        redirected = request.replace(**changes)
+        new_meta = redirected.meta
+        new_meta["redirect_times"] = times
+        new_meta["redirect_urls"] = chain
+        new_meta["redirect_reasons"] = [*meta.get("redirect_reasons", ()), reason]
+        source, destination = _origin(request.url), _origin(target)
+        if source is None or destination is None or source[1] != destination[1]:
+            new_meta.pop("allow_offsite", None)
+        if redirected.has_headers:
+            _strip_headers(redirected, source, destination, to_get)
+            if "Referer" in redirected.headers:
+                redirected.headers.popall("Referer")
+        if self._referrer is not None:
+            # As a link found on the page that sent us on (Scrapy's handle_referer).
+            referrer = self._referrer.referrer(response, redirected)
+            if referrer is not None:
+                redirected.headers["Referer"] = referrer
+        old_scheme = request.url.partition(":")[0].lower()
+        if old_scheme != target.partition(":")[0].lower() and new_meta.pop(_ENV_PROXY_FLAG, None):
+            new_meta.pop("proxy", None)
+            if redirected.has_headers:
+                redirected.headers.popall("Proxy-Authorization", None)
+        self._stats.inc("downloader/redirect_count")
+        if isinstance(reason, int):
+            self._stats.inc(f"downloader/redirect_status_count/{reason}")
+        logger.debug("redirecting (%s) %r to %s", reason, request, target)
+        return redirected
+
+
+class RedirectMiddleware(BaseRedirectMiddleware):
+    """Follows HTTP redirects by handing back a new Request."""
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> RedirectMiddleware:
-        settings = crawler.settings.view(DownloaderSettings)
-        if not settings.redirect_enabled:
+        if not crawler.settings.view(DownloaderSettings).redirect_enabled:
             raise NotConfigured
-        return cls(crawler.stats, settings.redirect_max_times, settings.redirect_priority_adjust)
+        return cls(*cls._base_args(crawler))
 
     def process_response(
         self, request: Request, response: Response, spider: Any
@@ -86,72 +185,39 @@ class RedirectMiddleware:
         if urlsplit(target).scheme not in ("http", "https"):
             logger.debug("%r: not following redirect to %r", request, target)
             return response
-        return self._redirect(request, response, target)
-
-    def _redirect(self, request: Request, response: Response, target: str) -> Request:
-        meta = request.meta
-        chain: list[str] = [*meta.get("redirect_urls", ()), request.url]
-        times = meta.get("redirect_times", 0) + 1
-        if times > self.max_times:
-            raise RedirectError(
-                f"{request!r}: more than {self.max_times} redirects: "
-                + " -> ".join([*chain, target]),
-                request=request,
-            )
-        if target in chain and "Set-Cookie" not in response.headers:
-            raise RedirectError(
-                f"{request!r}: redirect loop: " + " -> ".join([*chain, target]),
-                request=request,
-            )
-        status = response.status
-        changes: dict[str, Any] = {
-            "url": target,
-            "priority": request.priority + self.priority_adjust,
-        }
         to_get = (status == 303 and request.method != "HEAD") or (
             status in (301, 302) and request.method == "POST"
         )
-        if to_get:
-            changes["method"] = "GET"
-            changes["body"] = b""
-        redirected = request.replace(**changes)
-        new_meta = redirected.meta
-        new_meta["redirect_times"] = times
-        new_meta["redirect_urls"] = chain
-        new_meta["redirect_reasons"] = [*meta.get("redirect_reasons", ()), status]
-        old_host = _host(request.url)
-        same_host = old_host is not None and old_host == _host(target)
-        if not same_host:
-            new_meta.pop("allow_offsite", None)
-        if redirected.has_headers:
-            _strip_headers(redirected, request.url, target, to_get, same_host)
-        old_scheme = request.url.partition(":")[0].lower()
-        if old_scheme != target.partition(":")[0].lower() and new_meta.pop(_ENV_PROXY_FLAG, None):
-            new_meta.pop("proxy", None)
-        self._stats.inc("downloader/redirect_count")
-        self._stats.inc(f"downloader/redirect_status_count/{status}")
-        logger.debug("redirecting (%d) %r to %s", status, request, target)
-        return redirected
+        return self._redirect(request, response, target, status, to_get)
 
 
-def _host(url: str) -> str | None:
-    """The host as the transport reads it (yarl); None when it cannot be read, which
-    never counts as the same host."""
+Origin = tuple[str, str | None, int | None]
+
+
+def _origin(url: str) -> Origin | None:
+    """Scheme, host and port (the scheme's default when none is written) as the
+    transport reads them (yarl); None when the URL cannot be read, which never counts
+    as the same origin or host."""
     try:
-        return URL(url).raw_host
+        parsed = URL(url)
     except ValueError:
         return None
+    return parsed.scheme, parsed.raw_host, parsed.port
 
 
 def _strip_headers(
-    redirected: Request, source: str, target: str, to_get: bool, same_host: bool
+    redirected: Request, source: Origin | None, target: Origin | None, to_get: bool
 ) -> None:
     headers = redirected.headers
     if to_get:
         for name in _BODY_HEADERS:
             headers.popall(name, None)
-    if not same_host:
+    if source is None or target is None or source != target:
+        headers.popall("Authorization", None)
+    if (
+        source is None
+        or target is None
+        or source[1] != target[1]
+        or target[0] not in (source[0], "https")
+    ):
         headers.popall("Cookie", None)
-        headers.popall("Authorization", None)
-    elif urlsplit(source).scheme != urlsplit(target).scheme:
-        headers.popall("Authorization", None)

@@ -50,6 +50,7 @@ from skitter.settings import DownloaderSettings
 __all__ = ["RobotsCache", "RobotsTxtMiddleware"]
 
 logger = logging.getLogger("skitter.downloader.robotstxt")
+_NO_ROBOTS = frozenset({"data:", "file:"})
 
 _MAX_HOPS = 5
 _RETRY = object()  # the fetch was cancelled: a waiter should try again itself
@@ -113,8 +114,8 @@ class RobotsTxtMiddleware:
         return self._delays.get(host.lower())
 
     async def process_request(self, request: Request, spider: Any) -> None:
-        if request.meta.get("dont_obey_robotstxt"):
-            return
+        if request.meta.get("dont_obey_robotstxt") or request.url[:5].lower() in _NO_ROBOTS:
+            return  # data: and file: have no server to ask (Scrapy skips them too)
         origin = _origin(request.url)
         future = self._rules.get(origin)
         if future is not None and future.done() and future.result() is not _RETRY:

@@ -95,9 +95,9 @@ touches one slot. Shard 0's tag is the job's own (``P``), which also holds every
 that is the job's rather than a host's (meta with the epoch and ``shards``, start,
 stats, control, roster, project bucket). Shard k > 0 is ``prefix:{project:job#k.s}``:
 ``#`` is percent-encoded in every name, so no job's tag can look like a shard's, and
-``s`` is the first salt that puts the tag on the k-th Nth of the 16384 cluster slots,
-counted from shard 0's: with masters owning equal ranges of slots (what
-``redis-cli --cluster create`` does), N shards spread over the masters evenly. A host's
+``s`` is the first salt that puts the tag in the k-th Nth of the 16384 cluster slots
+after shard 0's (ranges counted from slot 0): with masters owning equal ranges of slots
+(what ``redis-cli --cluster create`` does), N shards spread over N masters evenly. A host's
 tasks (its queue entries, records, payloads, finished outcomes: the dupe filter),
 its permits, pace and robots.txt all live on the shard ``shard_of(host)`` picks, so
 politeness stays single-shard. ``shards`` lists the tags; ``shard(k)`` is shard k's
@@ -160,21 +160,26 @@ def _slot(tag: str) -> int:
 
 @cache
 def _shard_tags(tag: str, count: int) -> tuple[str, ...]:
-    """The tags of ``count`` shards of the job whose tag is ``tag`` (shard 0's)."""
+    """The tags of ``count`` shards of the job whose tag is ``tag`` (shard 0's).
+
+    The 16384 slots are cut in ``count`` equal ranges, counted from slot 0 as
+    ``redis-cli --cluster create`` hands them to masters; shard 0 is in range r (its
+    tag's), shard k in range r + k (mod count), a slot away from each edge: with N
+    masters and N (or 2N, 4N...) shards, every master holds the same number of shards.
+    """
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 1024:
         raise ValueError(f"a job has 1 to 1024 shards, got {count!r}")
     width = REDIS_CLUSTER_HASH_SLOTS / count
-    first = _slot(tag)
+    home = int(_slot(tag) // width)
     tags = [tag]
     head = tag[:-1]  # without the closing brace
     for k in range(1, count):
-        low = int(k * width)
-        high = int((k + 1) * width)
+        target = (home + k) % count
+        low, high = int(target * width) + 1, int((target + 1) * width) - 1
         salt = 0
         while True:  # ~count tries each: the salts' slots are uniform
             candidate = f"{head}#{k}.{salt}}}"
-            offset = (_slot(candidate) - first) % REDIS_CLUSTER_HASH_SLOTS
-            if low <= offset < high or salt >= 100 * count:
+            if low <= _slot(candidate) < high or salt >= 100 * count:
                 break
             salt += 1
         tags.append(candidate)
