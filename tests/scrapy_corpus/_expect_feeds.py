@@ -47,3 +47,7 @@ def quotes_csv(data: PracticeData, base: str) -> Items:
 
 def authors_csv(data: PracticeData, base: str) -> Items:
     return [{"slug": a.slug, "name": a.name, "location": a.born_location} for a in data.authors]
+
+
+def selector(data: PracticeData, base: str) -> Items:
+    return [{"title": q.text, "creator": q.author.name} for q in data.quotes]
