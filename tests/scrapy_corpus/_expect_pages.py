@@ -176,3 +176,7 @@ def link_options(data: PracticeData, base: str) -> Items:
 def broken_links(data: PracticeData, base: str) -> Items:
     status = {"/quote/1/": 200, "/status/500/": 500}
     return [{"url": base + path, "status": status.get(path, 404)} for path in LINKS]
+
+
+def script_quotes(data: PracticeData, base: str) -> Items:
+    return [{"author": q.author.name} for q in data.quotes]

@@ -85,6 +85,30 @@ async def test_a_ported_spider_runs_from_the_command_line(tmp_path: Path) -> Non
     assert_same_items(read_feed(out), CASES["quotes_tutorial"].items(practice_data(), base))
 
 
+@pytest.mark.parametrize("python", [sys.executable, None])
+async def test_a_ported_script_runs_with_crawler_process(
+    python: str | None, tmp_path: Path
+) -> None:
+    """``python script.py BASE_URL``: CrawlerProcess(settings).crawl(...).start(); with
+    ``python=None``, the unported script under Scrapy's Python, when Scrapy is installed."""
+    script = SPIDERS / "script_crawler_process.py"
+    if python is None:
+        scrapy = _scrapy()
+        if scrapy is None:
+            pytest.skip("Scrapy is not installed (SKITTER_SCRAPY=...)")
+        python = str(Path(scrapy).parent / "python")
+    else:
+        script = port_into(script, tmp_path)
+    async with serve_practice_site() as base:
+        process = await asyncio.create_subprocess_exec(
+            python, str(script), base, cwd=tmp_path, stderr=asyncio.subprocess.PIPE
+        )
+        _, stderr = await process.communicate()
+    assert process.returncode == 0, stderr.decode()
+    expected = CASES["script_crawler_process"].items(practice_data(), base)
+    assert_same_items(read_feed(tmp_path / "quotes.jsonl"), expected)
+
+
 def _scrapy() -> str | None:
     """Scrapy's command, if installed (the ``bench`` extra) or named by SKITTER_SCRAPY."""
     beside = Path(sys.executable).parent / "scrapy"
