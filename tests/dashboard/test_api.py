@@ -231,3 +231,44 @@ async def test_slots_list_every_key_the_crawler_reports(serve: Any) -> None:
         # Whatever the crawler reports per slot is passed through, key for key.
         assert set(slot) == set(run.crawler.control.slot_stats()[0])
         assert {"slot", "in_flight", "concurrency", "delay"} <= set(slot)
+
+
+async def test_pages_a_recrawl_found_unchanged_are_shown(serve: Any) -> None:
+    """Issue 16: a recrawl's 304 to the last validators is counted and shown."""
+    from aiohttp import web
+
+    from skitter import Response, Spider
+
+    async def page(request: web.Request) -> web.Response:
+        headers = {"ETag": '"v1"'}
+        if request.headers.get("If-None-Match") == '"v1"':
+            return web.Response(status=304, headers=headers)
+        return web.Response(text="page", headers=headers)
+
+    async def hub(request: web.Request) -> web.Response:
+        return web.Response(text="hub")
+
+    app = web.Application()
+    app.router.add_get("/page", page)
+    app.router.add_get("/hub", hub)
+    base = await serve(app)
+
+    class Again(Spider):
+        name = "again"
+
+        async def start(self) -> Any:
+            yield Request(f"{base}/page", self.parse_page, age=0)
+
+        def parse_page(self, response: Response) -> Any:
+            yield Request(f"{base}/hub", self.parse_hub)
+
+        def parse_hub(self, response: Response) -> Any:
+            yield Request(f"{base}/page", self.parse_page, age=0)
+
+    crawler = Crawler(Again, CRAWL_SETTINGS)
+    async with Dashboard([crawler.control]) as dashboard, aiohttp.ClientSession() as http:
+        await run_crawlers([crawler])
+        async with http.get(dashboard.url + "api/projects/again") as resp:
+            summary = await resp.json()
+    assert summary["unchanged"] == 1
+    assert summary["counts"]["all"]["success"] == 3  # an unchanged page is no failure

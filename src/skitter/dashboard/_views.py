@@ -59,6 +59,8 @@ async def project_summary(project: LiveProject) -> dict[str, Any]:
         "speed": 0.0,
         "active": 0,
         "items": project.stats.get("item_scraped_count", 0),
+        # recrawled pages the server said had not changed (a 304 to their validators)
+        "unchanged": project.stats.get("recrawl/unchanged", 0),
         "started": project.stats.get("start_time"),
         "finish_reason": project.stats.get("finish_reason"),
         "finish_error": project.stats.get("finish_error"),

@@ -194,14 +194,14 @@
     row.rate = td("rate-cell");
     row.toggle = el("button", { type: "button", class: "toggle", onclick: () => toggle(row) });
     row.cells = {};
-    for (const key of ["ready", "delayed", "processing", "c5m", "c1h", "call", "items"]) {
+    for (const key of ["ready", "delayed", "processing", "c5m", "c1h", "call", "items", "unchanged"]) {
       row.cells[key] = td(`num ${key}`);
     }
     row.chart = td("chart");
     const c = row.cells;
     row.tr = el("tr", { dataset: { project: name } },
       td("name", el("strong", {}, name), row.workers), td(null, row.status), row.rate,
-      c.ready, c.delayed, c.processing, c.c5m, c.c1h, c.call, c.items, row.chart,
+      c.ready, c.delayed, c.processing, c.c5m, c.c1h, c.call, c.items, c.unchanged, row.chart,
       td(null, row.toggle));
     row.tr.addEventListener("click", (event) => {
       if (event.target.closest("button, input, form, a")) return;
@@ -238,6 +238,7 @@
     c.c1h.replaceChildren(...counts(p.counts["1h"]));
     c.call.replaceChildren(...counts(p.counts.all));
     c.items.textContent = num(p.items);
+    c.unchanged.textContent = num(p.unchanged || 0);
     row.chart.replaceChildren(sparkline(p.pages_per_second),
       el("span", { class: "speed" }, `${num(p.speed)}/s`));
     const live = ["running", "paused", "checking", "idle"].includes(p.status);
