@@ -30,6 +30,7 @@ PINNED = {
         "Request",
         "Response",
         "RetryLater",
+        "Selector",
         "Settings",
         "SkitterError",
         "Spider",

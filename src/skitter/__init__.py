@@ -26,6 +26,7 @@ _EXPORTS = {
     "Request": "skitter.http",
     "Response": "skitter.http",
     "RetryLater": "skitter.exceptions",
+    "Selector": "skitter.selector",
     "Settings": "skitter.settings",
     "SkitterError": "skitter.exceptions",
     "Spider": "skitter.spider",
@@ -49,6 +50,7 @@ __all__ = [  # literal, so tools see it; tests/test_public_api.py pins it to _EX
     "Request",
     "Response",
     "RetryLater",
+    "Selector",
     "Settings",
     "SkitterError",
     "Spider",
@@ -73,6 +75,7 @@ if TYPE_CHECKING:
     )
     from skitter.http import FormRequest, Request, Response
     from skitter.item import Field, Item
+    from skitter.selector import Selector
     from skitter.settings import Settings
     from skitter.spider import Spider, config, every
 

@@ -16,14 +16,18 @@ Classes are remembered at their first sight; an adapter added to
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from itemadapter import ItemAdapter
 
-__all__ = ["field_names", "is_item", "item_to_dict"]
+__all__ = ["exported_dict", "field_names", "is_item", "item_to_dict"]
 
 _SCALARS: frozenset[type] = frozenset({str, int, float, bool, type(None), bytes})
 _item_classes: dict[type, bool] = {dict: True}
+#: Per item class, the ``serializer`` of each field that declares one (Scrapy's
+#: ``Field(serializer=...)``), found once per class: field metadata is the class's.
+_serializers: dict[type, dict[str, Callable[[Any], Any]]] = {dict: {}}
 
 
 def is_item(obj: Any) -> bool:
@@ -47,6 +51,30 @@ def item_to_dict(item: Any) -> dict[str, Any]:
     if not is_item(item):
         raise TypeError(f"not an item: {type(item).__name__} {item!r:.80}")
     return {key: _plain(value) for key, value in ItemAdapter(item).items()}
+
+
+def exported_dict(item: Any) -> dict[str, Any]:
+    """``item_to_dict`` for a feed: a field declared with a ``serializer`` (Scrapy's
+    ``Field(serializer=str)``) is written as that serializer returns it, as Scrapy's
+    exporters do; the item itself is left as the pipelines saw it."""
+    data = item_to_dict(item)
+    serializers = _serializers_of(item.__class__)
+    for name, serialize in serializers.items():
+        if name in data:
+            data[name] = _plain(serialize(data[name]))
+    return data
+
+
+def _serializers_of(cls: type) -> dict[str, Callable[[Any], Any]]:
+    found = _serializers.get(cls)
+    if found is None:
+        found = {}
+        for name in ItemAdapter.get_field_names_from_class(cls) or ():
+            serializer = ItemAdapter.get_field_meta_from_class(cls, name).get("serializer")
+            if callable(serializer):
+                found[name] = serializer
+        _serializers[cls] = found
+    return found
 
 
 def field_names(item: Any) -> list[str]:

@@ -66,3 +66,24 @@ def test_item_to_dict_converts_nested_items_of_every_kind() -> None:
 def test_item_to_dict_refuses_non_items() -> None:
     with pytest.raises(TypeError, match="not an item: list"):
         item_to_dict([1, 2])
+
+
+def test_a_feed_writes_what_a_fields_serializer_returns_as_scrapy_does() -> None:
+    from skitter.item import Field, Item
+    from skitter.items import exported_dict
+
+    class Quote(Item):
+        text = Field()
+        tags = Field(serializer=",".join)
+        year = Field(serializer=str)
+
+    quote = Quote(text="hope", tags=["a", "b"])
+    assert exported_dict(quote) == {"text": "hope", "tags": "a,b"}  # only the fields set
+    assert quote["tags"] == ["a", "b"]  # the item itself is not changed
+
+    @dataclasses.dataclass
+    class Plain:
+        n: int = dataclasses.field(default=1, metadata={"serializer": lambda n: n * 10})
+
+    assert exported_dict(Plain()) == {"n": 10}  # dataclass field metadata, via itemadapter
+    assert exported_dict({"tags": ["a"]}) == {"tags": ["a"]}  # a dict declares nothing

@@ -81,13 +81,6 @@ class Case:
     scrapy_differs: str = ""
 
 
-SCHEDULED = (
-    "request_scheduled for every request the scheduler is given, duplicates too, as Scrapy "
-    "sends it (skitter sends request_dropped instead of it for a duplicate)"
-)
-SERIALIZER = "feed exporters that apply a Field's serializer, as Scrapy's do"
-
-
 CASES: dict[str, Case] = {
     "quotes_tutorial": Case(tutorial),
     "authors_follow_all": Case(authors),
@@ -125,7 +118,7 @@ CASES: dict[str, Case] = {
     "login_formrequest": Case(token_login),
     "login_formcss": Case(css_login),
     "link_extractor_options": Case(link_options),
-    "item_serializer": Case(serializer, needs=SERIALIZER),
+    "item_serializer": Case(serializer),
     "viewstate_search": Case(viewstate),
     "api_json_request": Case(json_search),
     "response_types": Case(response_types),
@@ -138,6 +131,6 @@ CASES: dict[str, Case] = {
     ),
     "pipelines_from_crawler": Case(pipelines),
     "extension_signals": Case(extension, stats=extension_stats()),
-    "extension_signal_counts": Case(signal_counts, stats=signal_counts_stats(), needs=SCHEDULED),
+    "extension_signal_counts": Case(signal_counts, stats=signal_counts_stats()),
     "spider_signals": Case(signals, stats={"signals/responses": 2}),
 }

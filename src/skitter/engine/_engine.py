@@ -422,8 +422,13 @@ class Engine:
 
     @staticmethod
     async def _signal_scheduled(project: Project, outcomes: list[tuple[Request, bool]]) -> None:
+        # Scrapy's order: request_scheduled for every request handed to the scheduler,
+        # then request_dropped for one the dupe filter turned away.
         signals, spider = project.signals, project.spider
         for request, queued in outcomes:
-            signal = request_scheduled if queued else request_dropped
-            if signal in signals.live:
-                await signals.send_catch_log_async(signal, request=request, spider=spider)
+            if request_scheduled in signals.live:
+                await signals.send_catch_log_async(
+                    request_scheduled, request=request, spider=spider
+                )
+            if not queued and request_dropped in signals.live:
+                await signals.send_catch_log_async(request_dropped, request=request, spider=spider)

@@ -28,7 +28,7 @@ from typing import IO, Any, ClassVar
 import orjson
 
 from skitter.exceptions import ConfigError
-from skitter.items import field_names, is_item, item_to_dict
+from skitter.items import exported_dict, field_names, is_item, item_to_dict
 
 __all__ = [
     "CsvExporter",
@@ -120,7 +120,7 @@ class ItemExporter(ABC):
         return self._encoder.encode(text)
 
     def _select(self, item: Any) -> dict[str, Any]:
-        data = item if item.__class__ is dict else item_to_dict(item)
+        data = item if item.__class__ is dict else exported_dict(item)
         fields = self.fields
         if fields is not None:
             data = {name: data[name] for name in fields if name in data}
@@ -277,7 +277,7 @@ class CsvExporter(ItemExporter):
             self._writer.writerow(self.fields)
 
     def export(self, item: Any) -> None:
-        row = item if item.__class__ is dict else item_to_dict(item)
+        row = item if item.__class__ is dict else exported_dict(item)
         if self.fields is None:
             self._set_fields(field_names(item), write=True)
         fields = self.fields
