@@ -144,3 +144,43 @@ async def test_disabled_retries_let_everything_through(
     assert result.status == 503
     with pytest.raises(ConnectError):
         await downloader.fetch(Request(f"http://127.0.0.1:{closed_port()}/"))
+
+
+async def test_retry_exceptions_choose_the_errors_retried(
+    make_downloader: MakeDownloader,
+) -> None:
+    """RETRY_EXCEPTIONS: a refused connection is retried by default, not when the list
+    names timeouts only; Scrapy's own (Twisted) names keep their meaning."""
+    request = Request(f"http://127.0.0.1:{closed_port()}/")
+    only_timeouts = await make_downloader(
+        {"RETRY_EXCEPTIONS": ["skitter.exceptions.DownloadTimeout"]}
+    )
+    with pytest.raises(ConnectError):  # not retryable: raised as it is
+        await only_timeouts.fetch(request)
+    scrapy_list = [
+        "twisted.internet.defer.TimeoutError",
+        "twisted.internet.error.ConnectionRefusedError",
+        "twisted.internet.error.DNSLookupError",
+        "twisted.web.client.ResponseFailed",
+        "IOError",
+    ]
+    ported = await make_downloader({"RETRY_EXCEPTIONS": scrapy_list})
+    with pytest.raises(RetryLater, match="ConnectError"):
+        await ported.fetch(request)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (["twisted.internet.error.NoSuchError"], "cannot import 'twisted.internet.error'"),
+        (["skitter.exceptions.SCRAPY_NAMES"], "no 'SCRAPY_NAMES'"),
+        (["skitter.http.Request"], "is not an exception class"),
+    ],
+)
+async def test_retry_exceptions_that_name_no_exception_stop_the_crawl(
+    make_downloader: MakeDownloader, value: list[str], message: str
+) -> None:
+    from skitter.exceptions import ConfigError
+
+    with pytest.raises(ConfigError, match=message):
+        await make_downloader({"RETRY_EXCEPTIONS": value})

@@ -84,6 +84,13 @@ GROUP: list[Setting] = [
         "Statuses that count as a failed, retryable attempt.",
     ),
     Setting(
+        "RETRY_EXCEPTIONS",
+        [],
+        list,
+        "Download errors that are retried: exception classes or dotted paths (Scrapy's "
+        "Twisted names read as skitter's errors); empty = every network error and timeout.",
+    ),
+    Setting(
         "RETRY_DELAYS",
         [0.5, 2.0, 8.0],
         list,

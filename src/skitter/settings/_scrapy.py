@@ -249,9 +249,6 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "fingerprints (this setting's only value, '2.7', changes nothing)",
         "2.7",
     ),
-    **_group(
-        "RETRY_EXCEPTIONS", "network errors and timeouts are retried; choosing them is " + _LATER
-    ),
     **_group("RETRY_GIVE_UP_LOG_LEVEL", "giving up on a request is logged at ERROR", "ERROR"),
     **_group(
         "RETRY_PRIORITY_ADJUST",

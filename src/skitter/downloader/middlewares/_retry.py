@@ -8,7 +8,8 @@ distributed crawl agrees on the count. The middleware only translates failures i
 - a response whose status is in RETRY_HTTP_CODES → ``RetryLater(reason="HTTP 503",
   response=..., delay=<Retry-After in seconds, or None>)``; the response is kept so it
   can still reach the spider when the retries run out;
-- a ``TransportError`` (ConnectError, DownloadTimeout, ConnectionLost) →
+- an error of a class RETRY_EXCEPTIONS names (by default every ``TransportError``:
+  ConnectError, DownloadTimeout, ConnectionLost) →
   ``RetryLater(reason=<error class name>, cause=<the error>)``.
 
 ``meta["dont_retry"]`` turns it off for one request. Other errors (InvalidURL,
@@ -23,7 +24,8 @@ from typing import Any
 from skitter._clock import Clock
 from skitter._types import CrawlContext
 from skitter.downloader.middlewares._retry_after import parse_retry_after
-from skitter.exceptions import NotConfigured, RetryLater, TransportError
+from skitter.downloader.middlewares._retry_exceptions import retry_exceptions
+from skitter.exceptions import NotConfigured, RetryLater
 from skitter.http import Request, Response
 from skitter.settings import DownloaderSettings
 
@@ -33,16 +35,24 @@ __all__ = ["RetryMiddleware"]
 class RetryMiddleware:
     """Raises ``RetryLater`` for retryable statuses and network errors."""
 
-    def __init__(self, retry_http_codes: Iterable[int], clock: Clock) -> None:
+    def __init__(
+        self,
+        retry_http_codes: Iterable[int],
+        clock: Clock,
+        exceptions: tuple[type[BaseException], ...] | None = None,
+    ) -> None:
         self.retry_http_codes = frozenset(int(code) for code in retry_http_codes)
         self._clock = clock
+        #: What RETRY_EXCEPTIONS names (``retry_exceptions``).
+        self.exceptions = exceptions if exceptions is not None else retry_exceptions(None)
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> RetryMiddleware:
         settings = crawler.settings.view(DownloaderSettings)
         if not settings.retry_enabled:
             raise NotConfigured
-        return cls(settings.retry_http_codes, crawler.clock)
+        exceptions = retry_exceptions(crawler.settings["RETRY_EXCEPTIONS"])
+        return cls(settings.retry_http_codes, crawler.clock, exceptions)
 
     def process_response(self, request: Request, response: Response, spider: Any) -> Response:
         if response.status not in self.retry_http_codes or request.meta.get("dont_retry"):
@@ -51,7 +61,7 @@ class RetryMiddleware:
         raise RetryLater(f"HTTP {response.status}", request=request, response=response, delay=delay)
 
     def process_exception(self, request: Request, exception: Exception, spider: Any) -> None:
-        if isinstance(exception, TransportError) and not request.meta.get("dont_retry"):
+        if isinstance(exception, self.exceptions) and not request.meta.get("dont_retry"):
             raise RetryLater(
                 type(exception).__name__, request=request, cause=exception
             ) from exception
