@@ -104,6 +104,18 @@ def fingerprint(method: str, canonical_url: str, body: bytes) -> bytes:
     return sha1(data, usedforsecurity=False).digest()
 
 
+def url_netloc(url: str) -> str:
+    """The lower-case ``host[:port]`` of ``url`` (no credentials), cheaply: a slot by
+    host and port, a link extractor's domain check."""
+    start = url.find("//") + 2
+    end = len(url)
+    for mark in "/?#":
+        at = url.find(mark, start)
+        if 0 <= at < end:
+            end = at
+    return url[start:end].rpartition("@")[2].lower()
+
+
 def url_host(url: str) -> str:
     """The lower-case host of ``url`` (no port), cheaply: the default download slot."""
     start = url.find("//")

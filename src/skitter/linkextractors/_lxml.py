@@ -30,6 +30,7 @@ from w3lib.html import strip_html5_whitespace
 from w3lib.url import canonicalize_url, safe_url_string
 
 from skitter.http import Link, Response, url_host
+from skitter.http._url import url_netloc
 from skitter.linkextractors._extensions import IGNORED_EXTENSIONS
 
 __all__ = ["LxmlLinkExtractor"]
@@ -284,7 +285,7 @@ class LxmlLinkExtractor:
         host = url_host(url)
         if not host:
             return False
-        netloc = _netloc(url)
+        netloc = url_netloc(url)
         for domain in domains:
             name = netloc if ":" in domain and not domain.startswith("[") else host
             if name == domain or name.endswith("." + domain):
@@ -300,16 +301,6 @@ class LxmlLinkExtractor:
         if self.allow_res and not any(r.search(url) for r in self.allow_res):
             return False
         return not any(r.search(url) for r in self.deny_res)
-
-
-def _netloc(url: str) -> str:
-    start = url.find("//") + 2
-    end = len(url)
-    for mark in "/?#":
-        at = url.find(mark, start)
-        if 0 <= at < end:
-            end = at
-    return url[start:end].rpartition("@")[2].lower()
 
 
 def _unique(links: list[Link]) -> list[Link]:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from skitter._clock import Clock
 from skitter.exceptions import ConfigError
 from skitter.http import Request, url_host
+from skitter.http._url import url_netloc
 from skitter.scheduler._breaker import CircuitBreaker
 from skitter.scheduler._tokenbucket import TokenBucket
 from skitter.settings import Settings
@@ -65,14 +66,7 @@ def netloc_slot_key(request: Request) -> str:
         key = meta.get("download_slot")
         if key is not None:
             return str(key)
-    url = request.url
-    start = url.find("//") + 2
-    end = len(url)
-    for mark in "/?#":
-        at = url.find(mark, start)
-        if 0 <= at < end:
-            end = at
-    return url[start:end].rpartition("@")[2].lower()
+    return url_netloc(request.url)
 
 
 Resolver = Callable[[str], Awaitable[str | None]]
