@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Self
 from weakref import WeakValueDictionary
 
 from multidict import CIMultiDict
+from w3lib.url import safe_url_string
 from yarl import URL
 
 from skitter._secrets import mask_url
@@ -29,6 +30,7 @@ Callback = Callable[..., Any]
 # request comes back as its class without importing anything by name: only classes
 # this process has defined can be named. Weak: a class nobody holds any more goes.
 _CLASSES: WeakValueDictionary[str, type[Request]] = WeakValueDictionary()
+_UTF8 = frozenset({"utf-8", "utf8"})
 
 
 class Request:
@@ -123,6 +125,10 @@ class Request:
         url = url.strip()
         if ":" not in url[:12] or url.startswith(":"):
             raise InvalidURL(f"missing scheme in request URL {url!r}")
+        if not url.isascii() and encoding.lower().replace("_", "-") not in _UTF8:
+            # A link on a page in another encoding: its query is percent-encoded in the
+            # page's encoding, as browsers and Scrapy send it (the path stays UTF-8).
+            url = safe_url_string(url, encoding)
         self._url = url
         self.callback = callback
         self.method = method.upper()

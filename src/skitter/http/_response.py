@@ -34,6 +34,7 @@ _BASE_HREF = re.compile(
     rb"<base\s[^>]*href\s*=\s*(?:\"\s*([^\"]+)\"|'\s*([^']+)'|([^\"'\s>]+))", re.IGNORECASE
 )
 _FOLLOWABLE = ("http://", "https://")
+_UTF8_NAMES = frozenset({"utf-8", "utf8", "ascii", "us-ascii"})
 _NOT_LINKS = ("javascript:", "mailto:", "tel:", "data:", "#")
 
 
@@ -226,7 +227,7 @@ class Response:
         href = _href(url)
         if href is None:
             raise ValueError(f"cannot follow {url!r}: it has no href")
-        return Request(self.urljoin(href), callback, **kwargs)
+        return Request(self.urljoin(href), callback, **self._link_options(kwargs))
 
     def follow_all(
         self,
@@ -248,6 +249,7 @@ class Response:
             urls = self.xpath(xpath)
         assert urls is not None
         resolve = self._links.resolve
+        kwargs = self._link_options(kwargs)
         for item in urls:
             href = _href(item)
             if not href:
@@ -258,6 +260,14 @@ class Response:
             absolute = href if href.startswith(_FOLLOWABLE) else resolve(href)
             if absolute.startswith(_FOLLOWABLE):
                 yield Request(absolute, callback, **kwargs)
+
+    def _link_options(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """A followed link's Request options: the page's encoding unless UTF-8 (its
+        links' queries are then percent-encoded in it, as Scrapy's ``follow`` does)."""
+        encoding = self.encoding
+        if encoding in _UTF8_NAMES or "encoding" in kwargs:
+            return kwargs
+        return {**kwargs, "encoding": encoding}
 
     def replace(self, *, cls: type[Self] | None = None, **changes: Any) -> Self:
         """A copy with some arguments changed, of the same class unless ``cls`` says."""
