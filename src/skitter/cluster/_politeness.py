@@ -94,10 +94,10 @@ class RedisPoliteness:
         self.busy_wait = _positive("busy_wait", busy_wait)
         self.idle_ttl = _non_negative("idle_ttl", idle_ttl)
         self.time_source = check_time_source(time_source)
-        self._acquire = register(redis, "slot_acquire", "_clock", package=_LUA)
+        self._acquire = register(redis, "slot_acquire", "_clock", "_bucket", package=_LUA)
         self._release = register(redis, "slot_release", "_clock", package=_LUA)
         self._renew = register(redis, "slot_renew", "_clock", package=_LUA)
-        self._take = register(redis, "bucket_take", "_clock", package=_LUA)
+        self._take = register(redis, "bucket_take", "_clock", "_bucket", package=_LUA)
         # Unique across restarts of a worker that keeps its name.
         self._id_prefix = f"{owner}.{uuid.uuid4().hex[:12]}."
         self._ids = itertools.count()

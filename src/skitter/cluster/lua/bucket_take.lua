@@ -22,7 +22,6 @@
 local K_BUCKET, K_CONTROL = KEYS[1], KEYS[2]
 local rate = tonumber(ARGV[3])
 local burst = tonumber(ARGV[4])
-local EPSILON = 1e-9
 
 -- The record's rate and burst, or nil, nil where this worker would refuse them (above
 -- its MAX_RATE or MAX_BURST, or unlimited under a MAX_RATE: it keeps its own, as
@@ -63,16 +62,7 @@ elseif shared_rate then
 end
 
 local state = redis.call('HMGET', K_BUCKET, 'tokens', 'stamp')
-local tokens, stamp = stored_number(state[1]), stored_number(state[2])
-if not tokens or not stamp or tokens < 0 then
-  tokens, stamp = burst, NOW  -- none yet, or not written by a worker: start full
-end
--- The stamp never goes back: time can only earn tokens once.
-if NOW > stamp then
-  tokens = tokens + (NOW - stamp) * rate
-  stamp = NOW
-end
-tokens = math.min(tokens, burst)
+local tokens, stamp = refill(stored_number(state[1]), stored_number(state[2]), rate, burst)
 
 local wait = 0
 if tokens + EPSILON >= 1 then

@@ -47,7 +47,6 @@ if throttle_start then
   local shared = stored_number(redis.call('HGET', K_PACE, 'tdelay'))
   delay = math.max(delay, shared or throttle_start)
 end
-local EPSILON = 1e-9
 
 -- Milliseconds until `until_` plus the grace, at least 1.
 local function ttl(until_)
@@ -105,14 +104,7 @@ end
 
 -- The slot's bucket, brought up to NOW (the stamp never goes back).
 if rate then
-  if not tokens or not stamp or tokens < 0 then
-    tokens, stamp = burst, NOW  -- none yet (or forgotten once full): start full
-  end
-  if NOW > stamp then
-    tokens = tokens + (NOW - stamp) * rate
-    stamp = NOW
-  end
-  tokens = math.min(tokens, burst)
+  tokens, stamp = refill(tokens, stamp, rate, burst)
   if tokens + EPSILON < 1 then
     if rate <= 0 or burst < 1 then
       return num(busy_wait * 20)  -- never: look again now and then (a new rate)

@@ -3,8 +3,9 @@
 Scripts live as package data, ``lua/<name>.lua`` next to the code that calls them: the
 frontier's here (``skitter.frontier._redis``), the cluster's (politeness, start claim,
 heartbeats) in ``skitter.cluster``. The shared definitions a script may be preceded by
-(``_clock.lua``: the time a script decides at; ``_bloom.lua``; ``_common.lua``) are the
-frontier's, whatever package the script is in: one clock rule for every script.
+(``_clock.lua``: the time a script decides at; ``_bucket.lua``: a token bucket brought
+up to that time; ``_bloom.lua``; ``_common.lua``) are the frontier's, whatever package
+the script is in: one clock rule, one refill rule for every script.
 
 Unlike the frontier's scripts (``_scripts.py``), the standalone ones get no
 ``_common.lua`` prelude: they do not work on the frontier's eleven keys, and each is
