@@ -227,7 +227,10 @@ class Response:
         href = _href(url)
         if href is None:
             raise ValueError(f"cannot follow {url!r}: it has no href")
-        return Request(self.urljoin(href), callback, **self._link_options(kwargs))
+        absolute = self.urljoin(href)
+        if not absolute.isascii():
+            kwargs = self._link_options(kwargs)
+        return Request(absolute, callback, **kwargs)
 
     def follow_all(
         self,
@@ -249,7 +252,6 @@ class Response:
             urls = self.xpath(xpath)
         assert urls is not None
         resolve = self._links.resolve
-        kwargs = self._link_options(kwargs)
         for item in urls:
             href = _href(item)
             if not href:
@@ -259,7 +261,10 @@ class Response:
                 continue
             absolute = href if href.startswith(_FOLLOWABLE) else resolve(href)
             if absolute.startswith(_FOLLOWABLE):
-                yield Request(absolute, callback, **kwargs)
+                if absolute.isascii():
+                    yield Request(absolute, callback, **kwargs)
+                else:  # only then may the page's encoding matter
+                    yield Request(absolute, callback, **self._link_options(kwargs))
 
     def _link_options(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         """A followed link's Request options: the page's encoding unless UTF-8 (its
