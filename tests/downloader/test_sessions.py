@@ -17,6 +17,7 @@ import pytest
 from aiohttp import web
 
 from skitter import Crawler, Request, Response, Spider
+from skitter.dashboard._views import project_detail
 from skitter.downloader import ProxyPoolMiddleware, SessionMiddleware
 from skitter.exceptions import Blocked, ConfigError
 
@@ -110,12 +111,13 @@ class Collect:
         return item
 
 
-async def crawl(settings: dict[str, Any], job_dir: Path | None = None) -> dict[str, Any]:
+def crawler_for(settings: dict[str, Any], job_dir: Path | None = None) -> Crawler:
     Collect.items = []
-    crawler = Crawler(
-        Pages, {**FAST, "ITEM_PIPELINES": {Collect: 100}, **settings}, job_dir=job_dir
-    )
-    return await crawler.run()
+    return Crawler(Pages, {**FAST, "ITEM_PIPELINES": {Collect: 100}, **settings}, job_dir=job_dir)
+
+
+async def crawl(settings: dict[str, Any], job_dir: Path | None = None) -> dict[str, Any]:
+    return await crawler_for(settings, job_dir).run()
 
 
 async def test_a_blocking_site_is_crawled_completely_with_four_sessions(serve: Any) -> None:
@@ -222,7 +224,9 @@ async def test_proxies_rotate_and_a_dead_one_is_skipped(serve: Any) -> None:
     first, second = forwarding_proxy(), forwarding_proxy()
     dead = dead_proxy()
     proxies = [await serve(first), dead, await serve(second)]
-    stats = await crawl({"BASE": base, "PROXY_LIST": proxies})
+    proxies[2] = proxies[2].replace("http://", "http://user:hunter2@")
+    crawler = crawler_for({"BASE": base, "PROXY_LIST": proxies})
+    stats = await crawler.run()
     assert stats["finish_reason"] == "finished"
     assert len(Collect.items) == PAGES
     assert len(first[SEEN]) + len(second[SEEN]) == PAGES
@@ -232,6 +236,15 @@ async def test_proxies_rotate_and_a_dead_one_is_skipped(serve: Any) -> None:
     # to it when it failed, at most CONCURRENT_REQUESTS, tried it too).
     tried = stats[f"proxy/{label}/requests"]
     assert stats[f"proxy/{label}/failures"] == tried <= FAST["CONCURRENT_REQUESTS"]
+    # The dashboard's rows: one per proxy, by label, never with its password.
+    rows = (await project_detail(crawler.control))["proxies"]
+    assert [(row["proxy"], row["state"]) for row in rows] == [
+        (proxies[0].removeprefix("http://"), "up"),
+        (label, "down"),
+        (proxies[2].removeprefix("http://user:hunter2@"), "up"),
+    ]
+    assert sum(row["requests"] for row in rows) == PAGES + tried
+    assert "hunter2" not in repr(rows) + repr(stats)
     assert "retry/count" not in stats  # the request went on to the next proxy at once
 
 

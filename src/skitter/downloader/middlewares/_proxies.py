@@ -60,7 +60,7 @@ class Proxy:
         return {
             "proxy": self.label,
             "tier": self.tier,
-            "healthy": self.up(now),
+            "state": "up" if self.up(now) else "down",
             "down_for": max(0.0, self.down_until - now),
             "requests": self.requests,
             "failures": self.failures,
