@@ -213,6 +213,7 @@ def test_proxy_list_forms(tmp_path: Path) -> None:
     assert proxy_tiers(str(listing)) == [[A, B]]
     assert proxy_tiers(f"{__name__}.proxies_from_a_callable") == [[A, C]]
     assert proxy_tiers(proxies_from_a_callable) == [[A, C]]
+    assert proxy_tiers(f"{A}, {B}\n{C}") == [[A, B, C]]  # -s PROXY_LIST=... or the env
 
 
 @pytest.mark.parametrize(
@@ -226,6 +227,7 @@ def test_proxy_list_forms(tmp_path: Path) -> None:
         ([1], "list of lists"),
         ("/no/such/proxies.txt", "no such file"),
         ("no_such_module.proxies", "cannot import"),
+        ("http://user:hunter2@, http://x.test:1", "with a host"),
     ],
 )
 def test_a_bad_proxy_list_is_refused_without_showing_a_password(value: Any, message: str) -> None:

@@ -298,6 +298,22 @@ async def test_a_bad_proxy_url_is_refused_at_start(make_downloader: MakeDownload
         await make_downloader({"PROXY_LIST": ["ftp://u:pw@x.test"]})
 
 
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"SESSION_POOL_SCOPE": "host"}, "SESSION_POOL_SCOPE must be one of slot, project"),
+        ({"PROXY_ROTATION": "random"}, "PROXY_ROTATION must be one of round_robin, tiered"),
+        ({"SESSION_POOL_SIZE": -1}, "SESSION_POOL_SIZE must be >= 0"),
+        ({"SESSION_POOL_SIZE": 1, "SESSION_MAX_BLOCK_RETRIES": -1}, "SESSION_MAX_BLOCK_RETRIES"),
+    ],
+)
+async def test_a_bad_setting_is_refused_even_when_unused(
+    make_downloader: MakeDownloader, settings: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        await make_downloader(settings)
+
+
 async def test_no_pool_no_middleware(make_downloader: MakeDownloader) -> None:
     downloader = await make_downloader()
     assert downloader.middleware(SessionMiddleware) is None

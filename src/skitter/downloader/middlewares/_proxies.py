@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ from skitter._components import load_object
 from skitter._secrets import mask_url
 from skitter.exceptions import ConfigError
 
-__all__ = ["ROTATIONS", "Proxy", "ProxyPool", "proxy_tiers"]
+__all__ = ["ROTATIONS", "Proxy", "ProxyPool", "check_rotation", "proxy_tiers"]
 
 ROTATIONS = ("round_robin", "tiered")
 _SCHEMES = ("http", "https")
@@ -86,10 +87,7 @@ class ProxyPool:
         backoff: float = 60.0,
         fallback_after: int = 20,
     ) -> None:
-        if rotation not in ROTATIONS:
-            raise ConfigError(
-                f"PROXY_ROTATION must be one of {', '.join(ROTATIONS)}, got {rotation!r}"
-            )
+        check_rotation(rotation)
         if backoff < 0:
             raise ConfigError(f"PROXY_BACKOFF must be >= 0, got {backoff!r}")
         if fallback_after < 1:
@@ -195,16 +193,26 @@ class ProxyPool:
         return [p.row(now) for p in self.proxies]
 
 
+def check_rotation(rotation: str) -> str:
+    """PROXY_ROTATION, or ConfigError."""
+    if rotation not in ROTATIONS:
+        raise ConfigError(f"PROXY_ROTATION must be one of {', '.join(ROTATIONS)}, got {rotation!r}")
+    return rotation
+
+
 def _down_until(proxy: Proxy) -> float:
     return proxy.down_until
 
 
 def proxy_tiers(value: Any) -> list[list[str]]:
     """PROXY_LIST as tiers of checked proxy URLs; ConfigError (at start) for anything
-    else. A flat list is one tier; a string is a file (one URL a line, ``#`` comments)
-    or a dotted path to a callable returning a list."""
+    else. A flat list is one tier; a string is URLs separated by commas, a file (one
+    URL a line, ``#`` comments) or a dotted path to a callable returning a list."""
     if isinstance(value, str):
-        value = _from_file_or_callable(value)
+        if "://" in value:  # from the command line or the environment: URLs, comma-separated
+            value = [url for url in re.split(r"[\s,]+", value) if url]
+        else:
+            value = _from_file_or_callable(value)
     elif callable(value):
         value = value()
     if not isinstance(value, list | tuple) or not value:
@@ -222,6 +230,7 @@ def proxy_tiers(value: Any) -> list[list[str]]:
 
 
 def _from_file_or_callable(value: str) -> Any:
+    """A file's lines, or what a callable returns (the string names one or the other)."""
     path = Path(value).expanduser()
     if path.is_file():
         try:

@@ -30,7 +30,7 @@ from typing import Any
 from skitter._types import CrawlContext, StatsSink
 from skitter.downloader._middleware import DownloadHandler, DownloadResult
 from skitter.downloader.middlewares._blocks import BlockDetector
-from skitter.downloader.middlewares._proxies import ProxyPool, proxy_tiers
+from skitter.downloader.middlewares._proxies import ProxyPool, check_rotation, proxy_tiers
 from skitter.exceptions import ConnectError, DownloadTimeout, NotConfigured
 from skitter.http import Request, Response, url_host
 
@@ -53,12 +53,13 @@ class ProxyPoolMiddleware:
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> ProxyPoolMiddleware:
         settings = crawler.settings
+        rotation = check_rotation(str(settings["PROXY_ROTATION"]))  # a typo is refused, used or not
         if settings["PROXY_LIST"] is None:
             raise NotConfigured
         pool = ProxyPool(
             proxy_tiers(settings["PROXY_LIST"]),
             crawler.clock,
-            rotation=str(settings["PROXY_ROTATION"]),
+            rotation=rotation,
             backoff=float(settings["PROXY_BACKOFF"]),
             fallback_after=int(settings["PROXY_TIER_FALLBACK"]),
         )

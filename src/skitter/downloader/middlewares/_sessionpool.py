@@ -22,9 +22,16 @@ from typing import Any
 
 from skitter.exceptions import ConfigError
 
-__all__ = ["SCOPES", "Session", "SessionPool", "jar_key"]
+__all__ = ["SCOPES", "Session", "SessionPool", "check_scope", "jar_key"]
 
 SCOPES = ("slot", "project")
+
+
+def check_scope(scope: str) -> str:
+    """SESSION_POOL_SCOPE, or ConfigError."""
+    if scope not in SCOPES:
+        raise ConfigError(f"SESSION_POOL_SCOPE must be one of {', '.join(SCOPES)}, got {scope!r}")
+    return scope
 
 
 def jar_key(session_id: str) -> str:

@@ -36,7 +36,7 @@ from skitter.downloader._middleware import DownloadHandler, DownloadResult
 from skitter.downloader.middlewares._blocks import BlockDetector
 from skitter.downloader.middlewares._cookies import CookiesMiddleware
 from skitter.downloader.middlewares._proxypool import POOL_KEY
-from skitter.downloader.middlewares._sessionpool import SCOPES, Session, SessionPool, jar_key
+from skitter.downloader.middlewares._sessionpool import Session, SessionPool, check_scope, jar_key
 from skitter.exceptions import Blocked, ConfigError, NotConfigured
 from skitter.http import Request, Response, url_host
 
@@ -61,10 +61,7 @@ class SessionMiddleware:
         max_block_retries: int = 10,
         delay: float = 0.0,
     ) -> None:
-        if scope not in SCOPES:
-            raise ConfigError(
-                f"SESSION_POOL_SCOPE must be one of {', '.join(SCOPES)}, got {scope!r}"
-            )
+        check_scope(scope)
         if max_block_retries < 0:
             raise ConfigError(f"SESSION_MAX_BLOCK_RETRIES must be >= 0, got {max_block_retries!r}")
         self.pool = pool
@@ -80,6 +77,7 @@ class SessionMiddleware:
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> SessionMiddleware:
         settings = crawler.settings
+        scope = check_scope(str(settings["SESSION_POOL_SCOPE"]))  # a typo is refused, used or not
         size = int(settings["SESSION_POOL_SIZE"])
         if size == 0:
             raise NotConfigured
@@ -90,7 +88,7 @@ class SessionMiddleware:
             pool,
             BlockDetector.from_settings(settings, crawler.spider),
             crawler.stats,
-            scope=str(settings["SESSION_POOL_SCOPE"]),
+            scope=scope,
             max_block_retries=int(settings["SESSION_MAX_BLOCK_RETRIES"]),
             delay=float(settings["DOWNLOAD_DELAY"] or 0),
         )
