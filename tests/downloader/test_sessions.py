@@ -371,6 +371,18 @@ async def test_sessions_survive_a_resumed_job(serve: Any, tmp_path: Path) -> Non
     assert stats["sessions/created"] == 1
 
 
+async def test_a_retired_sessions_cookies_leave_the_job_directory(
+    serve: Any, tmp_path: Path
+) -> None:
+    base = await serve(blocking_site(pages=12))
+    job = tmp_path / "job"
+    stats = await crawl({"BASE": base, "SESSION_POOL_SIZE": 1, "CONCURRENT_REQUESTS": 1}, job)
+    assert len(Collect.items) == 12
+    assert stats["sessions/retired/blocked"] == 2  # at requests 6 and 11
+    jars = sorted(bytes.fromhex(p.name.removesuffix(".json")) for p in (job / "cookies").iterdir())
+    assert jars == [b'"session:s3"']
+
+
 async def test_a_proxy_password_is_never_stored(serve: Any, tmp_path: Path) -> None:
     base = await serve(blocking_site(pages=3))
     proxy = (await serve(forwarding_proxy())).replace("http://", "http://user:hunter2@")
