@@ -191,6 +191,29 @@ async def test_a_request_is_stamped_with_its_session(
     assert own.meta["cookiejar"] == "mine" and own.meta["impersonate"] == "safari"
 
 
+@pytest.mark.parametrize(("scope", "ids"), [("slot", ["s1", "s2", "s1"]), ("project", ["s1"] * 3)])
+async def test_sessions_are_per_slot_or_per_project(
+    serve: Any, make_downloader: MakeDownloader, scope: str, ids: list[str]
+) -> None:
+    base = await serve(blocking_site())
+    downloader = await make_downloader({"SESSION_POOL_SIZE": 1, "SESSION_POOL_SCOPE": scope})
+    requests = [
+        Request(f"{base}/page/1"),
+        Request(f"{base}/page/2", meta={"download_slot": "elsewhere"}),
+        Request(f"{base}/page/3"),
+    ]
+    for request in requests:
+        await downloader.fetch(request)
+    assert [r.meta["session_id"] for r in requests] == ids
+
+
+async def test_fingerprints_without_an_impersonating_transport_are_warned_of(
+    make_downloader: MakeDownloader, caplog: pytest.LogCaptureFixture
+) -> None:
+    await make_downloader({"SESSION_POOL_SIZE": 1, "SESSION_FINGERPRINTS": ["chrome"]})
+    assert "honoured by the curl transport only" in caplog.text
+
+
 async def test_a_spiders_is_blocked_hook_retires_sessions(
     serve: Any, make_downloader: MakeDownloader
 ) -> None:

@@ -2,13 +2,16 @@
 replaced by a fresh one (SESSION_POOL_SIZE > 0).
 
 Order 650: inside RetryMiddleware and RedirectMiddleware, outside CookiesMiddleware and
-the proxies. Each request takes a session of its scope (its host, or the project, per
-SESSION_POOL_SCOPE) from the ``SessionPool`` and is stamped with it:
+the proxies. Each request takes a session of its scope (its download slot: its host, or
+``meta["download_slot"]``; or the project, per SESSION_POOL_SCOPE) from the
+``SessionPool`` and is stamped with it:
 ``meta["session_id"]`` (what the spider sees, and a request may set to stay in a
 session), ``meta["cookiejar"]`` (the session's jar in CookiesMiddleware),
 ``meta["impersonate"]`` (its SESSION_FINGERPRINTS profile, for a transport that
 impersonates browsers) and the proxy pool's index of its proxy. A request that sets
 ``meta["cookiejar"]``, ``meta["impersonate"]`` or ``meta["proxy"]`` itself keeps its own.
+A new session learns its proxy (and its cookies) from its first response: requests it
+sends before that one is back may go through another proxy of the pool.
 
 When the response is a block (``_blocks``: BLOCK_STATUSES with BLOCK_MARKERS, a CAPTCHA
 page, the spider's ``is_blocked``), the session is retired, its cookies forgotten, and
@@ -81,9 +84,14 @@ class SessionMiddleware:
         size = int(settings["SESSION_POOL_SIZE"])
         if size == 0:
             raise NotConfigured
-        pool = SessionPool(
-            size, int(settings["SESSION_MAX_USES"]), list(settings["SESSION_FINGERPRINTS"] or ())
-        )
+        fingerprints = list(settings["SESSION_FINGERPRINTS"] or ())
+        if fingerprints and _transport(settings) != "curl":
+            logger.warning(
+                "SESSION_FINGERPRINTS: meta['impersonate'] is honoured by the curl transport "
+                "only (DOWNLOAD_TRANSPORT='curl', or meta['transport']='curl' per request); "
+                "requests sent by another transport carry no browser fingerprint"
+            )
+        pool = SessionPool(size, int(settings["SESSION_MAX_USES"]), fingerprints)
         return cls(
             pool,
             BlockDetector.from_settings(settings, crawler.spider),
@@ -101,7 +109,9 @@ class SessionMiddleware:
         fetch = self._fetch
         assert fetch is not None, "bind_inner was not called"
         meta = request.meta
-        scope = url_host(request.url) if self.scope == "slot" else ""
+        scope = ""
+        if self.scope == "slot":
+            scope = meta.get("download_slot") or url_host(request.url)
         ours: list[str] = list(meta.get(_OURS) or ())
         blocks = 0
         while True:
@@ -168,6 +178,11 @@ class SessionMiddleware:
         self._stats.inc(f"sessions/retired/{session.retired}")
         if self.cookies is not None:
             self.cookies.drop(jar_key(session.id))
+
+
+def _transport(settings: Any) -> str:
+    """The crawl's transport (DOWNLOAD_TRANSPORT, where this skitter has the setting)."""
+    return str(settings["DOWNLOAD_TRANSPORT"]) if "DOWNLOAD_TRANSPORT" in settings else "aiohttp"
 
 
 def _mark(ours: list[str], key: str) -> None:
