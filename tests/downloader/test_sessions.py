@@ -295,6 +295,16 @@ async def test_sessions_keep_their_proxy_and_blocks_are_survived_through_proxies
     assert first[SIDS] and second[SIDS] and not first[SIDS] & second[SIDS]
 
 
+async def test_robots_txt_goes_through_a_session_and_the_pools_proxy(serve: Any) -> None:
+    base = await serve(blocking_site(pages=3, limit=100))
+    proxy = forwarding_proxy()
+    settings = {"BASE": base, "SESSION_POOL_SIZE": 1, "ROBOTSTXT_OBEY": True}
+    stats = await crawl({**settings, "PROXY_LIST": [await serve(proxy)]})
+    assert len(Collect.items) == 3
+    assert proxy[SEEN][0] == f"{base}/robots.txt"
+    assert stats["robotstxt/response_status_count/404"] == 1
+
+
 async def test_a_task_blocked_on_every_session_fails_with_blocked(serve: Any) -> None:
     base = await serve(blocking_site(limit=0))
     errors: list[BaseException] = []
