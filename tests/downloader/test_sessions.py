@@ -353,11 +353,18 @@ async def test_a_request_with_its_own_proxy_keeps_it(
 ) -> None:
     base = await serve(blocking_site())
     pooled, own = forwarding_proxy(), forwarding_proxy()
-    downloader = await make_downloader({"PROXY_LIST": [await serve(pooled)]})
+
+    class Local:
+        allowed_schemes = ["data"]
+
+    downloader = await make_downloader({"PROXY_LIST": [await serve(pooled)]}, spider=Local())
     own_url = await serve(own)
     await downloader.fetch(Request(f"{base}/", meta={"proxy": own_url}))
     await downloader.fetch(Request(f"{base}/", meta={"proxy": None}))
+    data = Request("data:text/plain,local")
+    await downloader.fetch(data)
     assert len(own[SEEN]) == 1 and pooled[SEEN] == []
+    assert "proxy" not in data.meta
 
 
 async def test_a_bad_proxy_url_is_refused_at_start(make_downloader: MakeDownloader) -> None:

@@ -30,7 +30,12 @@ from typing import Any
 from skitter._types import CrawlContext, StatsSink
 from skitter.downloader._middleware import DownloadHandler, DownloadResult
 from skitter.downloader.middlewares._blocks import BlockDetector
-from skitter.downloader.middlewares._proxies import ProxyPool, check_rotation, proxy_tiers
+from skitter.downloader.middlewares._proxies import (
+    Proxy,
+    ProxyPool,
+    check_rotation,
+    proxy_tiers,
+)
 from skitter.exceptions import ConnectError, DownloadTimeout, NotConfigured
 from skitter.http import Request, Response, url_host
 
@@ -73,6 +78,8 @@ class ProxyPoolMiddleware:
         meta = request.meta
         if "proxy" in meta and POOL_KEY not in meta:
             return None  # the spider's own proxy, or None for a direct request
+        if not request.url[:8].lower().startswith(("http://", "https://")):
+            return None  # data: and file: are not fetched over a network
         fetch = self._fetch
         assert fetch is not None, "bind_inner was not called"
         pool, stats = self.pool, self._stats
@@ -114,7 +121,7 @@ class ProxyPoolMiddleware:
             prefer = None
             tried.clear()
 
-    def _failed(self, proxy: Any, host: str) -> None:
+    def _failed(self, proxy: Proxy, host: str) -> None:
         self.pool.failed(proxy, host)
         self._stats.inc(f"proxy/{proxy.label}/failures")
         self._stats.inc("proxy/marked_down")
