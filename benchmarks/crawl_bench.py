@@ -47,7 +47,7 @@ from _sitegen import DEFAULT_NAME, Manifest, generate_site, load_manifest
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
-CRAWLERS = ("skitter", "skitter-job", "skitter-cache", "raw", "scrapy")
+CRAWLERS = ("skitter", "skitter-job", "skitter-cache", "skitter-sessions", "raw", "scrapy")
 METRICS = ("pages_per_s", "cpu_per_1k", "maxrss_mb", "nginx_cpu")
 HOSTS_TARGET = 0.9
 """Issue 4: skitter's pages/s over 8 hosts must be at least 0.9x its 1-host figure."""
@@ -300,7 +300,9 @@ def ratios(medians: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
 def _versions(crawlers: list[str]) -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
-    names = {"skitter": "skitter", "skitter-job": "skitter", "skitter-cache": "skitter"}
+    names = dict.fromkeys(
+        ("skitter", "skitter-job", "skitter-cache", "skitter-sessions"), "skitter"
+    )
     names.update(raw="aiohttp", scrapy="scrapy")
     found = {"python": platform.python_version()}
     for crawler in crawlers:

@@ -13,7 +13,9 @@ every write of the store, in the same transaction, the job also records (``check
 - how many start requests were queued, so that a resumed job does not queue them again;
 - the cookie jars that changed, in ``cookies/`` beside the database (``CookieJarFiles``:
   0600 files, written first, so a task whose response logged in is never recorded done
-  without its cookie); COOKIES_PERSIST=False keeps them off the disk.
+  without its cookie); COOKIES_PERSIST=False keeps them off the disk;
+- the live sessions of SessionMiddleware (ids, uses, proxy index, fingerprint; their
+  cookies are jars like any other), so a resumed job goes on as the same visitors.
 
 So a job survives Ctrl-C and SIGKILL alike: nothing queued is lost, a task completed
 before the last flush (every 50 ms) is not fetched again, and no item is lost. An item
@@ -43,7 +45,7 @@ from typing import Any
 
 import orjson
 
-from skitter.downloader import CookiesMiddleware
+from skitter.downloader import CookiesMiddleware, SessionMiddleware
 from skitter.downloader.middlewares._cookiejar_files import CookieJarFiles
 from skitter.engine import Project
 from skitter.exceptions import ConfigError
@@ -132,6 +134,10 @@ class JobDir:
             if kept:
                 log.info("Job %s: %d cookie jars restored", self.path, kept)
             self._cookies = cookies, jars
+        sessions = project.downloader.middleware(SessionMiddleware)
+        if sessions is not None and "sessions" in meta:
+            live = sessions.pool.restore(meta["sessions"])
+            log.info("Job %s: %d live sessions restored", self.path, live)
         store.checkpoint = lambda: self.checkpoint(project)
         store.on_error = project.fail  # a write behind failed: dispatch nothing more
 
@@ -183,6 +189,9 @@ class JobDir:
             "start_offset": project.start_offset,
             "start_done": project.start_exhausted,
         }
+        sessions = project.downloader.middleware(SessionMiddleware)
+        if sessions is not None:
+            out["sessions"] = sessions.pool.snapshot()
         state = project.spider.state
         if state:
             try:
@@ -210,4 +219,5 @@ _META_SHAPES: dict[str, tuple[str, Any]] = {
     "spider_state": ("a map (spider.state)", lambda v: isinstance(v, dict)),
     "start_offset": ("a count of start requests", _is_count),
     "start_done": ("true or false", lambda v: isinstance(v, bool)),
+    "sessions": ("a session pool", lambda v: isinstance(v, dict)),
 }

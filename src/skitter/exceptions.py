@@ -23,6 +23,7 @@ middlewares, pipelines and callbacks to steer the crawl. Keeping them apart mean
     │   ├── ResponseTooLarge         DOWNLOAD_MAXSIZE exceeded (also for gzip bombs)
     │   ├── RedirectError            too many redirects or a redirect loop
     │   ├── TLSCertificateError      the server's certificate failed verification
+    │   ├── Blocked                  the site blocked every session a request tried
     │   └── HttpError                a status the spider does not handle; carries .response
     ├── CallbackError                a callback yielded something that is not a request or item
     └── CodecError                   a request cannot be stored, or stored bytes cannot be read
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from skitter.http import Request, Response
 
 __all__ = [
+    "Blocked",
     "CallbackError",
     "CloseSpider",
     "CodecError",
@@ -147,6 +149,16 @@ class TLSCertificateError(RequestError):
 
 class HttpError(RequestError):
     """The response status is not one the spider handles (see ``handle_httpstatus_list``)."""
+
+    def __init__(self, message: str, *, response: Response) -> None:
+        super().__init__(message, request=response.request)
+        self.response = response
+
+
+class Blocked(RequestError):
+    """The site blocked the request on every session it tried (SESSION_MAX_BLOCK_RETRIES
+    fresh ones after the first): its task fails, so that a site blocking everything is
+    seen rather than retried for ever. ``response`` is the last block."""
 
     def __init__(self, message: str, *, response: Response) -> None:
         super().__init__(message, request=response.request)

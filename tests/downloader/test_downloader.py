@@ -47,10 +47,12 @@ def test_public_names() -> None:
         "MetaRefreshMiddleware",
         "OffsiteGuard",
         "OffsiteMiddleware",
+        "ProxyPoolMiddleware",
         "RedirectMiddleware",
         "Resolver",
         "RetryMiddleware",
         "RobotsTxtMiddleware",
+        "SessionMiddleware",
         "ThreadedResolver",
         "Transport",
         "UserAgentMiddleware",
@@ -61,6 +63,8 @@ def test_public_names() -> None:
 
 
 def test_base_orders_are_scrapys() -> None:
+    # Scrapy's, plus skitter's sessions (650) and proxy pool (740), which sit between
+    # redirects and cookies, and between cookies and the environment's proxy.
     assert list(DOWNLOADER_MIDDLEWARES_BASE.values()) == [
         50,
         100,
@@ -71,7 +75,9 @@ def test_base_orders_are_scrapys() -> None:
         580,
         590,
         600,
+        650,
         700,
+        740,
         750,
         900,
         950,

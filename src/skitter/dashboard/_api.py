@@ -5,8 +5,9 @@ Routes (``{name}`` is a project, i.e. a spider name)::
     GET  /api/overview?project=NAME    everything the page shows, in one response
     GET  /api/projects                 every project's summary
     GET  /api/projects/{name}          one summary
-    GET  /api/projects/{name}/detail   active tasks, recent results, failures, failed, slots
-    GET  /api/projects/{name}/active | recent | failures | failed | slots
+    GET  /api/projects/{name}/detail   active tasks, recent results, failures, failed, slots,
+                                       proxies
+    GET  /api/projects/{name}/active | recent | failures | failed | slots | proxies
     POST /api/projects/{name}/rate     {"rate": 2.5, "burst": 10}  (null = unlimited/default)
     POST /api/projects/{name}/pause
     POST /api/projects/{name}/resume
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 __all__ = ["ControlApi"]
 
 MAX_BODY = 16 * 1024
-_DETAIL_PARTS = ("active", "recent", "failures", "failed", "slots")
+_DETAIL_PARTS = ("active", "recent", "failures", "failed", "slots", "proxies")
 
 
 class _BadInput(Exception):

@@ -312,6 +312,11 @@ class ClusterProject:
                 into["backoff"] = max(into["backoff"], slot.backoff)
         return [merged[key] for key in sorted(merged)]
 
+    def proxy_stats(self) -> list[dict[str, Any]]:
+        """None: each worker keeps its own proxy pool and does not report it (its
+        ``proxy/...`` stats are in the job's stats)."""
+        return []
+
     def cluster_summary(self) -> dict[str, Any]:
         """What a job has that a local project has not: its name, its live workers, and
         why a worker could not apply the control record (if one could not)."""

@@ -92,7 +92,7 @@ async def project_summary(project: LiveProject) -> dict[str, Any]:
 
 async def project_detail(project: LiveProject) -> dict[str, Any]:
     """The panels below the table for one project: active tasks, recent results,
-    recent failures, failed tasks and download slots."""
+    recent failures, failed tasks, download slots and proxies (PROXY_LIST)."""
     detail: dict[str, Any] = {
         "name": project.name,
         "active": [],
@@ -100,6 +100,7 @@ async def project_detail(project: LiveProject) -> dict[str, Any]:
         "failures": [],
         "failed_tasks": [],
         "slots": [],
+        "proxies": [],
     }
     if not _is_live(project):
         return detail
@@ -112,6 +113,7 @@ async def project_detail(project: LiveProject) -> dict[str, Any]:
         detail["failures"] = [_outcome(o) for o in _newest(monitor.failures)]
     detail["failed_tasks"] = [_failed(t) for t in await project.failed_tasks(FAILED_LIMIT)]
     detail["slots"] = [dict(slot) for slot in project.slot_stats()]
+    detail["proxies"] = [dict(proxy) for proxy in project.proxy_stats()]
     return detail
 
 

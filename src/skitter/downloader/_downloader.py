@@ -9,7 +9,10 @@ A middleware that needs to download on its own (RobotsTxtMiddleware fetches robo
 defines ``bind_transport(fetch)``; the Downloader calls it with the part of the onion
 *inside* that middleware, ending at the transport. Its own requests thus get the
 headers, proxy, cookies and redirects of the layers below it, and never loop back
-through itself.
+through itself. ``bind_inner(fetch)`` is the same, ending where the crawl's own
+requests end (rendered or not, local, with the downloader's signals): for a middleware
+that sends one request again with other settings (SessionMiddleware on a block,
+ProxyPoolMiddleware when a proxy is down).
 
 Requests to render (``request.render``, or the spider's ``render`` attribute / the
 BROWSER_RENDER setting) go to a ``BrowserTransport`` at the centre of the same onion;
@@ -66,6 +69,7 @@ from skitter.downloader.middlewares import (
     OffsiteGuard,
     OffsiteMiddleware,
     RobotsTxtMiddleware,
+    SessionMiddleware,
 )
 from skitter.exceptions import RetryLater
 from skitter.http import Request, Response, Scope, url_host
@@ -91,7 +95,9 @@ DOWNLOADER_MIDDLEWARES_BASE: dict[str, int] = {
     f"{_PKG}.MetaRefreshMiddleware": 580,
     f"{_PKG}.HttpCompressionMiddleware": 590,
     f"{_PKG}.RedirectMiddleware": 600,
+    f"{_PKG}.SessionMiddleware": 650,
     f"{_PKG}.CookiesMiddleware": 700,
+    f"{_PKG}.ProxyPoolMiddleware": 740,
     f"{_PKG}.HttpProxyMiddleware": 750,
     f"{_PKG}.HttpCacheMiddleware": 900,
     f"{_PKG}.ConditionalRecrawlMiddleware": 950,
@@ -140,8 +146,11 @@ class Downloader:
         )
         self._spider = spider
         guard = self._offsite_guard(crawler)
+        cookies = self.middleware(CookiesMiddleware)
+        sessions = self.middleware(SessionMiddleware)
+        if sessions is not None:
+            sessions.cookies = cookies  # a retired session's jar is dropped
         if browser is None:
-            cookies = self.middleware(CookiesMiddleware)
             browser = BrowserTransport(
                 settings,
                 crawler.stats,
@@ -163,10 +172,6 @@ class Downloader:
                 check(request)
             return http_fetch(request)
 
-        for i, mw in enumerate(self.middlewares):
-            bind = getattr(mw, "bind_transport", None)
-            if callable(bind):  # robots.txt and the like: plain HTTP, never rendered
-                bind(compose(self.middlewares[i + 1 :], http_only, spider))
         own = getattr(spider, "render", None)
         render_default = bool(own_settings.browser_render if own is None else own)
         live = signals.live
@@ -182,6 +187,14 @@ class Downloader:
                 return _signalled(signals, fetch, request, spider)
             return fetch(request)
 
+        for i, mw in enumerate(self.middlewares):
+            inner = self.middlewares[i + 1 :]
+            bind = getattr(mw, "bind_transport", None)
+            if callable(bind):  # robots.txt and the like: plain HTTP, never rendered
+                bind(compose(inner, http_only, spider))
+            bind = getattr(mw, "bind_inner", None)
+            if callable(bind):  # sessions, proxy pools: try again, as the crawl would
+                bind(compose(inner, route, spider))
         self._handler: DownloadHandler = compose(self.middlewares, route, spider)
         self._clock = crawler.clock
         #: ROBOTSTXT_OBEY's middleware: its Crawl-delay per host goes into each report.

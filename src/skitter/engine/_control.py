@@ -23,6 +23,7 @@ from typing import Any
 
 from skitter._clock import Clock
 from skitter._types import CrawlStats
+from skitter.downloader import ProxyPoolMiddleware
 from skitter.engine._monitor import ProjectMonitor
 from skitter.engine._project import Project
 from skitter.frontier import FrontierCounts, TaskInfo, TaskState
@@ -119,6 +120,14 @@ class ProjectControl:
                 }
             )
         return out
+
+    def proxy_stats(self) -> list[dict[str, Any]]:
+        """Per proxy of PROXY_LIST: its label (never its URL), tier, up or down,
+        requests, failures and blocks; empty without a proxy pool."""
+        if self._project is None:
+            return []
+        proxies = self._project.downloader.middleware(ProxyPoolMiddleware)
+        return proxies.pool.rows() if proxies is not None else []
 
     async def queue_counts(self) -> FrontierCounts:
         """Tasks ready, delayed and processing in the project's frontier."""

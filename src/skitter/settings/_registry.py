@@ -2,9 +2,9 @@
 
 Each group module (``_engine``, ``_politeness``, ``_scheduler``, ``_cluster``,
 ``_downloader``, ``_httpcache``, ``_network``, ``_spider``, ``_browser``, ``_components``,
-``_items``, ``_output``) lists the settings of one subsystem; a name is defined in exactly one of
-them (checked here at import). ``KNOWN_NAMES`` adds Scrapy's settings skitter refuses
-(``_scrapy``), so that a typo of either is caught.
+``_items``, ``_output``, ``_sessions``) lists the settings of one subsystem; a name is
+defined in exactly one of them (checked here at import). ``KNOWN_NAMES`` adds Scrapy's
+settings skitter refuses (``_scrapy``), so that a typo of either is caught.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from skitter.settings import (
     _output,
     _politeness,
     _scheduler,
+    _sessions,
     _spider,
 )
 from skitter.settings._scrapy import UNSUPPORTED
@@ -43,6 +44,7 @@ _GROUPS = (
     _items.GROUP,
     _output.GROUP,
     _network.GROUP,
+    _sessions.GROUP,
 )
 
 

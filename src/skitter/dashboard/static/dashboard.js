@@ -373,21 +373,23 @@
       return tr;
     }, "no failed tasks", now);
 
-    renderSlots(detail.slots, now);
+    renderGrid("slots", "slot", detail.slots, "no slots yet", now);
+    renderGrid("proxies", "proxy", detail.proxies || [], "no proxy pool (PROXY_LIST)", now);
   }
 
-  function renderSlots(slots, now) {
-    $("#slots-count").textContent = `(${slots.length})`;
-    const table = $("#slots");
-    const keys = ["slot"];
-    for (const slot of slots) for (const key of Object.keys(slot)) if (!keys.includes(key)) keys.push(key);
+  // A table whose columns are the rows' keys, ``first`` first (slots, proxies).
+  function renderGrid(id, first, rows, empty, now) {
+    $(`#${id}-count`).textContent = `(${rows.length})`;
+    const table = $(`#${id}`);
+    const keys = [first];
+    for (const row of rows) for (const key of Object.keys(row)) if (!keys.includes(key)) keys.push(key);
     const head = table.tHead.rows[0];
     if (head.dataset.keys !== keys.join("\n")) {
       head.dataset.keys = keys.join("\n");
-      head.replaceChildren(...keys.map((key) => el("th", { class: key === "slot" ? null : "num" }, key.replace(/_/g, " "))));
+      head.replaceChildren(...keys.map((key) => el("th", { class: key === first ? null : "num" }, key.replace(/_/g, " "))));
     }
-    fillTable(table, slots, (s) => keys.map((k) => s[k]), (s) => el("tr", {},
-      ...keys.map((key) => td(key === "slot" ? null : "num", num(s[key])))), "no slots yet", now);
+    fillTable(table, rows, (s) => keys.map((k) => s[k]), (s) => el("tr", {},
+      ...keys.map((key) => td(key === first ? null : "num", num(s[key])))), empty, now);
   }
 
   async function retry(project, filters, action = "retry") {

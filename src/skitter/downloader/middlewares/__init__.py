@@ -18,10 +18,12 @@ from skitter.downloader.middlewares._httpcache import HttpCacheMiddleware
 from skitter.downloader.middlewares._metarefresh import MetaRefreshMiddleware
 from skitter.downloader.middlewares._offsite import OffsiteGuard, OffsiteMiddleware
 from skitter.downloader.middlewares._proxy import HttpProxyMiddleware
+from skitter.downloader.middlewares._proxypool import ProxyPoolMiddleware
 from skitter.downloader.middlewares._redirect import RedirectMiddleware
 from skitter.downloader.middlewares._retry import RetryMiddleware
 from skitter.downloader.middlewares._retry_after import parse_retry_after
 from skitter.downloader.middlewares._robots import RobotsTxtMiddleware
+from skitter.downloader.middlewares._sessions import SessionMiddleware
 
 __all__ = [
     "ConditionalRecrawlMiddleware",
@@ -34,9 +36,11 @@ __all__ = [
     "MetaRefreshMiddleware",
     "OffsiteGuard",
     "OffsiteMiddleware",
+    "ProxyPoolMiddleware",
     "RedirectMiddleware",
     "RetryMiddleware",
     "RobotsTxtMiddleware",
+    "SessionMiddleware",
     "UserAgentMiddleware",
     "parse_retry_after",
 ]

@@ -81,8 +81,14 @@ class CookieJarFiles:
             self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
             for key in keys:
                 name = self._name_of(key)
-                if name is not None:
-                    self._write(cookies.jars[key], self.directory / name)
+                if name is None:
+                    continue
+                jar = cookies.jars.get(key)
+                if jar is None:  # dropped (a retired session)
+                    with contextlib.suppress(FileNotFoundError):
+                        (self.directory / name).unlink()
+                else:
+                    self._write(jar, self.directory / name)
         except OSError as exc:
             dirty.update(keys)
             raise StorageError(f"job cookie jars in {self.directory}: cannot write: {exc}") from exc

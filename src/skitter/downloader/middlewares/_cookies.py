@@ -86,6 +86,11 @@ class CookiesMiddleware:
         self.dirty.add(key)
         return self.jar(key)
 
+    def drop(self, key: Hashable) -> None:
+        """Forget the jar ``key`` (a retired session's); a job directory deletes its file."""
+        if self._jars.pop(key, None) is not None:
+            self.dirty.add(key)
+
     def process_request(self, request: Request, spider: Any) -> None:
         meta = request.meta
         if meta.get("dont_merge_cookies"):

@@ -177,7 +177,13 @@ class RobotsTxtMiddleware:
         (2xx, 4xx) rather than a failure to get one."""
         if self._fetch is None:
             raise RuntimeError("RobotsTxtMiddleware used before bind_transport()")
-        meta: dict[str, Any] = {"dont_obey_robotstxt": True, "dont_retry": True}
+        # dont_render: a session or proxy pool sends it again through the crawl's own
+        # route, where the spider's render default would otherwise apply.
+        meta: dict[str, Any] = {
+            "dont_obey_robotstxt": True,
+            "dont_retry": True,
+            "dont_render": True,
+        }
         for key in ("proxy", "allow_offsite"):  # allow_offsite: the same origin
             if request.meta.get(key) is not None:
                 meta[key] = request.meta[key]
