@@ -74,6 +74,7 @@ PINNED = {
     ],
     "skitter.downloader": [
         "AiohttpTransport",
+        "AutoRenderMiddleware",
         "BrowserTransport",
         "ConditionalRecrawlMiddleware",
         "CookiesMiddleware",
@@ -107,6 +108,7 @@ PINNED = {
         "wants_render",
     ],
     "skitter.downloader.middlewares": [
+        "AutoRenderMiddleware",
         "ConditionalRecrawlMiddleware",
         "CookiesMiddleware",
         "DefaultHeadersMiddleware",
@@ -122,6 +124,7 @@ PINNED = {
         "RobotsTxtMiddleware",
         "UserAgentMiddleware",
         "parse_retry_after",
+        "render_default",
     ],
     "skitter.extensions": [],
     "skitter.extensions.httpcache": [
@@ -207,6 +210,7 @@ PINNED = {
         "LinkResolver",
         "ReferrerPolicies",
         "ReferrerPolicy",
+        "RenderMode",
         "Request",
         "Response",
         "SCHEMES",

@@ -15,6 +15,9 @@ Requests to render (``request.render``, or the spider's ``render`` attribute / t
 BROWSER_RENDER setting) go to a ``BrowserTransport`` at the centre of the same onion;
 everything else, and robots.txt always, goes to the HTTP transport. The browser starts
 on the first such request, so a crawl that renders nothing never starts Chromium.
+``render="auto"`` is AutoRenderMiddleware's: given the layers inside it
+(``bind_inner(fetch)``, like ``bind_transport`` but ending at this routing), it fetches
+over HTTP and sends a ``render=True`` copy when the page needs the browser.
 
 ``data:`` and ``file:`` requests go to ``_local`` instead of a transport, always through
 an offsite guard (the schemes need the spider's ``allowed_schemes``, also when no
@@ -60,14 +63,16 @@ from skitter.downloader._tls import tls_context
 from skitter.downloader._transport import Transport
 from skitter.downloader.browser import BrowserTransport, wants_render
 from skitter.downloader.middlewares import (
+    AutoRenderMiddleware,
     ConditionalRecrawlMiddleware,
     CookiesMiddleware,
     HttpCacheMiddleware,
     OffsiteGuard,
     OffsiteMiddleware,
     RobotsTxtMiddleware,
+    render_default,
 )
-from skitter.exceptions import RetryLater
+from skitter.exceptions import ConfigError, FatalError, RetryLater
 from skitter.http import Request, Response, Scope, url_host
 from skitter.settings import DownloaderSettings
 from skitter.signals import (
@@ -84,6 +89,7 @@ _PKG = "skitter.downloader"
 DOWNLOADER_MIDDLEWARES_BASE: dict[str, int] = {
     f"{_PKG}.OffsiteMiddleware": 50,
     f"{_PKG}.RobotsTxtMiddleware": 100,
+    f"{_PKG}.AutoRenderMiddleware": 150,
     f"{_PKG}.HttpAuthMiddleware": 300,
     f"{_PKG}.DefaultHeadersMiddleware": 400,
     f"{_PKG}.UserAgentMiddleware": 500,
@@ -96,6 +102,11 @@ DOWNLOADER_MIDDLEWARES_BASE: dict[str, int] = {
     f"{_PKG}.HttpCacheMiddleware": 900,
     f"{_PKG}.ConditionalRecrawlMiddleware": 950,
 }
+
+_NO_AUTO = (
+    "{what} is render='auto', but AutoRenderMiddleware is switched off in "
+    "DOWNLOADER_MIDDLEWARES: nothing would decide which pages to render"
+)
 
 
 class Downloader:
@@ -163,12 +174,10 @@ class Downloader:
                 check(request)
             return http_fetch(request)
 
-        for i, mw in enumerate(self.middlewares):
-            bind = getattr(mw, "bind_transport", None)
-            if callable(bind):  # robots.txt and the like: plain HTTP, never rendered
-                bind(compose(self.middlewares[i + 1 :], http_only, spider))
-        own = getattr(spider, "render", None)
-        render_default = bool(own_settings.browser_render if own is None else own)
+        default = render_default(spider, own_settings.browser_render)
+        auto = self.middleware(AutoRenderMiddleware) is not None
+        if default == "auto" and not auto:
+            raise ConfigError(_NO_AUTO.format(what="the spider's render default"))
         live = signals.live
 
         def route(request: Request) -> Awaitable[DownloadResult]:
@@ -177,10 +186,20 @@ class Downloader:
                 return local(request)
             if check is not None:
                 check(request)  # the last word on scope, whatever the middlewares did
-            fetch = browser_fetch if wants_render(request, render_default) else http_fetch
+            if request.render == "auto" and not auto:
+                raise FatalError(_NO_AUTO.format(what=repr(request)))
+            fetch = browser_fetch if wants_render(request, default) else http_fetch
             if live:
                 return _signalled(signals, fetch, request, spider)
             return fetch(request)
+
+        for i, mw in enumerate(self.middlewares):
+            bind = getattr(mw, "bind_transport", None)
+            if callable(bind):  # robots.txt and the like: plain HTTP, never rendered
+                bind(compose(self.middlewares[i + 1 :], http_only, spider))
+            bind = getattr(mw, "bind_inner", None)
+            if callable(bind):  # render="auto": HTTP or the browser, as the request says
+                bind(compose(self.middlewares[i + 1 :], route, spider))
 
         self._handler: DownloadHandler = compose(self.middlewares, route, spider)
         self._clock = crawler.clock
