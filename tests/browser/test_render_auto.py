@@ -155,3 +155,17 @@ async def test_per_request_auto_with_an_async_check_and_rechecks(
         "/reviews/5",
     ]
     assert stats["render_auto/skipped_http"] == REVIEWS - 3
+
+
+async def test_with_the_http_cache_the_callback_still_gets_rendered_pages(
+    mixed: tuple[MixedSite, str], tmp_path: Any
+) -> None:
+    site, base = mixed
+    settings = {**FAST, "HTTPCACHE_ENABLED": True, "HTTPCACHE_DIR": str(tmp_path / "cache")}
+    for run in (1, 2):
+        spider = shop_spider(base, render="auto", render_auto_selector="h1.name")
+        stats = await Crawler(spider, settings).run()
+        assert sorted(item["name"] for item in spider.found) == EXPECTED, run
+    # The second run took every HTTP page from the cache, and rendered the reviews again.
+    assert stats["httpcache/hit"] == 1 + PRODUCTS + 2
+    assert site.browser == Counter(review=2 * REVIEWS)

@@ -14,7 +14,9 @@ False and the spider's ``render`` attribute (else BROWSER_RENDER) is ``"auto"`` 
 3. if it does, downloads a copy of the request with ``render=True`` through the same
    layers and returns that: the callback only ever sees the rendered response. The
    copy is taken before the inner layers touch the request, so the HTTP attempt's
-   cookies header, validators or proxy marks do not leak into the browser's.
+   cookies header, validators or proxy marks do not leak into the browser's. It has
+   ``meta["dont_cache"]``: HTTPCACHE keys entries by fingerprint alone, so the HTTP
+   attempt's cached page would otherwise be served as the rendered one.
 
 Both downloads belong to one task (one slot, one retry count); a failure of either
 fails the task's attempt as any download failure does, and the retry starts at step 1.
@@ -143,6 +145,7 @@ class AutoRenderMiddleware:
             )
         check = self._check(spider, request)
         rendered = request.replace(render=True)
+        rendered.meta["dont_cache"] = True
         pattern = url_pattern(request.parsed_url)
         memory = self.memory
         stats = self._stats
