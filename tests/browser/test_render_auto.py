@@ -33,6 +33,7 @@ class MixedSite:
         self.app.router.add_get("/", self.home)
         self.app.router.add_get("/product/{n}", self.product)
         self.app.router.add_get("/reviews/{n}", self.review)
+        self.app.router.add_get("/tagged", self.tagged)
 
     def _count(self, request: web.Request, kind: str) -> None:
         by = self.browser if "Sec-Fetch-Mode" in request.headers else self.http
@@ -57,6 +58,15 @@ class MixedSite:
             f"h.textContent = 'Review {n}'; document.body.appendChild(h);"
         )
         return _html(f"{following}<script>{script}</script>")
+
+    async def tagged(self, request: web.Request) -> web.Response:
+        """A JavaScript page with an ETag, answering 304 to a request that has it."""
+        self._count(request, "tagged")
+        if request.headers.get("If-None-Match") == '"v1"':
+            return web.Response(status=304, headers={"ETag": '"v1"'})
+        response = _html("<script>document.body.innerHTML = '<h1 class=name>Tagged</h1>';</script>")
+        response.headers["ETag"] = '"v1"'
+        return response
 
 
 def _html(body: str) -> web.Response:
@@ -169,3 +179,22 @@ async def test_with_the_http_cache_the_callback_still_gets_rendered_pages(
     # The second run took every HTTP page from the cache, and rendered the reviews again.
     assert stats["httpcache/hit"] == 1 + PRODUCTS + 2
     assert site.browser == Counter(review=2 * REVIEWS)
+
+
+async def test_a_recrawlable_page_is_rendered_whole_not_as_a_304(
+    mixed: tuple[MixedSite, str], downloader: Any
+) -> None:
+    # The HTTP attempt stores the page's ETag (RECRAWL_CONDITIONAL); the browser's
+    # navigation must not send it back, or the "rendered" page would be an empty 304.
+    site, base = mixed
+
+    class Recrawl(Spider):
+        name = "recrawl"
+        render_auto_selector = "h1.name"
+
+    dl = await downloader({}, Recrawl())
+    response = await dl.fetch(Request(base + "/tagged", render="auto", age=3600))
+    assert response.status == 200
+    assert response.css("h1.name::text").get() == "Tagged"
+    assert "rendered" in response.flags
+    assert site.http["tagged"] == site.browser["tagged"] == 1

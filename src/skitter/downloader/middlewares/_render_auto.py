@@ -16,7 +16,10 @@ False and the spider's ``render`` attribute (else BROWSER_RENDER) is ``"auto"`` 
    copy is taken before the inner layers touch the request, so the HTTP attempt's
    cookies header, validators or proxy marks do not leak into the browser's. It has
    ``meta["dont_cache"]``: HTTPCACHE keys entries by fingerprint alone, so the HTTP
-   attempt's cached page would otherwise be served as the rendered one.
+   attempt's cached page would otherwise be served as the rendered one. And it is not
+   a recrawl (``age=-1``, no ``auto_recrawl``; the copy is never scheduled, the task's
+   own fields are what the frontier keeps): the HTTP attempt has just stored the page's
+   validators, which would make the browser's navigation a 304.
 
 Both downloads belong to one task (one slot, one retry count); a failure of either
 fails the task's attempt as any download failure does, and the retry starts at step 1.
@@ -144,7 +147,7 @@ class AutoRenderMiddleware:
                 "by a Downloader"
             )
         check = self._check(spider, request)
-        rendered = request.replace(render=True)
+        rendered = request.replace(render=True, age=-1, auto_recrawl=False)
         rendered.meta["dont_cache"] = True
         pattern = url_pattern(request.parsed_url)
         memory = self.memory
