@@ -176,9 +176,9 @@ async def test_the_setting_or_the_spider_turn_auto_on(make_downloader: MakeDownl
     by_setting = await make_downloader(
         {"BROWSER_RENDER": "auto", "BROWSER_RENDER_AUTO_SELECTOR": "h1"}
     )
-    assert by_setting.middleware(AutoRenderMiddleware)._default_auto is True
+    assert by_setting.middleware(AutoRenderMiddleware).default == "auto"
     by_spider = await make_downloader(spider=WithSelector())
-    assert by_spider.middleware(AutoRenderMiddleware)._default_auto is True
+    assert by_spider.middleware(AutoRenderMiddleware).default == "auto"
 
 
 def static_site() -> web.Application:

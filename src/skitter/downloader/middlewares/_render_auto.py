@@ -90,7 +90,10 @@ class AutoRenderMiddleware:
         selector: str = "",
     ) -> None:
         self._stats = stats
+        #: What has been learned per URL pattern (``_render_memory``).
         self.memory = memory
+        #: How requests that leave ``render`` at False are downloaded (``render_default``).
+        self.default = default
         self._default_auto = default == "auto"
         self._selector = selector
         self._fetch: DownloadHandler | None = None
