@@ -15,6 +15,8 @@ from aiohttp import web
 from skitter import Crawler, Request, Response, Spider
 from skitter.testing._server import serve_app
 
+from .conftest import _html
+
 FAST = {"RETRY_DELAYS": [0.0], "DOWNLOAD_TIMEOUT": 10.0, "LOG_LEVEL": "WARNING"}
 PRODUCTS = 3
 REVIEWS = 6
@@ -67,13 +69,6 @@ class MixedSite:
         response = _html("<script>document.body.innerHTML = '<h1 class=name>Tagged</h1>';</script>")
         response.headers["ETag"] = '"v1"'
         return response
-
-
-def _html(body: str) -> web.Response:
-    return web.Response(
-        text=f"<!DOCTYPE html><html><head><title>t</title></head><body>{body}</body></html>",
-        content_type="text/html",
-    )
 
 
 @pytest.fixture

@@ -235,11 +235,20 @@ async def test_a_static_site_never_starts_the_browser(serve: Any) -> None:
     assert not any(key.startswith("browser/") for key in stats)
 
 
-async def test_auto_without_a_check_fails_the_crawl(serve: Any) -> None:
+@pytest.mark.parametrize(
+    ("attributes", "settings", "message"),
+    [
+        ({}, {}, "needs the spider's check"),
+        ({"render_auto_selector": "h1"}, {"DOWNLOADER_MIDDLEWARES": OFF}, "switched off"),
+    ],
+)
+async def test_an_auto_request_that_cannot_be_honoured_fails_the_crawl(
+    serve: Any, attributes: dict[str, Any], settings: dict[str, Any], message: str
+) -> None:
     base = await serve(static_site())
 
-    class Unchecked(Spider):
-        name = "unchecked"
+    class OneAuto(Spider):
+        name = "one-auto"
 
         def start_requests(self) -> Any:
             yield Request(base + "/", render="auto")
@@ -247,25 +256,10 @@ async def test_auto_without_a_check_fails_the_crawl(serve: Any) -> None:
         def parse(self, response: Response) -> Any:
             yield {"url": response.url}
 
-    with pytest.raises(CrawlFailed, match="needs the spider's check"):
-        await Crawler(Unchecked, FAST).run()
-
-
-async def test_auto_with_the_middleware_switched_off_fails_the_crawl(serve: Any) -> None:
-    base = await serve(static_site())
-
-    class Switched(Spider):
-        name = "switched"
-        render_auto_selector = "h1"
-
-        def start_requests(self) -> Any:
-            yield Request(base + "/", render="auto")
-
-        def parse(self, response: Response) -> Any:
-            yield {"url": response.url}
-
-    with pytest.raises(CrawlFailed, match="AutoRenderMiddleware is switched off"):
-        await Crawler(Switched, {**FAST, "DOWNLOADER_MIDDLEWARES": OFF}).run()
+    for key, value in attributes.items():
+        setattr(OneAuto, key, value)
+    with pytest.raises(CrawlFailed, match=message):
+        await Crawler(OneAuto, {**FAST, **settings}).run()
 
 
 async def test_a_check_that_does_not_say_yes_or_no_fails_the_task(serve: Any) -> None:
