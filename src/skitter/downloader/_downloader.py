@@ -174,6 +174,10 @@ class Downloader:
                 check(request)
             return http_fetch(request)
 
+        for i, mw in enumerate(self.middlewares):
+            bind = getattr(mw, "bind_transport", None)
+            if callable(bind):  # robots.txt and the like: plain HTTP, never rendered
+                bind(compose(self.middlewares[i + 1 :], http_only, spider))
         default = render_default(spider, own_settings.browser_render)
         auto = self.middleware(AutoRenderMiddleware) is not None
         if default == "auto" and not auto:
@@ -194,9 +198,6 @@ class Downloader:
             return fetch(request)
 
         for i, mw in enumerate(self.middlewares):
-            bind = getattr(mw, "bind_transport", None)
-            if callable(bind):  # robots.txt and the like: plain HTTP, never rendered
-                bind(compose(self.middlewares[i + 1 :], http_only, spider))
             bind = getattr(mw, "bind_inner", None)
             if callable(bind):  # render="auto": HTTP or the browser, as the request says
                 bind(compose(self.middlewares[i + 1 :], route, spider))

@@ -69,7 +69,9 @@ class DownloaderMiddleware(Protocol):
     - ``from_crawler(crawler)`` (a classmethod), if defined, builds the middleware with
       the crawl's settings, stats and clock; raising ``NotConfigured`` takes it out.
     - ``bind_transport(fetch)``, skitter's own: given the part of the onion inside this
-      middleware, for downloads of its own (robots.txt).
+      middleware, for downloads of its own (robots.txt), always over HTTP.
+      ``bind_inner(fetch)`` is the same but ends at the Downloader's routing, so a
+      request with ``render=True`` goes to the browser (AutoRenderMiddleware).
 
     Hooks are looked up once per crawl, so a middleware cannot add one later.
     """
