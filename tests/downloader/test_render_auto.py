@@ -139,7 +139,9 @@ def test_render_default_reads_the_spider_then_the_setting(
     assert render_default(spider, setting) == mode
 
 
-@pytest.mark.parametrize(("spider", "setting"), [(None, "sometimes"), (Attr(2), False)])
+@pytest.mark.parametrize(
+    ("spider", "setting"), [(None, "sometimes"), (Attr(2), False), (Attr("true"), False)]
+)
 def test_render_default_refuses_other_values(spider: Any, setting: object) -> None:
     with pytest.raises(ConfigError, match="must be True, False or 'auto'"):
         render_default(spider, setting)

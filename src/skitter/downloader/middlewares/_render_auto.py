@@ -60,13 +60,14 @@ _FALSE = frozenset({"0", "false", "no", "off", ""})
 
 def render_default(spider: Any, setting: object) -> RenderMode:
     """How the spider's requests that leave ``render`` at False are downloaded: its
-    ``render`` attribute, else BROWSER_RENDER (``setting``; strings from the
-    environment or the command line read as true/false/auto). ConfigError otherwise."""
+    ``render`` attribute (True, False or "auto", as ``Request`` takes), else
+    BROWSER_RENDER (``setting``; strings from the environment or the command line read
+    as true/false/auto). ConfigError otherwise."""
     own = getattr(spider, "render", None)
     value, source = (setting, "setting BROWSER_RENDER") if own is None else (own, "spider.render")
-    if value is True or value is False:
+    if value is True or value is False or value == "auto":
         return value
-    if isinstance(value, str):
+    if isinstance(value, str) and own is None:
         text = value.strip().lower()
         if text == "auto":
             return "auto"
