@@ -74,6 +74,7 @@ PINNED = {
     ],
     "skitter.downloader": [
         "AiohttpTransport",
+        "AutoRenderMiddleware",
         "BrowserTransport",
         "ConditionalRecrawlMiddleware",
         "CookiesMiddleware",
@@ -109,6 +110,7 @@ PINNED = {
         "wants_render",
     ],
     "skitter.downloader.middlewares": [
+        "AutoRenderMiddleware",
         "ConditionalRecrawlMiddleware",
         "CookiesMiddleware",
         "DefaultHeadersMiddleware",
@@ -126,6 +128,7 @@ PINNED = {
         "SessionMiddleware",
         "UserAgentMiddleware",
         "parse_retry_after",
+        "render_default",
     ],
     "skitter.extensions": [],
     "skitter.extensions.httpcache": [
@@ -212,6 +215,7 @@ PINNED = {
         "LinkResolver",
         "ReferrerPolicies",
         "ReferrerPolicy",
+        "RenderMode",
         "Request",
         "Response",
         "SCHEMES",

@@ -10,6 +10,7 @@ from aiohttp import web
 import skitter.downloader
 from skitter.downloader import (
     DOWNLOADER_MIDDLEWARES_BASE,
+    AutoRenderMiddleware,
     ConditionalRecrawlMiddleware,
     CookiesMiddleware,
     DefaultHeadersMiddleware,
@@ -31,6 +32,7 @@ from .conftest import MakeDownloader
 def test_public_names() -> None:
     assert sorted(skitter.downloader.__all__) == [
         "AiohttpTransport",
+        "AutoRenderMiddleware",
         "BrowserTransport",
         "ConditionalRecrawlMiddleware",
         "CookiesMiddleware",
@@ -68,6 +70,7 @@ def test_base_orders_are_scrapys() -> None:
     assert list(DOWNLOADER_MIDDLEWARES_BASE.values()) == [
         50,
         100,
+        150,
         300,
         400,
         500,
@@ -93,6 +96,7 @@ async def test_built_ins_in_order(make_downloader: MakeDownloader) -> None:
     assert [type(mw) for mw in downloader.middlewares] == [
         OffsiteMiddleware,
         RobotsTxtMiddleware,
+        AutoRenderMiddleware,
         DefaultHeadersMiddleware,
         UserAgentMiddleware,
         RetryMiddleware,

@@ -463,6 +463,24 @@ def test_render_flag_round_trips_and_old_payloads_read_as_plain_http() -> None:
     assert decode_request(old).render is False
 
 
+def test_render_auto_round_trips_and_a_reader_of_bool_only_refuses_it() -> None:
+    assert decode_request(encode_request(Request("http://e.com/", render="auto"))).render == "auto"
+    payload = encode_request(Request("http://e.com/", render="auto"))
+    # A reader from before "auto" (``render: bool``) refuses the payload (its task goes
+    # BAD, to be queued again after the upgrade) rather than fetching it over HTTP only.
+
+    class Before(msgspec.Struct, array_like=True):
+        head: tuple[Any, ...]
+        render: bool = False
+
+    values = msgspec.msgpack.decode(payload)
+    with pytest.raises(msgspec.ValidationError, match="Expected `bool`"):
+        msgspec.msgpack.decode(msgspec.msgpack.encode([values[:18], values[18]]), type=Before)
+    values[18] = "sometimes"  # nor does this reader take another string
+    with pytest.raises(CodecError, match="malformed stored request"):
+        decode_request(msgspec.msgpack.encode(values))
+
+
 # -- no secrets stored ----------------------------------------------------------------------
 SECRET = "s3cr3t-value"
 

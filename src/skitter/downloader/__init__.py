@@ -27,6 +27,7 @@ from skitter.downloader._middleware import (
 from skitter.downloader._transport import Transport
 from skitter.downloader.browser import BrowserTransport, wants_render
 from skitter.downloader.middlewares import (
+    AutoRenderMiddleware,
     ConditionalRecrawlMiddleware,
     CookiesMiddleware,
     DefaultHeadersMiddleware,
@@ -49,6 +50,7 @@ from skitter.downloader.middlewares import (
 __all__ = [
     "DOWNLOADER_MIDDLEWARES_BASE",
     "AiohttpTransport",
+    "AutoRenderMiddleware",
     "BrowserTransport",
     "ConditionalRecrawlMiddleware",
     "CookiesMiddleware",

@@ -11,13 +11,16 @@ defines ``bind_transport(fetch)``; the Downloader calls it with the part of the 
 headers, proxy, cookies and redirects of the layers below it, and never loop back
 through itself. ``bind_inner(fetch)`` is the same, ending where the crawl's own
 requests end (rendered or not, local, with the downloader's signals): for a middleware
-that sends one request again with other settings (SessionMiddleware on a block,
-ProxyPoolMiddleware when a proxy is down).
+that sends one request again with other settings (AutoRenderMiddleware to render it,
+SessionMiddleware on a block, ProxyPoolMiddleware when a proxy is down).
 
 Requests to render (``request.render``, or the spider's ``render`` attribute / the
 BROWSER_RENDER setting) go to a ``BrowserTransport`` at the centre of the same onion;
 everything else, and robots.txt always, goes to the HTTP transport. The browser starts
 on the first such request, so a crawl that renders nothing never starts Chromium.
+``render="auto"`` is AutoRenderMiddleware's: given the layers inside it
+(``bind_inner(fetch)``, like ``bind_transport`` but ending at this routing), it fetches
+over HTTP and sends a ``render=True`` copy when the page needs the browser.
 
 ``data:`` and ``file:`` requests go to ``_local`` instead of a transport, always through
 an offsite guard (the schemes need the spider's ``allowed_schemes``, also when no
@@ -63,6 +66,7 @@ from skitter.downloader._tls import tls_context
 from skitter.downloader._transport import Transport
 from skitter.downloader.browser import BrowserTransport, wants_render
 from skitter.downloader.middlewares import (
+    AutoRenderMiddleware,
     ConditionalRecrawlMiddleware,
     CookiesMiddleware,
     HttpCacheMiddleware,
@@ -70,8 +74,9 @@ from skitter.downloader.middlewares import (
     OffsiteMiddleware,
     RobotsTxtMiddleware,
     SessionMiddleware,
+    render_default,
 )
-from skitter.exceptions import RetryLater
+from skitter.exceptions import ConfigError, FatalError, RetryLater
 from skitter.http import Request, Response, Scope, url_host
 from skitter.settings import DownloaderSettings
 from skitter.signals import (
@@ -88,6 +93,7 @@ _PKG = "skitter.downloader"
 DOWNLOADER_MIDDLEWARES_BASE: dict[str, int] = {
     f"{_PKG}.OffsiteMiddleware": 50,
     f"{_PKG}.RobotsTxtMiddleware": 100,
+    f"{_PKG}.AutoRenderMiddleware": 150,
     f"{_PKG}.HttpAuthMiddleware": 300,
     f"{_PKG}.DefaultHeadersMiddleware": 400,
     f"{_PKG}.UserAgentMiddleware": 500,
@@ -102,6 +108,11 @@ DOWNLOADER_MIDDLEWARES_BASE: dict[str, int] = {
     f"{_PKG}.HttpCacheMiddleware": 900,
     f"{_PKG}.ConditionalRecrawlMiddleware": 950,
 }
+
+_NO_AUTO = (
+    "{what} is render='auto', but AutoRenderMiddleware is switched off in "
+    "DOWNLOADER_MIDDLEWARES: nothing would decide which pages to render"
+)
 
 
 class Downloader:
@@ -172,8 +183,10 @@ class Downloader:
                 check(request)
             return http_fetch(request)
 
-        own = getattr(spider, "render", None)
-        render_default = bool(own_settings.browser_render if own is None else own)
+        default = render_default(spider, own_settings.browser_render)
+        auto = self.middleware(AutoRenderMiddleware) is not None
+        if default == "auto" and not auto:
+            raise ConfigError(_NO_AUTO.format(what="the spider's render default"))
         live = signals.live
 
         def route(request: Request) -> Awaitable[DownloadResult]:
@@ -182,7 +195,9 @@ class Downloader:
                 return local(request)
             if check is not None:
                 check(request)  # the last word on scope, whatever the middlewares did
-            fetch = browser_fetch if wants_render(request, render_default) else http_fetch
+            if request.render == "auto" and not auto:
+                raise FatalError(_NO_AUTO.format(what=repr(request)))
+            fetch = browser_fetch if wants_render(request, default) else http_fetch
             if live:
                 return _signalled(signals, fetch, request, spider)
             return fetch(request)
@@ -193,7 +208,7 @@ class Downloader:
             if callable(bind):  # robots.txt and the like: plain HTTP, never rendered
                 bind(compose(inner, http_only, spider))
             bind = getattr(mw, "bind_inner", None)
-            if callable(bind):  # sessions, proxy pools: try again, as the crawl would
+            if callable(bind):  # render='auto', sessions, proxy pools: as the crawl would
                 bind(compose(inner, route, spider))
         self._handler: DownloadHandler = compose(self.middlewares, route, spider)
         self._clock = crawler.clock

@@ -69,10 +69,11 @@ class DownloaderMiddleware(Protocol):
     - ``from_crawler(crawler)`` (a classmethod), if defined, builds the middleware with
       the crawl's settings, stats and clock; raising ``NotConfigured`` takes it out.
     - ``bind_transport(fetch)``, skitter's own: given the part of the onion inside this
-      middleware, for downloads of its own (robots.txt).
-    - ``bind_inner(fetch)``, skitter's own: the same part of the onion, ending where the
-      crawl's requests end (rendered or not), for a middleware that sends a request
-      again itself (sessions after a block, proxy pools when a proxy is down).
+      middleware, for downloads of its own (robots.txt), always over HTTP.
+    - ``bind_inner(fetch)``, skitter's own: the same part of the onion, ending at the
+      Downloader's routing (a ``render=True`` request goes to the browser), for a
+      middleware that sends a request again itself (AutoRenderMiddleware, sessions after
+      a block, proxy pools when a proxy is down).
 
     Hooks are looked up once per crawl, so a middleware cannot add one later.
     """

@@ -4,7 +4,7 @@ from skitter.http._form import FormRequest
 from skitter.http._json_request import JsonRequest
 from skitter.http._link import Link
 from skitter.http._referrer import ReferrerPolicies, ReferrerPolicy
-from skitter.http._request import Request
+from skitter.http._request import RenderMode, Request
 from skitter.http._response import Response
 from skitter.http._response_types import (
     HtmlResponse,
@@ -26,6 +26,7 @@ __all__ = [
     "LinkResolver",
     "ReferrerPolicies",
     "ReferrerPolicy",
+    "RenderMode",
     "Request",
     "Response",
     "Scope",

@@ -54,7 +54,7 @@ from __future__ import annotations
 import codecs
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
@@ -98,7 +98,10 @@ class _Wire(msgspec.Struct, array_like=True):
     auto_recrawl: bool
     itag: str | None
     taskid: str | None
-    render: bool = False  # appended: payloads written before it read as False
+    # appended: payloads written before it read as False. "auto" is refused by a reader
+    # that only knows bool (its task goes BAD, to be queued again after the upgrade)
+    # rather than misread as plain HTTP.
+    render: bool | Literal["auto"] = False
     encoding: str | None = None  # appended, like the next two; None: UTF-8
     cls: str | None = None  # a Request subclass, by ``class_name``; None = Request
     extra: dict[str, Any] | None = None  # the subclass's ``extra_attributes``

@@ -9,7 +9,7 @@ the URL is only checked for a scheme, headers are built on first use, the finger
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Literal, Self
 from weakref import WeakValueDictionary
 
 from multidict import CIMultiDict
@@ -21,8 +21,11 @@ from skitter.exceptions import InvalidURL
 from skitter.http._methods import method_name
 from skitter.http._url import canonicalize_url, fingerprint
 
-__all__ = ["Request", "request_class"]
+__all__ = ["RenderMode", "Request", "request_class"]
 
+#: How a request is downloaded: False over HTTP, True rendered in the browser, "auto"
+#: over HTTP first and rendered only when the spider's check says the page needs it.
+RenderMode = bool | Literal["auto"]
 HeadersInit = Mapping[str, str] | Iterable[tuple[str, str]] | None
 Callback = Callable[..., Any]
 
@@ -42,7 +45,9 @@ class Request:
     may be crawled again; -1 = never), ``auto_recrawl`` (schedule again ``age`` after
     each success), ``itag`` (a changed itag means the page changed: crawl again) and
     ``taskid`` (default: the fingerprint, hex). ``render=True`` asks for the page as a
-    browser renders it (JavaScript run) rather than as the server sent it.
+    browser renders it (JavaScript run) rather than as the server sent it;
+    ``render="auto"`` fetches it over HTTP and renders it only when the spider's check
+    says it needs it (AutoRenderMiddleware).
 
     ``attributes`` (Scrapy's name) lists the constructor arguments that are also
     attributes: ``replace``, ``to_dict`` and the frontier's codec carry exactly these
@@ -118,8 +123,10 @@ class Request:
         auto_recrawl: bool = False,
         itag: str | None = None,
         taskid: str | None = None,
-        render: bool = False,
+        render: RenderMode = False,
     ) -> None:
+        if render is not False and render is not True and render != "auto":
+            raise TypeError(f"Request render must be True, False or 'auto', got {render!r}")
         if not isinstance(url, str):
             raise TypeError(f"Request url must be str, got {type(url).__name__}")
         url = url.strip()

@@ -73,7 +73,7 @@ class DownloaderSettings(View):
     robotstxt_obey: bool
     robotstxt_user_agent: str
     downloader_middlewares: Mapping[Any, int | None]
-    browser_render: bool
+    browser_render: object  # True, False or "auto": read by ``render_default``
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -86,3 +86,7 @@ class BrowserSettings(View):
     browser_block_resources: tuple[str, ...]
     browser_wait_until: str
     browser_share_cookies: bool
+    browser_render_auto_selector: str
+    browser_render_auto_learn: int
+    browser_render_auto_recheck: int
+    browser_render_auto_patterns: int

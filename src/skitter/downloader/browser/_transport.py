@@ -81,7 +81,7 @@ from skitter.exceptions import (
     RequestError,
     ResponseTooLarge,
 )
-from skitter.http import Request, Response, response_class
+from skitter.http import RenderMode, Request, Response, response_class
 from skitter.settings import BrowserSettings, DownloaderSettings
 
 if TYPE_CHECKING:
@@ -104,10 +104,15 @@ _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 CookieJars = Callable[[Hashable], "CookieJar"]
 
 
-def wants_render(request: Request, default: bool) -> bool:
+def wants_render(request: Request, default: RenderMode) -> bool:
     """Whether ``request`` goes to the browser: ``render=True``, or the spider's default
-    unless ``meta["dont_render"]`` opts this request out."""
-    return request.render or (default and not request.meta.get("dont_render"))
+    ``True`` unless ``meta["dont_render"]`` opts this request out. ``"auto"`` (the
+    request's or the default) is AutoRenderMiddleware's to decide: it sends a copy with
+    ``render=True`` when the page needs the browser, so "auto" itself goes over HTTP."""
+    render = request.render
+    if render is True:
+        return True
+    return render is False and default is True and not request.meta.get("dont_render")
 
 
 class BrowserTransport:

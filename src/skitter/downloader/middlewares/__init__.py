@@ -3,7 +3,8 @@
 They are plain ``DownloaderMiddleware``s (``downloader._middleware``): nothing here is
 special to the Downloader except that ``DOWNLOADER_MIDDLEWARES_BASE`` lists them, and
 that the Downloader reuses OffsiteMiddleware's guard at the centre of the onion and
-CookiesMiddleware's jar for rendered pages.
+CookiesMiddleware's jar for rendered pages, and gives AutoRenderMiddleware the layers inside
+it (``bind_inner``).
 """
 
 from skitter.downloader.middlewares._auth import HttpAuthMiddleware
@@ -20,12 +21,14 @@ from skitter.downloader.middlewares._offsite import OffsiteGuard, OffsiteMiddlew
 from skitter.downloader.middlewares._proxy import HttpProxyMiddleware
 from skitter.downloader.middlewares._proxypool import ProxyPoolMiddleware
 from skitter.downloader.middlewares._redirect import RedirectMiddleware
+from skitter.downloader.middlewares._render_auto import AutoRenderMiddleware, render_default
 from skitter.downloader.middlewares._retry import RetryMiddleware
 from skitter.downloader.middlewares._retry_after import parse_retry_after
 from skitter.downloader.middlewares._robots import RobotsTxtMiddleware
 from skitter.downloader.middlewares._sessions import SessionMiddleware
 
 __all__ = [
+    "AutoRenderMiddleware",
     "ConditionalRecrawlMiddleware",
     "CookiesMiddleware",
     "DefaultHeadersMiddleware",
@@ -43,4 +46,5 @@ __all__ = [
     "SessionMiddleware",
     "UserAgentMiddleware",
     "parse_retry_after",
+    "render_default",
 ]
