@@ -15,6 +15,7 @@ from PIL import Image
 
 from skitter.pipelines.files import FilesPipeline
 from skitter.pipelines.images import ImagesPipeline
+
 from ._media_site import ItemsSpider, MediaSite, crawl, jpeg, png
 
 FILES = {FilesPipeline: 300}
@@ -88,7 +89,7 @@ async def test_images_are_stored_as_jpeg_with_thumbnails_and_small_ones_left_out
             assert (full.format, full.mode) == ("JPEG", "RGB")
     with Image.open(store / images[0]["path"]) as full:
         assert full.size == (200, 100)
-        red, green, blue = full.getpixel((5, 5))
+        red, green, _blue = full.getpixel((5, 5))
         assert red > 200 and green > 100  # half-transparent red on white, not on black
     # A JPEG in RGB is kept as downloaded.
     assert (store / images[1]["path"]).read_bytes() == jpeg(60, 120)
