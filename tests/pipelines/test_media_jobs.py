@@ -180,17 +180,20 @@ async def test_redirects_are_followed_only_with_media_allow_redirects(
     app.router.add_get("/moved.txt", moved)
     app.router.add_get("/{tail:.*}", site.handle)
     base = await serve(app)
-    site.items = [{"file_urls": [f"{base}/moved.txt"]}]
+    # Two items whose files redirect to one URL: each chain goes on with its own item.
+    site.items = [{"n": n, "file_urls": [f"{base}/moved.txt?{n}"]} for n in range(2)]
     settings = {"BASE": base, "ITEM_PIPELINES": FILES, "FILES_STORE": str(tmp_path),
                 "MEDIA_ALLOW_REDIRECTS": allow}  # fmt: skip
-    [item], _stats = await crawl(settings)
-    if allow:
-        [stored] = item["files"]
-        assert stored["url"] == f"{base}/moved.txt"  # the URL asked for, stored by it
-        assert (tmp_path / stored["path"]).read_bytes() == b"real"
-    else:
-        assert item["files"] == []
-        assert site.hits["/real.txt"] == 0
+    items, _stats = await crawl(settings)
+    assert sorted(item["n"] for item in items) == [0, 1]
+    for item in items:
+        if allow:
+            [stored] = item["files"]
+            assert stored["url"] == f"{base}/moved.txt?{item['n']}"  # the URL asked for
+            assert (tmp_path / stored["path"]).read_bytes() == b"real"
+        else:
+            assert item["files"] == []
+    assert site.hits["/real.txt"] == (2 if allow else 0)
 
 
 async def test_a_pipeline_without_its_store_is_refused_at_start() -> None:
