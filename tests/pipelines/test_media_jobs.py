@@ -209,3 +209,12 @@ async def test_images_without_pillow_are_refused_at_start(
     settings = {**FAST, "ITEM_PIPELINES": {ImagesPipeline: 1}, "IMAGES_STORE": str(tmp_path)}
     with pytest.raises(ConfigError, match=r"pip install 'skitter\[images\]'"):
         await Crawler(ItemsSpider, settings).run()
+
+
+async def test_an_s3_store_without_aiobotocore_is_refused_at_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "aiobotocore", None)
+    settings = {**FAST, "ITEM_PIPELINES": FILES, "FILES_STORE": "s3://bucket/files"}
+    with pytest.raises(ConfigError, match=r"pip install 'skitter\[s3\]'"):
+        await Crawler(ItemsSpider, settings).run()
