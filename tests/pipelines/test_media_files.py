@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from skitter import Request
 from skitter.pipelines.files import FilesPipeline
 from skitter.pipelines.images import ImagesPipeline
 
@@ -176,3 +177,52 @@ async def test_media_downloads_obey_the_slot_concurrency_and_the_scope(
     assert by_n[99]["files"] == []  # refused by the scope check, never requested
     assert site.hosts["localhost"] == 0
     assert stats["file_status_count/failed"] == 1
+
+
+async def test_a_file_twice_is_fetched_once_and_failures_and_retries_are_the_crawls(
+    serve: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from aiohttp import web
+
+    site = MediaSite({"/shared.txt": ("text/plain", b"shared")})
+    flaky_hits = 0
+
+    async def flaky(request: web.Request) -> web.StreamResponse:
+        nonlocal flaky_hits
+        flaky_hits += 1
+        if flaky_hits == 1:
+            return web.Response(status=503, text="busy")
+        return web.Response(body=b"second try", content_type="text/plain")
+
+    app = web.Application()
+    app.router.add_get("/flaky.txt", flaky)
+    app.router.add_get("/{tail:.*}", site.handle)
+    base = await serve(app)
+    site.items = [
+        {"n": 0, "file_urls": [f"{base}/shared.txt", f"{base}/missing.txt", f"{base}/flaky.txt"]},
+        {"n": 2, "file_urls": f"{base}/shared.txt"},  # a string, not a list
+    ]
+
+    class Later(ItemsSpider):
+        def parse(self, response: Any) -> Any:
+            yield from super().parse(response)
+            # Queued below the media requests: fetched once item 0's files are in.
+            yield Request(f"{base}/items?later", callback=self.parse_later)
+
+        def parse_later(self, response: Any) -> Any:
+            yield {"n": 1, "file_urls": [f"{base}/shared.txt"]}
+
+    settings = {"BASE": base, "ITEM_PIPELINES": FILES, "FILES_STORE": str(tmp_path),
+                "CONCURRENT_REQUESTS": 1}  # fmt: skip
+    with caplog.at_level(logging.WARNING):
+        items, stats = await crawl(settings, Later)
+    by_n = {item["n"]: item for item in items}
+    assert sorted(by_n) == [0, 1]  # n=2 is refused, as an item error naming the field
+    assert "file_urls must be a list of URLs" in caplog.text
+    assert stats["item_error_count"] == 1
+    assert [f["url"] for f in by_n[0]["files"]] == [f"{base}/shared.txt", f"{base}/flaky.txt"]
+    assert "File (code: 404)" in caplog.text
+    assert flaky_hits == 2  # a 503 is retried like any page
+    assert [f["status"] for f in by_n[1]["files"]] == ["cached"]
+    assert by_n[1]["files"][0]["path"] == by_n[0]["files"][0]["path"]
+    assert site.hits["/shared.txt"] == 1

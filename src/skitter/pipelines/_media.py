@@ -37,6 +37,7 @@ import hashlib
 import logging
 import sys
 import time
+from collections import OrderedDict
 from collections.abc import MutableMapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -62,6 +63,7 @@ MEDIA_META = "_skitter_media"
 #: Added to a media request's priority: an item's files come before more pages, so
 #: items are finished rather than piled up.
 MEDIA_PRIORITY = 1000
+_RECENT = 10_000  # downloaded results remembered for ``cached``: bounded memory
 
 
 class FileException(Exception):
@@ -107,9 +109,9 @@ class MediaPipeline:
         self.result_field: str = settings[f"{prefix}_RESULT_FIELD"]
         self.allow_redirects: bool = settings["MEDIA_ALLOW_REDIRECTS"]
         self._stats = stats
-        #: Results of files downloaded by this process, by URL: another item naming the
-        #: same URL gets it as ``cached`` instead of fetching it again.
-        self._downloaded: dict[str, dict[str, Any]] = {}
+        #: Results of the files this process downloaded last, by URL: another item
+        #: naming the same URL gets it as ``cached`` instead of fetching it again.
+        self._downloaded: OrderedDict[str, dict[str, Any]] = OrderedDict()
         #: Item classes seen, by name, to give a carried item its class back.
         self._classes: dict[str, type] = {}
 
@@ -134,6 +136,8 @@ class MediaPipeline:
     # -- Scrapy's hooks --------------------------------------------------------------
     def get_media_requests(self, item: Any, info: MediaInfo) -> list[Request]:
         urls = ItemAdapter(item).get(self.urls_field) or []
+        if not isinstance(urls, list | tuple):
+            raise TypeError(f"{self.urls_field} must be a list of URLs, got {type(urls).__name__}")
         return [Request(url) for url in urls]
 
     def file_path(
@@ -210,6 +214,8 @@ class MediaPipeline:
             )
         else:
             self._downloaded[current.url] = result
+            if len(self._downloaded) > _RECENT:
+                self._downloaded.popitem(last=False)
             state["results"] = [*state["results"], [True, result]]
         return await self._advance(state, item, spider)
 
