@@ -218,3 +218,37 @@ async def test_an_s3_store_without_aiobotocore_is_refused_at_start(
     settings = {**FAST, "ITEM_PIPELINES": FILES, "FILES_STORE": "s3://bucket/files"}
     with pytest.raises(ConfigError, match=r"pip install 'skitter\[s3\]'"):
         await Crawler(ItemsSpider, settings).run()
+
+
+class TokenFiles(FilesPipeline):
+    def get_media_requests(self, item: Any, info: Any) -> list[Request]:
+        headers = {"Authorization": "Bearer s3cret-token", "X-Keep": "kept"}
+        return [Request(url, headers=headers) for url in item["file_urls"]]
+
+
+async def test_no_secret_header_of_a_media_request_is_stored_with_its_chain(
+    serve: Any, tmp_path: Path
+) -> None:
+    from aiohttp import web
+
+    seen: list[tuple[str | None, str | None]] = []
+    site = MediaSite({})
+
+    async def file(request: web.Request) -> web.StreamResponse:
+        seen.append((request.headers.get("Authorization"), request.headers.get("X-Keep")))
+        return web.Response(body=b"x", content_type="text/plain")
+
+    app = web.Application()
+    app.router.add_get("/items", site.handle)
+    app.router.add_get("/{name}.txt", file)
+    base = await serve(app)
+    site.items = [{"file_urls": [f"{base}/{n}.txt" for n in range(4)]}]
+    job = tmp_path / "job"
+    settings = {"BASE": base, "ITEM_PIPELINES": {TokenFiles: 300},
+                "FILES_STORE": str(tmp_path / "store"), "CLOSESPIDER_PAGECOUNT": 2,
+                "CONCURRENT_REQUESTS": 1}  # fmt: skip
+    await crawl(settings, job_dir=job)
+    stored = b"".join(path.read_bytes() for path in job.rglob("*") if path.is_file())
+    assert b"kept" in stored  # the chain is in the job, with its ordinary headers
+    assert b"s3cret" not in stored
+    assert seen and all(header == (None, "kept") for header in seen)

@@ -48,11 +48,10 @@ from itemadapter import ItemAdapter
 from skitter._failure import Failure
 from skitter.exceptions import CodecError, ConfigError
 from skitter.http import Request, Response
-from skitter.http._codec import encode_request
+from skitter.http._codec import decode_request, encode_request
 from skitter.item import Item
 from skitter.items import item_to_dict
 from skitter.pipelines._media_store import FilesStore, store_for
-from skitter.utils.request import request_from_dict
 
 __all__ = ["MEDIA_META", "FileException", "MediaInfo", "MediaPending", "MediaPipeline"]
 
@@ -179,7 +178,7 @@ class MediaPipeline:
             "origin": origin,
             "item": item_to_dict(item),
             "cls": None if type(item) is dict else _class_name(type(item)),
-            "pending": [request.to_dict(spider=spider) for request in requests],
+            "pending": [self._stored(request, spider) for request in requests],
             "results": [],
         }
         return await self._advance(state, item, spider)
@@ -195,7 +194,7 @@ class MediaPipeline:
         state = dict(request.meta[MEDIA_META])
         item = self._rebuild(state, spider)
         info = MediaInfo(spider)
-        current = request_from_dict(state["current"], spider=spider)
+        current = decode_request(state["current"], spider)
         try:
             if error is not None:
                 raise FileException(f"{type(error).__name__}: {error}")
@@ -238,11 +237,11 @@ class MediaPipeline:
 
     async def _advance(self, state: dict[str, Any], item: Any, spider: Any) -> Any:
         info = MediaInfo(spider)
-        pending: list[dict[str, Any]] = list(state["pending"])
+        pending: list[bytes] = list(state["pending"])
         results: list[list[Any]] = list(state["results"])
         while pending:
             current = pending.pop(0)
-            request = request_from_dict(current, spider=spider)
+            request = decode_request(current, spider)
             known = self._downloaded.get(request.url)
             if known is not None:
                 results.append([True, {**known, "status": "cached"}])
@@ -277,17 +276,22 @@ class MediaPipeline:
         media = request.replace(
             meta=meta, priority=request.priority + MEDIA_PRIORITY, dont_filter=False
         )
-        try:
-            encode_request(media, spider)
-        except CodecError as exc:
-            raise TypeError(
-                f"{type(self).__name__} stores the item with its media requests, so it "
-                f"must be plain data (str, numbers, bool, None, bytes, lists, dicts): {exc}"
-            ) from None
+        self._stored(media, spider)
         identity = [chain["origin"], chain["pipeline"], len(chain["results"]), request.url,
                     chain["item"]]  # fmt: skip
         digest = hashlib.sha1(msgspec.msgpack.encode(identity), usedforsecurity=False)
         return media.replace(taskid=f"media-{digest.hexdigest()}")
+
+    def _stored(self, request: Request, spider: Any) -> bytes:
+        """``request`` as the frontier stores it (the wire codec: no secret headers or
+        proxy credentials, plain data only), or TypeError saying why it cannot be."""
+        try:
+            return encode_request(request, spider)
+        except CodecError as exc:
+            raise TypeError(
+                f"{type(self).__name__} stores the item with its media requests, so both "
+                f"must be plain data (str, numbers, bool, None, bytes, lists, dicts): {exc}"
+            ) from None
 
     # -- the carried item ------------------------------------------------------------
     def _rebuild(self, state: dict[str, Any], spider: Any) -> Any:
