@@ -252,3 +252,19 @@ async def test_no_secret_header_of_a_media_request_is_stored_with_its_chain(
     assert b"kept" in stored  # the chain is in the job, with its ordinary headers
     assert b"s3cret" not in stored
     assert seen and all(header == (None, "kept") for header in seen)
+
+
+async def test_an_item_yielded_by_start_gets_its_files(serve: Any, tmp_path: Path) -> None:
+    site = MediaSite({"/a.txt": ("text/plain", b"a")})
+    base = await serve(site.app)
+
+    class StartItems(Spider):
+        name = "start-items"
+
+        async def start(self) -> Any:
+            yield {"name": "from start", "file_urls": [f"{base}/a.txt"]}
+
+    settings = {"ITEM_PIPELINES": FILES, "FILES_STORE": str(tmp_path)}
+    [item], _stats = await crawl(settings, StartItems)
+    assert [f["status"] for f in item["files"]] == ["downloaded"]
+    assert (tmp_path / item["files"][0]["path"]).read_bytes() == b"a"
