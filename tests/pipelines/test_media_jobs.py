@@ -268,3 +268,29 @@ async def test_an_item_yielded_by_start_gets_its_files(serve: Any, tmp_path: Pat
     [item], _stats = await crawl(settings, StartItems)
     assert [f["status"] for f in item["files"]] == ["downloaded"]
     assert (tmp_path / item["files"][0]["path"]).read_bytes() == b"a"
+
+
+async def test_a_store_that_cannot_be_written_fails_the_crawl_and_a_resume_finishes(
+    serve: Any, tmp_path: Path
+) -> None:
+    from skitter.exceptions import CrawlFailed
+
+    site = MediaSite({"/a.txt": ("text/plain", b"a")})
+    base = await serve(site.app)
+    site.items = [{"name": "kept", "file_urls": [f"{base}/a.txt"]}]
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "full").write_text("a file where the directory should be")
+    out = tmp_path / "out.jsonl"
+    job = tmp_path / "job"
+    settings = {"BASE": base, "ITEM_PIPELINES": FILES, "FILES_STORE": str(store),
+                "FEEDS": {str(out): {}}}  # fmt: skip
+    with pytest.raises(CrawlFailed) as failed:
+        await crawl(settings, job_dir=job)
+    assert f"media store {store}" in failed.value.reason
+    assert out.read_text() == ""  # the item is not written without its file
+    (store / "full").unlink()
+    [item], stats = await crawl(settings, job_dir=job)
+    assert stats["finish_reason"] == "finished"
+    assert (store / item["files"][0]["path"]).read_bytes() == b"a"
+    assert [json.loads(line)["name"] for line in out.read_text().splitlines()] == ["kept"]

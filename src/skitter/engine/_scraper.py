@@ -7,6 +7,11 @@ the crawl goes on. A frontier that cannot be reached and a ``FatalError`` (a fee
 cannot be written) are the errors passed up: the task's children or items could not be
 stored, so the task must not be acknowledged.
 
+A media request (``meta[MEDIA_META]``, made by the files and images pipelines) is not
+the spider's: its response or error goes to ``media_done``, which hands it to the
+pipelines, and then queues the item's next media request or counts the item that came
+out.
+
 An errback gets a ``Failure`` wrapping the exception, as Scrapy's errbacks get Twisted's
 (``skitter._failure``); a callback's unhandled exception is sent as spider_error.
 """

@@ -46,7 +46,7 @@ import msgspec
 from itemadapter import ItemAdapter
 
 from skitter._failure import Failure
-from skitter.exceptions import CodecError, ConfigError
+from skitter.exceptions import CodecError, ConfigError, FatalError
 from skitter.http import Request, Response
 from skitter.http._codec import decode_request, encode_request
 from skitter.item import Item
@@ -227,8 +227,8 @@ class MediaPipeline:
             raise FileException("empty-content")
         try:
             result = await self.media_downloaded(response, request, info, item=item)
-        except FileException:
-            raise
+        except (FileException, FatalError):
+            raise  # a FatalError: the store failed; the task runs again on a resume
         except Exception as exc:
             log.exception("Error processing %s from %s", self.MEDIA_NAME, request)
             raise FileException(f"error: {exc}") from exc

@@ -6,6 +6,11 @@ there), which decides whether a file is still up to date (FILES_EXPIRES) -- and
 ``persist_file``. Local files are written under a temporary name and renamed, so a crawl
 killed mid-write never leaves a truncated file that a later run would call up to date.
 Disk I/O runs in a thread: a large image must not stall the event loop.
+
+A store that cannot be read or written (disk full, a bucket that refuses) raises
+``StorageError``, as a feed does: the crawl fails and the media task is not
+acknowledged, so a resumed job fetches that file again instead of finishing its item
+without it.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, Protocol
 
-from skitter.exceptions import ConfigError
+from skitter.exceptions import ConfigError, StorageError
 from skitter.pipelines._s3 import S3Location, open_s3_client, require_aiobotocore
 
 __all__ = ["FSFilesStore", "FilesStore", "S3FilesStore", "md5sum", "store_for"]
@@ -50,13 +55,19 @@ class FSFilesStore:
         self.basedir = Path(basedir)
 
     async def open(self) -> None:
-        await asyncio.to_thread(self.basedir.mkdir, parents=True, exist_ok=True)
+        try:
+            await asyncio.to_thread(self.basedir.mkdir, parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StorageError(f"media store {self.basedir}: {exc}") from exc
 
     async def close(self) -> None:
         return None
 
     async def stat_file(self, path: str) -> dict[str, Any]:
-        return await asyncio.to_thread(self._stat, self.basedir / path)
+        try:
+            return await asyncio.to_thread(self._stat, self.basedir / path)
+        except OSError as exc:
+            raise StorageError(f"media store {self.basedir}: {exc}") from exc
 
     @staticmethod
     def _stat(target: Path) -> dict[str, Any]:
@@ -68,7 +79,10 @@ class FSFilesStore:
         return {"last_modified": modified, "checksum": md5sum(data)}
 
     async def persist_file(self, path: str, data: bytes, content_type: str | None) -> None:
-        await asyncio.to_thread(self._write, self.basedir / path, data)
+        try:
+            await asyncio.to_thread(self._write, self.basedir / path, data)
+        except OSError as exc:
+            raise StorageError(f"media store {self.basedir}: {exc}") from exc
 
     @staticmethod
     def _write(target: Path, data: bytes) -> None:
@@ -106,7 +120,9 @@ class S3FilesStore:
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") in {"404", "NoSuchKey", "NotFound"}:
                 return {}
-            raise
+            raise self._failed(exc) from exc
+        except Exception as exc:
+            raise self._failed(exc) from exc
         return {
             "last_modified": head["LastModified"].timestamp(),
             "checksum": head["ETag"].strip('"'),
@@ -114,9 +130,16 @@ class S3FilesStore:
 
     async def persist_file(self, path: str, data: bytes, content_type: str | None) -> None:
         extra = {"ContentType": content_type} if content_type else {}
-        await self._client.put_object(
-            Bucket=self.location.bucket, Key=self.location.key(path), Body=data, **extra
-        )
+        try:
+            await self._client.put_object(
+                Bucket=self.location.bucket, Key=self.location.key(path), Body=data, **extra
+            )
+        except Exception as exc:
+            raise self._failed(exc) from exc
+
+    def _failed(self, exc: Exception) -> StorageError:
+        where = f"s3://{self.location.bucket}/{self.location.prefix}"
+        return StorageError(f"media store {where}: {type(exc).__name__}: {exc}")
 
 
 def store_for(uri: str, settings: Any) -> FilesStore:
