@@ -294,3 +294,25 @@ async def test_a_store_that_cannot_be_written_fails_the_crawl_and_a_resume_finis
     assert stats["finish_reason"] == "finished"
     assert (store / item["files"][0]["path"]).read_bytes() == b"a"
     assert [json.loads(line)["name"] for line in out.read_text().splitlines()] == ["kept"]
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"ITEM_PIPELINES": FILES, "FILES_STORE": "gs://bucket/files"}, "only a directory or s3"),
+        (
+            {
+                "ITEM_PIPELINES": {ImagesPipeline: 1},
+                "IMAGES_STORE": "images",
+                "IMAGES_THUMBS": {"small": 50},
+            },
+            r"IMAGES_THUMBS\['small'\] must be \(width, height\)",
+        ),
+    ],
+    ids=["gcs", "thumbs"],
+)
+async def test_a_store_or_thumbnail_skitter_cannot_honour_is_refused_at_start(
+    settings: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        await Crawler(ItemsSpider, {**FAST, **settings}).run()
