@@ -246,9 +246,13 @@ PINNED = {
         "ItemPipelineManager",
         "JsonExporter",
         "JsonLinesExporter",
+        "MEDIA_META",
+        "MediaPending",
         "RedisPipeline",
         "parse_feeds",
     ],
+    "skitter.pipelines.files": ["FSFilesStore", "FileException", "FilesPipeline", "S3FilesStore"],
+    "skitter.pipelines.images": ["ImageException", "ImagesPipeline"],
     "skitter.scheduler": [
         "AutoThrottle",
         "BreakerState",

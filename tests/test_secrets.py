@@ -63,15 +63,24 @@ def test_other_settings_are_not(name: str) -> None:
 @pytest.mark.parametrize(
     "make",
     [
-        lambda: Settings({"AWS_SECRET_ACCESS_KEY": "hunter2-aws"}),
-        lambda: Settings.resolve(env={"SKITTER_AWS_SECRET_ACCESS_KEY": "hunter2-aws"}),
         lambda: Settings({"FTP_PASSWORD": "hunter2-aws"}),
+        lambda: Settings.resolve(env={"SKITTER_FTP_PASSWORD": "hunter2-aws"}),
     ],
 )
 def test_a_refused_secret_setting_does_not_print_its_value(make: Any) -> None:
     with pytest.raises(ConfigError, match=r"_(KEY|PASSWORD) \('\*\*\*'\)") as raised:
         make()
     assert "hunter2-aws" not in str(raised.value)
+
+
+def test_aws_credentials_are_masked_when_settings_are_shown() -> None:
+    settings = Settings.resolve(
+        project={"AWS_SECRET_ACCESS_KEY": "hunter2-aws", "AWS_ACCESS_KEY_ID": "AKIDHUNTER2"},
+        env={"SKITTER_AWS_SESSION_TOKEN": "hunter2-token"},
+    )
+    shown = repr(settings)
+    assert "hunter2" not in shown and "HUNTER2" not in shown
+    assert settings["AWS_SECRET_ACCESS_KEY"] == "hunter2-aws"
 
 
 def test_settings_repr_masks_secrets_and_urls_in_values() -> None:

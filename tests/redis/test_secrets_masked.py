@@ -164,7 +164,8 @@ async def test_no_secret_is_printed_shown_or_written_anywhere(
     for n, body in enumerate(bodies):
         seen[f"dashboard page {n}"] = body
 
-    # Failure paths: a wrong password, Redis out of reach, a feed URI and an AWS key.
+    # Failure paths: a wrong password, Redis out of reach, a feed URI, an AWS key (an S3
+    # setting now: a bad one beside it fails the start) and a refused secret setting.
     wrong = locked.url.replace("redis://", f"redis://:{WRONG_PASSWORD}@")
     gone = f"redis://:{REDIS_PASSWORD}@127.0.0.1:1/0"
     failures = {
@@ -174,8 +175,9 @@ async def test_no_secret_is_printed_shown_or_written_anywhere(
         "dashboard, wrong password": ("dashboard", "--redis", wrong),
         "dashboard, unreachable": ("dashboard", "--redis", gone),
         "feed URI": ("crawl", str(spider), "-o", f"sftp://user:{FEED_PASSWORD}@host/items.jsonl"),
-        "AWS key": ("crawl", str(spider), "-s", f"AWS_SECRET_ACCESS_KEY={AWS_SECRET}"),
-        "AWS key from the environment": ("crawl", str(spider)),
+        "AWS key from the environment": ("crawl", str(spider), "-s",
+                                         "AWS_MAX_POOL_CONNECTIONS=many"),
+        "refused secret": ("crawl", str(spider), "-s", f"FTP_PASSWORD={AWS_SECRET}"),
     }  # fmt: skip
     for name, args in failures.items():
         env = {"SKITTER_AWS_SECRET_ACCESS_KEY": AWS_SECRET} if "environment" in name else None
@@ -183,7 +185,8 @@ async def test_no_secret_is_printed_shown_or_written_anywhere(
         assert code == 2, (name, seen[name])
         assert "Traceback" not in seen[name], (name, seen[name])
     assert "sftp://user:***@host/items.jsonl" in seen["feed URI"]
-    assert "AWS_SECRET_ACCESS_KEY ('***')" in seen["AWS key"]
+    assert "AWS_MAX_POOL_CONNECTIONS" in seen["AWS key from the environment"]
+    assert "FTP_PASSWORD ('***')" in seen["refused secret"]
 
     for where, text in seen.items():
         assert_no_secret(where, text)

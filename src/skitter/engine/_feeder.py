@@ -28,6 +28,7 @@ from skitter.engine._project import Project
 from skitter.exceptions import FatalError, FrontierUnavailable, InvalidURL
 from skitter.http import Request
 from skitter.items import is_item
+from skitter.pipelines import MediaPending
 from skitter.scheduler import own_taskid
 from skitter.spider import aiter_output
 
@@ -131,7 +132,10 @@ class StartFeeder:
                             own_taskid(request, f"s{index}")
                     await self._enqueue_patiently(request)
                 elif is_item(request):  # Scrapy 2.13: start() may yield items too
-                    await project.pipelines.process_item(request, project.spider)
+                    result = await project.pipelines.process_item(request, project.spider)
+                    if result.__class__ is MediaPending:
+                        for media in result.requests:
+                            await self._enqueue_patiently(media)
                 elif request is not None:
                     self._bad_output(project, request, "start")
                 index += 1

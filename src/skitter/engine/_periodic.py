@@ -16,6 +16,7 @@ from skitter.engine._project import Project
 from skitter.exceptions import FatalError, FrontierUnavailable
 from skitter.http import Request
 from skitter.items import is_item
+from skitter.pipelines import MediaPending
 from skitter.spider import aiter_output
 
 __all__ = ["run_every"]
@@ -42,7 +43,9 @@ async def run_every(
                 if isinstance(obj, Request):
                     batch.append(obj)
                 elif is_item(obj):
-                    await project.pipelines.process_item(obj, project.spider)
+                    result = await project.pipelines.process_item(obj, project.spider)
+                    if result.__class__ is MediaPending:
+                        batch.extend(result.requests)
                 elif obj is not None:
                     bad_output(project, obj, name)
             if batch:

@@ -7,6 +7,11 @@ the crawl goes on. A frontier that cannot be reached and a ``FatalError`` (a fee
 cannot be written) are the errors passed up: the task's children or items could not be
 stored, so the task must not be acknowledged.
 
+A media request (``meta[MEDIA_META]``, made by the files and images pipelines) is not
+the spider's: its response or error goes to ``media_done``, which hands it to the
+pipelines, and then queues the item's next media request or counts the item that came
+out.
+
 An errback gets a ``Failure`` wrapping the exception, as Scrapy's errbacks get Twisted's
 (``skitter._failure``); a callback's unhandled exception is sent as spider_error.
 """
@@ -29,6 +34,7 @@ from skitter.exceptions import (
 )
 from skitter.http import Request, Response
 from skitter.items import is_item
+from skitter.pipelines import MEDIA_META, MediaPending
 from skitter.signals import spider_error
 from skitter.spider import aiter_output
 
@@ -53,6 +59,8 @@ class Scraper:
     async def handle_response(self, project: Project, response: Response) -> int:
         """Run the response through the spider; returns how many items it yielded."""
         request = response.request
+        if request.meta and MEDIA_META in request.meta:
+            return await self.media_done(project, request, response=response)
         try:
             await project.spider_mw.process_input(response)
         except Exception as exc:
@@ -71,6 +79,8 @@ class Scraper:
         exc: BaseException,
         response: Response | None = None,
     ) -> int:
+        if request.meta and MEDIA_META in request.meta:
+            return await self.media_done(project, request, error=exc)
         if request.errback is None:
             if not isinstance(exc, HttpError | IgnoreRequest):
                 project.stats.inc(f"engine/failed_requests/{type(exc).__name__}")
@@ -83,6 +93,28 @@ class Scraper:
                 request.url, status=0, request=request, flags=["failed"]
             )
         return await self.run_callback(project, response, request.errback, Failure(exc, request))
+
+    async def media_done(
+        self,
+        project: Project,
+        request: Request,
+        response: Response | None = None,
+        error: BaseException | None = None,
+    ) -> int:
+        """A media task ended: its pipeline queues the item's next media request, or the
+        item goes on through the pipelines after it (no spider middleware: the spider
+        did not ask for this response). 1 if an item came out."""
+        try:
+            result = await project.pipelines.media_done(request, project.spider, response, error)
+        except CloseSpider as exc:
+            project.request_close(exc.reason)
+            return 0
+        if result.__class__ is MediaPending:
+            await self._enqueue(project, result.requests)
+            return 0
+        if project.limits:
+            self._check_limits(project)
+        return 0 if result is None else 1
 
     async def run_callback(
         self,
@@ -152,7 +184,9 @@ class Scraper:
                 continue
             elif is_item(obj):
                 items += 1
-                await pipelines.process_item(obj, spider, response)
+                result = await pipelines.process_item(obj, spider, response)
+                if result.__class__ is MediaPending:
+                    batch.extend(result.requests)  # queued before the task is acked
                 if project.limits:
                     self._check_limits(project)
             else:

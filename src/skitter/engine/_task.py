@@ -23,6 +23,7 @@ from skitter.engine._scraper import Scraper
 from skitter.exceptions import FatalError, FrontierUnavailable
 from skitter.frontier import Lease
 from skitter.http import Request, Response
+from skitter.pipelines import MEDIA_META
 from skitter.signals import response_received
 
 __all__ = ["TaskRunner"]
@@ -132,8 +133,13 @@ class TaskRunner:
                 await project.pipelines.flush()
             await scheduler.complete(lease)
         elif kind is Kind.REDIRECT:
-            assert verdict.redirect is not None
-            await self._enqueue(project, [verdict.redirect])
+            redirect = verdict.redirect
+            assert redirect is not None
+            if redirect.meta and MEDIA_META in redirect.meta:
+                # A link of an item's media chain: its own taskid, so that it never
+                # merges with another item's request for the same URL (its item lost).
+                redirect.taskid = f"{lease.request.taskid}>{redirect.meta['redirect_times']}"
+            await self._enqueue(project, [redirect])
             await scheduler.complete(lease)
         elif kind is Kind.RETRY:
             await scheduler.retry(lease, verdict.reason, verdict.retry_delay)

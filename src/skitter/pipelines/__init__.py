@@ -1,4 +1,8 @@
-"""Item pipelines, feed exports, and items sent to Redis."""
+"""Item pipelines, feed exports, items sent to Redis, and the media pipelines' seam.
+
+``FilesPipeline`` and ``ImagesPipeline`` live at Scrapy's paths,
+``skitter.pipelines.files`` and ``skitter.pipelines.images``.
+"""
 
 from skitter.pipelines._base import ItemPipeline
 from skitter.pipelines._exporters import (
@@ -10,10 +14,12 @@ from skitter.pipelines._exporters import (
 from skitter.pipelines._feed_options import FEED_FORMATS, FeedOptions, parse_feeds
 from skitter.pipelines._feeds import FeedExporter
 from skitter.pipelines._manager import ItemPipelineManager
+from skitter.pipelines._media import MEDIA_META, MediaPending
 from skitter.pipelines._redis import RedisPipeline
 
 __all__ = [
     "FEED_FORMATS",
+    "MEDIA_META",
     "CsvExporter",
     "FeedExporter",
     "FeedOptions",
@@ -22,6 +28,7 @@ __all__ = [
     "ItemPipelineManager",
     "JsonExporter",
     "JsonLinesExporter",
+    "MediaPending",
     "RedisPipeline",
     "parse_feeds",
 ]

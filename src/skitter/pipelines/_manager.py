@@ -48,6 +48,7 @@ from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import CloseSpider, DropItem, FatalError, StorageError
 from skitter.pipelines._base import ItemHook, ItemPipeline, SpiderHook
 from skitter.pipelines._feeds import FeedExporter, build_feeds
+from skitter.pipelines._media import MEDIA_META, MediaPending, MediaPipeline
 from skitter.signals import (
     SignalManager,
     feed_exporter_closed,
@@ -60,7 +61,8 @@ from skitter.signals import (
 __all__ = ["ItemPipelineManager"]
 
 Logger = logging.Logger | logging.LoggerAdapter[logging.Logger]
-_Step = tuple[str, ItemHook, bool]
+#: (name, process_item, is async, the MediaPipeline whose turn it is, or None)
+_Step = tuple[str, ItemHook, bool, MediaPipeline | None]
 
 
 def _name(pipeline: ItemPipeline) -> str:
@@ -69,6 +71,11 @@ def _name(pipeline: ItemPipeline) -> str:
 
 def _summary(item: Any) -> str:
     return f"{item!r:.300}"
+
+
+def _media_turn(item: Any, spider: Any) -> Any:
+    """A media pipeline's step is run by ``_run`` through the pipeline itself."""
+    raise AssertionError("a media pipeline's step is never called directly")
 
 
 async def _call(method: SpiderHook, spider: Any) -> None:
@@ -110,8 +117,11 @@ class ItemPipelineManager:
         self._steps: list[_Step] = []
         for pipeline in self.pipelines:
             method = getattr(pipeline, "process_item", None)
-            if callable(method):
-                self._steps.append((_name(pipeline), method, inspect.iscoroutinefunction(method)))
+            if isinstance(pipeline, MediaPipeline):
+                self._steps.append((_name(pipeline), _media_turn, True, pipeline))
+            elif callable(method):
+                is_async = inspect.iscoroutinefunction(method)
+                self._steps.append((_name(pipeline), method, is_async, None))
         self._opened: list[ItemPipeline] = []
         self._returned_none: set[str] = set()
         #: Why a feed cannot be written (None while all can): every item is refused.
@@ -249,17 +259,70 @@ class ItemPipelineManager:
     # -- items ------------------------------------------------------------------------
     async def process_item(self, item: Any, spider: Any, response: Any = None) -> Any | None:
         """The item as the last pipeline returned it, or None if it was dropped or a
-        pipeline failed on it. Only ``CloseSpider``, a ``FatalError`` (a feed that cannot
-        be written) and cancellation propagate. ``response`` is the one the item came
-        from (None for a start item), for the item signals."""
+        pipeline failed on it, or a ``MediaPending`` when a files or images pipeline
+        holds it until its media tasks end (the caller queues its requests with the
+        task's other requests). Only ``CloseSpider``, a ``FatalError`` (a feed that
+        cannot be written) and cancellation propagate. ``response`` is the one the item
+        came from (None for a start item), for the item signals."""
         if self._feed_failure is not None:
             raise StorageError(self._feed_failure)
+        return await self._run(item, spider, response, 0, None)
+
+    async def media_done(
+        self,
+        request: Any,
+        spider: Any,
+        response: Any = None,
+        error: BaseException | None = None,
+    ) -> Any | None:
+        """A media task of ``request`` ended (``response``, or ``error``): as
+        ``process_item``, for the item the request carries, from the media pipeline
+        that made the request on."""
+        if self._feed_failure is not None:
+            raise StorageError(self._feed_failure)
+        state = request.meta[MEDIA_META]
+        stage = state.get("stage")
+        step = self._steps[stage] if isinstance(stage, int) and stage < len(self._steps) else None
+        pipeline = step[3] if step is not None else None
+        if pipeline is None or f"{type(pipeline).__module__}.{type(pipeline).__qualname__}" != (
+            state.get("pipeline")
+        ):
+            self._log.error(
+                "Media request %s belongs to pipeline %s at position %s, which ITEM_PIPELINES "
+                "no longer has there; its item is lost",
+                request, state.get("pipeline"), stage,
+            )  # fmt: skip
+            self._stats.inc("item_error_count")
+            return None
+        return await self._run(None, spider, response, stage, (request, response, error))
+
+    async def _run(
+        self,
+        item: Any,
+        spider: Any,
+        response: Any,
+        start: int,
+        media: tuple[Any, Any, BaseException | None] | None,
+    ) -> Any | None:
+        """The steps from ``start`` on; ``media`` is a media task's end, which the step
+        at ``start`` (its media pipeline) finishes instead of taking ``item``."""
         current = item
-        for name, method, is_async in self._steps:
+        steps = self._steps
+        for index in range(start, len(steps)):
+            name, method, is_async, media_pipeline = steps[index]
             try:
-                result = method(current, spider)
-                if is_async or result.__class__ is CoroutineType:
-                    result = await result
+                if media_pipeline is None:
+                    result = method(current, spider)
+                    if is_async or result.__class__ is CoroutineType:
+                        result = await result
+                elif media is not None and index == start:
+                    request, media_response, error = media
+                    result = await media_pipeline.finish(request, spider, media_response, error)
+                else:
+                    origin = getattr(response, "url", "") if response is not None else ""
+                    result = await media_pipeline.begin(current, spider, stage=index, origin=origin)
+                if result.__class__ is MediaPending:
+                    return result
             except DropItem as exc:
                 self._dropped(current, exc)
                 if item_dropped in self._signals.live:

@@ -2,9 +2,10 @@
 
 Each group module (``_engine``, ``_politeness``, ``_scheduler``, ``_cluster``,
 ``_downloader``, ``_httpcache``, ``_network``, ``_spider``, ``_browser``, ``_components``,
-``_items``, ``_output``, ``_sessions``) lists the settings of one subsystem; a name is
-defined in exactly one of them (checked here at import). ``KNOWN_NAMES`` adds Scrapy's
-settings skitter refuses (``_scrapy``), so that a typo of either is caught.
+``_items``, ``_media``, ``_aws``, ``_output``, ``_sessions``) lists the settings of one
+subsystem; a name is defined in exactly one of them (checked here at import).
+``KNOWN_NAMES`` adds Scrapy's settings skitter refuses (``_scrapy``), so that a typo of
+either is caught.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from skitter.settings import (
+    _aws,
     _browser,
     _cluster,
     _components,
@@ -19,6 +21,7 @@ from skitter.settings import (
     _engine,
     _httpcache,
     _items,
+    _media,
     _network,
     _output,
     _politeness,
@@ -45,6 +48,8 @@ _GROUPS = (
     _output.GROUP,
     _network.GROUP,
     _sessions.GROUP,
+    _media.GROUP,
+    _aws.GROUP,
 )
 
 

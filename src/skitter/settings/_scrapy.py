@@ -82,11 +82,6 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         None,
     ),
     **_group(
-        "AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_ENDPOINT_URL "
-        "AWS_REGION_NAME AWS_USE_SSL AWS_VERIFY AWS_MAX_POOL_CONNECTIONS",
-        "S3 storage (feeds, files, images) is " + _LATER,
-    ),
-    **_group(
         "CLOSESPIDER_PAGECOUNT_NO_ITEM CLOSESPIDER_TIMEOUT_NO_ITEM",
         _LATER + "; use CLOSESPIDER_PAGECOUNT or CLOSESPIDER_TIMEOUT",
         0,
@@ -173,12 +168,6 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "S3 and GCS storage are " + _LATER,
     ),
     **_group("FEED_TEMPDIR FEED_URI_PARAMS", _LATER, None),
-    **_group(
-        "FILES_STORE FILES_EXPIRES FILES_URLS_FIELD FILES_RESULT_FIELD IMAGES_STORE "
-        "IMAGES_EXPIRES IMAGES_URLS_FIELD IMAGES_RESULT_FIELD IMAGES_THUMBS "
-        "IMAGES_MIN_HEIGHT IMAGES_MIN_WIDTH MEDIA_ALLOW_REDIRECTS",
-        "the files and images pipelines are " + _LATER,
-    ),
     **_group("FORCE_CRAWLER_PROCESS", _ASYNCIO, False),
     **_group("HTTP2_MAX_FRAME_SIZE", "HTTP/2 is " + _LATER),
     **_group("HTTPX_HTTP2_ENABLED", "HTTP/2 is " + _LATER, False),

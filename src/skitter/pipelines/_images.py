@@ -1,0 +1,153 @@
+"""``ImagesPipeline``: ``image_urls`` stored as JPEG, with thumbnails, in ``images``.
+
+Scrapy's behaviour and layout: ``IMAGES_STORE/full/<sha1 of the URL>.jpg`` and
+``thumbs/<name>/<sha1>.jpg`` per IMAGES_THUMBS entry; images are converted to RGB
+(transparency onto white) and saved as JPEG, a JPEG in RGB kept as downloaded; an image
+narrower than IMAGES_MIN_WIDTH or lower than IMAGES_MIN_HEIGHT is an ``ImageException``
+(logged, left out of the results). The checksum is the MD5 of the stored full image.
+Pillow (``skitter[images]``) is imported when the pipeline is built, so a crawl without
+it is refused at start. Decoding and encoding run in a thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from io import BytesIO
+from typing import Any, ClassVar
+
+from skitter.exceptions import ConfigError
+from skitter.http import Request, Response
+from skitter.pipelines._files import FilesPipeline, url_sha1
+from skitter.pipelines._media import FileException, MediaInfo
+from skitter.pipelines._media_store import md5sum
+
+__all__ = ["ImageException", "ImagesPipeline"]
+
+
+class ImageException(FileException):
+    """An image that cannot be used: too small, or not an image Pillow can read."""
+
+
+def _pillow() -> Any:
+    try:
+        from PIL import Image
+    except ImportError:
+        raise ConfigError("ImagesPipeline needs Pillow: pip install 'skitter[images]'") from None
+    return Image
+
+
+class ImagesPipeline(FilesPipeline):
+    """Downloads ``image_urls`` (IMAGES_URLS_FIELD) into IMAGES_STORE; results go to
+    ``images`` (IMAGES_RESULT_FIELD). Override ``file_path`` / ``thumb_path``."""
+
+    PREFIX: ClassVar[str] = "IMAGES"
+    MEDIA_NAME: ClassVar[str] = "image"
+
+    def __init__(self, store_uri: str, *, settings: Any, stats: Any = None) -> None:
+        self._image = _pillow()
+        super().__init__(store_uri, settings=settings, stats=stats)
+        self.min_width: int = settings["IMAGES_MIN_WIDTH"]
+        self.min_height: int = settings["IMAGES_MIN_HEIGHT"]
+        self.thumbs: dict[str, tuple[int, int]] = {}
+        for name, size in dict(settings["IMAGES_THUMBS"]).items():
+            try:
+                width, height = (int(side) for side in size)
+            except (TypeError, ValueError):
+                raise ConfigError(
+                    f"IMAGES_THUMBS[{name!r}] must be (width, height), got {size!r}"
+                ) from None
+            self.thumbs[str(name)] = (width, height)
+
+    def file_path(
+        self,
+        request: Request,
+        response: Response | None = None,
+        info: MediaInfo | None = None,
+        *,
+        item: Any = None,
+    ) -> str:
+        return f"full/{url_sha1(request.url)}.jpg"
+
+    def thumb_path(
+        self,
+        request: Request,
+        thumb_id: str,
+        response: Response | None = None,
+        info: MediaInfo | None = None,
+        *,
+        item: Any = None,
+    ) -> str:
+        return f"thumbs/{thumb_id}/{url_sha1(request.url)}.jpg"
+
+    async def file_downloaded(
+        self, response: Response, request: Request, info: MediaInfo, *, item: Any = None
+    ) -> str:
+        return await self.image_downloaded(response, request, info, item=item)
+
+    async def image_downloaded(
+        self, response: Response, request: Request, info: MediaInfo, *, item: Any = None
+    ) -> str:
+        """Store the image and its thumbnails; the checksum of the full image."""
+        images = await asyncio.to_thread(
+            lambda: list(self.get_images(response, request, info, item=item))
+        )
+        checksum: str | None = None
+        for path, _image, buf in images:
+            data = buf.getvalue()
+            if checksum is None:
+                checksum = md5sum(data)
+            await self.store.persist_file(path, data, "image/jpeg")
+        assert checksum is not None
+        return checksum
+
+    def get_images(
+        self, response: Response, request: Request, info: MediaInfo, *, item: Any = None
+    ) -> Iterator[tuple[str, Any, BytesIO]]:
+        """The full image, then each thumbnail: (path, image, JPEG bytes)."""
+        path = self.file_path(request, response=response, info=info, item=item)
+        try:
+            original = self._image.open(BytesIO(response.body))
+            original.load()
+        except Exception as exc:
+            raise ImageException(f"not an image: {exc}") from None
+        width, height = original.size
+        if width < self.min_width or height < self.min_height:
+            raise ImageException(
+                f"Image too small ({width}x{height} < {self.min_width}x{self.min_height})"
+            )
+        image, buf = self.convert_image(original, response_body=BytesIO(response.body))
+        yield path, image, buf
+        for thumb_id, size in self.thumbs.items():
+            thumb_path = self.thumb_path(request, thumb_id, response=response, info=info, item=item)
+            thumb, thumb_buf = self.convert_image(image, size)
+            yield thumb_path, thumb, thumb_buf
+
+    def convert_image(
+        self,
+        image: Any,
+        size: tuple[int, int] | None = None,
+        *,
+        response_body: BytesIO | None = None,
+    ) -> tuple[Any, BytesIO]:
+        """``image`` in RGB (transparent parts on white) and as JPEG bytes, scaled to fit
+        ``size`` if given; a JPEG already in RGB keeps ``response_body`` unchanged."""
+        pil = self._image
+        as_downloaded = image.format == "JPEG" and image.mode == "RGB"
+        if image.mode == "P":
+            image = image.convert("RGBA")
+        if image.mode in {"RGBA", "LA"}:
+            rgba = image.convert("RGBA")
+            background = pil.new("RGBA", rgba.size, (255, 255, 255))
+            background.paste(rgba, rgba)
+            image = background.convert("RGB")
+        elif image.mode != "RGB":
+            image = image.convert("RGB")
+        if size:
+            image = image.copy()
+            image.thumbnail(size, pil.Resampling.LANCZOS)
+        elif response_body is not None and as_downloaded:
+            return image, response_body
+        buf = BytesIO()
+        image.save(buf, "JPEG")
+        return image, buf

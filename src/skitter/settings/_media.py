@@ -1,0 +1,56 @@
+"""The files and images pipelines (``skitter.pipelines.files``/``images``), Scrapy's names."""
+
+from __future__ import annotations
+
+from skitter.settings._setting import Setting
+
+__all__ = ["GROUP"]
+
+GROUP: list[Setting] = [
+    Setting(
+        "FILES_STORE",
+        None,
+        str,
+        "FilesPipeline: where files go, a directory or s3://bucket/prefix (skitter[s3]); "
+        "the pipeline refuses to start without it.",
+    ),
+    Setting(
+        "FILES_EXPIRES",
+        90,
+        int,
+        "FilesPipeline: days a stored file stays up to date (not downloaded again).",
+    ),
+    Setting("FILES_URLS_FIELD", "file_urls", str, "FilesPipeline: the item field of URLs."),
+    Setting("FILES_RESULT_FIELD", "files", str, "FilesPipeline: the item field of results."),
+    Setting(
+        "IMAGES_STORE",
+        None,
+        str,
+        "ImagesPipeline (skitter[images]): where images go, a directory or "
+        "s3://bucket/prefix; the pipeline refuses to start without it.",
+    ),
+    Setting(
+        "IMAGES_EXPIRES",
+        90,
+        int,
+        "ImagesPipeline: days a stored image stays up to date (not downloaded again).",
+    ),
+    Setting("IMAGES_URLS_FIELD", "image_urls", str, "ImagesPipeline: the item field of URLs."),
+    Setting("IMAGES_RESULT_FIELD", "images", str, "ImagesPipeline: the item field of results."),
+    Setting(
+        "IMAGES_THUMBS",
+        {},
+        dict,
+        "ImagesPipeline: thumbnails, {name: (width, height)}, stored as JPEG under thumbs/<name>/.",
+    ),
+    Setting(
+        "IMAGES_MIN_WIDTH", 0, int, "ImagesPipeline: narrower images are dropped from results."
+    ),
+    Setting("IMAGES_MIN_HEIGHT", 0, int, "ImagesPipeline: lower images are dropped from results."),
+    Setting(
+        "MEDIA_ALLOW_REDIRECTS",
+        False,
+        bool,
+        "Files and images: follow redirects of media URLs (off: a 3xx is a failed file).",
+    ),
+]
