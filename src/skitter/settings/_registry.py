@@ -2,6 +2,7 @@
 
 Each group module (``_engine``, ``_politeness``, ``_scheduler``, ``_cluster``,
 ``_downloader``, ``_httpcache``, ``_network``, ``_spider``, ``_browser``, ``_components``,
+``_feeds``, ``_aws``,
 ``_items``, ``_output``) lists the settings of one subsystem; a name is defined in exactly one of
 them (checked here at import). ``KNOWN_NAMES`` adds Scrapy's settings skitter refuses
 (``_scrapy``), so that a typo of either is caught.
@@ -12,11 +13,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from skitter.settings import (
+    _aws,
     _browser,
     _cluster,
     _components,
     _downloader,
     _engine,
+    _feeds,
     _httpcache,
     _items,
     _network,
@@ -40,6 +43,8 @@ _GROUPS = (
     _spider.GROUP,
     _browser.GROUP,
     _components.GROUP,
+    _feeds.GROUP,
+    _aws.GROUP,
     _items.GROUP,
     _output.GROUP,
     _network.GROUP,

@@ -82,11 +82,6 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         None,
     ),
     **_group(
-        "AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_ENDPOINT_URL "
-        "AWS_REGION_NAME AWS_USE_SSL AWS_VERIFY AWS_MAX_POOL_CONNECTIONS",
-        "S3 storage (feeds, files, images) is " + _LATER,
-    ),
-    **_group(
         "CLOSESPIDER_PAGECOUNT_NO_ITEM CLOSESPIDER_TIMEOUT_NO_ITEM",
         _LATER + "; use CLOSESPIDER_PAGECOUNT or CLOSESPIDER_TIMEOUT",
         0,
@@ -157,22 +152,31 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
     ),
     **_group("DUPEFILTER_DEBUG SCHEDULER_DEBUG", _LATER, False),
     **_group("EDITOR TEMPLATES_DIR", "skitter has no edit or genspider command yet"),
-    **_group("FEED_EXPORT_BATCH_ITEM_COUNT", "feed batches are " + _LATER, 0),
-    **_group("FEED_EXPORT_FIELDS", "set 'fields' in the FEEDS options", None),
-    **_group("FEED_EXPORT_INDENT", "set 'indent' in the FEEDS options", None),
-    **_group("FEED_EXPORTERS FEED_STORAGES", "custom exporters and storages are " + _LATER, {}),
-    **_group("FEED_FORMAT FEED_URI", "use FEEDS (or -o FILE)"),
-    **_group("FEED_STORE_EMPTY", "a feed is always created, also when empty", True),
     **_group(
-        "FEED_STORAGE_FTP_ACTIVE FTP_PASSIVE_MODE FTP_USER FTP_PASSWORD",
-        "ftp:// storage and downloads are " + _LATER,
+        "FEED_EXPORTERS FEED_STORAGES",
+        "custom exporters and storages are " + _LATER + "; the built-in formats are "
+        "jsonl, json, csv, xml, marshal and pickle, the storages files, stdout:, s3:// "
+        "and ftp://",
+        {},
     ),
     **_group(
-        "FEED_STORAGE_GCS_ACL FEED_STORAGE_S3_ACL FILES_STORE_GCS_ACL "
-        "FILES_STORE_S3_ACL IMAGES_STORE_GCS_ACL IMAGES_STORE_S3_ACL GCS_PROJECT_ID",
-        "S3 and GCS storage are " + _LATER,
+        "FEED_FORMAT FEED_URI",
+        "deprecated in Scrapy and not supported: use FEEDS = {uri: {'format': ...}} (or -o FILE)",
     ),
-    **_group("FEED_TEMPDIR FEED_URI_PARAMS", _LATER, None),
+    **_group(
+        "FTP_PASSIVE_MODE FTP_USER FTP_PASSWORD",
+        "ftp:// downloads are " + _LATER + "; for ftp:// feeds put the user and password in "
+        "the URI (passive unless FEED_STORAGE_FTP_ACTIVE)",
+    ),
+    **_group(
+        "FEED_STORAGE_GCS_ACL FILES_STORE_GCS_ACL IMAGES_STORE_GCS_ACL GCS_PROJECT_ID",
+        "gs:// storage is " + _LATER + " (GCS's S3-compatible endpoint works through "
+        "AWS_ENDPOINT_URL)",
+    ),
+    **_group(
+        "FILES_STORE_S3_ACL IMAGES_STORE_S3_ACL",
+        "the files and images pipelines are " + _LATER,
+    ),
     **_group(
         "FILES_STORE FILES_EXPIRES FILES_URLS_FIELD FILES_RESULT_FIELD IMAGES_STORE "
         "IMAGES_EXPIRES IMAGES_URLS_FIELD IMAGES_RESULT_FIELD IMAGES_THUMBS "

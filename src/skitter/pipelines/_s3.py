@@ -1,0 +1,133 @@
+"""S3 for skitter: Scrapy's ``AWS_*`` settings turned into an aiobotocore client, and the
+S3 feed storage. Imported only when something uses S3 (``skitter[s3]``).
+
+``AWS_ENDPOINT_URL`` points at any S3-compatible store (MinIO, Ceph, R2, GCS's XML
+API, moto); an endpoint given by IP address or ``localhost`` gets path-style addressing
+(``http://host/bucket/key``), since a bucket cannot be a subdomain of an IP. Keys left
+unset fall back to botocore's usual chain (environment, shared files, instance role).
+``s3://KEY:SECRET@bucket/path`` in a feed URI is accepted too, as in Scrapy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from skitter.exceptions import ConfigError
+
+__all__ = ["S3Config", "S3FeedStorage", "s3_client", "split_s3_uri"]
+
+_EXTRA = "S3 needs the s3 extra: pip install 'skitter[s3]'"
+
+
+@dataclass(frozen=True, slots=True)
+class S3Config:
+    """The ``AWS_*`` settings (repr hides the secrets)."""
+
+    access_key: str | None = None
+    secret_key: str | None = None
+    session_token: str | None = None
+    endpoint_url: str | None = None
+    region: str | None = None
+    use_ssl: bool | None = None
+    verify: bool | str | None = None
+    max_pool_connections: int | None = None
+    acl: str | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any], *, acl_setting: str = "") -> S3Config:
+        get = settings.get
+        return cls(
+            access_key=get("AWS_ACCESS_KEY_ID") or None,
+            secret_key=get("AWS_SECRET_ACCESS_KEY") or None,
+            session_token=get("AWS_SESSION_TOKEN") or None,
+            endpoint_url=get("AWS_ENDPOINT_URL") or None,
+            region=get("AWS_REGION_NAME") or None,
+            use_ssl=get("AWS_USE_SSL"),
+            verify=get("AWS_VERIFY"),
+            max_pool_connections=get("AWS_MAX_POOL_CONNECTIONS") or None,
+            acl=(get(acl_setting) or None) if acl_setting else None,
+        )
+
+    def __repr__(self) -> str:
+        return f"S3Config(endpoint_url={self.endpoint_url!r}, region={self.region!r})"
+
+
+def split_s3_uri(uri: str) -> tuple[str, str, str | None, str | None]:
+    """``s3://[KEY:SECRET@]bucket/path`` as (bucket, key, access key, secret key)."""
+    parts = urlsplit(uri)
+    if parts.scheme != "s3" or not parts.hostname:
+        raise ConfigError("an S3 URI is s3://bucket/key")
+    user = unquote(parts.username) if parts.username else None
+    password = unquote(parts.password) if parts.password else None
+    return parts.hostname, parts.path.lstrip("/"), user, password
+
+
+def _path_style(endpoint: str | None) -> bool:
+    if not endpoint:
+        return False
+    host = urlsplit(endpoint).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+@asynccontextmanager
+async def s3_client(
+    config: S3Config, *, access_key: str | None = None, secret_key: str | None = None
+) -> AsyncIterator[Any]:
+    """An aiobotocore S3 client for ``config`` (keys given here win over the settings')."""
+    try:
+        from aiobotocore.config import AioConfig
+        from aiobotocore.session import get_session
+    except ImportError:  # pragma: no cover - the extra was checked at start
+        raise ConfigError(_EXTRA) from None
+    options: dict[str, Any] = {}
+    if _path_style(config.endpoint_url):
+        options["s3"] = {"addressing_style": "path"}
+    if config.max_pool_connections:
+        options["max_pool_connections"] = config.max_pool_connections
+    kwargs: dict[str, Any] = {
+        "region_name": config.region,
+        "endpoint_url": config.endpoint_url,
+        "aws_access_key_id": access_key or config.access_key,
+        "aws_secret_access_key": secret_key or config.secret_key,
+        "aws_session_token": config.session_token,
+        # skitter retries a whole store itself; one attempt each keeps the bound clear
+        "config": AioConfig(retries={"max_attempts": 1}, **options),
+    }
+    if config.use_ssl is not None:
+        kwargs["use_ssl"] = config.use_ssl
+    if config.verify is not None:
+        kwargs["verify"] = config.verify
+    async with get_session().create_client("s3", **kwargs) as client:
+        yield client
+
+
+class S3FeedStorage:
+    """Stores a finished feed file as one S3 object (``FEED_STORAGE_S3_ACL`` applied)."""
+
+    name = "S3FeedStorage"
+
+    def __init__(self, settings: Mapping[str, Any]) -> None:
+        self._config = S3Config.from_settings(settings, acl_setting="FEED_STORAGE_S3_ACL")
+
+    async def store(self, source: Path, target: str) -> None:
+        bucket, key, access_key, secret_key = split_s3_uri(target)
+        extra: dict[str, Any] = {"ACL": self._config.acl} if self._config.acl else {}
+        body = await asyncio.to_thread(source.read_bytes)
+        async with s3_client(self._config, access_key=access_key, secret_key=secret_key) as client:
+            await client.put_object(Bucket=bucket, Key=key, Body=body, **extra)
+
+    async def aclose(self) -> None:
+        return None
