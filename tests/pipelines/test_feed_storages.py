@@ -1,0 +1,287 @@
+"""Remote feed storages against real servers the tests start on 127.0.0.1: moto's S3
+server and pyftpdlib's FTP server. Crawls write, the tests read the objects back."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import logging
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from moto.server import ThreadedMotoServer
+
+from skitter import Crawler, Request, Spider
+from skitter.exceptions import ConfigError, CrawlFailed
+from skitter.pipelines import _feed_uploads, parse_feeds
+
+with warnings.catch_warnings():  # pyftpdlib runs on asyncore before Python 3.12
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from pyftpdlib.authorizers import DummyAuthorizer
+    from pyftpdlib.handlers import FTPHandler
+    from pyftpdlib.servers import FTPServer
+
+SECRET = "hunter2-secret"
+ITEMS = 7
+
+
+class Numbers(Spider):
+    """ITEMS pages (data: URLs, no server needed), one item each."""
+
+    name = "numbers"
+    allowed_schemes = ["data"]
+
+    def start_requests(self) -> Any:
+        for n in range(ITEMS):
+            yield Request(f"data:,{n}")
+
+    def parse(self, response: Any) -> Any:
+        yield {"n": int(response.text), "tags": ["a", "b"]}
+
+
+@pytest.fixture
+def s3() -> Iterator[tuple[str, Any]]:
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    endpoint = f"http://{host}:{port}"
+    client = boto3.client(
+        "s3",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key=SECRET,
+    )
+    client.create_bucket(Bucket="feeds")
+    try:
+        yield endpoint, client
+    finally:
+        server.stop()
+
+
+def s3_settings(endpoint: str) -> dict[str, Any]:
+    return {
+        "AWS_ENDPOINT_URL": endpoint,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": SECRET,
+        "AWS_REGION_NAME": "us-east-1",
+    }
+
+
+class StallingHandler(FTPHandler):
+    """Holds every STOR while ``stall`` is set (a server that hangs mid-upload)."""
+
+    stall = threading.Event()
+    stalled = threading.Event()
+
+    def ftp_STOR(self, file: str, mode: str = "w") -> Any:
+        if self.stall.is_set():
+            self.stalled.set()
+            while self.stall.is_set():
+                time.sleep(0.05)
+            return None
+        return super().ftp_STOR(file, mode)
+
+
+@pytest.fixture
+def ftp(tmp_path: Path) -> Iterator[tuple[int, Path, Any]]:
+    home = tmp_path / "ftp"
+    home.mkdir()
+    authorizer = DummyAuthorizer()
+    authorizer.add_user("user", SECRET, str(home), perm="elradfmwMT")
+    handler = type("Handler", (StallingHandler,), {"authorizer": authorizer})
+    handler.stall = threading.Event()
+    handler.stalled = threading.Event()
+    server = FTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"timeout": 0.1}, daemon=True)
+    thread.start()
+    try:
+        yield server.address[1], home, handler
+    finally:
+        handler.stall.clear()
+        server.close_all()
+        thread.join(5)
+
+
+def lines_of(data: bytes) -> list[int]:
+    return [json.loads(line)["n"] for line in data.decode().splitlines()]
+
+
+def read_tree(home: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(home)): p.read_bytes() for p in home.rglob("*") if p.is_file()}
+
+
+async def test_a_crawl_writes_s3_objects_in_batches_and_compressed(s3, caplog) -> None:
+    endpoint, client = s3
+    feeds = {
+        "s3://feeds/%(name)s/part-%(batch_id)d.jsonl": {"batch_item_count": 3},
+        "s3://feeds/all.jsonl.gz": {"format": "jsonl", "postprocessing": ["gzip"]},
+        "s3://feeds/all.csv": {"fields": ["n", "tags"]},
+    }
+    with caplog.at_level(logging.DEBUG):
+        stats = await Crawler(Numbers, {"FEEDS": feeds, **s3_settings(endpoint)}).run()
+    listed = client.list_objects_v2(Bucket="feeds")["Contents"]
+    keys = sorted(obj["Key"] for obj in listed)
+    assert keys == [
+        "all.csv",
+        "all.jsonl.gz",
+        "numbers/part-1.jsonl",
+        "numbers/part-2.jsonl",
+        "numbers/part-3.jsonl",
+    ]
+
+    def body(key: str) -> bytes:
+        return bytes(client.get_object(Bucket="feeds", Key=key)["Body"].read())
+
+    parts = [lines_of(body(f"numbers/part-{i}.jsonl")) for i in (1, 2, 3)]
+    assert [len(p) for p in parts] == [3, 3, 1]
+    assert sorted(sum(parts, [])) == list(range(ITEMS))
+    assert sorted(lines_of(gzip.decompress(body("all.jsonl.gz")))) == list(range(ITEMS))
+    rows = body("all.csv").decode().splitlines()
+    assert rows[0] == "n,tags" and sorted(rows[1:]) == [f'{n},"a,b"' for n in range(ITEMS)]
+    assert stats["feedexport/success_count/S3FeedStorage"] == 5
+    assert SECRET not in caplog.text and SECRET not in repr(stats)
+
+
+async def test_a_crawl_writes_to_ftp_creating_folders(ftp, caplog) -> None:
+    port, home, _ = ftp
+    feeds = {
+        f"ftp://user:{SECRET}@127.0.0.1:{port}/deep/er/items-%(batch_id)d.jsonl": {
+            "batch_item_count": 4
+        },
+        f"ftp://user:{SECRET}@127.0.0.1:{port}/all.xml": {},
+    }
+    with caplog.at_level(logging.DEBUG):
+        stats = await Crawler(Numbers, {"FEEDS": feeds}).run()
+    tree = read_tree(home)
+    assert sorted(tree) == ["all.xml", "deep/er/items-1.jsonl", "deep/er/items-2.jsonl"]
+    assert len(lines_of(tree["deep/er/items-1.jsonl"])) == 4
+    got = lines_of(tree["deep/er/items-1.jsonl"]) + lines_of(tree["deep/er/items-2.jsonl"])
+    assert sorted(got) == list(range(ITEMS))
+    assert tree["all.xml"].count(b"<item>") == ITEMS
+    assert stats["feedexport/success_count/FTPFeedStorage"] == 3
+    assert SECRET not in caplog.text and "user:***@127.0.0.1" in caplog.text
+
+
+async def test_active_ftp(ftp) -> None:
+    port, home, _ = ftp
+    feeds = {f"ftp://user:{SECRET}@127.0.0.1:{port}/a.jsonl": {}}
+    await Crawler(Numbers, {"FEEDS": feeds, "FEED_STORAGE_FTP_ACTIVE": True}).run()
+    assert sorted(lines_of(read_tree(home)["a.jsonl"])) == list(range(ITEMS))
+
+
+async def test_a_failed_upload_fails_the_crawl_without_showing_the_password(
+    monkeypatch, caplog
+) -> None:
+    monkeypatch.setattr(_feed_uploads, "RETRY_DELAYS", (0.01, 0.01))
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    feeds = {f"ftp://user:{SECRET}@127.0.0.1:{port}/items.jsonl": {}}
+    with pytest.raises(CrawlFailed) as raised:
+        await Crawler(Numbers, {"FEEDS": feeds}).run()
+    reason = raised.value.reason
+    assert f"feed 'ftp://user:***@127.0.0.1:{port}/items.jsonl': cannot upload" in reason
+    assert "after 3 tries" in reason
+    assert raised.value.stats["feedexport/failed_count/FTPFeedStorage"] == 1
+    assert raised.value.stats["feedexport/upload_retries"] == 2
+    assert SECRET not in caplog.text and SECRET not in reason
+    assert SECRET not in repr(raised.value.stats)
+
+
+def test_unknown_and_unsupported_storages_are_refused_at_start() -> None:
+    with pytest.raises(ConfigError, match="not supported yet"):
+        parse_feeds({"gs://bucket/x.jsonl": {}})
+    with pytest.raises(ConfigError, match="unknown storage") as raised:
+        parse_feeds({f"sftp://u:{SECRET}@h/x.jsonl": {}})
+    assert SECRET not in str(raised.value)
+
+
+def test_a_missing_extra_is_named(monkeypatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "aiobotocore" else real(name)
+    )
+    with pytest.raises(ConfigError, match=r"pip install 'skitter\[s3\]'"):
+        parse_feeds({"s3://bucket/x.jsonl": {}})
+
+
+CHILD = textwrap.dedent(
+    """
+    import asyncio, sys
+    from skitter import Crawler, Request, Spider
+
+    class Numbers(Spider):
+        name = "numbers"
+        allowed_schemes = ["data"]
+
+        def start_requests(self):
+            for n in range(int(sys.argv[3])):
+                yield Request(f"data:,{n}")
+
+        def parse(self, response):
+            yield {"n": int(response.text)}
+
+    feeds = {sys.argv[1]: {"batch_item_count": 4}}
+    settings = {"FEEDS": feeds, "CONCURRENT_REQUESTS": 1}
+    asyncio.run(Crawler(Numbers, settings, job_dir=sys.argv[2]).run())
+    """
+)
+
+
+def run_child(uri: str, job: Path, count: int) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", CHILD, uri, str(job), str(count)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+async def test_a_crawl_killed_during_an_upload_resumes_without_losing_items(ftp, tmp_path) -> None:
+    port, home, handler = ftp
+    uri = f"ftp://user:{SECRET}@127.0.0.1:{port}/out/part-%(batch_id)d.jsonl"
+    job = tmp_path / "job"
+    handler.stall.set()  # every upload hangs: the first one never finishes
+    child = run_child(uri, job, 10)
+    try:
+        stalled = await asyncio.to_thread(handler.stalled.wait, 60)
+        assert stalled, child.stderr.read() if child.poll() is not None else "no upload"
+        await asyncio.sleep(1.0)  # the crawl goes on and checkpoints while it hangs
+        child.kill()
+        await asyncio.to_thread(child.wait, 30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(30)
+        assert child.stderr is not None
+        child.stderr.close()
+    handler.stall.clear()
+    assert not read_tree(home).get("out/part-1.jsonl")  # nothing stored yet
+    resumed = run_child(uri, job, 10)
+    _, err = await asyncio.to_thread(resumed.communicate, None, 60)
+    assert resumed.returncode == 0, err
+    tree = read_tree(home)
+    got = sorted(n for key in tree for n in lines_of(tree[key]))
+    assert got == list(range(10)), tree  # every item, exactly once
+    assert sorted(tree) == ["out/part-1.jsonl", "out/part-2.jsonl", "out/part-3.jsonl"]
+    assert SECRET not in err and SECRET not in _job_files_text(job)
+
+
+def _job_files_text(job: Path) -> str:
+    return "".join(p.read_bytes().decode("latin-1") for p in job.rglob("*") if p.is_file())
