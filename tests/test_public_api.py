@@ -124,6 +124,7 @@ PINNED = {
         "parse_retry_after",
     ],
     "skitter.extensions": [],
+    "skitter.extensions.postprocessing": ["Bz2Plugin", "GzipPlugin", "LZMAPlugin", "ZstdPlugin"],
     "skitter.extensions.httpcache": [
         "CorruptEntry",
         "DummyPolicy",
@@ -237,7 +238,10 @@ PINNED = {
         "ItemPipelineManager",
         "JsonExporter",
         "JsonLinesExporter",
+        "MarshalExporter",
+        "PickleExporter",
         "RedisPipeline",
+        "XmlExporter",
         "parse_feeds",
     ],
     "skitter.scheduler": [

@@ -146,7 +146,7 @@ async def test_a_crawl_writes_s3_objects_in_batches_and_compressed(s3, caplog) -
 
     parts = [lines_of(body(f"numbers/part-{i}.jsonl")) for i in (1, 2, 3)]
     assert [len(p) for p in parts] == [3, 3, 1]
-    assert sorted(sum(parts, [])) == list(range(ITEMS))
+    assert sorted(n for part in parts for n in part) == list(range(ITEMS))
     assert sorted(lines_of(gzip.decompress(body("all.jsonl.gz")))) == list(range(ITEMS))
     rows = body("all.csv").decode().splitlines()
     assert rows[0] == "n,tags" and sorted(rows[1:]) == [f'{n},"a,b"' for n in range(ITEMS)]

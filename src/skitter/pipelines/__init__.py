@@ -1,4 +1,4 @@
-"""Item pipelines, feed exports, and items sent to Redis."""
+"""Item pipelines, feed exports (files, stdout, S3, FTP), and items sent to Redis."""
 
 from skitter.pipelines._base import ItemPipeline
 from skitter.pipelines._exporters import (
@@ -10,6 +10,7 @@ from skitter.pipelines._exporters import (
 from skitter.pipelines._feed_options import FEED_FORMATS, FeedOptions, parse_feeds
 from skitter.pipelines._feeds import FeedExporter
 from skitter.pipelines._manager import ItemPipelineManager
+from skitter.pipelines._more_exporters import MarshalExporter, PickleExporter, XmlExporter
 from skitter.pipelines._redis import RedisPipeline
 
 __all__ = [
@@ -22,6 +23,9 @@ __all__ = [
     "ItemPipelineManager",
     "JsonExporter",
     "JsonLinesExporter",
+    "MarshalExporter",
+    "PickleExporter",
     "RedisPipeline",
+    "XmlExporter",
     "parse_feeds",
 ]

@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 from skitter._components import load_object
 from skitter._secrets import mask_url
 from skitter.exceptions import ConfigError
-from skitter.extensions import postprocessing
+from skitter.extensions import _postprocessing as postprocessing
 from skitter.pipelines._exporters import (
     CsvExporter,
     ItemExporter,
