@@ -167,7 +167,8 @@ class JobDir:
         batches = meta.get("feed_batches", {})
         for feed in project.pipelines.feeds:
             feed.resume_batch = batches.get(feed.key)
-            if feed.options.overwrite:
+            if feed.options.overwrite and not feed.options.staged:
+                # (a staged feed continues its staging file; its target is replaced)
                 log.warning(
                     "Resuming job %s: appending to %s instead of overwriting it, so that the "
                     "items of the earlier runs are kept",

@@ -80,12 +80,17 @@ def s3_settings(endpoint: str) -> dict[str, Any]:
 
 
 class StallingHandler(FTPHandler):
-    """Holds every STOR while ``stall`` is set (a server that hangs mid-upload)."""
+    """Holds every STOR while ``stall`` is set (a server that hangs mid-upload), refuses
+    it while ``refuse`` is set."""
 
     stall = threading.Event()
     stalled = threading.Event()
+    refuse = threading.Event()
 
     def ftp_STOR(self, file: str, mode: str = "w") -> Any:
+        if self.refuse.is_set():
+            self.respond("552 Refused by the test.")
+            return None
         if self.stall.is_set():
             self.stalled.set()
             while self.stall.is_set():
@@ -103,6 +108,7 @@ def ftp(tmp_path: Path) -> Iterator[tuple[int, Path, Any]]:
     handler = type("Handler", (StallingHandler,), {"authorizer": authorizer})
     handler.stall = threading.Event()
     handler.stalled = threading.Event()
+    handler.refuse = threading.Event()
     server = FTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, kwargs={"timeout": 0.1}, daemon=True)
     thread.start()
@@ -122,15 +128,19 @@ def read_tree(home: Path) -> dict[str, bytes]:
     return {str(p.relative_to(home)): p.read_bytes() for p in home.rglob("*") if p.is_file()}
 
 
-async def test_a_crawl_writes_s3_objects_in_batches_and_compressed(s3, caplog) -> None:
+async def test_a_crawl_writes_s3_objects_in_batches_and_compressed(s3, caplog, tmp_path) -> None:
     endpoint, client = s3
     feeds = {
         "s3://feeds/%(name)s/part-%(batch_id)d.jsonl": {"batch_item_count": 3},
         "s3://feeds/all.jsonl.gz": {"format": "jsonl", "postprocessing": ["gzip"]},
         "s3://feeds/all.csv": {"fields": ["n", "tags"]},
     }
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    settings = {"FEEDS": feeds, "FEED_TEMPDIR": str(staging), **s3_settings(endpoint)}
     with caplog.at_level(logging.DEBUG):
-        stats = await Crawler(Numbers, {"FEEDS": feeds, **s3_settings(endpoint)}).run()
+        stats = await Crawler(Numbers, settings).run()
+    assert not any(staging.iterdir())  # the staging files are gone once stored
     listed = client.list_objects_v2(Bucket="feeds")["Contents"]
     keys = sorted(obj["Key"] for obj in listed)
     assert keys == [
@@ -198,6 +208,31 @@ async def test_a_failed_upload_fails_the_crawl_without_showing_the_password(
     assert raised.value.stats["feedexport/upload_retries"] == 2
     assert SECRET not in caplog.text and SECRET not in reason
     assert SECRET not in repr(raised.value.stats)
+
+
+async def test_a_refused_upload_is_stored_when_the_job_resumes(ftp, tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(_feed_uploads, "RETRY_DELAYS", (0.01,))
+    port, home, handler = ftp
+    feeds = {f"ftp://user:{SECRET}@127.0.0.1:{port}/p-%(batch_id)d.jsonl": {"batch_item_count": 3}}
+    job = tmp_path / "job"
+    handler.refuse.set()
+    with pytest.raises(CrawlFailed, match="cannot upload"):
+        await Crawler(Numbers, {"FEEDS": feeds}, job_dir=job).run()
+    assert read_tree(home) == {}
+    assert len(list((job / "feeds").glob("*.done"))) >= 1  # kept for the resume
+    handler.refuse.clear()
+    await Crawler(Numbers, {"FEEDS": feeds}, job_dir=job).run()
+    tree = read_tree(home)
+    assert sorted(n for data in tree.values() for n in lines_of(data)) == list(range(ITEMS))
+    assert sorted(tree) == ["p-1.jsonl", "p-2.jsonl", "p-3.jsonl"]
+
+
+def test_aws_verify_reads_text_as_a_boolean() -> None:
+    from skitter.pipelines._s3 import S3Config
+
+    assert S3Config.from_settings({"AWS_VERIFY": "false"}).verify is False
+    assert S3Config.from_settings({"AWS_VERIFY": "/ca.pem"}).verify == "/ca.pem"
+    assert SECRET not in repr(S3Config.from_settings({"AWS_SECRET_ACCESS_KEY": SECRET}))
 
 
 def test_unknown_and_unsupported_storages_are_refused_at_start() -> None:

@@ -243,8 +243,9 @@ def _parse_one(
     overwrite = options.get("overwrite", _STORAGES[scheme][0])
     if scheme == "s3" and not overwrite:
         raise ConfigError(
-            f"FEEDS[{shown(uri)}]: S3 cannot append to an object; set 'overwrite': True "
-            "(the default for s3://) or put %(time)s or %(batch_id)d in the key"
+            f"FEEDS[{shown(uri)}]: S3 cannot append to an object; use -O rather than -o, "
+            "or 'overwrite': True (the default for s3://), and %(time)s or %(batch_id)d in "
+            "the key to keep earlier runs' objects"
         )
     if path is not None and plugins and not overwrite and not batch and _nonempty(path):
         raise ConfigError(

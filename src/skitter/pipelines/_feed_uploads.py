@@ -122,6 +122,12 @@ class Staging:
         self.done(batch_id).replace(self.current)
         self._meta(batch_id).unlink(missing_ok=True)
 
+    def cleanup(self) -> None:
+        """Remove a temporary staging folder once everything in it is stored."""
+        if not self.durable:
+            with contextlib.suppress(OSError):
+                self.folder.rmdir()
+
     def discard(self, batch_id: int) -> None:
         for path in (self.done(batch_id), self._meta(batch_id)):
             path.unlink(missing_ok=True)
@@ -190,8 +196,7 @@ class Uploads:
                 await self._storage.aclose()
         if self.failure is not None:
             raise StorageError(self.failure)
-        if self._queue:  # pragma: no cover - the task empties it or fails
-            raise StorageError(f"feed {shown(self._options.uri)}: uploads left undone")
+        self._staging.cleanup()
 
     async def _run(self) -> None:
         while self._queue and self.failure is None:

@@ -50,13 +50,22 @@ class S3Config:
             endpoint_url=get("AWS_ENDPOINT_URL") or None,
             region=get("AWS_REGION_NAME") or None,
             use_ssl=get("AWS_USE_SSL"),
-            verify=get("AWS_VERIFY"),
+            verify=_verify(get("AWS_VERIFY")),
             max_pool_connections=get("AWS_MAX_POOL_CONNECTIONS") or None,
             acl=(get(acl_setting) or None) if acl_setting else None,
         )
 
     def __repr__(self) -> str:
         return f"S3Config(endpoint_url={self.endpoint_url!r}, region={self.region!r})"
+
+
+def _verify(value: Any) -> bool | str | None:
+    """AWS_VERIFY: a boolean (also as text from the command line) or a CA bundle path."""
+    if isinstance(value, str) and value.strip().lower() in ("true", "1", "yes", "false", "0", "no"):
+        return value.strip().lower() in ("true", "1", "yes")
+    if value is None or isinstance(value, bool | str):
+        return value
+    raise ConfigError(f"AWS_VERIFY must be True, False or a CA bundle path, not {value!r}")
 
 
 def split_s3_uri(uri: str) -> tuple[str, str, str | None, str | None]:
