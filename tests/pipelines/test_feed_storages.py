@@ -138,6 +138,7 @@ async def test_a_crawl_writes_s3_objects_in_batches_and_compressed(s3, caplog, t
     staging = tmp_path / "staging"
     staging.mkdir()
     settings = {"FEEDS": feeds, "FEED_TEMPDIR": str(staging), **s3_settings(endpoint)}
+    settings["FEED_STORAGE_S3_ACL"] = "public-read"
     with caplog.at_level(logging.DEBUG):
         stats = await Crawler(Numbers, settings).run()
     assert not any(staging.iterdir())  # the staging files are gone once stored
@@ -161,6 +162,8 @@ async def test_a_crawl_writes_s3_objects_in_batches_and_compressed(s3, caplog, t
     rows = body("all.csv").decode().splitlines()
     assert rows[0] == "n,tags" and sorted(rows[1:]) == [f'{n},"a,b"' for n in range(ITEMS)]
     assert stats["feedexport/success_count/S3FeedStorage"] == 5
+    grants = client.get_object_acl(Bucket="feeds", Key="all.csv")["Grants"]
+    assert any(g["Grantee"].get("URI", "").endswith("/AllUsers") for g in grants)
     assert SECRET not in caplog.text and SECRET not in repr(stats)
 
 
@@ -184,11 +187,16 @@ async def test_a_crawl_writes_to_ftp_creating_folders(ftp, caplog) -> None:
     assert SECRET not in caplog.text and "user:***@127.0.0.1" in caplog.text
 
 
-async def test_active_ftp(ftp) -> None:
+async def test_active_ftp_and_overwrite(ftp) -> None:
     port, home, _ = ftp
     feeds = {f"ftp://user:{SECRET}@127.0.0.1:{port}/a.jsonl": {}}
-    await Crawler(Numbers, {"FEEDS": feeds, "FEED_STORAGE_FTP_ACTIVE": True}).run()
-    assert sorted(lines_of(read_tree(home)["a.jsonl"])) == list(range(ITEMS))
+    settings = {"FEEDS": feeds, "FEED_STORAGE_FTP_ACTIVE": True}
+    for _ in range(2):
+        await Crawler(Numbers, settings).run()
+    assert sorted(lines_of(read_tree(home)["a.jsonl"])) == list(range(ITEMS))  # replaced
+    feeds[next(iter(feeds))] = {"overwrite": False}
+    await Crawler(Numbers, {"FEEDS": feeds}).run()
+    assert sorted(lines_of(read_tree(home)["a.jsonl"])) == sorted([*range(ITEMS)] * 2)
 
 
 async def test_a_failed_upload_fails_the_crawl_without_showing_the_password(
