@@ -18,6 +18,7 @@ from xml.etree import ElementTree
 
 import pytest
 
+from skitter import Crawler, Request, Spider
 from skitter.exceptions import ConfigError
 from skitter.pipelines import FeedExporter, parse_feeds
 from skitter.pipelines._feeds import build_feeds
@@ -238,3 +239,42 @@ async def test_csv_joins_lists_of_strings_like_scrapy(tmp_path: Path) -> None:
     path = tmp_path / "out.csv"
     await export(str(path), [{"tags": ["a", "b"], "n": (1, 2)}])
     assert path.read_bytes().decode() == 'tags,n\r\n"a,b","[1,2]"\r\n'
+
+
+class Pages(Spider):
+    """20 pages (data: URLs), one item each."""
+
+    name = "pages"
+    allowed_schemes = ["data"]
+
+    def start_requests(self) -> Any:
+        for n in range(20):
+            yield Request(f"data:,{n}")
+
+    def parse(self, response: Any) -> Any:
+        yield {"n": int(response.text)}
+
+
+def batch_contents(folder: Path, fmt: str) -> list[list[int]]:
+    out = []
+    for path in listing(folder, f"part-*.{fmt}"):
+        if fmt == "json":
+            out.append([row["n"] for row in json.loads(path.read_text())])
+        else:
+            out.append([json.loads(line)["n"] for line in path.read_text().splitlines()])
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "json"])
+async def test_a_batched_feed_resumes_in_the_batch_its_job_was_in(tmp_path, fmt) -> None:
+    out = tmp_path / "out"
+    feeds = {str(out / f"part-%(batch_id)02d.{fmt}"): {"batch_item_count": 3}}
+    settings = {"FEEDS": feeds, "CONCURRENT_REQUESTS": 1}
+    job = tmp_path / "job"
+    await Crawler(Pages, {**settings, "CLOSESPIDER_ITEMCOUNT": 5}, job_dir=job).run()
+    first = batch_contents(out, fmt)
+    assert len(first) == 2 and len(first[0]) == 3  # stopped inside the second batch
+    await Crawler(Pages, settings, job_dir=job).run()
+    batches = batch_contents(out, fmt)
+    assert sorted(n for batch in batches for n in batch) == list(range(20))  # once each
+    assert [len(batch) for batch in batches] == [3, 3, 3, 3, 3, 3, 2]

@@ -48,6 +48,7 @@ from skitter.pipelines._feed_options import (
     batch_stamp,
     parse_feeds,
     shown,
+    time_stamp,
 )
 from skitter.pipelines._feed_storage import make_storage
 from skitter.pipelines._feed_uploads import Staging, Uploads, staging_folder
@@ -178,9 +179,9 @@ class FeedExporter:
         once, so that a disk that cannot take it stops the crawl before it begins."""
         opts = self.options
         if self.resume_batch is not None:
-            self.batch = {k: self.resume_batch[k] for k in ("batch_id", "batch_time", "time")}
+            self.batch = {k: v for k, v in self.resume_batch.items() if k != "items"}
             self.batch_items = int(self.resume_batch.get("items", 0))
-        elif opts.batch_item_count:
+        else:
             self.batch["time"] = opts.params.get("time")
         if opts.staged:
             self._open_staging()
@@ -257,7 +258,7 @@ class FeedExporter:
         self.batch = {
             "batch_id": int(self.batch["batch_id"]) + 1,
             "batch_time": batch_stamp(),
-            "time": self.options.params.get("time"),
+            "time": time_stamp(),  # Scrapy's %(time)s: when the batch started
         }
         self.batch_items = 0
         # after a resume, a later batch's file holds only items of tasks that run again
@@ -393,9 +394,7 @@ class FeedExporter:
         if self._failure is not None:
             raise StorageError(self._failure)
         self._store_batch()
-        where = "stdout" if self._path is None else self._path
-        if opts.staged:
-            where = f"staging, for {mask_url(opts.uri)}"
+        where = f"staging, for {mask_url(opts.uri)}" if opts.staged else self._path or "stdout"
         log.info("Stored %s feed (%d items) in: %s", opts.format, self.item_count, where)
 
     def _salvage(self) -> None:
