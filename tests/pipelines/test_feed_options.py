@@ -181,6 +181,15 @@ async def test_gzip_options_and_batches_compress_each_batch(tmp_path: Path) -> N
     assert got == ['{"n":0}\n{"n":1}\n', '{"n":2}\n{"n":3}\n', '{"n":4}\n']
 
 
+def test_feed_tempdir_must_be_a_folder(tmp_path: Path) -> None:
+    settings = {"FEED_TEMPDIR": str(tmp_path / "missing")}
+    with pytest.raises(ConfigError, match="FEED_TEMPDIR"):
+        parse_feeds(
+            {"out.jsonl.gz": {"format": "jsonl", "postprocessing": ["gzip"]}}, settings=settings
+        )
+    assert parse_feeds({"out.jsonl": {}}, settings=settings)  # only staged feeds use it
+
+
 def test_a_compressed_feed_is_not_appended_to(tmp_path: Path) -> None:
     path = tmp_path / "out.jsonl.gz"
     path.write_bytes(b"old")

@@ -143,7 +143,11 @@ def parse_feeds(
     defaults = dict(settings or {})
     if encoding is not None:
         defaults["FEED_EXPORT_ENCODING"] = encoding
-    return [_parse_one(str(uri), options, params, defaults) for uri, options in feeds.items()]
+    parsed = [_parse_one(str(uri), options, params, defaults) for uri, options in feeds.items()]
+    tempdir = defaults.get("FEED_TEMPDIR")
+    if tempdir and any(feed.staged for feed in parsed) and not Path(tempdir).is_dir():
+        raise ConfigError(f"FEED_TEMPDIR {str(tempdir)!r} is not a folder")
+    return parsed
 
 
 def time_stamp(now: datetime | None = None) -> str:
