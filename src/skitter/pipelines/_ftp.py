@@ -3,6 +3,10 @@
 Passive mode unless ``FEED_STORAGE_FTP_ACTIVE``, as in Scrapy; the target's folders are
 created as needed; ``overwrite`` False appends (``APPE``) instead of replacing
 (``STOR``). Without credentials in the URI the login is anonymous.
+
+The transfer runs in a daemon thread of its own rather than the loop's executor: a
+cancelled store (a second Ctrl-C) must not keep the process alive while a stalled
+server holds the transfer (up to ``TIMEOUT``).
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import asyncio
 import contextlib
 import ftplib
 import posixpath
+import threading
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -30,7 +35,28 @@ class FtpFeedStorage:
         self._overwrite = overwrite
 
     async def store(self, source: Path, target: str) -> None:
-        await asyncio.to_thread(self._store, source, target)
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+
+        def settle(error: BaseException | None) -> None:
+            if done.done():  # the store was cancelled meanwhile
+                return
+            if error is None:
+                done.set_result(None)
+            else:
+                done.set_exception(error)
+
+        def run() -> None:
+            error: BaseException | None = None
+            try:
+                self._store(source, target)
+            except Exception as exc:
+                error = exc
+            with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits
+                loop.call_soon_threadsafe(settle, error)
+
+        threading.Thread(target=run, name="skitter ftp feed upload", daemon=True).start()
+        await done
 
     def _store(self, source: Path, target: str) -> None:
         parts = urlsplit(target)
