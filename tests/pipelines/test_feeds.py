@@ -312,9 +312,9 @@ def test_an_unwritable_path_is_a_config_error_naming_it(tmp_path) -> None:
         ({"out.yaml": {}}, "cannot tell the format"),
         ({"out.pickle": {}}, "cannot tell the format"),  # pickle only when named
         ({"out.json": {"format": "yaml"}}, "unknown format"),
-        ({"gs://bucket/out.json": {}}, "not supported yet"),
+        ({"gs://bucket/out.json": {"overwrite": False}}, "cannot append"),
         ({"sftp://host/out.json": {}}, "unknown storage"),
-        ({"s3://bucket/out.json": {"overwrite": False}}, "S3 cannot append"),
+        ({"s3://bucket/out.json": {"overwrite": False}}, "cannot append"),
         ({"out.json": {"batch_item_count": 5}}, "batch_id"),
         ({"out-%(batch_id)d.json": {"batch_item_count": -1}}, "batch_item_count"),
         ({"out.json": {"postprocessing": ["scrapy.extensions.postprocessing.Nope"]}}, "plugin"),

@@ -7,15 +7,15 @@
 ``.jl``/``.ndjson``, ``.json``, ``.csv``, ``.xml``; marshal and pickle only by name), and
 ``FEED_EXPORT_*``, ``FEED_STORE_EMPTY`` and ``FEED_URI_PARAMS`` give the defaults.
 
-The URI is a path, a ``file://`` URI, ``-``/``stdout:``, ``s3://bucket/key`` or
-``ftp://user:pass@host/path``, with placeholders: ``%(name)s`` and any other public
-attribute of the spider, ``%(time)s``, and with batches ``%(batch_id)d`` (from 1) and
-``%(batch_time)s``. ``overwrite`` defaults per storage as in Scrapy: False for local
-files, True for S3 (which cannot append) and FTP.
+The URI is a path, a ``file://`` URI, ``-``/``stdout:``, ``s3://bucket/key``,
+``gs://bucket/path`` or ``ftp://user:pass@host/path``, with placeholders: ``%(name)s``
+and any other public attribute of the spider, ``%(time)s``, and with batches
+``%(batch_id)d`` (from 1) and ``%(batch_time)s``. ``overwrite`` defaults per storage
+as in Scrapy: False for local files, True for S3 and GCS (which cannot append) and FTP.
 
 Every problem is a ``ConfigError`` naming the entry and what is wrong with it, raised
 before the crawl starts: also a storage whose extra is not installed, or one skitter
-does not have (``gs://``).
+does not have.
 """
 
 from __future__ import annotations
@@ -71,6 +71,7 @@ _STORAGES: Mapping[str, tuple[bool, str | None]] = {
     "file": (False, None),
     "stdout": (False, None),
     "s3": (True, "aiobotocore"),
+    "gs": (True, "gcloud.aio.storage"),
     "ftp": (True, None),
 }
 _POSTPROCESSING_PREFIXES = (
@@ -245,11 +246,11 @@ def _parse_one(
     if not all(isinstance(c, type) for c in classes):
         raise ConfigError(f"FEEDS[{shown(uri)}]: 'item_classes' must name classes")
     overwrite = options.get("overwrite", _STORAGES[scheme][0])
-    if scheme == "s3" and not overwrite:
+    if scheme in ("s3", "gs") and not overwrite:
         raise ConfigError(
-            f"FEEDS[{shown(uri)}]: S3 cannot append to an object; use -O rather than -o, "
-            "or 'overwrite': True (the default for s3://), and %(time)s or %(batch_id)d in "
-            "the key to keep earlier runs' objects"
+            f"FEEDS[{shown(uri)}]: {scheme}:// cannot append to an object; use -O rather "
+            f"than -o, or 'overwrite': True (the default for {scheme}://), and %(time)s or "
+            "%(batch_id)d in the key to keep earlier runs' objects"
         )
     if path is not None and plugins and not overwrite and not batch and _nonempty(path):
         raise ConfigError(
@@ -298,23 +299,26 @@ def _scheme(uri: str) -> str:
     if "://" not in uri or uri.startswith("file://"):
         return "file"
     scheme = urlsplit(uri).scheme.lower()
-    if scheme == "gs":
-        raise ConfigError(
-            f"FEEDS[{shown(uri)}]: gs:// (Google Cloud Storage) feeds are not supported yet; "
-            "write to s3:// (GCS has an S3-compatible endpoint: AWS_ENDPOINT_URL) or a file"
-        )
     if scheme not in _STORAGES:
         raise ConfigError(
             f"FEEDS[{shown(uri)}]: unknown storage {scheme + '://'!r}; skitter stores feeds "
-            "in local files, stdout:, s3:// and ftp://"
+            "in local files, stdout:, s3://, gs:// and ftp://"
         )
     module = _STORAGES[scheme][1]
-    if module is not None and importlib.util.find_spec(module) is None:
+    if module is not None and not _installed(module):
+        extra = "gcs" if scheme == "gs" else scheme
         raise ConfigError(
-            f"FEEDS[{shown(uri)}]: {scheme}:// feeds need the {scheme} extra: "
-            f"pip install 'skitter[{scheme}]'"
+            f"FEEDS[{shown(uri)}]: {scheme}:// feeds need the {extra} extra: "
+            f"pip install 'skitter[{extra}]'"
         )
     return scheme
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a parent package is missing
+        return False
 
 
 def _plugins(uri: str, names: Any) -> tuple[type, ...]:

@@ -2,7 +2,7 @@
 
 A staged feed (remote, or compressed) is written to a local file first; once a batch or
 the whole feed is finished, ``store(source, target)`` puts that file at ``target``. The
-S3 and FTP storages live in their own modules and are imported only when a feed uses
+S3, GCS and FTP storages live in their own modules and are imported only when a feed uses
 them, so that their libraries stay optional.
 """
 
@@ -71,6 +71,10 @@ def make_storage(options: FeedOptions, settings: Mapping[str, Any]) -> FeedStora
         from skitter.pipelines._s3 import S3FeedStorage
 
         return S3FeedStorage(settings)
+    if options.scheme == "gs":
+        from skitter.pipelines._gcs import GcsFeedStorage
+
+        return GcsFeedStorage(settings)
     if options.scheme == "ftp":
         from skitter.pipelines._ftp import FtpFeedStorage
 

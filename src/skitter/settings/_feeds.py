@@ -54,4 +54,11 @@ GROUP: list[Setting] = [
     Setting(
         "FEED_STORAGE_S3_ACL", None, str, "Canned ACL of s3:// feed objects; None = the bucket's."
     ),
+    Setting(
+        "GCS_PROJECT_ID",
+        None,
+        str,
+        "The Google Cloud project of the gs:// client, as in Scrapy (uploads into an "
+        "existing bucket do not need it).",
+    ),
 ]

@@ -155,8 +155,8 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
     **_group(
         "FEED_EXPORTERS FEED_STORAGES",
         "custom exporters and storages are " + _LATER + "; the built-in formats are "
-        "jsonl, json, csv, xml, marshal and pickle, the storages files, stdout:, s3:// "
-        "and ftp://",
+        "jsonl, json, csv, xml, marshal and pickle, the storages files, stdout:, s3://, "
+        "gs:// and ftp://",
         {},
     ),
     **_group(
@@ -169,9 +169,14 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "the URI (passive unless FEED_STORAGE_FTP_ACTIVE)",
     ),
     **_group(
-        "FEED_STORAGE_GCS_ACL FILES_STORE_GCS_ACL IMAGES_STORE_GCS_ACL GCS_PROJECT_ID",
-        "gs:// storage is " + _LATER + " (GCS's S3-compatible endpoint works through "
-        "AWS_ENDPOINT_URL)",
+        "FEED_STORAGE_GCS_ACL",
+        "a predefined ACL for gs:// feeds is " + _LATER + "; set the bucket's default "
+        "object ACL instead",
+        None,
+        "",
+    ),
+    **_group(
+        "FILES_STORE_GCS_ACL IMAGES_STORE_GCS_ACL", "the files and images pipelines are " + _LATER
     ),
     **_group(
         "FILES_STORE_S3_ACL IMAGES_STORE_S3_ACL",
