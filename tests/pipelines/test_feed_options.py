@@ -287,3 +287,24 @@ async def test_a_batched_feed_resumes_in_the_batch_its_job_was_in(tmp_path, fmt)
     batches = batch_contents(out, fmt)
     assert sorted(n for batch in batches for n in batch) == list(range(20))  # once each
     assert [len(batch) for batch in batches] == [3, 3, 3, 3, 3, 3, 2]
+
+
+def gz_batches(folder: Path) -> list[list[int]]:
+    return [
+        [json.loads(line)["n"] for line in gzip.decompress(path.read_bytes()).splitlines()]
+        for path in listing(folder, "part-*.jsonl.gz")
+    ]
+
+
+async def test_a_compressed_batch_stored_before_a_stop_is_replaced_on_resume(tmp_path) -> None:
+    out = tmp_path / "out"
+    uri = str(out / "part-%(batch_id)02d.jsonl.gz")
+    feeds = {uri: {"batch_item_count": 3, "format": "jsonl", "postprocessing": ["gzip"]}}
+    settings = {"FEEDS": feeds, "CONCURRENT_REQUESTS": 1}
+    job = tmp_path / "job"
+    await Crawler(Pages, {**settings, "CLOSESPIDER_ITEMCOUNT": 5}, job_dir=job).run()
+    assert [len(batch) for batch in gz_batches(out)] == [3, 2]  # the second stored early
+    await Crawler(Pages, settings, job_dir=job).run()
+    batches = gz_batches(out)
+    assert sorted(n for batch in batches for n in batch) == list(range(20))
+    assert [len(batch) for batch in batches] == [3, 3, 3, 3, 3, 3, 2]

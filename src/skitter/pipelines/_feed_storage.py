@@ -43,15 +43,19 @@ class LocalFeedStorage:
 
     name = "FileFeedStorage"
 
-    def __init__(self, options: FeedOptions) -> None:
+    def __init__(self, options: FeedOptions, *, resumed: bool = False) -> None:
         self._options = options
+        #: A resumed job stores again the batch its checkpoint was in, which the killed
+        #: run may have stored already: then the file is its own, and is replaced.
+        self._resumed = resumed
 
     async def store(self, source: Path, target: str) -> None:
         await asyncio.to_thread(self._store, source, self._options.local_path(target))
 
     def _store(self, source: Path, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        if not self._options.overwrite and path.exists() and path.stat().st_size > 0:
+        replace = self._options.overwrite or self._resumed
+        if not replace and path.exists() and path.stat().st_size > 0:
             raise FileExistsError(
                 f"{path} exists and a compressed feed cannot be continued; set "
                 "'overwrite': True or move the file away"
@@ -64,9 +68,11 @@ class LocalFeedStorage:
         return None
 
 
-def make_storage(options: FeedOptions, settings: Mapping[str, Any]) -> FeedStorage:
+def make_storage(
+    options: FeedOptions, settings: Mapping[str, Any], *, resumed: bool = False
+) -> FeedStorage:
     """The storage of a staged feed (the scheme was checked, and its extra found, when
-    FEEDS was parsed)."""
+    FEEDS was parsed); ``resumed``: the feed continues a job."""
     if options.scheme == "s3":
         from skitter.pipelines._s3 import S3FeedStorage
 
@@ -82,7 +88,7 @@ def make_storage(options: FeedOptions, settings: Mapping[str, Any]) -> FeedStora
             active=bool(settings.get("FEED_STORAGE_FTP_ACTIVE", False)),
             overwrite=options.overwrite,
         )
-    return LocalFeedStorage(options)
+    return LocalFeedStorage(options, resumed=resumed)
 
 
 def postprocess(options: FeedOptions, source: Path) -> Path:

@@ -193,14 +193,14 @@ class FeedExporter:
         opts = self.options
         folder = staging_folder(opts, self.staging_dir, self._settings.get("FEED_TEMPDIR"))
         staging = self._staging = Staging(folder, self.key, durable=self.staging_dir is not None)
+        resumed = self.resume_batch is not None
         self._uploads = Uploads(
             opts,
-            make_storage(opts, self._settings),
+            make_storage(opts, self._settings, resumed=resumed),
             staging,
             stats=self._stats,
             target=lambda batch: opts.target(batch, self._spider),
         )
-        resumed = self.resume_batch is not None
         staging.resume(int(self.batch["batch_id"]) if resumed else None, self._uploads)
 
     def _start(self, *, resume: int | None, fresh: bool = False) -> None:
