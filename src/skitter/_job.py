@@ -8,6 +8,9 @@ every write of the store, in the same transaction, the job also records (``check
 - the size of every feed file, after flushing it: items are written before their task
   is acknowledged, so every item of a completed task is inside that size; on resume each
   feed is cut back to it (what lies beyond belongs to tasks that will run again);
+- for a batched or remote feed, the batch it was writing (its placeholders and item
+  count): remote feeds are staged in ``feeds/`` beside the database, and a resume
+  uploads what the last run had finished but not stored (``pipelines._feed_uploads``);
 - the statistics, so that counts continue where they were;
 - the spider's ``state`` dict (as JSON), Scrapy's JOBDIR feature;
 - how many start requests were queued, so that a resumed job does not queue them again;
@@ -58,6 +61,7 @@ log = logging.getLogger("skitter.job")
 JOB_MODES = ("resume", "fresh", "recrawl")
 DATABASE = "job.sqlite3"
 COOKIES = "cookies"
+FEEDS = "feeds"
 
 
 class JobDir:
@@ -96,10 +100,14 @@ class JobDir:
         """Apply the mode, load the job, restore what the last checkpoint saved, and
         checkpoint from now on. Logs what was found."""
         jars = CookieJarFiles(self.path / COOKIES)
+        for feed in project.pipelines.feeds:
+            feed.staging_dir = self.path / FEEDS
         if self.mode == "fresh":
             await store.flush_all()
             await store.clear_meta()
             jars.clear()
+            for staged in (self.path / FEEDS).glob("*"):
+                staged.unlink(missing_ok=True)
         elif self.mode == "recrawl":
             again = await store.mark_all_due()
             log.info("Job %s: %d finished tasks queued again (recrawl)", self.path, again)
@@ -162,8 +170,11 @@ class JobDir:
         project.start_offset = meta.get("start_offset", 0)
         project.start_exhausted = meta.get("start_done", False)
         sizes = meta.get("feeds", {})
+        batches = meta.get("feed_batches", {})
         for feed in project.pipelines.feeds:
-            if feed.options.overwrite:
+            feed.resume_batch = batches.get(feed.key)
+            if feed.options.overwrite and not feed.options.staged:
+                # (a staged feed continues its staging file; its target is replaced)
                 log.warning(
                     "Resuming job %s: appending to %s instead of overwriting it, so that the "
                     "items of the earlier runs are kept",
@@ -185,6 +196,7 @@ class JobDir:
             jars.save(cookies)
         out: dict[str, Any] = {
             "feeds": project.pipelines.feed_positions(),
+            "feed_batches": project.pipelines.feed_batches(),
             "stats": project.stats.to_dict(),
             "start_offset": project.start_offset,
             "start_done": project.start_exhausted,
@@ -214,6 +226,16 @@ _META_SHAPES: dict[str, tuple[str, Any]] = {
     "feeds": (
         "a map of feed names to sizes",
         lambda v: isinstance(v, dict) and all(_is_count(size) for size in v.values()),
+    ),
+    "feed_batches": (
+        "a map of feed names to batches",
+        lambda v: (
+            isinstance(v, dict)
+            and all(
+                isinstance(b, dict) and _is_count(b.get("batch_id")) and _is_count(b.get("items"))
+                for b in v.values()
+            )
+        ),
     ),
     "stats": ("a map of statistics", lambda v: isinstance(v, dict)),
     "spider_state": ("a map (spider.state)", lambda v: isinstance(v, dict)),

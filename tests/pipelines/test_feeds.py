@@ -234,13 +234,16 @@ def test_csv_extra_fields_are_left_out_with_one_warning(tmp_path, caplog) -> Non
 def test_csv_fields_choose_columns_and_nested_values_are_json(tmp_path) -> None:
     path = tmp_path / "out.csv"
     item = {"name": "a", "tags": ["x", "y"], "dims": {"w": 1}, "maker": DataItem("m", 2.0)}
-    export(path, [item, {"name": "b"}], fields=["tags", "name", "dims", "maker", "gone"])
+    item["sizes"] = [1, 2]
+    fields = ["tags", "name", "dims", "maker", "gone", "sizes"]
+    export(path, [item, {"name": "b"}], fields=fields)
     rows = read_back(path, "csv")
-    assert list(rows[0]) == ["tags", "name", "dims", "maker", "gone"]
-    assert json.loads(rows[0]["tags"]) == ["x", "y"]
+    assert list(rows[0]) == fields
+    assert rows[0]["tags"] == "x,y"  # Scrapy's join_multivalued
+    assert json.loads(rows[0]["sizes"]) == [1, 2]
     assert json.loads(rows[0]["dims"]) == {"w": 1}
     assert json.loads(rows[0]["maker"]) == {"name": "m", "price": 2.0}
-    assert rows[1] == {"tags": "", "name": "b", "dims": "", "maker": "", "gone": ""}
+    assert rows[1] == {"tags": "", "name": "b", "dims": "", "maker": "", "gone": "", "sizes": ""}
 
 
 def test_fields_also_select_json_keys(tmp_path) -> None:
@@ -306,9 +309,16 @@ def test_an_unwritable_path_is_a_config_error_naming_it(tmp_path) -> None:
     ("feeds", "message"),
     [
         ({"out.json": {"fromat": "json"}}, "unsupported option"),
-        ({"out.xml": {}}, "cannot tell the format"),
+        ({"out.yaml": {}}, "cannot tell the format"),
+        ({"out.pickle": {}}, "cannot tell the format"),  # pickle only when named
         ({"out.json": {"format": "yaml"}}, "unknown format"),
-        ({"s3://bucket/out.json": {}}, "only local files"),
+        ({"gs://bucket/out.json": {"overwrite": False}}, "cannot append"),
+        ({"sftp://host/out.json": {}}, "unknown storage"),
+        ({"s3://bucket/out.json": {"overwrite": False}}, "cannot append"),
+        ({"out.json": {"batch_item_count": 5}}, "batch_id"),
+        ({"out-%(batch_id)d.json": {"batch_item_count": -1}}, "batch_item_count"),
+        ({"out.json": {"postprocessing": ["scrapy.extensions.postprocessing.Nope"]}}, "plugin"),
+        ({"out.json": {"item_filter": "builtins.object"}}, "accepts"),
         ({"out.json": {"encoding": "klingon"}}, "unknown encoding"),
         ({"out.json": {"fields": "name"}}, "list of names"),
         ({"out.json": {"indent": -1}}, "indent"),

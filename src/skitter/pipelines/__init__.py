@@ -1,4 +1,5 @@
-"""Item pipelines, feed exports, items sent to Redis, and the media pipelines' seam.
+"""Item pipelines, feed exports (files, stdout, S3, GCS, FTP), items sent to Redis, and
+the media pipelines' seam.
 
 ``FilesPipeline`` and ``ImagesPipeline`` live at Scrapy's paths,
 ``skitter.pipelines.files`` and ``skitter.pipelines.images``.
@@ -15,6 +16,7 @@ from skitter.pipelines._feed_options import FEED_FORMATS, FeedOptions, parse_fee
 from skitter.pipelines._feeds import FeedExporter
 from skitter.pipelines._manager import ItemPipelineManager
 from skitter.pipelines._media import MEDIA_META, MediaPending
+from skitter.pipelines._more_exporters import MarshalExporter, PickleExporter, XmlExporter
 from skitter.pipelines._redis import RedisPipeline
 
 __all__ = [
@@ -28,7 +30,10 @@ __all__ = [
     "ItemPipelineManager",
     "JsonExporter",
     "JsonLinesExporter",
+    "MarshalExporter",
     "MediaPending",
+    "PickleExporter",
     "RedisPipeline",
+    "XmlExporter",
     "parse_feeds",
 ]

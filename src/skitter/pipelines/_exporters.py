@@ -234,7 +234,9 @@ class CsvExporter(ItemExporter):
     """CSV with a header line taken from ``fields`` or the first item's keys.
 
     Keys that are not columns are left out (one warning per feed, as Scrapy does);
-    missing ones are empty cells; nested values (lists, dicts, items) are JSON text.
+    missing ones are empty cells. A list or tuple of strings is joined with ``,`` (Scrapy's
+    ``join_multivalued``), so ``["a", "b"]`` is the cell ``a,b``; other nested values
+    (lists of numbers, dicts, items) are JSON text, which reads back unambiguously.
     """
 
     format = "csv"
@@ -315,6 +317,8 @@ def _cell(value: Any) -> Any:
         return bytes(value).decode("utf-8", "backslashreplace")
     if isinstance(value, datetime | date | time):
         return value.isoformat()
+    if (cls is list or cls is tuple) and all(part.__class__ is str for part in value):
+        return ",".join(value)
     if isinstance(value, list | tuple | set | frozenset | dict) or is_item(value):
         try:
             return orjson.dumps(value, default=json_default).decode()

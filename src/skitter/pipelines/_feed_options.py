@@ -1,20 +1,29 @@
 """The FEEDS setting, validated: one ``FeedOptions`` per feed.
 
-``FEEDS`` has Scrapy's shape, ``{path: {"format": ..., "overwrite": False,
-"encoding": "utf-8", "fields": [...], "indent": None, "item_classes": [...]}}``; every key
-is optional and the format defaults from the extension (``.jsonl``/``.jl``/``.ndjson``,
-``.json``, ``.csv``). The path may use ``%(name)s`` (the spider) and ``%(time)s``, be a
-``file://`` URI, or be ``-``/``stdout:`` for standard output.
+``FEEDS`` has Scrapy's shape, ``{uri: {"format": ..., "overwrite": ..., "encoding": ...,
+"fields": [...], "indent": ..., "item_classes": [...], "item_filter": ...,
+"store_empty": ..., "uri_params": ..., "batch_item_count": ..., "postprocessing":
+[...]}}``; every key is optional, the format defaults from the extension (``.jsonl``/
+``.jl``/``.ndjson``, ``.json``, ``.csv``, ``.xml``; marshal and pickle only by name), and
+``FEED_EXPORT_*``, ``FEED_STORE_EMPTY`` and ``FEED_URI_PARAMS`` give the defaults.
+
+The URI is a path, a ``file://`` URI, ``-``/``stdout:``, ``s3://bucket/key``,
+``gs://bucket/path`` or ``ftp://user:pass@host/path``, with placeholders: ``%(name)s``
+and any other public attribute of the spider, ``%(time)s``, and with batches
+``%(batch_id)d`` (from 1) and ``%(batch_time)s``. ``overwrite`` defaults per storage
+as in Scrapy: False for local files, True for S3 and GCS (which cannot append) and FTP.
 
 Every problem is a ``ConfigError`` naming the entry and what is wrong with it, raised
-before the crawl starts.
+before the crawl starts: also a storage whose extra is not installed, or one skitter
+does not have.
 """
 
 from __future__ import annotations
 
 import codecs
-from collections.abc import Mapping
-from dataclasses import dataclass
+import importlib.util
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,12 +32,14 @@ from urllib.parse import urlsplit
 from skitter._components import load_object
 from skitter._secrets import mask_url
 from skitter.exceptions import ConfigError
+from skitter.extensions import _postprocessing as postprocessing
 from skitter.pipelines._exporters import (
     CsvExporter,
     ItemExporter,
     JsonExporter,
     JsonLinesExporter,
 )
+from skitter.pipelines._more_exporters import MarshalExporter, PickleExporter, XmlExporter
 
 __all__ = ["FEED_FORMATS", "FeedOptions", "parse_feeds"]
 
@@ -40,16 +51,42 @@ FEED_FORMATS: Mapping[str, type[ItemExporter]] = {
     "ndjson": JsonLinesExporter,
     "json": JsonExporter,
     "csv": CsvExporter,
+    "xml": XmlExporter,
+    "marshal": MarshalExporter,
+    "pickle": PickleExporter,
 }
 _BY_EXTENSION = {".jsonl": "jsonl", ".jl": "jsonl", ".ndjson": "jsonl", ".json": "json"}
-_BY_EXTENSION[".csv"] = "csv"
-_OPTIONS = frozenset({"format", "overwrite", "encoding", "fields", "indent", "item_classes"})
+_BY_EXTENSION.update({".csv": "csv", ".xml": "xml"})
+_OPTIONS = frozenset(
+    {
+        "format", "overwrite", "encoding", "fields", "indent", "item_classes", "item_filter",
+        "store_empty", "uri_params", "batch_item_count", "postprocessing",
+    }
+)  # fmt: skip
+#: Options the built-in post-processing plugins read.
+_PLUGIN_PREFIXES = ("gzip_", "bz2_", "lzma_", "zstd_")
 _STDOUT = ("-", "stdout:")
+#: Storages by URI scheme: whether they overwrite by default, and the extra they need.
+_STORAGES: Mapping[str, tuple[bool, str | None]] = {
+    "file": (False, None),
+    "stdout": (False, None),
+    "s3": (True, "aiobotocore"),
+    "gs": (True, "gcloud.aio.storage"),
+    "ftp": (True, None),
+}
+_POSTPROCESSING_PREFIXES = (
+    "skitter.extensions.postprocessing.",
+    "scrapy.extensions.postprocessing.",
+)
+#: Placeholder values used to check a URI's placeholders at start.
+_PROBE = {"batch_id": 1, "batch_time": "2000-01-01T00-00-00.000000+00-00"}
 
 
 @dataclass(frozen=True, slots=True)
 class FeedOptions:
-    """One validated FEEDS entry. ``path`` None means standard output."""
+    """One validated FEEDS entry. ``path`` is the local file the feed writes (its first
+    batch's), None for standard output and remote storages; ``uri`` is the entry's key,
+    the template every batch's target is made from (``target``)."""
 
     uri: str
     path: Path | None
@@ -59,6 +96,33 @@ class FeedOptions:
     fields: tuple[str, ...] | None = None
     indent: int | None = None
     item_classes: tuple[type, ...] = ()
+    #: ``file``, ``stdout``, ``s3`` or ``ftp``.
+    scheme: str = "file"
+    store_empty: bool = True
+    batch_item_count: int = 0
+    #: An object with ``accepts(item) -> bool`` (Scrapy's ItemFilter contract), or None.
+    item_filter: Any = None
+    #: Post-processing plugin classes, applied in order when a feed is stored.
+    postprocessing: tuple[type, ...] = ()
+    #: The entry's options as given (what post-processing plugins read).
+    raw: Mapping[str, Any] = field(default_factory=dict)
+    #: The placeholders every batch shares (the spider's attributes, ``time``).
+    params: Mapping[str, Any] = field(default_factory=dict)
+    uri_params: Callable[..., Any] | None = None
+
+    @property
+    def staged(self) -> bool:
+        """Whether the feed is written to a local staging file and stored when finished
+        (remote storages, and compressed local files), rather than written in place."""
+        return self.scheme not in ("file", "stdout") or bool(self.postprocessing)
+
+    def target(self, batch: Mapping[str, Any], spider: Any = None) -> str:
+        """The URI (a path for a local file) of the batch with these parameters."""
+        return _resolve(self.uri, {**self.params, **batch}, self.uri_params, spider)
+
+    def local_path(self, target: str) -> Path:
+        """A local feed's target as a path."""
+        return _local_path(self.uri, target)
 
 
 def parse_feeds(
@@ -67,34 +131,89 @@ def parse_feeds(
     spider_name: str = "",
     now: datetime | None = None,
     encoding: str | None = None,
+    settings: Mapping[str, Any] | None = None,
+    spider: Any = None,
 ) -> list[FeedOptions]:
-    """Validate FEEDS; raises ConfigError naming the entry and what is wrong with it."""
+    """Validate FEEDS; raises ConfigError naming the entry and what is wrong with it.
+    ``settings`` gives the FEED_* defaults."""
     if not isinstance(feeds, Mapping):
         raise ConfigError(f"FEEDS must be a dict {{path: options}}, not {type(feeds).__name__}")
-    stamp = (now or datetime.now(tz=UTC)).replace(microsecond=0).isoformat().replace(":", "-")
-    params = {"name": spider_name, "time": stamp}
-    default = encoding or "utf-8"
-    return [_parse_one(str(uri), options, params, default) for uri, options in feeds.items()]
+    params = spider_params(spider)
+    params["name"] = spider_name or params.get("name", "")
+    params["time"] = time_stamp(now)
+    defaults = dict(settings or {})
+    if encoding is not None:
+        defaults["FEED_EXPORT_ENCODING"] = encoding
+    parsed = [_parse_one(str(uri), options, params, defaults) for uri, options in feeds.items()]
+    tempdir = defaults.get("FEED_TEMPDIR")
+    if tempdir and any(feed.staged for feed in parsed) and not Path(tempdir).is_dir():
+        raise ConfigError(f"FEED_TEMPDIR {str(tempdir)!r} is not a folder")
+    return parsed
+
+
+def time_stamp(now: datetime | None = None) -> str:
+    """``%(time)s``: the UTC time to the second, with ``-`` for ``:`` (file-name safe)."""
+    return (now or datetime.now(tz=UTC)).replace(microsecond=0).isoformat().replace(":", "-")
+
+
+def batch_stamp(now: datetime | None = None) -> str:
+    """``%(batch_time)s``: as ``%(time)s`` with microseconds, so batches sort apart."""
+    return (now or datetime.now(tz=UTC)).isoformat().replace(":", "-")
+
+
+def spider_params(spider: Any) -> dict[str, Any]:
+    """The spider's public plain attributes, which Scrapy offers as URI placeholders."""
+    out: dict[str, Any] = {}
+    if spider is None:
+        return out
+    for name in dir(spider):
+        if name.startswith("_"):
+            continue
+        try:
+            value = getattr(spider, name)
+        except Exception:  # a property that needs a running crawl
+            continue
+        if isinstance(value, str | int | float):
+            out[name] = value
+    return out
 
 
 def _parse_one(
-    uri: str, options: Any, params: Mapping[str, str], default_encoding: str
+    uri: str, options: Any, params: Mapping[str, Any], defaults: Mapping[str, Any]
 ) -> FeedOptions:
     if options is None:
         options = {}
     if not isinstance(options, Mapping):
         raise ConfigError(f"FEEDS[{shown(uri)}] must be a dict of options, not {options!r}")
-    unknown = set(options) - _OPTIONS
-    if unknown:
+    plugins = _plugins(uri, options.get("postprocessing"))
+    unknown = {
+        key for key in options if key not in _OPTIONS and not str(key).startswith(_PLUGIN_PREFIXES)
+    }
+    custom_plugin = any(p.__module__ != postprocessing.__name__ for p in plugins)
+    if unknown and not custom_plugin:
         raise ConfigError(
             f"FEEDS[{shown(uri)}]: unsupported option(s) {sorted(map(str, unknown))}; "
             f"skitter knows {sorted(_OPTIONS)}"
         )
-    path = _resolve_path(uri, params)
+    scheme = _scheme(uri)
+    uri_params = options.get("uri_params", defaults.get("FEED_URI_PARAMS"))
+    uri_params = load_object(uri_params) if uri_params else None
+    if uri_params is not None and not callable(uri_params):
+        raise ConfigError(f"FEEDS[{shown(uri)}]: 'uri_params' must name a function")
+    batch = options.get("batch_item_count", defaults.get("FEED_EXPORT_BATCH_ITEM_COUNT") or 0)
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 0:
+        raise ConfigError(f"FEEDS[{shown(uri)}]: 'batch_item_count' must be a whole number >= 0")
+    if batch and "%(batch_id)" not in uri and "%(batch_time)" not in uri:
+        raise ConfigError(
+            f"FEEDS[{shown(uri)}]: with batch_item_count the URI must contain "
+            "%(batch_id)d or %(batch_time)s, so that each batch has its own name"
+        )
+    first = _resolve(uri, {**params, **_PROBE, "batch_id": 1}, uri_params, None)
+    path = _local_path(uri, first) if scheme == "file" else None
     fmt = options.get("format")
     if fmt is None:
-        suffix = path.suffix.lower() if path is not None else ""
-        fmt = _BY_EXTENSION.get(suffix)
+        suffix = Path(urlsplit(first).path if scheme not in ("file", "stdout") else first).suffix
+        fmt = _BY_EXTENSION.get(suffix.lower()) if scheme != "stdout" else None
         if fmt is None:
             raise ConfigError(
                 f"FEEDS[{shown(uri)}]: cannot tell the format from the file name; add "
@@ -105,32 +224,121 @@ def _parse_one(
         raise ConfigError(
             f"FEEDS[{shown(uri)}]: unknown format {fmt!r}; use one of {sorted(FEED_FORMATS)}"
         )
-    encoding = options.get("encoding") or default_encoding
+    encoding = options.get("encoding") or defaults.get("FEED_EXPORT_ENCODING") or "utf-8"
     try:
         encoding = codecs.lookup(encoding).name
     except LookupError:
         raise ConfigError(f"FEEDS[{shown(uri)}]: unknown encoding {encoding!r}") from None
-    fields = options.get("fields")
+    fields = options.get("fields", defaults.get("FEED_EXPORT_FIELDS"))
+    if isinstance(fields, Mapping):
+        raise ConfigError(
+            f"FEEDS[{shown(uri)}]: 'fields' as a dict (renaming columns) is not supported; "
+            "give a list of names"
+        )
     if fields is not None and (
         isinstance(fields, str) or not all(isinstance(name, str) for name in fields)
     ):
         raise ConfigError(f"FEEDS[{shown(uri)}]: 'fields' must be a list of names, not {fields!r}")
-    indent = options.get("indent")
+    indent = options.get("indent", defaults.get("FEED_EXPORT_INDENT", 0))
     if indent is not None and (not isinstance(indent, int) or indent < 0):
         raise ConfigError(f"FEEDS[{shown(uri)}]: 'indent' must be a whole number >= 0 or None")
     classes = tuple(load_object(c) for c in options.get("item_classes") or ())
     if not all(isinstance(c, type) for c in classes):
         raise ConfigError(f"FEEDS[{shown(uri)}]: 'item_classes' must name classes")
+    overwrite = options.get("overwrite", _STORAGES[scheme][0])
+    if scheme in ("s3", "gs") and not overwrite:
+        raise ConfigError(
+            f"FEEDS[{shown(uri)}]: {scheme}:// cannot append to an object; use -O rather "
+            f"than -o, or 'overwrite': True (the default for {scheme}://), and %(time)s or "
+            "%(batch_id)d in the key to keep earlier runs' objects"
+        )
+    if path is not None and plugins and not overwrite and not batch and _nonempty(path):
+        raise ConfigError(
+            f"FEEDS[{shown(uri)}]: {path} exists and a compressed feed cannot be continued; "
+            "set 'overwrite': True or move the file away"
+        )
+    item_filter = options.get("item_filter")
+    if item_filter is not None:
+        item_filter = load_object(item_filter)
+        if not callable(getattr(item_filter, "accepts", None)):
+            raise ConfigError(f"FEEDS[{shown(uri)}]: 'item_filter' needs an accepts(item) method")
+        if isinstance(item_filter, type):  # Scrapy's ItemFilter(feed_options)
+            item_filter = item_filter(dict(options))
+        if not callable(getattr(item_filter, "accepts", None)):
+            raise ConfigError(f"FEEDS[{shown(uri)}]: 'item_filter' needs an accepts(item) method")
     return FeedOptions(
         uri=uri,
         path=path,
         format=FEED_FORMATS[fmt].format,
-        overwrite=bool(options.get("overwrite", False)),
+        overwrite=bool(overwrite),
         encoding=encoding,
         fields=tuple(fields) if fields else None,
         indent=indent,
         item_classes=classes,
+        scheme=scheme,
+        store_empty=bool(options.get("store_empty", defaults.get("FEED_STORE_EMPTY", True))),
+        batch_item_count=batch,
+        item_filter=item_filter,
+        postprocessing=plugins,
+        raw=dict(options),
+        params=dict(params),
+        uri_params=uri_params,
     )
+
+
+def _nonempty(path: Path) -> bool:
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False
+
+
+def _scheme(uri: str) -> str:
+    if uri in _STDOUT:
+        return "stdout"
+    if "://" not in uri or uri.startswith("file://"):
+        return "file"
+    scheme = urlsplit(uri).scheme.lower()
+    if scheme not in _STORAGES:
+        raise ConfigError(
+            f"FEEDS[{shown(uri)}]: unknown storage {scheme + '://'!r}; skitter stores feeds "
+            "in local files, stdout:, s3://, gs:// and ftp://"
+        )
+    module = _STORAGES[scheme][1]
+    if module is not None and not _installed(module):
+        extra = "gcs" if scheme == "gs" else scheme
+        raise ConfigError(
+            f"FEEDS[{shown(uri)}]: {scheme}:// feeds need the {extra} extra: "
+            f"pip install 'skitter[{extra}]'"
+        )
+    return scheme
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a parent package is missing
+        return False
+
+
+def _plugins(uri: str, names: Any) -> tuple[type, ...]:
+    if not names:
+        return ()
+    if isinstance(names, str) or not isinstance(names, list | tuple):
+        raise ConfigError(f"FEEDS[{shown(uri)}]: 'postprocessing' must be a list of plugins")
+    out: list[type] = []
+    for name in names:
+        if isinstance(name, str):
+            short = postprocessing.SHORT_NAMES.get(name)
+            if short is None and name.startswith(_POSTPROCESSING_PREFIXES):
+                short = name.rpartition(".")[2]
+                if short not in postprocessing.__all__:
+                    raise ConfigError(f"FEEDS[{shown(uri)}]: no post-processing plugin {name!r}")
+            name = getattr(postprocessing, short) if short else load_object(name)
+        if not isinstance(name, type):
+            raise ConfigError(f"FEEDS[{shown(uri)}]: 'postprocessing' must name classes")
+        out.append(name)
+    return tuple(out)
 
 
 def shown(uri: str) -> str:
@@ -139,26 +347,35 @@ def shown(uri: str) -> str:
     return repr(mask_url(uri))
 
 
-def _resolve_path(uri: str, params: Mapping[str, str]) -> Path | None:
+def _resolve(
+    uri: str, params: Mapping[str, Any], uri_params: Callable[..., Any] | None, spider: Any
+) -> str:
     if uri in _STDOUT:
-        return None
+        return uri
+    if uri_params is not None:
+        given = dict(params)
+        result = uri_params(given, spider)
+        params = result if isinstance(result, Mapping) else given
     if "%(" in uri:
         try:
             uri = uri % params
         except (KeyError, ValueError, TypeError) as exc:
             raise ConfigError(
-                f"FEEDS[{shown(uri)}]: bad placeholder ({exc}); use %(name)s or %(time)s"
+                f"FEEDS[{shown(uri)}]: bad placeholder ({exc}); use %(name)s, %(time)s, "
+                "%(batch_id)d, %(batch_time)s or an attribute of the spider"
             ) from None
+    return uri
+
+
+def _local_path(template: str, uri: str) -> Path:
     if uri.startswith("file://"):
         host = urlsplit(uri).netloc
         if host not in ("", "localhost"):
             raise ConfigError(
-                f"FEEDS[{shown(uri)}]: a file:// URI names a local file (file:///path), "
+                f"FEEDS[{shown(template)}]: a file:// URI names a local file (file:///path), "
                 f"not one on {mask_url('file://' + host)}"
             )
         uri = uri.removeprefix(f"file://{host}")
-    elif "://" in uri:
-        raise ConfigError(f"FEEDS[{shown(uri)}]: only local files and stdout are supported")
     if not uri:
         raise ConfigError("FEEDS: an empty path")
     return Path(uri).expanduser()

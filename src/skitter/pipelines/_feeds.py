@@ -21,6 +21,10 @@ what a job checkpoint records, raises instead of reporting a size past the last 
 that succeeded. ``close()`` cuts the file back to that flush and finishes the document
 there if the disk takes the few bytes it needs, then raises. A path that cannot be
 opened at all is a ``ConfigError``, before the crawl starts.
+
+Batches (``batch_item_count``) finish the document after that many items and start the
+next file. A remote or compressed feed is staged: written locally as above, stored when
+a batch or the feed is finished (``_feed_uploads``); an upload that fails fails the crawl.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import contextlib
 import logging
 import os
 import sys
+from collections.abc import Coroutine, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -37,7 +42,16 @@ from skitter._secrets import mask_url
 from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import ConfigError, StorageError
 from skitter.pipelines._exporters import ItemExporter
-from skitter.pipelines._feed_options import FEED_FORMATS, FeedOptions, parse_feeds, shown
+from skitter.pipelines._feed_options import (
+    FEED_FORMATS,
+    FeedOptions,
+    batch_stamp,
+    parse_feeds,
+    shown,
+    time_stamp,
+)
+from skitter.pipelines._feed_storage import make_storage
+from skitter.pipelines._feed_uploads import Staging, Uploads, staging_folder
 
 __all__ = ["FeedExporter", "build_feeds"]
 
@@ -51,9 +65,17 @@ class FeedExporter:
     """One feed: a file, an exporter and its counters. Quacks like an item pipeline."""
 
     def __init__(
-        self, options: FeedOptions, *, stats: StatsSink | None = None, clock: Clock | None = None
+        self,
+        options: FeedOptions,
+        *,
+        stats: StatsSink | None = None,
+        clock: Clock | None = None,
+        settings: Mapping[str, Any] | None = None,
+        spider: Any = None,
     ) -> None:
         self.options = options
+        self._settings: Mapping[str, Any] = settings or {}
+        self._spider = spider
         #: Items in the file: those whose bytes reached the operating system, plus those
         #: still in the buffer (which a failed flush takes back out, as lost).
         self.item_count = 0
@@ -77,12 +99,24 @@ class FeedExporter:
         #: Everything after it was written for tasks whose completion was not recorded,
         #: which will be crawled again, so it is cut off on open.
         self.resume_at: int | None = None
+        #: When resuming a job: the batch its last checkpoint was in; and the job's
+        #: ``feeds/`` folder, where a staged feed keeps its files (else a temporary one).
+        self.resume_batch: Mapping[str, Any] | None = None
+        self.staging_dir: Path | None = None
+        #: The placeholders of the batch being written, and its item count.
+        self.batch: dict[str, Any] = {"batch_id": 1, "batch_time": batch_stamp()}
+        self.batch_items = 0
+        self._path: Path | None = None  # the file written (None: stdout, or not open)
+        self._staging: Staging | None = None
+        self._uploads: Uploads | None = None
+        self._created = False  # this run made the file (removed if empty, store_empty)
 
     @property
     def failure(self) -> str | None:
-        """Why this feed is broken (a write, flush or close failed), or None. A broken
-        feed refuses everything from then on: its file can no longer be trusted to hold
-        what it was given."""
+        """Why this feed is broken (a write, flush or close failed, or an upload failed
+        for good), or None. A broken feed refuses everything from then on."""
+        if self._failure is None and self._uploads is not None:
+            return self._uploads.failure
         return self._failure
 
     # -- pipeline face ----------------------------------------------------------------
@@ -90,10 +124,14 @@ class FeedExporter:
         self.open()
 
     def process_item(self, item: Any, spider: Any) -> Any:
-        if self._failure is not None:
-            raise StorageError(self._failure)
+        failure = self.failure
+        if failure is not None:
+            raise StorageError(failure)
         classes = self.options.item_classes
         if classes and not isinstance(item, classes):
+            return item
+        chosen = self.options.item_filter
+        if chosen is not None and not chosen.accepts(item):
             return item
         exporter = self._exporter
         if exporter is None:
@@ -111,12 +149,25 @@ class FeedExporter:
         else:
             self._pending += 1
         self.item_count += 1
+        self.batch_items += 1
         if self._stats is not None:
             self._stats.inc(self._count_key)
+        if self.options.batch_item_count and self.batch_items >= self.options.batch_item_count:
+            self._next_batch()
         return item
 
-    def close_spider(self, spider: Any) -> None:
-        self.close()
+    def close_spider(self, spider: Any) -> Coroutine[Any, Any, None] | None:
+        """Close; a staged feed then awaits its uploads (also if closing failed)."""
+        if self._uploads is None:
+            self.close()
+            return None
+        return self._close_staged(self._uploads)
+
+    async def _close_staged(self, uploads: Uploads) -> None:
+        try:
+            self.close()
+        finally:
+            await uploads.drain()
 
     # -- file -------------------------------------------------------------------------
     def _open_file(self, path: Path, mode: str) -> IO[bytes]:
@@ -127,14 +178,45 @@ class FeedExporter:
         """Open (or continue) the file and start the document; the start is flushed at
         once, so that a disk that cannot take it stops the crawl before it begins."""
         opts = self.options
-        path = opts.path
+        if self.resume_batch is not None:
+            self.batch = {k: v for k, v in self.resume_batch.items() if k != "items"}
+            self.batch_items = int(self.resume_batch.get("items", 0))
+        else:
+            self.batch["time"] = opts.params.get("time")
+        if opts.staged:
+            self._open_staging()
+        self._start(resume=self.resume_at)
+
+    def _open_staging(self) -> None:
+        """Set up the staging folder and the storage, and on a resume take up what the
+        last run left there (``Staging.resume``)."""
+        opts = self.options
+        folder = staging_folder(opts, self.staging_dir, self._settings.get("FEED_TEMPDIR"))
+        staging = self._staging = Staging(folder, self.key, durable=self.staging_dir is not None)
+        resumed = self.resume_batch is not None
+        self._uploads = Uploads(
+            opts,
+            make_storage(opts, self._settings, resumed=resumed),
+            staging,
+            stats=self._stats,
+            target=lambda batch: opts.target(batch, self._spider),
+        )
+        staging.resume(int(self.batch["batch_id"]) if resumed else None, self._uploads)
+
+    def _start(self, *, resume: int | None, fresh: bool = False) -> None:
+        """Open the batch's file and start its document. ``resume`` is the size a job
+        checkpoint recorded (the file is cut back to it), None when not resuming."""
+        opts = self.options
+        path = self._path = self._file_path()
         existing = False
         if path is None:
             file: IO[bytes] = sys.stdout.buffer
         else:
+            continuing = resume is not None or not (opts.overwrite or opts.staged or fresh)
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                existing = not opts.overwrite and path.is_file() and path.stat().st_size > 0
+                existing = continuing and path.is_file() and path.stat().st_size > 0
+                self._created = not existing
                 file = self._open_file(path, "r+b" if existing else "wb")
             except OSError as exc:
                 raise ConfigError(f"cannot open feed {shown(opts.uri)}: {exc}") from exc
@@ -142,9 +224,9 @@ class FeedExporter:
             file, encoding=opts.encoding, fields=opts.fields, indent=opts.indent
         )
         try:
-            if existing and self.resume_at is not None:
-                file.truncate(min(self.resume_at, path.stat().st_size))  # type: ignore[union-attr]
-                existing = self.resume_at > 0
+            if existing and resume is not None:
+                file.truncate(min(resume, path.stat().st_size))  # type: ignore[union-attr]
+                existing = resume > 0
             exporter.start(existing)
             file.flush()
             self._good = file.tell() if path is not None else 0
@@ -157,6 +239,58 @@ class FeedExporter:
             raise
         self._file, self._exporter = file, exporter
         self._flushed_at = self._clock.monotonic()
+
+    def _file_path(self) -> Path | None:
+        """The staging file, the batch's local file, or None for standard output."""
+        opts = self.options
+        if self._staging is not None:
+            return self._staging.current
+        if opts.scheme == "stdout":
+            return None
+        if not opts.batch_item_count:
+            return opts.path
+        return opts.local_path(opts.target(self.batch, self._spider))
+
+    def _next_batch(self) -> None:
+        """The batch is full: finish its document and store it, then start the next."""
+        self._finish_file()
+        self._store_batch()
+        self.batch = {
+            "batch_id": int(self.batch["batch_id"]) + 1,
+            "batch_time": batch_stamp(),
+            "time": time_stamp(),  # Scrapy's %(time)s: when the batch started
+        }
+        self.batch_items = 0
+        # after a resume, a later batch's file holds only items of tasks that run again
+        self._start(resume=None, fresh=self.resume_batch is not None)
+
+    def _finish_file(self) -> None:
+        """Complete the document and close the file (raises StorageError if it fails)."""
+        assert self._exporter is not None and self._file is not None
+        try:
+            self._exporter.finish()
+        except OSError as exc:
+            raise self._broken("write", exc) from exc
+        self._flush_file()
+        if self._path is not None:
+            try:
+                self._file.close()
+            except OSError as exc:
+                raise self._broken("close", exc) from exc
+
+    def _store_batch(self) -> None:
+        """Queue a staged batch for upload; drop an empty file nobody asked for."""
+        opts = self.options
+        empty = not self.batch_items and (int(self.batch["batch_id"]) > 1 or not opts.store_empty)
+        if self._staging is not None and self._uploads is not None:
+            if empty:
+                self._staging.current.unlink(missing_ok=True)
+                return
+            self._staging.finish(self.batch)
+            self._uploads.put(int(self.batch["batch_id"]), self.batch)
+        elif empty and self._created and self._path is not None:
+            with contextlib.suppress(OSError):
+                self._path.unlink()
 
     def flush(self) -> None:
         """Hand the buffered items to the operating system; StorageError if it refuses
@@ -171,7 +305,7 @@ class FeedExporter:
         assert file is not None
         try:
             file.flush()
-            good = file.tell() if self.options.path is not None else 0
+            good = file.tell() if self._path is not None else 0
         except OSError as exc:
             raise self._broken("write", exc) from exc
         self._good = good
@@ -198,15 +332,29 @@ class FeedExporter:
 
     @property
     def key(self) -> str:
-        """How a job's checkpoint names this feed."""
-        return str(self.options.path or self.options.uri)
+        """How a job's checkpoint names this feed: its file, or for a batched or remote
+        feed its URI template (masked: the job database holds no password)."""
+        opts = self.options
+        if opts.path is not None and not opts.batch_item_count and not opts.staged:
+            return str(opts.path)
+        return mask_url(opts.uri)
+
+    def batch_state(self) -> dict[str, Any] | None:
+        """The batch being written, for a job checkpoint (None for a feed that is one
+        local file): its placeholders and item count. Taken with ``position()``."""
+        opts = self.options
+        if self._file is None or not (opts.batch_item_count or opts.staged):
+            return None
+        if self._staging is not None:
+            self._staging.checkpoint(int(self.batch["batch_id"]))
+        return {**self.batch, "items": self.batch_items}
 
     def position(self) -> int | None:
         """The file's size once flushed: what a job checkpoint records (None for stdout,
         or before the file is open). Never past the last write that reached the
         operating system; a broken feed raises StorageError, so that no checkpoint
         records the tasks whose items it lost."""
-        if self._file is None or self.options.path is None:
+        if self._file is None or self._path is None:
             return None
         if self._failure is not None:
             raise StorageError(self._failure)
@@ -233,7 +381,7 @@ class FeedExporter:
             else:
                 with contextlib.suppress(StorageError):
                     self._flush_file()
-        if self._failure is None and opts.path is not None:
+        if self._failure is None and self._path is not None:
             try:
                 self._file.close()
             except OSError as exc:
@@ -245,14 +393,14 @@ class FeedExporter:
             self._stats.inc(f"feedexport/{key}/{opts.format}")
         if self._failure is not None:
             raise StorageError(self._failure)
-        log.info(
-            "Stored %s feed (%d items) in: %s", opts.format, self.item_count, opts.path or "stdout"
-        )
+        self._store_batch()
+        where = f"staging, for {mask_url(opts.uri)}" if opts.staged else self._path or "stdout"
+        log.info("Stored %s feed (%d items) in: %s", opts.format, self.item_count, where)
 
     def _salvage(self) -> None:
         """After a failure: release the file, cut it back to the last good flush (a
         record half written is dropped) and finish the document there if possible."""
-        path = self.options.path
+        path = self._path
         assert self._file is not None and self._exporter is not None
         if path is None:
             return  # standard output: what went out is out
@@ -291,7 +439,11 @@ def build_feeds(crawler: CrawlContext) -> list[FeedExporter]:
     options = parse_feeds(
         settings["FEEDS"],
         spider_name=str(getattr(spider, "name", "") or ""),
-        encoding=settings["FEED_EXPORT_ENCODING"],
+        settings=settings,
+        spider=spider,
     )
     clock = getattr(crawler, "clock", None)
-    return [FeedExporter(opt, stats=crawler.stats, clock=clock) for opt in options]
+    return [
+        FeedExporter(opt, stats=crawler.stats, clock=clock, settings=settings, spider=spider)
+        for opt in options
+    ]

@@ -171,6 +171,16 @@ class ItemPipelineManager:
             raise
         return positions
 
+    def feed_batches(self) -> dict[str, dict[str, object]]:
+        """The batch each batched or staged feed is writing, by ``feed.key``: what a job
+        checkpoint records beside ``feed_positions`` (call it right after)."""
+        out: dict[str, dict[str, object]] = {}
+        for feed in self._feeds:
+            state = feed.batch_state()
+            if state is not None:
+                out[feed.key] = state
+        return out
+
     def _check_feeds(self) -> None:
         """After a feed (or another store) raised: refuse items from now on, and take the
         items it lost back out of item_scraped_count (those of the store that lost most,

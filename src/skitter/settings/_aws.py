@@ -1,4 +1,4 @@
-"""S3 access (FILES_STORE / IMAGES_STORE on ``s3://``), botocore's and Scrapy's names."""
+"""S3 credentials and endpoint (Scrapy's AWS_* names): s3:// feeds and media stores."""
 
 from __future__ import annotations
 
@@ -7,17 +7,22 @@ from skitter.settings._setting import Setting
 __all__ = ["GROUP"]
 
 GROUP: list[Setting] = [
-    Setting("AWS_ACCESS_KEY_ID", None, str, "S3: the access key; None = botocore's own lookup."),
-    Setting("AWS_SECRET_ACCESS_KEY", None, str, "S3: the secret key (never logged)."),
-    Setting("AWS_SESSION_TOKEN", None, str, "S3: a temporary session token (never logged)."),
+    Setting("AWS_ACCESS_KEY_ID", None, str, "S3 access key; None = botocore's usual chain."),
+    Setting("AWS_SECRET_ACCESS_KEY", None, str, "S3 secret key (never logged or shown)."),
+    Setting("AWS_SESSION_TOKEN", None, str, "S3 session token, for temporary credentials."),
     Setting(
         "AWS_ENDPOINT_URL",
         None,
         str,
-        "S3: another endpoint (MinIO, moto...); an IP endpoint is addressed path-style.",
+        "An S3-compatible endpoint (MinIO, Ceph, R2...); by IP or localhost: path-style.",
     ),
-    Setting("AWS_REGION_NAME", None, str, "S3: the region; None = botocore's default."),
-    Setting("AWS_USE_SSL", None, bool, "S3: False to talk plain HTTP; None = by endpoint."),
-    Setting("AWS_VERIFY", None, bool, "S3: False to skip TLS certificate checks."),
-    Setting("AWS_MAX_POOL_CONNECTIONS", 10, int, "S3: connections kept to the endpoint."),
+    Setting("AWS_REGION_NAME", None, str, "S3 region; None = botocore's default."),
+    Setting("AWS_USE_SSL", None, bool, "Whether to use TLS with S3; None = by the endpoint."),
+    Setting(
+        "AWS_VERIFY",
+        None,
+        object,
+        "Verify S3's certificate: True, False, or a CA bundle path; None = verify.",
+    ),
+    Setting("AWS_MAX_POOL_CONNECTIONS", 100, int, "Connections the S3 client keeps at most."),
 ]

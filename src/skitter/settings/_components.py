@@ -27,7 +27,13 @@ GROUP: list[Setting] = [
         "None switches one off.",
     ),
     Setting("ITEM_PIPELINES", {}, dict, "Item pipelines {path or class: order}, low first."),
-    Setting("FEEDS", {}, dict, "Feed exports {path: {'format': 'jsonl'|'json'|'csv', ...}}."),
+    Setting(
+        "FEEDS",
+        {},
+        dict,
+        "Feed exports {uri: {'format': 'jsonl'|'json'|'csv'|'xml', ...}}; files, stdout:, "
+        "s3://, ftp:// (see Feed exports).",
+    ),
     Setting(
         "FEED_EXPORT_ENCODING",
         None,

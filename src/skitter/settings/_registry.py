@@ -2,10 +2,10 @@
 
 Each group module (``_engine``, ``_politeness``, ``_scheduler``, ``_cluster``,
 ``_downloader``, ``_httpcache``, ``_network``, ``_spider``, ``_browser``, ``_components``,
-``_items``, ``_media``, ``_aws``, ``_output``, ``_sessions``) lists the settings of one
-subsystem; a name is defined in exactly one of them (checked here at import).
-``KNOWN_NAMES`` adds Scrapy's settings skitter refuses (``_scrapy``), so that a typo of
-either is caught.
+``_feeds``, ``_items``, ``_media``, ``_aws``, ``_output``, ``_sessions``) lists the
+settings of one subsystem; a name is defined in exactly one of them (checked here at
+import). ``KNOWN_NAMES`` adds Scrapy's settings skitter refuses (``_scrapy``), so that a
+typo of either is caught.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from skitter.settings import (
     _components,
     _downloader,
     _engine,
+    _feeds,
     _httpcache,
     _items,
     _media,
@@ -44,12 +45,13 @@ _GROUPS = (
     _spider.GROUP,
     _browser.GROUP,
     _components.GROUP,
+    _feeds.GROUP,
+    _aws.GROUP,
     _items.GROUP,
     _output.GROUP,
     _network.GROUP,
     _sessions.GROUP,
     _media.GROUP,
-    _aws.GROUP,
 )
 
 

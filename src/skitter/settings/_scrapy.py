@@ -152,22 +152,39 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
     ),
     **_group("DUPEFILTER_DEBUG SCHEDULER_DEBUG", _LATER, False),
     **_group("EDITOR TEMPLATES_DIR", "skitter has no edit or genspider command yet"),
-    **_group("FEED_EXPORT_BATCH_ITEM_COUNT", "feed batches are " + _LATER, 0),
-    **_group("FEED_EXPORT_FIELDS", "set 'fields' in the FEEDS options", None),
-    **_group("FEED_EXPORT_INDENT", "set 'indent' in the FEEDS options", None),
-    **_group("FEED_EXPORTERS FEED_STORAGES", "custom exporters and storages are " + _LATER, {}),
-    **_group("FEED_FORMAT FEED_URI", "use FEEDS (or -o FILE)"),
-    **_group("FEED_STORE_EMPTY", "a feed is always created, also when empty", True),
     **_group(
-        "FEED_STORAGE_FTP_ACTIVE FTP_PASSIVE_MODE FTP_USER FTP_PASSWORD",
-        "ftp:// storage and downloads are " + _LATER,
+        "FEED_EXPORTERS FEED_STORAGES",
+        "custom exporters and storages are " + _LATER + "; the built-in formats are "
+        "jsonl, json, csv, xml, marshal and pickle, the storages files, stdout:, s3://, "
+        "gs:// and ftp://",
+        {},
     ),
     **_group(
-        "FEED_STORAGE_GCS_ACL FEED_STORAGE_S3_ACL FILES_STORE_GCS_ACL "
-        "FILES_STORE_S3_ACL IMAGES_STORE_GCS_ACL IMAGES_STORE_S3_ACL GCS_PROJECT_ID",
-        "S3 and GCS storage are " + _LATER,
+        "FEED_FORMAT FEED_URI",
+        "deprecated in Scrapy and not supported: use FEEDS = {uri: {'format': ...}} (or -o FILE)",
     ),
-    **_group("FEED_TEMPDIR FEED_URI_PARAMS", _LATER, None),
+    **_group(
+        "FTP_PASSIVE_MODE FTP_USER FTP_PASSWORD",
+        "ftp:// downloads are " + _LATER + "; for ftp:// feeds put the user and password in "
+        "the URI (passive unless FEED_STORAGE_FTP_ACTIVE)",
+    ),
+    **_group(
+        "FEED_STORAGE_GCS_ACL",
+        "a predefined ACL for gs:// feeds is " + _LATER + "; set the bucket's default "
+        "object ACL instead",
+        None,
+        "",
+    ),
+    **_group(
+        "FILES_STORE_GCS_ACL IMAGES_STORE_GCS_ACL",
+        "gs:// media stores are " + _LATER + "; FILES_STORE and IMAGES_STORE take a "
+        "directory or s3://",
+    ),
+    **_group(
+        "FILES_STORE_S3_ACL IMAGES_STORE_S3_ACL",
+        "a predefined ACL for S3 media stores is " + _LATER + "; set the bucket's default "
+        "object ACL instead",
+    ),
     **_group("FORCE_CRAWLER_PROCESS", _ASYNCIO, False),
     **_group("HTTP2_MAX_FRAME_SIZE", "HTTP/2 is " + _LATER),
     **_group("HTTPX_HTTP2_ENABLED", "HTTP/2 is " + _LATER, False),
