@@ -63,6 +63,14 @@ PINNED = {
         "WorkerPresence",
         "worker_id",
     ],
+    "skitter.contracts": ["Contract", "ContractSession", "ContractsManager"],
+    "skitter.contracts.default": [
+        "CallbackKeywordArgumentsContract",
+        "MetadataContract",
+        "ReturnsContract",
+        "ScrapesContract",
+        "UrlContract",
+    ],
     "skitter.dashboard": [
         "Dashboard",
     ],
@@ -148,6 +156,7 @@ PINNED = {
         "Project",
         "ProjectControl",
         "ProjectMonitor",
+        "Session",
         "Stats",
         "WindowCounts",
     ],
@@ -158,6 +167,7 @@ PINNED = {
         "ConfigError",
         "ConnectError",
         "ConnectionLost",
+        "ContractFail",
         "CrawlControl",
         "CrawlFailed",
         "DNSLookupError",
@@ -294,6 +304,7 @@ PINNED = {
         "Selector",
         "SelectorList",
     ],
+    "skitter.shell": ["LoopThread", "Shell", "inspect_response"],
     "skitter.signals": [
         "SignalManager",
         "bytes_received",

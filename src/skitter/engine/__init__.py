@@ -11,6 +11,7 @@ from skitter.engine._monitor import (
     WindowCounts,
 )
 from skitter.engine._project import Project
+from skitter.engine._session import Session
 from skitter.engine._stats import Stats
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "Project",
     "ProjectControl",
     "ProjectMonitor",
+    "Session",
     "Stats",
     "WindowCounts",
 ]
