@@ -105,9 +105,10 @@ def build_crawler(
     console: Console,
     spider_arg: str | None,
     overrides: Mapping[str, Any] | None = None,
+    forced: Mapping[str, Any] | None = None,
 ) -> Crawler:
     """The crawler of ``spider_arg`` (or ``DefaultSpider``): see ``build_crawlers``."""
-    return build_crawlers(args, console, spider_arg, overrides, several=False)[0]
+    return build_crawlers(args, console, spider_arg, overrides, forced, several=False)[0]
 
 
 def build_crawlers(
@@ -115,12 +116,14 @@ def build_crawlers(
     console: Console,
     spider_arg: str | None,
     overrides: Mapping[str, Any] | None = None,
+    forced: Mapping[str, Any] | None = None,
     *,
     several: bool = True,
 ) -> list[Crawler]:
     """A crawler per spider ``spider_arg`` names (``DefaultSpider`` for None) with the
-    project's settings, ``-s`` and ``overrides`` (the command's own, unless ``-s`` sets
-    them); logging set up at LOG_LEVEL, ``-L``, or off with ``--nolog``."""
+    project's settings, then ``overrides`` (the command's defaults), ``-s``, and
+    ``forced`` (what the command's own options decide, e.g. parse without --pipelines);
+    logging set up at LOG_LEVEL, ``-L``, or off with ``--nolog``."""
     project = _project(spider_arg)  # before the spiders: their imports may need it
     if spider_arg is None:
         classes: list[type[Spider]] = [DefaultSpider]
@@ -128,6 +131,7 @@ def build_crawlers(
         classes = resolve_spiders(spider_arg) if several else [resolve_spider(spider_arg)]
     cli_settings: dict[str, Any] = dict(overrides or {})
     cli_settings.update(pairs(args.set, "-s"))
+    cli_settings.update(forced or {})
     spider_args: dict[str, Any] = pairs(args.spider_args, "-a")
     crawlers = [
         Crawler(

@@ -214,13 +214,13 @@ def run_parse(args: argparse.Namespace, console: Console) -> int:
         raise ConfigError(f"--depth must be at least 1, got {args.depth}")
     meta = _json_object(args.meta, "--meta")
     cb_kwargs = _json_object(args.cbkwargs, "--cbkwargs")
-    overrides: dict[str, Any] = {"FEEDS": {}}
+    forced: dict[str, Any] = {"FEEDS": {}}  # the options decide, whatever -s says
     for paths, overwrite in ((args.output, False), (args.overwrite_output, True)):
         for path in paths:
-            overrides["FEEDS"][path] = {"overwrite": overwrite}
+            forced["FEEDS"][path] = {"overwrite": overwrite}
     if not args.pipelines:
-        overrides["ITEM_PIPELINES"] = {}
-    crawler = build_crawler(args, console, args.spider, overrides)
+        forced["ITEM_PIPELINES"] = {}
+    crawler = build_crawler(args, console, args.spider, forced=forced)
     request = Request(args.url, dont_filter=True, meta=meta, cb_kwargs=cb_kwargs)
     results = asyncio.run(_parse(crawler, args, request))
     _print(results, args)
