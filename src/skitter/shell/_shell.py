@@ -184,12 +184,21 @@ class Shell:
 def interact(namespace: dict[str, Any], banner: str) -> None:
     """Run IPython, else the standard console, on ``namespace`` (SCRAPY_PYTHON_SHELL
     lists the preferred ones)."""
-    wanted = os.environ.get("SCRAPY_PYTHON_SHELL", "ipython,python")
-    for name in [part.strip().lower() for part in wanted.split(",")] + ["python"]:
+    asked = os.environ.get("SCRAPY_PYTHON_SHELL")
+    names = [part.strip().lower() for part in (asked or "ipython").split(",") if part.strip()]
+    for name in [*names, "python"]:
+        if name not in ("ipython", "python"):
+            print(
+                f"[s] SCRAPY_PYTHON_SHELL: no {name!r} shell here (ipython, python)",
+                file=sys.stderr,
+            )
+            continue
         if name == "ipython":
             try:  # optional: the user's own IPython, when installed
                 embed = importlib.import_module("IPython.terminal.embed")
             except ImportError:
+                if asked:
+                    print("[s] IPython is not installed: the standard console", file=sys.stderr)
                 continue
             embed.InteractiveShellEmbed(banner1=banner, user_ns=namespace)()
             return
