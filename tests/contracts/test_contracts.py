@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
 import unittest
+from typing import Any
 
 import pytest
 from aiohttp import web
