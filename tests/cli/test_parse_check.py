@@ -15,11 +15,12 @@ Cli = Any  # the ``cli`` fixture (tests/cli/conftest.py)
 
 
 def _site() -> web.Application:
-    """/cat/N lists products /item/N-1 and /item/N-2 and links the next category."""
+    """/cat/N lists products /item/N-1 (twice) and /item/N-2 and links the next category."""
 
     async def category(request: web.Request) -> web.Response:
         n = int(request.match_info["n"])
         links = f'<a class="item" href="/item/{n}-1">1</a><a class="item" href="/item/{n}-2">2</a>'
+        links += f'<a class="item" href="/item/{n}-1">1 again</a>'
         links += f'<a class="next" href="/cat/{n + 1}">next</a>'
         return web.Response(text=f"<html><h1>Cat {n}</h1>{links}</html>", content_type="text/html")
 
@@ -92,6 +93,7 @@ async def test_parse_prints_items_and_requests_of_each_level(
     found = [line.strip(" [],") for line in items.splitlines()[1:]]
     assert "{'category': 'Cat 1', 'flag': None, 'tag': 'none'}" in found[0]
     assert "'name': 'Item 1-1', 'price': 3" in items and "'name': 'Item 1-2'" in items
+    assert items.count("Item 1-1") == 1  # linked twice, downloaded and parsed once
     assert requests.startswith("Requests  " + "-" * 65)
     assert "[]" in requests  # the item pages link nowhere: level 2 yields no requests
 
@@ -182,7 +184,7 @@ class Checked(Spider):
         \"\"\"
         @url {base}/cat/1
         @returns items 1 1
-        @returns requests 2 2
+        @returns requests 3 3
         @scrapes category
         \"\"\"
         yield {{"category": response.css("h1::text").get()}}

@@ -96,6 +96,9 @@ class _Parser:
         self.spider = session.spider
         self.results = _Results()
         self.feeds = bool(args.output or args.overwrite_output)
+        #: The requests downloaded so far: a page two callbacks link to is parsed once,
+        #: as the crawl's dupe filter would have it (unless the request is dont_filter).
+        self.seen: set[str] = set()
 
     def _callback(self, request: Request, response: Response, first: bool) -> Callable[..., Any]:
         cb: Any = request.callback
@@ -139,6 +142,10 @@ class _Parser:
 
     async def _one(self, request: Request, depth: int, first: bool) -> list[Request]:
         session = self.session
+        if not request.dont_filter:
+            if request.taskid in self.seen:
+                return []
+            self.seen.add(request.taskid)
         try:
             response = await session.fetch(request)
         except Exception as exc:
