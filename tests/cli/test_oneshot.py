@@ -4,6 +4,7 @@ shell also through a pseudo-terminal, as a person types into it."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import pty
 import select
@@ -186,35 +187,46 @@ class Terminal:
         return before.decode(errors="replace")
 
     def type(self, line: str) -> None:
-        os.write(self.fd, line.encode() + b"\n")
+        os.write(self.fd, line.encode() + b"\r")  # Enter, in raw mode (IPython) or not
 
     def finish(self) -> int:
-        os.write(self.fd, b"\x04")  # Ctrl-D: leave the REPL
+        with contextlib.suppress(OSError):  # it may have left already (IPython's exit)
+            os.write(self.fd, b"\x04")  # Ctrl-D: leave the REPL
         _, status = os.waitpid(self.pid, 0)
         os.close(self.fd)
         return os.waitstatus_to_exitcode(status)
 
 
-def _terminal(args: list[str], cwd: Path, env: dict[str, str]) -> Terminal:
-    env = {**env, "SCRAPY_PYTHON_SHELL": "python", "TERM": "dumb"}
+def _terminal(args: list[str], cwd: Path, env: dict[str, str], console: str = "python") -> Terminal:
+    env = {**env, "SCRAPY_PYTHON_SHELL": console, "TERM": "dumb"}
     return Terminal([sys.executable, "-m", "skitter", *args], env, cwd)
 
 
-def _drive_shell(base: str, cwd: Path, env: dict[str, str]) -> tuple[str, str, int]:
-    term = _terminal(["shell", "--nolog"], cwd, env)
-    banner = term.read_until(b">>> ")
+#: Each console's prompts, in the order they appear.
+PROMPTS = {"python": [b">>> "] * 3, "ipython": [b"In [1]: ", b"In [2]: ", b"In [3]: "]}
+
+
+def _drive_shell(base: str, cwd: Path, env: dict[str, str], console: str) -> tuple[str, str, int]:
+    term = _terminal(["shell", "--nolog"], cwd, env, console)
+    first, second, third = PROMPTS[console]
+    banner = term.read_until(first)
     term.type(f"fetch('{base}/page/7')")
-    term.read_until(b">>> ")
+    term.read_until(second)
     term.type("print('STATUS', response.status, response.css('h1::text').get())")
-    answer = term.read_until(b">>> ")
+    answer = term.read_until(third)
+    if console == "ipython":
+        term.type("exit")
     return banner, answer, term.finish()
 
 
+@pytest.mark.parametrize("console", ["python", "ipython"])
 async def test_the_shell_through_a_terminal(
-    site: tuple[Site, str], tmp_path: Path, cli_environ: Env
+    site: tuple[Site, str], tmp_path: Path, cli_environ: Env, console: str
 ) -> None:
     _, base = site
-    banner, answer, code = await asyncio.to_thread(_drive_shell, base, tmp_path, cli_environ())
+    banner, answer, code = await asyncio.to_thread(
+        _drive_shell, base, tmp_path, cli_environ(), console
+    )
     assert "fetch(url[, redirect=True])" in banner and "<DefaultSpider 'default'>" in banner
     assert "STATUS 200 Page 7" in answer
     assert code == 0
@@ -237,21 +249,25 @@ class Inspecting(Spider):
 """
 
 
-def _drive_inspect(base: str, cwd: Path, env: dict[str, str]) -> tuple[str, int]:
+def _drive_inspect(base: str, cwd: Path, env: dict[str, str], console: str) -> tuple[str, int]:
     args = ["crawl", "inspecting.py", "-s", f"BASE={base}", "-O", "out.jsonl", "--no-progress"]
-    term = _terminal(args, cwd, env)
-    term.read_until(b">>> ")
+    term = _terminal(args, cwd, env, console)
+    first, second, _ = PROMPTS[console]
+    term.read_until(first)
     term.type("print('SEEN', response.status, spider.name, 'fetch' in dir())")
-    answer = term.read_until(b">>> ")
+    answer = term.read_until(second)
+    if console == "ipython":
+        term.type("exit")
     return answer, term.finish()
 
 
+@pytest.mark.parametrize("console", ["python", "ipython"])
 async def test_inspect_response_opens_a_shell_mid_crawl(
-    site: tuple[Site, str], tmp_path: Path, cli_environ: Env
+    site: tuple[Site, str], tmp_path: Path, cli_environ: Env, console: str
 ) -> None:
     _, base = site
     (tmp_path / "inspecting.py").write_text(textwrap.dedent(INSPECTING))
-    answer, code = await asyncio.to_thread(_drive_inspect, base, tmp_path, cli_environ())
+    answer, code = await asyncio.to_thread(_drive_inspect, base, tmp_path, cli_environ(), console)
     assert "SEEN 200 inspecting False" in answer  # no fetch(): the crawl's loop waits
     assert code == 0
     assert f'"after_shell":"{base}/page/1"' in (tmp_path / "out.jsonl").read_text()
