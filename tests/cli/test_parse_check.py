@@ -233,6 +233,22 @@ async def test_check_list(cli: Cli, base: str, tmp_path: Path) -> None:
     assert (run.code, run.out) == (0, "checked\n  * parse\n  * parse_item\n")
 
 
+async def test_check_reports_a_spider_that_cannot_start(
+    cli: Cli, base: str, tmp_path: Path
+) -> None:
+    path = _contracts(tmp_path, base)
+    path.write_text(
+        path.read_text() + "\n    def __init__(self, *a, **kw):\n        raise OSError('no')\n"
+    )
+    run = await cli("check", str(path))
+    assert run.code == 1
+    assert "ERROR: [checked] crawl" in run.err and "OSError: no" in run.err
+    run = await cli(
+        "check", str(_contracts(tmp_path, base)), "-s", 'SPIDER_CONTRACTS={"json.JSONDecoder": 1}'
+    )
+    assert run.code == 2 and "not a Contract subclass" in " ".join(run.err.split())
+
+
 PROJECT = {
     "scrapy.cfg": "[settings]\ndefault = shopping.settings\n",
     "shopping/__init__.py": "",

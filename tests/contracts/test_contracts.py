@@ -175,3 +175,14 @@ def test_a_builtin_contract_can_be_switched_off() -> None:
         for c in merge_components(settings["SPIDER_CONTRACTS_BASE"], settings["SPIDER_CONTRACTS"])
     ]
     assert names == ["url", "cb_kwargs", "meta", "returns"]
+
+
+def test_contract_classes_are_checked_at_start() -> None:
+    with pytest.raises(ConfigError, match="not a Contract subclass"):
+        ContractsManager([dict])  # type: ignore[list-item]
+
+    class Nameless(Contract):
+        pass
+
+    with pytest.raises(ConfigError, match="has no name"):
+        ContractsManager([Nameless])

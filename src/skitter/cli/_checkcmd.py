@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import sys
 import time
@@ -24,6 +25,7 @@ from rich.console import Console
 from skitter._components import merge_components
 from skitter.cli._oneshot import add_common_options, build_crawlers
 from skitter.contracts import ContractsManager
+from skitter.contracts._contract import crawl_case
 from skitter.crawler import Crawler
 from skitter.exceptions import ConfigError
 
@@ -72,8 +74,24 @@ def _manager(crawler: Crawler) -> ContractsManager:
 
 
 async def _check(crawler: Crawler, result: _Result) -> None:
-    async with crawler.session() as session:
-        await _manager(crawler).check(session.spider, session, result)
+    manager = _manager(crawler)
+    name = crawler.spidercls.name or crawler.spidercls.__name__
+    try:
+        session = crawler.session()
+    except Exception:  # a spider or component that cannot be built: Scrapy's "crawl" error
+        result.addError(crawl_case(name), sys.exc_info())
+        return
+    try:
+        await session.open()
+    except Exception:
+        result.addError(crawl_case(name), sys.exc_info())
+        with contextlib.suppress(Exception):
+            await session.close()  # what did open is closed
+        return
+    try:
+        await manager.check(session.spider, session, result)
+    finally:
+        await session.close()
 
 
 def run_check(args: argparse.Namespace, console: Console) -> int:

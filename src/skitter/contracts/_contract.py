@@ -15,7 +15,7 @@ from unittest import TestCase
 
 from skitter.http import Request
 
-__all__ = ["Contract", "contract_case"]
+__all__ = ["Contract", "contract_case", "crawl_case"]
 
 
 class Contract:
@@ -44,9 +44,9 @@ class Contract:
 class _ContractCase(TestCase):
     """One reported check: unittest's result classes print and count these."""
 
-    def __init__(self, spider: str, method: str, desc: str) -> None:
+    def __init__(self, label: str) -> None:
         super().__init__("runTest")
-        self._label = f"[{spider}] {method} ({desc})"
+        self._label = label
 
     def runTest(self) -> None:  # unittest wants one; a contract case is only reported
         pass
@@ -65,4 +65,9 @@ def contract_case(method: Callable[..., Any], desc: str) -> TestCase:
     """The case ``[spider] method (desc)`` reports a check under."""
     owner = getattr(method, "__self__", None)
     spider = getattr(owner, "name", None) or type(owner).__name__
-    return _ContractCase(spider, getattr(method, "__name__", repr(method)), desc)
+    return _ContractCase(f"[{spider}] {getattr(method, '__name__', repr(method))} ({desc})")
+
+
+def crawl_case(spider: str) -> TestCase:
+    """The case ``[spider] crawl``: the spider's crawl could not start or broke off."""
+    return _ContractCase(f"[{spider}] crawl")

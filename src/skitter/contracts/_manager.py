@@ -20,7 +20,7 @@ from inspect import getmembers
 from typing import Any, Protocol
 from unittest import TestCase, TestResult
 
-from skitter.contracts._contract import Contract, contract_case
+from skitter.contracts._contract import Contract, contract_case, crawl_case
 from skitter.exceptions import ConfigError
 from skitter.http import Request, Response
 from skitter.spider import aiter_output
@@ -45,6 +45,10 @@ class ContractsManager:
     def __init__(self, contracts: Iterable[type[Contract]]) -> None:
         self.contracts: dict[str, type[Contract]] = {}
         for contract in contracts:
+            if not (isinstance(contract, type) and issubclass(contract, Contract)):
+                raise ConfigError(f"SPIDER_CONTRACTS: {contract!r} is not a Contract subclass")
+            if not getattr(contract, "name", None):
+                raise ConfigError(f"SPIDER_CONTRACTS: {contract.__qualname__} has no name")
             self.contracts[contract.name] = contract
 
     def tested_methods_from_spidercls(self, spidercls: type) -> list[str]:
@@ -93,7 +97,14 @@ class ContractsManager:
         return request_cls(**kwargs)
 
     async def check(self, spider: Any, session: ContractSession, results: TestResult) -> None:
-        """Check every tested callback of ``spider``, one after the other."""
+        """Check every tested callback of ``spider``, one after the other; what breaks
+        the whole run (a session that cannot download) is an error of ``[spider] crawl``."""
+        try:
+            await self._check_all(spider, session, results)
+        except Exception:
+            results.addError(crawl_case(getattr(spider, "name", "?")), sys.exc_info())
+
+    async def _check_all(self, spider: Any, session: ContractSession, results: TestResult) -> None:
         for name in self.tested_methods_from_spidercls(type(spider)):
             method = getattr(spider, name)
             try:
