@@ -271,3 +271,27 @@ async def test_inspect_response_opens_a_shell_mid_crawl(
     assert "SEEN 200 inspecting False" in answer  # no fetch(): the crawl's loop waits
     assert code == 0
     assert f'"after_shell":"{base}/page/1"' in (tmp_path / "out.jsonl").read_text()
+
+
+def test_command_line_urls_and_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from skitter.cli._oneshot import guess_url
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "saved.html").write_text("<html></html>")
+    file_url = (tmp_path / "saved.html").as_uri()
+    assert guess_url("https://example.com/a") == ("https://example.com/a", False)
+    assert guess_url("data:text/html,<p>x</p>") == ("data:text/html,<p>x</p>", False)
+    assert guess_url("./saved.html") == (file_url, True)
+    assert guess_url("saved.html") == (file_url, True)
+    assert guess_url("example.com/page") == ("http://example.com/page", False)
+
+
+def test_several_spiders_in_a_file_need_a_name(tmp_path: Path) -> None:
+    from skitter.cli._oneshot import resolve_spider
+    from skitter.exceptions import ConfigError
+
+    path = tmp_path / "two.py"
+    path.write_text("from skitter import Spider\nclass A(Spider): pass\nclass B(Spider): pass\n")
+    with pytest.raises(ConfigError, match="several spiders"):
+        resolve_spider(str(path))
+    assert resolve_spider(f"{path}:B").__name__ == "B"
