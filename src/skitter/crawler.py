@@ -12,8 +12,8 @@ A crawl that did not do what was asked (a feed that could not be written, the jo
 state lost, start requests that broke off) raises ``CrawlFailed`` once everything is
 closed; its ``stats`` are the final statistics, ``finish_reason`` "failed" and
 ``finish_error`` saying why. ``crawler.control`` (an ``engine.ProjectControl``) is the
-live control panel of the dashboard, the CLI and heartbeats; ``crawler.session()`` the
-components without the engine, one request at a time (``engine.Session``).
+live control panel of the dashboard, the CLI and heartbeats; ``crawler.probe()`` the
+components without the engine, one request at a time (``engine.Probe``).
 
 Scrapy's names for components: ``crawler.signals`` (connect in ``from_crawler``),
 ``crawler.stats`` (``inc_value``...), ``crawler.settings`` (``getbool``...),
@@ -40,10 +40,10 @@ from skitter.downloader._dns import crawl_resolver
 from skitter.engine import (
     Engine,
     ExtensionManager,
+    Probe,
     Project,
     ProjectControl,
     ProjectMonitor,
-    Session,
     Stats,
 )
 from skitter.exceptions import ConfigError, CrawlFailed
@@ -227,8 +227,8 @@ class Crawler:
         if self.cluster is not None and self._project is not None:
             await self.cluster.open(self._project, self.settings, self.control)
 
-    def session(self) -> Session:  # one request at a time: shell, fetch, parse, check
-        return Session(self.build())
+    def probe(self) -> Probe:  # one request at a time: shell, fetch, parse, check
+        return Probe(self.build())
 
     def _lease_policy(self) -> LeasePolicy:
         settings = self.settings

@@ -1,4 +1,4 @@
-"""Spider contracts checked against a live local site through a real crawl session."""
+"""Spider contracts checked against a live local site through a real crawl probe."""
 
 from __future__ import annotations
 
@@ -91,8 +91,8 @@ async def _check(spider_cls: type[Spider], methods: list[str] | None = None) -> 
     if methods is not None:
         manager.tested_methods_from_spidercls = lambda cls: methods  # type: ignore[method-assign]
     result = unittest.TestResult()
-    async with crawler.session() as session:
-        await manager.check(session.spider, session, result)
+    async with crawler.probe() as probe:
+        await manager.check(probe.spider, probe, result)
     return result
 
 

@@ -1,7 +1,7 @@
 """``skitter check SPIDER``: run the contracts in the spider's callbacks' docstrings.
 
 Each spider is checked with its own crawler (its settings, middlewares and scope) through
-``Crawler.session()``; pipelines and feeds are off (a contract throws the output away),
+``Crawler.probe()``; pipelines and feeds are off (a contract throws the output away),
 unless ``-s`` turns them on. The report is Scrapy's: unittest's, with "Ran N contracts in
 Xs" and OK or FAILED (failures=, errors=); exit 1 when anything failed. ``-l`` lists the
 callbacks with contracts instead. ``SCRAPY_CHECK`` is set while checking, as in Scrapy,
@@ -77,21 +77,21 @@ async def _check(crawler: Crawler, result: _Result) -> None:
     manager = _manager(crawler)
     name = crawler.spidercls.name or crawler.spidercls.__name__
     try:
-        session = crawler.session()
+        probe = crawler.probe()
     except Exception:  # a spider or component that cannot be built: Scrapy's "crawl" error
         result.addError(crawl_case(name), sys.exc_info())
         return
     try:
-        await session.open()
+        await probe.open()
     except Exception:
         result.addError(crawl_case(name), sys.exc_info())
         with contextlib.suppress(Exception):
-            await session.close()  # what did open is closed
+            await probe.close()  # what did open is closed
         return
     try:
-        await manager.check(session.spider, session, result)
+        await manager.check(probe.spider, probe, result)
     finally:
-        await session.close()
+        await probe.close()
 
 
 def run_check(args: argparse.Namespace, console: Console) -> int:

@@ -1,6 +1,6 @@
 """``skitter fetch URL`` and ``skitter view URL``: one page, downloaded as the spider would.
 
-Both go through ``Crawler.session()``: the spider's (or the project's) settings, every
+Both go through ``Crawler.probe()``: the spider's (or the project's) settings, every
 downloader middleware (robots.txt, cookies, redirects, retries) and its scope. ``fetch``
 writes the body to stdout as it came (``--headers``: the request's and the response's
 headers, credentials and cookies masked); ``view`` opens the page in a browser with a
@@ -72,8 +72,8 @@ async def download_one(crawler: Crawler, url: str, local: bool, redirect: bool) 
         request.meta["handle_httpstatus_all"] = True
     if local:  # a file named on the command line: the user's own choice
         request.meta["allow_offsite"] = True
-    async with crawler.session() as session:
-        return await session.fetch(request)
+    async with crawler.probe() as probe:
+        return await probe.fetch(request)
 
 
 def _fetched(args: argparse.Namespace, console: Console) -> Response | None:

@@ -1,6 +1,6 @@
 """``skitter parse URL``: what a spider's callback makes of a page, level by level.
 
-The page is downloaded as the crawl would (``Crawler.session()``), its callback runs
+The page is downloaded as the crawl would (``Crawler.probe()``), its callback runs
 through the spider middlewares, and the items and requests it yields are printed, as
 Scrapy's ``parse`` prints them. With ``--depth N`` the requests are followed, each with
 its own callback (or ``-c``'s), N levels deep. Items go through the pipelines only with
@@ -27,7 +27,7 @@ from rich.markup import escape
 
 from skitter.cli._oneshot import add_common_options, build_crawler, describe_error
 from skitter.crawler import Crawler
-from skitter.engine import Session
+from skitter.engine import Probe
 from skitter.exceptions import ConfigError, HttpError
 from skitter.http import Request, Response
 
@@ -90,10 +90,10 @@ class _Results:
 
 
 class _Parser:
-    def __init__(self, args: argparse.Namespace, session: Session) -> None:
+    def __init__(self, args: argparse.Namespace, probe: Probe) -> None:
         self.args = args
-        self.session = session
-        self.spider = session.spider
+        self.probe = probe
+        self.spider = probe.spider
         self.results = _Results()
         self.feeds = bool(args.output or args.overwrite_output)
         #: The requests downloaded so far: a page two callbacks link to is parsed once,
@@ -141,20 +141,20 @@ class _Parser:
             level = following
 
     async def _one(self, request: Request, depth: int, first: bool) -> list[Request]:
-        session = self.session
+        probe = self.probe
         if not request.dont_filter:
             if request.taskid in self.seen:
                 return []
             self.seen.add(request.taskid)
         try:
-            response = await session.fetch(request)
+            response = await probe.fetch(request)
         except Exception as exc:
             log.error("Error downloading %s: %s", request, describe_error(exc, self.spider))
             self.results.errors += 1
             return []
         self.results.responses += 1
         try:
-            await session.check_input(response)
+            await probe.check_input(response)
         except HttpError:
             log.error("Ignoring response %s: HTTP status code is not handled or not allowed",
                       response)  # fmt: skip
@@ -162,7 +162,7 @@ class _Parser:
             return []
         callback = self._callback(request, response, first)
         try:
-            output = await session.scrape(response, callback, dict(request.cb_kwargs))
+            output = await probe.scrape(response, callback, dict(request.cb_kwargs))
         except Exception:
             log.exception("Spider error processing %s (callback %s)", response,
                           getattr(callback, "__name__", callback))  # fmt: skip
@@ -172,7 +172,7 @@ class _Parser:
         items = [obj for obj in output if not isinstance(obj, Request)]
         if self.args.pipelines or self.feeds:
             for item in items:
-                await session.process_item(item, response)
+                await probe.process_item(item, response)
         self.results.items.setdefault(depth, []).extend(items)
         self.results.requests.setdefault(depth, []).extend(requests)
         return requests
@@ -206,8 +206,8 @@ def _print(results: _Results, args: argparse.Namespace) -> None:
 
 
 async def _parse(crawler: Crawler, args: argparse.Namespace, request: Request) -> _Results:
-    async with crawler.session() as session:
-        parser = _Parser(args, session)
+    async with crawler.probe() as probe:
+        parser = _Parser(args, probe)
         await parser.run(request)
     if crawler.failure is not None:  # a feed or pipeline that could not finish
         parser.results.errors += 1

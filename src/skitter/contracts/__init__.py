@@ -14,6 +14,6 @@ named in SPIDER_CONTRACTS.
 """
 
 from skitter.contracts._contract import Contract
-from skitter.contracts._manager import ContractSession, ContractsManager
+from skitter.contracts._manager import ContractProbe, ContractsManager
 
-__all__ = ["Contract", "ContractSession", "ContractsManager"]
+__all__ = ["Contract", "ContractProbe", "ContractsManager"]

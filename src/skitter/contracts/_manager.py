@@ -3,7 +3,7 @@
 ``ContractsManager`` reads the docstrings: every callback with a line starting with
 ``@`` is tested; ``@url`` is what makes a sample request (a callback without it is
 skipped, as in Scrapy). ``check`` then downloads each sample request through the
-crawl's components (a ``Session``: the spider's settings, middlewares and scope), runs
+crawl's components (a ``Probe``: the spider's settings, middlewares and scope), runs
 the pre-hooks on the response, the callback, and the post-hooks on what it returned.
 Each hook run is one check, reported on a ``unittest.TestResult``; a download that
 fails (or a status the spider does not handle) is an error of the callback's
@@ -25,14 +25,14 @@ from skitter.exceptions import ConfigError
 from skitter.http import Request, Response
 from skitter.spider import aiter_output
 
-__all__ = ["ContractSession", "ContractsManager"]
+__all__ = ["ContractProbe", "ContractsManager"]
 
 _CONTRACT_LINE = re.compile(r"^\s*@", re.MULTILINE)
 _PARTS = re.compile(r"@(\w+)\s*(.*)")
 
 
-class ContractSession(Protocol):
-    """What checking needs of a crawl (``engine.Session`` is one)."""
+class ContractProbe(Protocol):
+    """What checking needs of a crawl (``engine.Probe`` is one)."""
 
     async def fetch(self, request: Request) -> Response: ...
 
@@ -96,15 +96,15 @@ class ContractsManager:
             return None
         return request_cls(**kwargs)
 
-    async def check(self, spider: Any, session: ContractSession, results: TestResult) -> None:
+    async def check(self, spider: Any, probe: ContractProbe, results: TestResult) -> None:
         """Check every tested callback of ``spider``, one after the other; what breaks
-        the whole run (a session that cannot download) is an error of ``[spider] crawl``."""
+        the whole run (a probe that cannot download) is an error of ``[spider] crawl``."""
         try:
-            await self._check_all(spider, session, results)
+            await self._check_all(spider, probe, results)
         except Exception:
             results.addError(crawl_case(getattr(spider, "name", "?")), sys.exc_info())
 
-    async def _check_all(self, spider: Any, session: ContractSession, results: TestResult) -> None:
+    async def _check_all(self, spider: Any, probe: ContractProbe, results: TestResult) -> None:
         for name in self.tested_methods_from_spidercls(type(spider)):
             method = getattr(spider, name)
             try:
@@ -114,19 +114,19 @@ class ContractsManager:
                 results.addError(contract_case(method, "contract"), sys.exc_info())
                 continue
             if request is not None:
-                await self._check_one(method, contracts, request, session, results)
+                await self._check_one(method, contracts, request, probe, results)
 
     async def _check_one(
         self,
         method: Callable[..., Any],
         contracts: list[Contract],
         request: Request,
-        session: ContractSession,
+        probe: ContractProbe,
         results: TestResult,
     ) -> None:
         try:
-            response = await session.fetch(request)
-            await session.check_input(response)
+            response = await probe.fetch(request)
+            await probe.check_input(response)
         except Exception:
             results.addError(contract_case(method, "errback"), sys.exc_info())
             return

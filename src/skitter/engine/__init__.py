@@ -10,8 +10,8 @@ from skitter.engine._monitor import (
     ProjectMonitor,
     WindowCounts,
 )
+from skitter.engine._probe import Probe
 from skitter.engine._project import Project
-from skitter.engine._session import Session
 from skitter.engine._stats import Stats
 
 __all__ = [
@@ -20,10 +20,10 @@ __all__ = [
     "Engine",
     "ExtensionManager",
     "Outcome",
+    "Probe",
     "Project",
     "ProjectControl",
     "ProjectMonitor",
-    "Session",
     "Stats",
     "WindowCounts",
 ]

@@ -1,7 +1,7 @@
 """An event loop on a thread of its own, for synchronous code that needs the async crawl.
 
 The shell's user types ``fetch(url)`` and waits for the answer: the download runs on this
-loop (where the session's connections, cookies and robots.txt live) while the REPL's
+loop (where the probe's connections, cookies and robots.txt live) while the REPL's
 thread blocks on the result. Ctrl-C while waiting cancels the download, not the shell.
 """
 

@@ -6,7 +6,7 @@ importable, else the standard ``code`` console; ``SCRAPY_PYTHON_SHELL`` (``ipyth
 ``python``, or both, comma-separated, in order of preference) chooses, as in Scrapy.
 
 ``fetch`` is synchronous for the user but downloads through the crawl's own components
-(``Crawler.session()``: settings, downloader middlewares, scope), on an event loop that
+(``Crawler.probe()``: settings, downloader middlewares, scope), on an event loop that
 runs on a thread of its own (``LoopThread``), so the REPL's thread blocks on the answer.
 
 ``inspect_response(response, spider)``, called from a callback, opens the shell on that
@@ -27,7 +27,7 @@ from typing import Any
 
 import skitter
 from skitter.crawler import Crawler
-from skitter.engine import Session
+from skitter.engine import Probe
 from skitter.http import Request, Response
 from skitter.settings import Settings
 from skitter.shell._loop import LoopThread
@@ -41,7 +41,7 @@ _RELEVANT = (Crawler, Spider, Request, Response, Settings)
 
 class Shell:
     """A REPL over a crawl's objects. With ``loop``, ``fetch`` downloads through
-    ``crawler.session()`` opened on that loop; without, ``fetch`` is not offered.
+    ``crawler.probe()`` opened on that loop; without, ``fetch`` is not offered.
     ``url_for`` turns what the user typed into a URL and whether it named a local file
     (the CLI's rule: ``./page.html`` is a file)."""
 
@@ -61,7 +61,7 @@ class Shell:
         self.error: BaseException | None = None
         self.spider: Any = getattr(crawler, "spider", None)
         self._loop = loop
-        self._session: Session | None = None
+        self._probe: Probe | None = None
         self._url_for = url_for or (lambda url: (url, False))
         self._describe = describe_error or (lambda exc, _: f"{type(exc).__name__}: {exc}")
 
@@ -71,21 +71,21 @@ class Shell:
 
     def open(self) -> None:
         """Build and open the crawl's components on the loop (before the first fetch)."""
-        if self._loop is None or self._session is not None:
+        if self._loop is None or self._probe is not None:
             return
 
-        async def opened() -> Session:
-            session = self.crawler.session()
-            await session.open()
-            return session  # type: ignore[no-any-return]
+        async def opened() -> Probe:
+            probe = self.crawler.probe()
+            await probe.open()
+            return probe  # type: ignore[no-any-return]
 
-        self._session = self._loop.run(opened())
-        self.spider = self._session.spider
+        self._probe = self._loop.run(opened())
+        self.spider = self._probe.spider
 
     def close(self) -> None:
-        if self._loop is not None and self._session is not None:
-            session, self._session = self._session, None
-            self._loop.run(session.close())
+        if self._loop is not None and self._probe is not None:
+            probe, self._probe = self._probe, None
+            self._loop.run(probe.close())
 
     def fetch(self, request_or_url: Request | str, redirect: bool = True, **kwargs: Any) -> None:
         """Download a URL (or a Request) as the spider would, and update ``request``
@@ -102,11 +102,11 @@ class Shell:
             if local:  # a file the user named: the scope's file: refusal is for crawls
                 request.meta["allow_offsite"] = True
         self.open()
-        assert self._session is not None
+        assert self._probe is not None
         response: Response | None = None
         self.error = None
         try:
-            response = self._loop.run(self._session.fetch(request))
+            response = self._loop.run(self._probe.fetch(request))
         except KeyboardInterrupt:
             print("[s] fetch interrupted", file=sys.stderr)
         except Exception as exc:

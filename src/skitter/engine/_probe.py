@@ -2,7 +2,7 @@
 
 The shell, ``skitter fetch``/``view``/``parse`` and the contracts of ``skitter check``
 must download as the crawl would (the spider's settings, every downloader middleware:
-robots.txt, cookies, redirects, retries, scope), not with a bare GET. A ``Session`` holds
+robots.txt, cookies, redirects, retries, scope), not with a bare GET. A ``Probe`` holds
 one built ``Project`` open and does, on demand, what ``TaskRunner`` does for a lease:
 
 - ``fetch`` downloads through the middleware onion, follows redirects the middleware
@@ -14,7 +14,7 @@ one built ``Project`` open and does, on demand, what ``TaskRunner`` does for a l
 - ``process_item`` sends an item through the pipelines and feeds.
 
 There is no scheduler here: no dupe filter, no slots, no delays between requests beyond
-what the caller does; a session is for a person (or a check) asking one thing at a time.
+what the caller does; a probe is for a person (or a check) asking one thing at a time.
 """
 
 from __future__ import annotations
@@ -30,15 +30,15 @@ from skitter.http import Request, Response
 from skitter.signals import response_received
 from skitter.spider import aiter_output
 
-__all__ = ["Session"]
+__all__ = ["Probe"]
 
 log = logging.getLogger("skitter.engine")
 
 
-class Session:
+class Probe:
     """A crawl's spider and components, opened for one-off requests.
 
-    ``async with crawler.session() as session`` opens the project (downloader, pipelines,
+    ``async with crawler.probe() as probe`` opens the project (downloader, pipelines,
     spider_opened) and closes it on the way out (spider_closed, feeds finalized)."""
 
     def __init__(self, project: Project) -> None:
@@ -46,7 +46,7 @@ class Session:
         #: The spider the components were built for.
         self.spider: Any = project.spider
 
-    async def __aenter__(self) -> Session:
+    async def __aenter__(self) -> Probe:
         await self.open()
         return self
 

@@ -1,4 +1,4 @@
-"""``Crawler.session()``: one request at a time through a crawl's real components."""
+"""``Crawler.probe()``: one request at a time through a crawl's real components."""
 
 from __future__ import annotations
 
@@ -66,8 +66,8 @@ FAST = {"RETRY_DELAYS": [0.0], "RETRY_TIMES": 2}
 async def test_fetch_follows_redirects_through_the_middlewares(serve: Serve) -> None:
     hits: dict[str, int] = {}
     base = await serve(_site(hits))
-    async with Crawler(Local, FAST).session() as session:
-        response = await session.fetch(Request(base + "/redirect"))
+    async with Crawler(Local, FAST).probe() as probe:
+        response = await probe.fetch(Request(base + "/redirect"))
     assert response.status == 200
     assert response.url == base + "/page"
     assert response.request.meta["redirect_urls"] == [base + "/redirect"]
@@ -76,16 +76,16 @@ async def test_fetch_follows_redirects_through_the_middlewares(serve: Serve) -> 
 async def test_fetch_without_redirect_shows_the_3xx(serve: Serve) -> None:
     base = await serve(_site({}))
     request = Request(base + "/redirect", meta={"handle_httpstatus_all": True})
-    async with Crawler(Local, FAST).session() as session:
-        response = await session.fetch(request)
+    async with Crawler(Local, FAST).probe() as probe:
+        response = await probe.fetch(request)
     assert response.status == 302
 
 
 async def test_fetch_waits_out_retries_by_the_table(serve: Serve) -> None:
     hits: dict[str, int] = {}
     base = await serve(_site(hits))
-    async with Crawler(Local, FAST).session() as session:
-        response = await session.fetch(Request(base + "/flaky"))
+    async with Crawler(Local, FAST).probe() as probe:
+        response = await probe.fetch(Request(base + "/flaky"))
     assert response.status == 200
     assert hits["/flaky"] == 3
 
@@ -93,10 +93,10 @@ async def test_fetch_waits_out_retries_by_the_table(serve: Serve) -> None:
 async def test_out_of_retries_the_last_response_is_returned(serve: Serve) -> None:
     hits: dict[str, int] = {}
     base = await serve(_site(hits))
-    async with Crawler(Local, FAST).session() as session:
-        response = await session.fetch(Request(base + "/down"))
+    async with Crawler(Local, FAST).probe() as probe:
+        response = await probe.fetch(Request(base + "/down"))
         with pytest.raises(HttpError):
-            await session.check_input(response)  # the crawl's callback would not see it
+            await probe.check_input(response)  # the crawl's callback would not see it
     assert response.status == 503
     assert hits["/down"] == 3  # the first attempt and RETRY_TIMES=2 retries
 
@@ -105,20 +105,20 @@ async def test_scope_and_robots_txt_refuse_before_any_download(serve: Serve) -> 
     hits: dict[str, int] = {}
     base = await serve(_site(hits))
     elsewhere = base.replace("127.0.0.1", "localhost")
-    async with Crawler(Local, {**FAST, "ROBOTSTXT_OBEY": True}).session() as session:
+    async with Crawler(Local, {**FAST, "ROBOTSTXT_OBEY": True}).probe() as probe:
         with pytest.raises(IgnoreRequest, match="offsite"):
-            await session.fetch(Request(elsewhere + "/page"))
+            await probe.fetch(Request(elsewhere + "/page"))
         with pytest.raises(IgnoreRequest):
-            await session.fetch(Request(base + "/private"))
+            await probe.fetch(Request(base + "/private"))
     assert "/private" not in hits
     assert "/page" not in hits
 
 
 async def test_scrape_runs_the_spider_middlewares_and_returns_the_output(serve: Serve) -> None:
     base = await serve(_site({}))
-    async with Crawler(Local, FAST).session() as session:
-        response = await session.fetch(Request(base + "/page"))
-        output = await session.scrape(response)
+    async with Crawler(Local, FAST).probe() as probe:
+        response = await probe.fetch(Request(base + "/page"))
+        output = await probe.scrape(response)
     assert output[0] == {"url": base + "/page"}
     # The offsite spider middleware dropped the link to elsewhere.test.
     assert [r.url for r in output[1:]] == [base + "/next"]
@@ -133,6 +133,6 @@ class Tagger:
 
 async def test_process_item_goes_through_the_pipelines() -> None:
     crawler = Crawler(Local, {"ITEM_PIPELINES": {Tagger: 100}})
-    async with crawler.session() as session:
-        assert await session.process_item({"a": 1}) == {"a": 1, "tagged": True}
-        assert await session.process_item({"drop": True}) is None
+    async with crawler.probe() as probe:
+        assert await probe.process_item({"a": 1}) == {"a": 1, "tagged": True}
+        assert await probe.process_item({"drop": True}) is None
