@@ -63,6 +63,14 @@ PINNED = {
         "WorkerPresence",
         "worker_id",
     ],
+    "skitter.contracts": ["Contract", "ContractProbe", "ContractsManager"],
+    "skitter.contracts.default": [
+        "CallbackKeywordArgumentsContract",
+        "MetadataContract",
+        "ReturnsContract",
+        "ScrapesContract",
+        "UrlContract",
+    ],
     "skitter.dashboard": [
         "Dashboard",
     ],
@@ -153,6 +161,7 @@ PINNED = {
         "Engine",
         "ExtensionManager",
         "Outcome",
+        "Probe",
         "Project",
         "ProjectControl",
         "ProjectMonitor",
@@ -167,6 +176,7 @@ PINNED = {
         "ConfigError",
         "ConnectError",
         "ConnectionLost",
+        "ContractFail",
         "CrawlControl",
         "CrawlFailed",
         "DNSLookupError",
@@ -311,6 +321,7 @@ PINNED = {
         "Selector",
         "SelectorList",
     ],
+    "skitter.shell": ["LoopThread", "Shell", "inspect_response"],
     "skitter.signals": [
         "SignalManager",
         "bytes_received",

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from skitter._secrets import is_secret_name, mask_setting, mask_text, mask_url
+from skitter._secrets import is_secret_name, mask_header, mask_setting, mask_text, mask_url
 from skitter.exceptions import ConfigError
 from skitter.http import Request
 from skitter.pipelines import parse_feeds
@@ -118,3 +118,24 @@ def test_a_requests_repr_masks_credentials_in_its_url() -> None:
     request = Request("https://user:hunter2@example.com/a?key=page2")
     assert repr(request) == "<GET https://user:***@example.com/a?key=page2>"
     assert request.url == "https://user:hunter2@example.com/a?key=page2"  # still sent
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "shown"),
+    [
+        ("Cookie", "session=abc", "***"),
+        ("set-cookie", "session=abc; Path=/", "***"),
+        ("Authorization", "Bearer abc", "***"),
+        ("Proxy-Authorization", "Basic abc", "***"),
+        ("X-Api-Key", "abc", "***"),
+        ("X-Auth-Token", "abc", "***"),
+        (
+            "Referer",
+            "https://u:pw@example.com/?token=t&page=2",
+            "https://u:***@example.com/?token=***&page=2",
+        ),
+        ("Content-Type", "text/html", "text/html"),
+    ],
+)
+def test_header_values_that_carry_credentials_are_masked(name: str, value: str, shown: str) -> None:
+    assert mask_header(name, value) == shown

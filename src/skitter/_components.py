@@ -21,7 +21,7 @@ from typing import Any
 from skitter._types import CrawlContext
 from skitter.exceptions import ConfigError, NotConfigured
 
-__all__ = ["build_component", "build_components", "load_object"]
+__all__ = ["build_component", "build_components", "load_object", "merge_components"]
 
 log = logging.getLogger("skitter.components")
 
@@ -77,10 +77,9 @@ def build_component(obj: Any, crawler: CrawlContext) -> Any:
     return built
 
 
-def build_components(
-    base: Mapping[Any, int | None], custom: Mapping[Any, int | None], crawler: CrawlContext
-) -> list[Any]:
-    """Instances of the merged components in order, skipping those not configured."""
+def merge_components(base: Mapping[Any, int | None], custom: Mapping[Any, int | None]) -> list[Any]:
+    """The components ``custom`` merged over ``base``, loaded, lowest order first, those
+    set to None left out (classes as they are: SPIDER_CONTRACTS builds its own)."""
     merged: dict[str, tuple[Any, int | None]] = {_key(k): (k, v) for k, v in base.items()}
     for spec, order in custom.items():
         merged[_key(spec, order)] = (spec, order)
@@ -88,11 +87,18 @@ def build_components(
         ((spec, order) for spec, order in merged.values() if order is not None),
         key=lambda pair: pair[1],
     )
+    return [load_object(spec) for spec, _order in ordered]
+
+
+def build_components(
+    base: Mapping[Any, int | None], custom: Mapping[Any, int | None], crawler: CrawlContext
+) -> list[Any]:
+    """Instances of the merged components in order, skipping those not configured."""
     out = []
-    for spec, _order in ordered:
-        obj = load_object(spec)
+    for obj in merge_components(base, custom):
         try:
             out.append(build_component(obj, crawler))
         except NotConfigured as exc:
-            log.debug("Not using %s (NotConfigured): %s", spec, exc or "switched off")
+            name = getattr(obj, "__qualname__", obj)
+            log.debug("Not using %s (NotConfigured): %s", name, exc or "switched off")
     return out

@@ -11,7 +11,10 @@ secret:
 - the value of a query parameter named like a secret (``?password=***``, ``token``,
   ``secret``, ``key``, ``auth``, ``signature``...);
 - the value of a setting named like one (``AWS_*``, ``*_PASSWORD``, ``*_TOKEN``,
-  ``*_SECRET*``, ``*_KEY``...).
+  ``*_SECRET*``, ``*_KEY``...);
+- the value of an HTTP header that carries credentials or a session (``Cookie``,
+  ``Set-Cookie``, ``Authorization``, ``Proxy-Authorization``, or named like a secret:
+  ``X-Api-Key``, ``X-Auth-Token``...), as ``skitter fetch --headers`` prints them.
 
 ``mask_text`` applies the URL rules to every URL inside free text, for messages that
 come from libraries (aiohttp's proxy errors quote the proxy URL with its password).
@@ -24,7 +27,7 @@ import re
 from typing import Any
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
-__all__ = ["MASK", "is_secret_name", "mask_setting", "mask_text", "mask_url"]
+__all__ = ["MASK", "is_secret_name", "mask_header", "mask_setting", "mask_text", "mask_url"]
 
 MASK = "***"
 
@@ -48,6 +51,16 @@ def is_secret_name(name: str) -> bool:
     if upper.startswith("AWS_"):
         return True
     return any(part in _SECRET_PARTS for part in upper.split("_"))
+
+
+_SECRET_HEADERS = frozenset({"cookie", "set-cookie", "authorization", "proxy-authorization"})
+
+
+def mask_header(name: str, value: str) -> str:
+    """How an HTTP header's value may be shown: ``***`` for credentials and cookies."""
+    if name.lower() in _SECRET_HEADERS or _SECRET_PARAM.search(name):
+        return MASK
+    return mask_text(value)
 
 
 def _masked_userinfo(userinfo: str) -> str:

@@ -10,11 +10,10 @@ another or side by side in one process and one event loop (no ReactorNotRestarta
 
 A crawl that did not do what was asked (a feed that could not be written, the job's
 state lost, start requests that broke off) raises ``CrawlFailed`` once everything is
-closed; its ``stats`` are the final statistics, with ``finish_reason`` "failed" and
-``finish_error`` saying why.
-
-``crawler.control`` (an ``engine.ProjectControl``) is the live control panel (status,
-rate, pause, retries, monitor, slots) of the dashboard, the CLI and heartbeats.
+closed; its ``stats`` are the final statistics, ``finish_reason`` "failed" and
+``finish_error`` saying why. ``crawler.control`` (an ``engine.ProjectControl``) is the
+live control panel of the dashboard, the CLI and heartbeats; ``crawler.probe()`` the
+components without the engine, one request at a time (``engine.Probe``).
 
 Scrapy's names for components: ``crawler.signals`` (connect in ``from_crawler``),
 ``crawler.stats`` (``inc_value``...), ``crawler.settings`` (``getbool``...),
@@ -41,6 +40,7 @@ from skitter.downloader._dns import crawl_resolver
 from skitter.engine import (
     Engine,
     ExtensionManager,
+    Probe,
     Project,
     ProjectControl,
     ProjectMonitor,
@@ -227,6 +227,9 @@ class Crawler:
         if self.cluster is not None and self._project is not None:
             await self.cluster.open(self._project, self.settings, self.control)
 
+    def probe(self) -> Probe:  # one request at a time: shell, fetch, parse, check
+        return Probe(self.build())
+
     def _lease_policy(self) -> LeasePolicy:
         settings = self.settings
         try:
@@ -302,8 +305,7 @@ def _raise_failures(crawlers: Sequence[Crawler]) -> None:
 
 
 def _first_set(*values: Any) -> Any:
-    """The first value that is not None (0 is a rate, not a missing one)."""
-    return next((value for value in values if value is not None), None)
+    return next((value for value in values if value is not None), None)  # 0 is a rate
 
 
 async def _run_engine(crawlers: Sequence[Crawler], mode: str = "crawl") -> None:

@@ -38,6 +38,8 @@ middlewares, pipelines and callbacks to steer the crawl. Keeping them apart mean
 
     NotConfigured                    raised by a component's constructor or from_crawler
                                      to take itself out (Scrapy's); never seen by a crawl
+    ContractFail                     a spider contract's check failed (skitter check); an
+                                     AssertionError, as in Scrapy
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ __all__ = [
     "ConfigError",
     "ConnectError",
     "ConnectionLost",
+    "ContractFail",
     "CrawlControl",
     "CrawlFailed",
     "DNSLookupError",
@@ -86,6 +89,11 @@ __all__ = [
 class NotConfigured(Exception):
     """Raised by a component (middleware, pipeline) that is switched off by the settings:
     the component builder leaves it out of the chain."""
+
+
+class ContractFail(AssertionError):
+    """Raised by a contract's ``pre_process``/``post_process``: the callback broke its
+    contract (``skitter check`` reports it as a FAIL, not an ERROR)."""
 
 
 class SkitterError(Exception):

@@ -19,7 +19,11 @@ from rich.markup import escape  # "[settings]" in a message is text, not markup
 
 from skitter._job import JOB_MODES
 from skitter._version import __version__
+from skitter.cli._checkcmd import add_check_command
+from skitter.cli._fetchcmd import add_fetch_commands
 from skitter.cli._loader import load_spiders, split_target
+from skitter.cli._oneshot import pairs as _pairs
+from skitter.cli._parsecmd import add_parse_command
 from skitter.cli._project import Project, load_project
 from skitter.cli._redis_option import (
     add_redis_option,
@@ -29,6 +33,7 @@ from skitter.cli._redis_option import (
     target_settings,
 )
 from skitter.cli._run import UiOptions, finish, run_with_signals, setup_logging
+from skitter.cli._shellcmd import add_shell_command
 from skitter.crawler import Crawler
 from skitter.exceptions import ConfigError, SkitterError
 from skitter.spider import Spider
@@ -38,16 +43,6 @@ __all__ = ["main"]
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 log = logging.getLogger("skitter.cli")
-
-
-def _pairs(values: Sequence[str], flag: str) -> dict[str, str]:
-    out = {}
-    for value in values:
-        name, sep, rest = value.partition("=")
-        if not sep or not name:
-            raise ConfigError(f"{flag} expects NAME=VALUE, got {value!r}")
-        out[name.strip()] = rest
-    return out
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -167,6 +162,13 @@ def _build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--stats-json", metavar="FILE", help="write the final stats as JSON")
     demo.add_argument("-L", "--loglevel", default=None, help="log level (default INFO)")
     demo.add_argument("--no-progress", action="store_true", help="no live progress line")
+    for add_command in (
+        add_shell_command,
+        add_fetch_commands,
+        add_parse_command,
+        add_check_command,
+    ):
+        add_command(commands)
     return parser
 
 
@@ -382,7 +384,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "demo": _cmd_demo,
     }
     try:
-        return handlers[args.command](args, console)
+        handler = handlers.get(args.command) or args.run  # the others set_defaults(run=)
+        return int(handler(args, console))
     except ConfigError as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}")
         return EXIT_USAGE

@@ -10,6 +10,7 @@ from skitter.engine._monitor import (
     ProjectMonitor,
     WindowCounts,
 )
+from skitter.engine._probe import Probe
 from skitter.engine._project import Project
 from skitter.engine._stats import Stats
 
@@ -19,6 +20,7 @@ __all__ = [
     "Engine",
     "ExtensionManager",
     "Outcome",
+    "Probe",
     "Project",
     "ProjectControl",
     "ProjectMonitor",

@@ -26,6 +26,26 @@ GROUP: list[Setting] = [
         "Extensions {path or class: order}, built at start through from_crawler; "
         "None switches one off.",
     ),
+    Setting(
+        "SPIDER_CONTRACTS",
+        {},
+        dict,
+        "Extra spider contracts for skitter check {path or class: order}; None disables "
+        "a built-in.",
+    ),
+    Setting(
+        "SPIDER_CONTRACTS_BASE",
+        {
+            "skitter.contracts.default.UrlContract": 1,
+            "skitter.contracts.default.CallbackKeywordArgumentsContract": 1,
+            "skitter.contracts.default.MetadataContract": 1,
+            "skitter.contracts.default.ReturnsContract": 2,
+            "skitter.contracts.default.ScrapesContract": 3,
+        },
+        dict,
+        "The built-in contracts (@url, @cb_kwargs, @meta, @returns, @scrapes); SPIDER_CONTRACTS "
+        "is merged over them.",
+    ),
     Setting("ITEM_PIPELINES", {}, dict, "Item pipelines {path or class: order}, low first."),
     Setting(
         "FEEDS",

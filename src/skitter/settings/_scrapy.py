@@ -100,7 +100,7 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
     **_group("DEFAULT_DROPITEM_LOG_LEVEL", "dropped items are logged at WARNING", "WARNING"),
     **_group(
         "DEFAULT_ITEM_CLASS",
-        "only Scrapy's shell reads it and skitter has no shell; "
+        "only old Scrapy shells read it (skitter's shell has no item object); "
         "set default_item_class on your ItemLoader subclass",
     ),
     **_group("DEPTH_STATS_VERBOSE", _LATER + "; request_depth_max is always counted", False),
@@ -140,7 +140,7 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
     ),
     **_group(
         "DOWNLOADER_MIDDLEWARES_BASE SPIDER_MIDDLEWARES_BASE ITEM_PIPELINES_BASE "
-        "EXTENSIONS_BASE FEED_EXPORTERS_BASE FEED_STORAGES_BASE SPIDER_CONTRACTS_BASE",
+        "EXTENSIONS_BASE FEED_EXPORTERS_BASE FEED_STORAGES_BASE",
         "the *_BASE settings cannot be replaced; switch a built-in off with None in "
         "DOWNLOADER_MIDDLEWARES, SPIDER_MIDDLEWARES or EXTENSIONS",
     ),
@@ -266,7 +266,6 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "robots.txt is always parsed with Protego",
         "scrapy.robotstxt.ProtegoRobotParser",
     ),
-    **_group("SPIDER_CONTRACTS", "spider contracts are " + _LATER, {}),
     **_group(
         "WARN_ON_GENERATOR_RETURN_VALUE",
         "not needed: a callback's return value is never used",

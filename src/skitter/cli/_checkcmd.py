@@ -1,0 +1,132 @@
+"""``skitter check SPIDER``: run the contracts in the spider's callbacks' docstrings.
+
+Each spider is checked with its own crawler (its settings, middlewares and scope) through
+``Crawler.probe()``; pipelines and feeds are off (a contract throws the output away),
+unless ``-s`` turns them on. The report is Scrapy's: unittest's, with "Ran N contracts in
+Xs" and OK or FAILED (failures=, errors=); exit 1 when anything failed. ``-l`` lists the
+callbacks with contracts instead. ``SCRAPY_CHECK`` is set while checking, as in Scrapy,
+for spiders that behave differently under check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import sys
+import time
+from collections import defaultdict
+from typing import Any
+from unittest import TextTestResult, TextTestRunner
+
+from rich.console import Console
+
+from skitter._components import merge_components
+from skitter.cli._oneshot import add_common_options, build_crawlers
+from skitter.contracts import ContractsManager
+from skitter.contracts._contract import crawl_case
+from skitter.crawler import Crawler
+from skitter.exceptions import ConfigError
+
+__all__ = ["add_check_command"]
+
+
+def add_check_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    cmd = commands.add_parser(
+        "check",
+        help="run the spider contracts (@url, @returns, @scrapes...) in callbacks' docstrings",
+        description="Downloads each callback's @url as the spider would, and checks what "
+        "the callback returns against its contracts (SPIDER_CONTRACTS adds your own). "
+        "Exits 1 when a contract fails or errs.",
+    )
+    cmd.add_argument(
+        "targets", nargs="*", metavar="SPIDER", help="spider.py, spider.py:Name, or a directory"
+    )
+    cmd.add_argument("-l", "--list", action="store_true", help="list the contracts, check none")
+    cmd.add_argument("-v", "--verbose", action="store_true", help="print every check")
+    add_common_options(cmd, spider=False)
+    cmd.set_defaults(run=run_check)
+
+
+class _Result(TextTestResult):
+    """unittest's result, summed up as Scrapy's check does."""
+
+    def printSummary(self, start: float, stop: float) -> None:
+        run = self.testsRun
+        self.stream.writeln(self.separator2)
+        self.stream.writeln(f"Ran {run} contract{'s' if run != 1 else ''} in {stop - start:.3f}s")
+        self.stream.writeln()
+        if self.wasSuccessful():
+            self.stream.writeln("OK")
+            return
+        infos = [f"failures={len(self.failures)}"] if self.failures else []
+        if self.errors:
+            infos.append(f"errors={len(self.errors)}")
+        self.stream.writeln(f"FAILED ({', '.join(infos)})")
+
+
+def _manager(crawler: Crawler) -> ContractsManager:
+    settings = crawler.settings
+    return ContractsManager(
+        merge_components(settings["SPIDER_CONTRACTS_BASE"], settings["SPIDER_CONTRACTS"])
+    )
+
+
+async def _check(crawler: Crawler, result: _Result) -> None:
+    manager = _manager(crawler)
+    name = crawler.spidercls.name or crawler.spidercls.__name__
+    try:
+        probe = crawler.probe()
+    except Exception:  # a spider or component that cannot be built: Scrapy's "crawl" error
+        result.addError(crawl_case(name), sys.exc_info())
+        return
+    try:
+        await probe.open()
+    except Exception:
+        result.addError(crawl_case(name), sys.exc_info())
+        with contextlib.suppress(Exception):
+            await probe.close()  # what did open is closed
+        return
+    try:
+        await manager.check(probe.spider, probe, result)
+    finally:
+        await probe.close()
+
+
+def run_check(args: argparse.Namespace, console: Console) -> int:
+    overrides: dict[str, Any] = {"ITEM_PIPELINES": {}, "FEEDS": {}}
+    if args.loglevel is None:
+        args.loglevel = "WARNING"  # the report is the output; -L INFO shows the crawl's log
+    if not args.targets:
+        raise ConfigError("skitter check needs a spider: FILE.py, FILE.py:Name or a directory")
+    pairs: list[tuple[str, Crawler]] = []
+    for target in args.targets:
+        for crawler in build_crawlers(args, console, target, overrides):
+            pairs.append((crawler.spidercls.name or crawler.spidercls.__name__, crawler))
+    if args.list:
+        listed: dict[str, list[str]] = defaultdict(list)
+        for name, crawler in pairs:
+            listed[name] = sorted(
+                _manager(crawler).tested_methods_from_spidercls(crawler.spidercls)
+            )
+        for name, methods in sorted(listed.items()):
+            if methods or args.verbose:
+                print(name)
+                for method in methods:
+                    print(f"  * {method}")
+        return 0
+    runner = TextTestRunner(stream=sys.stderr, verbosity=2 if args.verbose else 1)
+    result = _Result(runner.stream, runner.descriptions, runner.verbosity)
+    os.environ["SCRAPY_CHECK"] = "true"
+    start = time.monotonic()
+    try:
+        for _name, crawler in pairs:
+            if _manager(crawler).tested_methods_from_spidercls(crawler.spidercls):
+                asyncio.run(_check(crawler, result))
+    finally:
+        os.environ.pop("SCRAPY_CHECK", None)
+    stop = time.monotonic()
+    result.printErrors()
+    result.printSummary(start, stop)
+    return 0 if result.wasSuccessful() else 1
