@@ -40,8 +40,15 @@ class Other(Catalogue):
 """
 
 
+HITS = web.AppKey("hits", list)
+
+
 def site(pages: int, delay: float = 0.0) -> web.Application:
+    """``pages`` linked pages; ``app[HITS]`` counts the requests, so a test can wait for
+    the crawl to be running (a loaded machine may take seconds to start Python)."""
+
     async def handle(request: web.Request) -> web.Response:
+        request.app[HITS].append(1)
         n = int(request.match_info["n"])
         if delay:
             await asyncio.sleep(delay)
@@ -49,13 +56,27 @@ def site(pages: int, delay: float = 0.0) -> web.Application:
         return web.Response(text=f"<html>{nxt}</html>", content_type="text/html")
 
     app = web.Application()
+    app[HITS] = []
     app.router.add_get("/{n}", handle)
     return app
 
 
+async def hits_reach(app: web.Application, count: int) -> None:
+    """Wait until the site has answered ``count`` requests (the crawl is under way)."""
+    async with asyncio.timeout(40):
+        while len(app[HITS]) < count:  # noqa: ASYNC110 - a count, not a one-off event
+            await asyncio.sleep(0.05)
+
+
 async def run_cli(
-    *args: str, cwd: Path, signals: list[float] | None = None, env: dict[str, str] | None = None
+    *args: str,
+    cwd: Path,
+    signals: list[float] | None = None,
+    env: dict[str, str] | None = None,
+    running: web.Application | None = None,
 ) -> tuple[int, str]:
+    """Run ``skitter ARGS``; with ``running``, the signals' delays count from the site's
+    first request, not from the process start."""
     env = {**os.environ, "PYTHONPATH": SRC, **(env or {})}
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -67,6 +88,8 @@ async def run_cli(
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
     )
+    if running is not None and signals:
+        await hits_reach(running, 1)
     for wait in signals or []:
         await asyncio.sleep(wait)
         proc.send_signal(signal.SIGINT)
@@ -159,7 +182,8 @@ async def test_version() -> None:
 async def test_first_sigint_stops_gracefully_with_a_valid_feed(
     serve: Any, tmp_path: Path, spider_file: Path
 ) -> None:
-    base = await serve(site(10_000, delay=0.05))
+    app = site(10_000, delay=0.05)
+    base = await serve(app)
     code, out = await run_cli(
         "crawl",
         f"{spider_file}:Catalogue",
@@ -172,7 +196,8 @@ async def test_first_sigint_stops_gracefully_with_a_valid_feed(
         "--stats-json",
         "stats.json",
         cwd=tmp_path,
-        signals=[2.0],
+        signals=[1.0],
+        running=app,
     )
     assert code == 0, out
     assert "shutting down gracefully" in out
@@ -187,7 +212,8 @@ async def test_second_sigint_stops_at_once_with_a_valid_feed(
     serve: Any, tmp_path: Path, spider_file: Path
 ) -> None:
     # Pages that take far longer than the test: the in-flight ones can only end by force.
-    base = await serve(site(10_000, delay=20))
+    app = site(10_000, delay=20)
+    base = await serve(app)
     code, out = await run_cli(
         "crawl",
         f"{spider_file}:Catalogue",
@@ -198,7 +224,8 @@ async def test_second_sigint_stops_at_once_with_a_valid_feed(
         "-s",
         "SHUTDOWN_TIMEOUT=30",
         cwd=tmp_path,
-        signals=[2.0, 0.1],
+        signals=[0.5, 0.1],
+        running=app,
     )
     assert code == 130, out
     items = json.loads((tmp_path / "items.json").read_text())
@@ -222,7 +249,8 @@ class Ticker(Spider):
 
 
 async def test_serve_runs_periodic_callbacks_until_sigterm(serve: Any, tmp_path: Path) -> None:
-    base = await serve(site(1))
+    app = site(1)
+    base = await serve(app)
     spiders = tmp_path / "spiders"
     spiders.mkdir()
     (spiders / "ticker.py").write_text(textwrap.dedent(SERVICE))
@@ -244,7 +272,7 @@ async def test_serve_runs_periodic_callbacks_until_sigterm(serve: Any, tmp_path:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
     )
-    await asyncio.sleep(3.0)
+    await hits_reach(app, 6)  # ticks every 0.3 s: the service is running
     assert proc.returncode is None  # still serving though idle between ticks
     proc.send_signal(signal.SIGTERM)
     out, _ = await asyncio.wait_for(proc.communicate(), timeout=30)
