@@ -58,6 +58,7 @@ from skitter.downloader._middleware import (
 )
 from skitter.downloader._tls import tls_context
 from skitter.downloader._transport import Transport
+from skitter.downloader._transports import Transports, check_name, transport_class
 from skitter.downloader.browser import BrowserTransport, wants_render
 from skitter.downloader.middlewares import (
     ConditionalRecrawlMiddleware,
@@ -122,15 +123,28 @@ class Downloader:
         self.tls = tls_context(settings)
         #: The crawl's one resolver (``_dns``): the crawler's, shared with the per-IP slots.
         self.resolver = resolver if resolver is not None else crawl_resolver(settings)
-        if transport is None:
-            transport = AiohttpTransport(
-                settings,
-                crawler.stats,
-                signals=signals,
-                spider=spider,
-                tls=self.tls,
-                resolver=self.resolver,
+        chosen = check_name(own_settings.download_transport, "DOWNLOAD_TRANSPORT")
+        #: The name of the crawl's HTTP transport ("browser" renders through aiohttp's).
+        self.transport_name = "aiohttp" if chosen == "browser" else chosen
+
+        def build(name: str) -> Transport:
+            if name == "aiohttp":
+                return AiohttpTransport(
+                    settings,
+                    crawler.stats,
+                    signals=signals,
+                    spider=spider,
+                    tls=self.tls,
+                    resolver=self.resolver,
+                )
+            return transport_class(name)(
+                settings, crawler.stats, signals=signals, spider=spider, resolver=self.resolver
             )
+
+        if transport is None:
+            transport = build(self.transport_name)
+        #: The crawl's transports by name; ``meta["transport"]`` builds others on first use.
+        self.transports = Transports(self.transport_name, transport, build, crawler.stats)
         self.crawler = crawler
         self.transport: Transport = transport
         #: What this crawl may download (``spider.allowed_domains``), built here, at start.
@@ -150,7 +164,8 @@ class Downloader:
             )
         self.browser: Transport = browser
         check = guard.check if guard is not None else None
-        http_fetch, browser_fetch = self.transport.fetch, self.browser.fetch
+        http_fetch: DownloadHandler = self.transport.fetch
+        browser_fetch: DownloadHandler = self.browser.fetch
         local_check = (guard or OffsiteGuard(self.scope, crawler.stats)).check
         local_fetch = LocalHandler(settings, crawler.stats).fetch
 
@@ -168,8 +183,18 @@ class Downloader:
             if callable(bind):  # robots.txt and the like: plain HTTP, never rendered
                 bind(compose(self.middlewares[i + 1 :], http_only, spider))
         own = getattr(spider, "render", None)
-        render_default = bool(own_settings.browser_render if own is None else own)
+        render_default = bool(
+            own_settings.browser_render or chosen == "browser" if own is None else own
+        )
         live = signals.live
+        http_name, by_name = self.transport_name, self.transports.fetch
+
+        def chosen_fetch(name: str) -> DownloadHandler:
+            if name == "browser":
+                return browser_fetch
+            if name == http_name:
+                return http_fetch
+            return lambda request: by_name(name, request)
 
         def route(request: Request) -> Awaitable[DownloadResult]:
             # A plain function returning the coroutine: no extra frame on the hot path.
@@ -177,7 +202,12 @@ class Downloader:
                 return local(request)
             if check is not None:
                 check(request)  # the last word on scope, whatever the middlewares did
-            fetch = browser_fetch if wants_render(request, render_default) else http_fetch
+            name = request.meta.get("transport")
+            fetch: DownloadHandler
+            if name is None:
+                fetch = browser_fetch if wants_render(request, render_default) else http_fetch
+            else:
+                fetch = chosen_fetch(name)
             if live:
                 return _signalled(signals, fetch, request, spider)
             return fetch(request)
@@ -218,7 +248,10 @@ class Downloader:
             try:
                 await self.browser.close()
             finally:
-                await self.transport.close()
+                try:
+                    await self.transports.close()
+                finally:
+                    await self.transport.close()
 
     async def __aenter__(self) -> Downloader:
         await self.open()
