@@ -13,8 +13,11 @@ through itself.
 
 Requests to render (``request.render``, or the spider's ``render`` attribute / the
 BROWSER_RENDER setting) go to a ``BrowserTransport`` at the centre of the same onion;
-everything else, and robots.txt always, goes to the HTTP transport. The browser starts
-on the first such request, so a crawl that renders nothing never starts Chromium.
+everything else, and robots.txt always, goes to the crawl's HTTP transport
+(DOWNLOAD_TRANSPORT: aiohttp, httpx or curl). ``meta["transport"]``, when set, decides
+for its request instead (``"browser"`` renders); a transport other than the crawl's is
+built on its first request (``_transports``). The browser starts on the first request
+to render, so a crawl that renders nothing never starts Chromium.
 
 ``data:`` and ``file:`` requests go to ``_local`` instead of a transport, always through
 an offsite guard (the schemes need the spider's ``allowed_schemes``, also when no
