@@ -185,10 +185,11 @@ async def test_a_decoded_body_of_exactly_the_limit_passes_and_one_more_byte_fail
 # -- response headers are bounded ------------------------------------------------------------
 
 
+@pytest.mark.parametrize("via", HTTP_TRANSPORTS)
 async def test_headers_over_download_max_headers_size_are_refused_and_counted(
-    base: str, make_transport: MakeTransport
+    via: str, base: str, make_transport: MakeTransport
 ) -> None:
-    transport, stats = await make_transport()  # 256 KiB by default
+    transport, stats = await make_transport(None, via)  # 256 KiB by default
     request = Request(f"{base}/headers?lines=12&size={30 * 1024}")
     with pytest.raises(
         ResponseTooLarge, match=r"response headers of \d+ bytes .* DOWNLOAD_MAX_HEADERS_SIZE"

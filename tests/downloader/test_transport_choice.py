@@ -12,12 +12,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trustme
 from aiohttp import web
 
 from skitter import Crawler, Request, Response, Spider
-from skitter.exceptions import ConfigError, ConnectError, ConnectionLost, IgnoreRequest
+from skitter.downloader import Downloader
+from skitter.exceptions import (
+    ConfigError,
+    ConnectError,
+    ConnectionLost,
+    IgnoreRequest,
+    TLSCertificateError,
+)
 
-from .conftest import HTTP_TRANSPORTS, MakeDownloader, MakeTransport
+from .conftest import HTTP_TRANSPORTS, MakeDownloader, MakeTransport, make_context
 from .tls_servers import Hello, h2_server, relay
 
 # Chrome's cipher suites, in its order, GREASE left out (the list of every Chrome since
@@ -53,9 +61,14 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 
 @pytest.fixture
-async def h2(tmp_path: Path) -> AsyncIterator[int]:
+def ca() -> trustme.CA:
+    return trustme.CA()
+
+
+@pytest.fixture
+async def h2(tmp_path: Path, ca: trustme.CA) -> AsyncIterator[int]:
     HITS.clear()
-    async with h2_server(app, tmp_path) as port:
+    async with h2_server(app, tmp_path, ca) as port:
         yield port
 
 
@@ -162,7 +175,58 @@ async def test_tls_settings_a_browser_profile_fixes_are_refused_by_curl(
         await make_transport({name: value}, "curl")
 
 
+@pytest.mark.parametrize("via", HTTP_TRANSPORTS)
+async def test_certificates_are_checked_by_each_transport_when_asked(
+    via: str,
+    h2: int,
+    ca: trustme.CA,
+    tmp_path: Path,
+    make_transport: MakeTransport,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    url = f"https://127.0.0.1:{h2}/"
+    strict, stats = await make_transport({"DOWNLOAD_VERIFY_CERTIFICATES": True}, via)
+    with pytest.raises(TLSCertificateError, match="certificate verify failed"):
+        await strict.fetch(Request(url))  # a CA nobody trusts
+    assert stats.values["downloader/exception_type_count/TLSCertificateError"] == 1
+    bundle = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(bundle))
+    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
+    trusting, _ = await make_transport({"DOWNLOAD_VERIFY_CERTIFICATES": True}, via)
+    assert (await trusting.fetch(Request(url))).status == 200
+
+
 # -- the Downloader's choice -----------------------------------------------------------------
+
+
+class Recorder:
+    """A transport standing in for Chromium (which the tests cannot assume): it records
+    what reached it."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    async def open(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def fetch(self, request: Request) -> Response:
+        self.seen.append(request.url)
+        return Response(request.url, 200, body=b"rendered", request=request)
+
+
+async def test_meta_transport_browser_renders_and_render_true_still_does(
+    h2: int,
+) -> None:
+    browser = Recorder()
+    ctx = make_context()
+    async with Downloader(ctx, None, browser=browser) as downloader:
+        url = f"https://127.0.0.1:{h2}/"
+        await downloader.fetch(Request(url + "?a", meta={"transport": "browser"}))
+        await downloader.fetch(Request(url + "?b", render=True))
+        plain = await downloader.fetch(Request(url + "?c"))
+    assert browser.seen == [url + "?a", url + "?b"]
+    assert isinstance(plain, Response) and plain.body == b"<p>1.1</p>"
 
 
 async def test_meta_transport_picks_the_transport_of_one_request(
@@ -240,17 +304,43 @@ async def test_a_crawl_through_each_transport_keeps_cookies_redirects_and_retrie
         custom_settings = {"ROBOTSTXT_OBEY": False, "LOG_LEVEL": "WARNING"}
 
         def parse(self, response: Response) -> Any:
-            yield {"url": response.url, "body": response.text, "protocol": response.protocol}
+            item = {"url": response.url, "body": response.text, "protocol": response.protocol}
+            items.append(item)
+            yield item
 
-    crawler = Crawler(Site, {"DOWNLOAD_TRANSPORT": via, "RETRY_BACKOFF_BASE": 0.01})
+    items: list[dict[str, Any]] = []
+    crawler = Crawler(Site, {"DOWNLOAD_TRANSPORT": via})
     stats = await crawler.run()
     assert stats["item_scraped_count"] == 2
+    home = next(item for item in items if item["url"].endswith("/home"))
+    assert home["body"] == "<p>session=abc</p>"  # the cookie, sent by CookiesMiddleware
     assert stats["downloader/response_status_count/302"] == 1  # followed by the middleware
     assert stats["downloader/response_status_count/503"] == 1  # retried by the middleware
     assert stats["downloader/response_status_count/200"] == 2
     assert stats["downloader/request_method_count/GET"] == 4
     assert stats["retry/count"] == 1
     assert HITS["/flaky"] == 2
+
+
+@pytest.mark.parametrize("via", HTTP_TRANSPORTS)
+async def test_head_requests_end_without_a_body(
+    via: str, h2: int, make_transport: MakeTransport
+) -> None:
+    transport, _ = await make_transport(None, via)
+    response = await transport.fetch(Request(f"https://127.0.0.1:{h2}/", method="HEAD"))
+    assert (response.status, response.body) == (200, b"")
+    again = await transport.fetch(Request(f"https://127.0.0.1:{h2}/"))  # the connection
+    assert again.body.startswith(b"<p>")  # still good for the next request
+
+
+@pytest.mark.parametrize("via", HTTP_TRANSPORTS)
+async def test_no_transport_keeps_cookies_of_its_own(
+    via: str, h2: int, make_transport: MakeTransport
+) -> None:
+    transport, _ = await make_transport(None, via)
+    await transport.fetch(Request(f"https://127.0.0.1:{h2}/login"))  # sets session=abc
+    response = await transport.fetch(Request(f"https://127.0.0.1:{h2}/home"))
+    assert response.body == b"<p>none</p>"
 
 
 SEEN = web.AppKey("seen", list[str | None])

@@ -148,9 +148,10 @@ async def relay(
 
 
 @asynccontextmanager
-async def h2_server(app: Any, tmp: Path) -> AsyncIterator[int]:
-    """``app`` (ASGI) served over TLS with HTTP/2 and HTTP/1.1 offered; its port."""
-    certificate = trustme.CA().issue_cert("127.0.0.1", "localhost")
+async def h2_server(app: Any, tmp: Path, ca: trustme.CA | None = None) -> AsyncIterator[int]:
+    """``app`` (ASGI) served over TLS with HTTP/2 and HTTP/1.1 offered, its certificate
+    issued by ``ca`` (a new one if None); its port."""
+    certificate = (ca or trustme.CA()).issue_cert("127.0.0.1", "localhost")
     certificate.cert_chain_pems[0].write_to_path(str(tmp / "cert.pem"))
     certificate.private_key_pem.write_to_path(str(tmp / "key.pem"))
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -41,7 +41,6 @@ from curl_cffi.requests.impersonate import resolve_latest_browser_type
 from multidict import CIMultiDict
 
 from skitter.downloader._decode import TruncatedBody
-from skitter.downloader._dns import CrawlResolver
 from skitter.downloader._streaming import Head, StreamingTransport
 from skitter.downloader._tls import TlsSettings, certificate_refused
 from skitter.exceptions import (
@@ -56,9 +55,7 @@ from skitter.exceptions import (
 from skitter.http import Request, url_host
 
 if TYPE_CHECKING:
-    from skitter._types import StatsSink
     from skitter.settings import Settings
-    from skitter.signals import SignalManager
 
 __all__ = ["CurlTransport", "known_profile"]
 
@@ -110,16 +107,7 @@ class CurlTransport(StreamingTransport):
     name = "curl"
     errors = (CurlError,)
 
-    def __init__(
-        self,
-        settings: Settings,
-        stats: StatsSink,
-        *,
-        signals: SignalManager | None = None,
-        spider: Any = None,
-        resolver: CrawlResolver | None = None,
-    ) -> None:
-        super().__init__(settings, stats, signals=signals, spider=spider, resolver=resolver)
+    def _configure(self, settings: Settings) -> None:
         self.profile: str = settings["DOWNLOAD_IMPERSONATE"]
         if not known_profile(self.profile):
             raise ConfigError(

@@ -48,9 +48,7 @@ from skitter.exceptions import (
 from skitter.http import Request
 
 if TYPE_CHECKING:
-    from skitter._types import StatsSink
     from skitter.settings import Settings
-    from skitter.signals import SignalManager
 
 __all__ = ["HttpxTransport"]
 
@@ -103,16 +101,7 @@ class HttpxTransport(StreamingTransport):
         httpcore.UnsupportedProtocol,
     )
 
-    def __init__(
-        self,
-        settings: Settings,
-        stats: StatsSink,
-        *,
-        signals: SignalManager | None = None,
-        spider: Any = None,
-        resolver: CrawlResolver | None = None,
-    ) -> None:
-        super().__init__(settings, stats, signals=signals, spider=spider, resolver=resolver)
+    def _configure(self, settings: Settings) -> None:
         self._tls: ssl.SSLContext = tls_context(settings)
         limits = self.limits
         self._timeouts = {

@@ -85,8 +85,12 @@ class StreamingTransport:
         self._spider = spider
         self.resolver = resolver if resolver is not None else crawl_resolver(settings)
         self._open = False
+        self._configure(settings)
 
     # -- what a subclass provides -------------------------------------------------------
+    def _configure(self, settings: Settings) -> None:
+        """Read the client's settings; ConfigError for one it cannot honour."""
+
     async def _start(self) -> None:
         """Build the client."""
 
