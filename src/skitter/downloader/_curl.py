@@ -51,6 +51,7 @@ from skitter.exceptions import (
     DownloadTimeout,
     InvalidURL,
     RequestError,
+    ResponseTooLarge,
 )
 from skitter.http import Request, url_host
 
@@ -251,6 +252,11 @@ class CurlTransport(StreamingTransport):
             return InvalidURL(f"cannot download {request!r}: {detail}", request=request)
         if code == CurlECode.OPERATION_TIMEDOUT:
             return DownloadTimeout(f"{request!r}: timeout ({detail})", request=request)
+        if "Too large response headers" in detail:
+            return ResponseTooLarge(
+                f"{request!r}: response headers over libcurl's limit (300 KiB); not downloaded",
+                request=request,
+            )
         if code == CurlECode.PEER_FAILED_VERIFICATION:
             return certificate_refused(request, detail)
         if code in _TLS_FAILED:

@@ -44,6 +44,7 @@ from skitter.exceptions import (
     DownloadTimeout,
     InvalidURL,
     RequestError,
+    ResponseTooLarge,
 )
 from skitter.http import Request
 
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = ["HttpxTransport"]
 
+_MAX_HEAD = httpcore.AsyncHTTP11Connection.MAX_INCOMPLETE_EVENT_SIZE
 _SHARD = 4
 """Connections per httpcore pool (see the module's docstring)."""
 
@@ -209,6 +211,12 @@ class HttpxTransport(StreamingTransport):
             return tls
         if isinstance(exc, httpcore.ConnectError | httpcore.ProxyError):
             return ConnectError(f"{request!r}: cannot connect: {detail}", request=request)
+        if isinstance(exc, httpcore.RemoteProtocolError) and "buffer too long" in detail:
+            return ResponseTooLarge(
+                f"{request!r}: response head over h11's limit ({_MAX_HEAD // 1024} KiB); "
+                "not downloaded",
+                request=request,
+            )
         if isinstance(exc, httpcore.ProtocolError):
             return ConnectionLost(f"{request!r}: invalid HTTP response: {detail}", request=request)
         if isinstance(exc, httpcore.NetworkError | OSError):
