@@ -229,6 +229,17 @@ async def test_meta_transport_browser_renders_and_render_true_still_does(
     assert isinstance(plain, Response) and plain.body == b"<p>1.1</p>"
 
 
+async def test_download_transport_browser_renders_every_request(h2: int) -> None:
+    browser = Recorder()
+    ctx = make_context({"DOWNLOAD_TRANSPORT": "browser"})
+    async with Downloader(ctx, None, browser=browser) as downloader:
+        url = f"https://127.0.0.1:{h2}/"
+        await downloader.fetch(Request(url))
+        plain = await downloader.fetch(Request(url + "?x", meta={"transport": "aiohttp"}))
+    assert browser.seen == [url]
+    assert isinstance(plain, Response) and plain.protocol == "HTTP/1.1"
+
+
 async def test_meta_transport_picks_the_transport_of_one_request(
     h2: int, make_downloader: MakeDownloader
 ) -> None:
