@@ -42,7 +42,7 @@ from multidict import CIMultiDict
 
 from skitter.downloader._decode import TruncatedBody
 from skitter.downloader._streaming import Head, StreamingTransport
-from skitter.downloader._tls import TlsSettings, certificate_refused
+from skitter.downloader._tls import TlsSettings, certificate_refused, tls_context
 from skitter.exceptions import (
     ConfigError,
     ConnectError,
@@ -131,8 +131,10 @@ class CurlTransport(StreamingTransport):
                 f"the curl transport impersonates a browser, whose TLS versions and ciphers "
                 f"are the profile's: unset {', '.join(fixed)} or use another transport"
             )
-        if tls.download_client_key and not tls.download_client_cert:
-            raise ConfigError("DOWNLOAD_CLIENT_KEY is set but DOWNLOAD_CLIENT_CERT is not")
+        # The client certificate, its key and the key's password are checked at start,
+        # as for every transport: a file that is missing or locked fails here, not at
+        # the first handshake.
+        tls_context(settings)
         self._verify: bool = tls.download_verify_certificates
         self._cert: str | tuple[str, str] | None = None
         self._options: dict[CurlOpt, Any] = {
