@@ -4,6 +4,7 @@ Downloader's choice of transport (DOWNLOAD_TRANSPORT, ``meta["transport"]``)."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import subprocess
 import sys
@@ -21,11 +22,14 @@ from skitter.exceptions import (
     ConfigError,
     ConnectError,
     ConnectionLost,
+    DNSLookupError,
+    DownloadTimeout,
     IgnoreRequest,
     TLSCertificateError,
 )
 
 from .conftest import HTTP_TRANSPORTS, MakeDownloader, MakeTransport, make_context
+from .test_dns import LOOKUPS, MapResolver
 from .tls_servers import Hello, h2_server, relay
 
 # Chrome's cipher suites, in its order, GREASE left out (the list of every Chrome since
@@ -342,6 +346,59 @@ async def test_head_requests_end_without_a_body(
     assert (response.status, response.body) == (200, b"")
     again = await transport.fetch(Request(f"https://127.0.0.1:{h2}/"))  # the connection
     assert again.body.startswith(b"<p>")  # still good for the next request
+
+
+async def slow(request: web.Request) -> web.StreamResponse:
+    response = web.StreamResponse()
+    await response.prepare(request)
+    if request.path == "/stall":  # the head, then nothing
+        await asyncio.sleep(30)
+    await response.write(b"done")
+    return response
+
+
+@pytest.mark.parametrize("via", HTTP_TRANSPORTS)
+@pytest.mark.parametrize(
+    ("settings", "meta", "problem"),
+    [
+        ({"DOWNLOAD_TIMEOUT": 0.5}, {}, "download took longer than 0.5 seconds"),
+        ({}, {"download_timeout": 0.5}, "download took longer than 0.5 seconds"),
+        ({"DOWNLOAD_READ_TIMEOUT": 1.0}, {}, "timeout"),
+    ],
+)
+async def test_timeouts_hold_for_each_transport(
+    via: str,
+    settings: dict[str, float],
+    meta: dict[str, float],
+    problem: str,
+    serve: Any,
+    make_transport: MakeTransport,
+) -> None:
+    site = web.Application()
+    site.router.add_get("/{tail:.*}", slow)
+    base = await serve(site)
+    transport, stats = await make_transport(settings, via)
+    with pytest.raises(DownloadTimeout, match=problem):
+        await transport.fetch(Request(base + "/stall", meta=dict(meta)))
+    assert stats.values["downloader/exception_type_count/DownloadTimeout"] == 1
+    assert (await transport.fetch(Request(base + "/fine"))).body == b"done"  # still usable
+
+
+@pytest.mark.parametrize("via", HTTP_TRANSPORTS)
+async def test_each_transport_asks_the_crawls_resolver(
+    via: str, serve: Any, make_transport: MakeTransport
+) -> None:
+    site = web.Application()
+    site.router.add_get("/{tail:.*}", slow)
+    port = int((await serve(site)).rsplit(":", 1)[1])
+    hosts = {"site.test": "127.0.0.1"}
+    LOOKUPS.clear()
+    transport, _ = await make_transport({"DNS_RESOLVER": MapResolver, "TEST_HOSTS": hosts}, via)
+    response = await transport.fetch(Request(f"http://site.test:{port}/fine"))
+    assert (response.body, response.ip_address) == (b"done", "127.0.0.1")
+    assert LOOKUPS["site.test"] == 1
+    with pytest.raises(DNSLookupError, match=r"nowhere\.test"):
+        await transport.fetch(Request(f"http://nowhere.test:{port}/fine"))
 
 
 @pytest.mark.parametrize("via", HTTP_TRANSPORTS)

@@ -167,8 +167,9 @@ class CurlTransport(StreamingTransport):
             discard_cookies=True,  # cookies are CookiesMiddleware's job
             trust_env=False,  # environment proxies are HttpProxyMiddleware's job
             allow_redirects=False,  # redirects are RedirectMiddleware's job
-            curl_options=_RequestOptions(),
         )
+        # Set after: the constructor would take an (empty at this point) mapping for none.
+        self._session.curl_options = _RequestOptions()
 
     async def _stop(self) -> None:
         session, self._session = self._session, None
