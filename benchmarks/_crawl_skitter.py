@@ -64,10 +64,11 @@ async def crawl(
     return await crawler.run()
 
 
-def main() -> None:
+def main(extra: dict[str, Any] | None = None) -> None:
+    """Crawl the site and report; ``extra`` settings for the variants (a transport)."""
     args = child_args()
     meter = Meter()
-    stats = asyncio.run(crawl(args.start_url, args.concurrency))
+    stats = asyncio.run(crawl(args.start_url, args.concurrency, extra=extra))
     meter.report(
         COUNTS["pages"], COUNTS["items"], hosts=dict(HOSTS), slots=sorted(SLOTS_SEEN), stats=stats
     )

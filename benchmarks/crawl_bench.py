@@ -47,7 +47,18 @@ from _sitegen import DEFAULT_NAME, Manifest, generate_site, load_manifest
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
-CRAWLERS = ("skitter", "skitter-job", "skitter-cache", "skitter-sessions", "raw", "scrapy")
+CRAWLERS = (
+    "skitter",
+    "skitter-job",
+    "skitter-cache",
+    "skitter-sessions",
+    "skitter-httpx",
+    "skitter-curl",
+    "raw",
+    "scrapy",
+)
+TRANSPORT_ROWS = ("skitter-httpx", "skitter-curl")
+"""Issue 17: skitter through each optional transport, compared with the default's row."""
 METRICS = ("pages_per_s", "cpu_per_1k", "maxrss_mb", "nginx_cpu")
 HOSTS_TARGET = 0.9
 """Issue 4: skitter's pages/s over 8 hosts must be at least 0.9x its 1-host figure."""
@@ -290,19 +301,20 @@ def ratios(medians: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
     out = {
         f"skitter/{other}": divide(mine, theirs)
         for other, theirs in medians.items()
-        if other not in ("skitter", "skitter-job")
+        if other not in ("skitter", "skitter-job", *TRANSPORT_ROWS)
     }
     if "skitter-job" in medians:  # issue 5: a job directory against the memory frontier
         out["skitter-job/skitter"] = divide(medians["skitter-job"], mine)
+    for row in TRANSPORT_ROWS:  # issue 17: what each transport costs against the default
+        if row in medians:
+            out[f"{row}/skitter"] = divide(medians[row], mine)
     return out
 
 
 def _versions(crawlers: list[str]) -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
-    names = dict.fromkeys(
-        ("skitter", "skitter-job", "skitter-cache", "skitter-sessions"), "skitter"
-    )
+    names = {crawler: "skitter" for crawler in CRAWLERS if crawler.startswith("skitter")}
     names.update(raw="aiohttp", scrapy="scrapy")
     found = {"python": platform.python_version()}
     for crawler in crawlers:

@@ -2,7 +2,9 @@
 URL with a 1 MiB DOWNLOAD_MAXSIZE and print the outcome, and how much the peak RSS grew
 during the fetch, as one JSON line.
 
-    python bomb_client.py WARMUP_URL URL
+    python bomb_client.py WARMUP_URL URL [TRANSPORT]
+
+TRANSPORT is a DOWNLOAD_TRANSPORT name of an HTTP transport (aiohttp by default).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from skitter.downloader import AiohttpTransport
+from skitter.downloader._transports import transport_class
 from skitter.http import Request
 from skitter.settings import Settings
 
@@ -45,9 +48,14 @@ def reset_peak() -> None:
     Path("/proc/self/clear_refs").write_text("5")
 
 
-async def main(warmup: str, url: str) -> dict[str, Any]:
+async def main(warmup: str, url: str, name: str = "aiohttp") -> dict[str, Any]:
     settings = Settings({"DOWNLOAD_MAXSIZE": LIMIT, "DOWNLOAD_TIMEOUT": 50.0})
-    async with AiohttpTransport(settings, NoStats()) as transport:
+    transport = (
+        AiohttpTransport(settings, NoStats())
+        if name == "aiohttp"
+        else transport_class(name)(settings, NoStats())
+    )
+    async with transport:
         await transport.fetch(Request(warmup))  # code loaded, connection pooled
         reset_peak()
         before = status_mb("VmRSS")
@@ -61,4 +69,4 @@ async def main(warmup: str, url: str) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(asyncio.run(main(sys.argv[1], sys.argv[2]))))
+    print(json.dumps(asyncio.run(main(*sys.argv[1:4]))))

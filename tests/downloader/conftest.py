@@ -16,6 +16,7 @@ import pytest
 
 from skitter._clock import Clock, FakeClock
 from skitter.downloader import AiohttpTransport, Downloader
+from skitter.downloader._transports import transport_class
 from skitter.settings import Settings
 
 
@@ -53,7 +54,17 @@ class Context:
 FAST = {"DOWNLOAD_TIMEOUT": 10.0, "DOWNLOAD_CONNECT_TIMEOUT": 5.0, "DOWNLOAD_READ_TIMEOUT": 5.0}
 
 MakeDownloader = Callable[..., Awaitable[Downloader]]
-MakeTransport = Callable[..., Awaitable[tuple[AiohttpTransport, MemoryStats]]]
+MakeTransport = Callable[..., Awaitable[tuple[Any, MemoryStats]]]
+
+#: Every HTTP transport, for the tests that hold for each (limits, bombs, truncation).
+HTTP_TRANSPORTS = ["aiohttp", "httpx", "curl"]
+
+
+def build_transport(name: str, settings: Settings, stats: Any) -> Any:
+    """The transport ``name`` (DOWNLOAD_TRANSPORT's names) over ``settings``."""
+    if name == "aiohttp":
+        return AiohttpTransport(settings, stats)
+    return transport_class(name)(settings, stats)
 
 
 def make_context(settings: dict[str, Any] | None = None, spider: Any = None) -> Context:
@@ -75,14 +86,15 @@ async def make_downloader() -> AsyncIterator[MakeDownloader]:
 
 @pytest.fixture
 async def make_transport() -> AsyncIterator[MakeTransport]:
-    """``transport, stats = await make_transport(settings)``: an open AiohttpTransport."""
+    """``transport, stats = await make_transport(settings)``: an open AiohttpTransport;
+    ``make_transport(settings, "httpx")`` another (``HTTP_TRANSPORTS``)."""
     async with AsyncExitStack() as stack:
 
         async def make(
-            settings: dict[str, Any] | None = None,
-        ) -> tuple[AiohttpTransport, MemoryStats]:
+            settings: dict[str, Any] | None = None, name: str = "aiohttp"
+        ) -> tuple[Any, MemoryStats]:
             ctx = make_context(settings)
-            transport = AiohttpTransport(ctx.settings, ctx.stats)
+            transport = build_transport(name, ctx.settings, ctx.stats)
             await stack.enter_async_context(transport)
             return transport, ctx.stats
 

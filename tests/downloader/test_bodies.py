@@ -1,4 +1,4 @@
-"""Bodies through AiohttpTransport and real servers: big compressed pages arrive whole,
+"""Bodies through each HTTP transport and real servers: big compressed pages arrive whole,
 cut ones fail loudly, the decoded limit is exact, response headers are bounded."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from skitter.http import Request
 from skitter.settings import Settings
 
 from .codings import CODINGS, STACKS, encode
-from .conftest import MakeTransport
+from .conftest import HTTP_TRANSPORTS, MakeTransport
 
 MiB = 1 << 20
 PAGE = b"".join(
@@ -111,13 +111,14 @@ async def closing_server() -> AsyncIterator[str]:
 # -- big pages arrive whole ----------------------------------------------------------------
 
 
+@pytest.mark.parametrize("via", HTTP_TRANSPORTS)
 @pytest.mark.parametrize("step", [1024, 256 * 1024])
 @pytest.mark.parametrize("coding", CODINGS + STACKS)
 async def test_a_big_compressed_page_arrives_whole(
-    coding: str, step: int, base: str, make_transport: MakeTransport
+    coding: str, step: int, via: str, base: str, make_transport: MakeTransport
 ) -> None:
     assert len(PAGE) > 4 * MiB
-    transport, stats = await make_transport()  # the default DOWNLOAD_MAXSIZE
+    transport, stats = await make_transport(None, via)  # the default DOWNLOAD_MAXSIZE
     response = await transport.fetch(Request(f"{base}/page?coding={coding}&step={step}"))
     assert response.status == 200
     assert len(response.body) == len(PAGE)
@@ -138,13 +139,14 @@ async def test_a_brotli_page_over_half_a_megabyte_is_not_cut(
 # -- cut bodies are errors, never pages ------------------------------------------------------
 
 
+@pytest.mark.parametrize("via", HTTP_TRANSPORTS)
 @pytest.mark.parametrize("framing", ["length", "chunked"])
 @pytest.mark.parametrize("keep", ["0.1", "0.5", "0.999"])
 @pytest.mark.parametrize("coding", CODINGS + STACKS)
 async def test_a_body_cut_mid_stream_is_connection_lost(
-    coding: str, keep: str, framing: str, base: str, make_transport: MakeTransport
+    coding: str, keep: str, framing: str, via: str, base: str, make_transport: MakeTransport
 ) -> None:
-    transport, stats = await make_transport()
+    transport, stats = await make_transport(None, via)
     request = Request(f"{base}/cut?coding={coding}&keep={keep}&framing={framing}")
     with pytest.raises(
         ConnectionLost, match=r"body truncated: .* ended before the end of its"
@@ -155,11 +157,12 @@ async def test_a_body_cut_mid_stream_is_connection_lost(
     assert "downloader/response_count" not in stats.values
 
 
+@pytest.mark.parametrize("via", HTTP_TRANSPORTS)
 @pytest.mark.parametrize("coding", ["gzip", "br", "zstd", "gzip, br"])
 async def test_a_body_cut_by_the_server_closing_is_connection_lost(
-    coding: str, closing_server: str, make_transport: MakeTransport
+    coding: str, via: str, closing_server: str, make_transport: MakeTransport
 ) -> None:
-    transport, _ = await make_transport()
+    transport, _ = await make_transport(None, via)
     with pytest.raises(ConnectionLost, match="body truncated"):
         await transport.fetch(Request(f"{closing_server}/{coding}"))
 
@@ -167,11 +170,12 @@ async def test_a_body_cut_by_the_server_closing_is_connection_lost(
 # -- the decoded limit is exact ---------------------------------------------------------------
 
 
+@pytest.mark.parametrize("via", HTTP_TRANSPORTS)
 @pytest.mark.parametrize("coding", CODINGS + STACKS)
 async def test_a_decoded_body_of_exactly_the_limit_passes_and_one_more_byte_fails(
-    coding: str, base: str, make_transport: MakeTransport
+    coding: str, via: str, base: str, make_transport: MakeTransport
 ) -> None:
-    transport, _ = await make_transport({"DOWNLOAD_MAXSIZE": MiB})
+    transport, _ = await make_transport({"DOWNLOAD_MAXSIZE": MiB}, via)
     response = await transport.fetch(Request(f"{base}/sized?coding={coding}&size={MiB}"))
     assert len(response.body) == MiB
     with pytest.raises(ResponseTooLarge, match="decoded body is larger than DOWNLOAD_MAXSIZE"):
@@ -194,6 +198,20 @@ async def test_headers_over_download_max_headers_size_are_refused_and_counted(
     assert "vvvv" not in str(info.value)  # what a header says is never shown
     assert stats.values["downloader/exception_type_count/ResponseTooLarge"] == 1
     response = await transport.fetch(Request(f"{base}/headers?lines=6&size={30 * 1024}"))
+    assert response.status == 200
+
+
+@pytest.mark.parametrize("via", ["httpx", "curl"])
+async def test_the_optional_transports_bound_headers_too(
+    via: str, base: str, make_transport: MakeTransport
+) -> None:
+    transport, stats = await make_transport({"DOWNLOAD_MAX_HEADERS_SIZE": 64 * 1024}, via)
+    with pytest.raises(ResponseTooLarge, match=r"response headers of \d+ bytes .* DOWNLOAD_MAX"):
+        await transport.fetch(Request(f"{base}/headers?lines=3&size={30 * 1024}"))
+    with pytest.raises(ResponseTooLarge, match=r"over (h11|libcurl)'s limit .*; not downloaded"):
+        await transport.fetch(Request(f"{base}/headers?lines=20&size={30 * 1024}"))
+    assert stats.values["downloader/exception_type_count/ResponseTooLarge"] == 2
+    response = await transport.fetch(Request(f"{base}/headers?lines=1&size={30 * 1024}"))
     assert response.status == 200
 
 

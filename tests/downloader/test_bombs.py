@@ -1,6 +1,7 @@
-"""Compression bombs against a real server, fetched by a child process whose peak RSS is
-measured: with a 1 MiB DOWNLOAD_MAXSIZE each fails with ResponseTooLarge and the child
-grows by a small multiple of the limit, whatever the coding, stack or chunking."""
+"""Compression bombs against a real server, fetched through each HTTP transport by a
+child process whose peak RSS is measured: with a 1 MiB DOWNLOAD_MAXSIZE each fails with
+ResponseTooLarge and the child grows by a small multiple of the limit, whatever the
+coding, stack or chunking."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import pytest
 from aiohttp import web
 
 from .codings import CODINGS, STACKS, MiB, zeros_after
+from .conftest import HTTP_TRANSPORTS
 
 LIMIT = 1 << 20  # bomb_client.py's DOWNLOAD_MAXSIZE
 ZEROS = 128  # MiB of zeros in each bomb: far past the limit and the bound below
@@ -71,12 +73,13 @@ async def warmup(request: web.Request) -> web.Response:
     )
 
 
-async def fetch_in_child(base: str, name: str) -> dict[str, Any]:
+async def fetch_in_child(base: str, name: str, via: str = "aiohttp") -> dict[str, Any]:
     child = await asyncio.create_subprocess_exec(
         sys.executable,
         str(CLIENT),
         f"{base}/warmup",
         f"{base}/bomb?name={name}",
+        via,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -85,14 +88,15 @@ async def fetch_in_child(base: str, name: str) -> dict[str, Any]:
     return json.loads(out)
 
 
+@pytest.mark.parametrize("via", HTTP_TRANSPORTS)
 @pytest.mark.parametrize("name", sorted(BOMBS))
-async def test_a_bomb_fails_and_memory_stays_bounded(name: str, serve: Any) -> None:
+async def test_a_bomb_fails_and_memory_stays_bounded(name: str, via: str, serve: Any) -> None:
     await asyncio.to_thread(bomb, name)  # built before the server is asked for it
     app = web.Application()
     app.router.add_get("/bomb", serve_bomb)
     app.router.add_get("/warmup", warmup)
     base = await serve(app)
-    outcome = await fetch_in_child(base, name)
+    outcome = await fetch_in_child(base, name, via)
     assert outcome.get("error") == "ResponseTooLarge", outcome
     assert "decoded body is larger than DOWNLOAD_MAXSIZE" in outcome["message"]
     assert outcome["growth_mb"] < GROWTH_BOUND_MB, outcome

@@ -19,7 +19,7 @@ from aiohttp import web
 from skitter import Crawler, Request, Response, Spider
 from skitter.exceptions import ConnectionLost
 
-from .conftest import MakeTransport
+from .conftest import HTTP_TRANSPORTS, MakeTransport
 
 PAGE = b"<html>" + b"x" * 20_000 + b"</html>"
 GZIPPED = gzip.compress(PAGE)
@@ -59,21 +59,23 @@ async def cutting_server() -> AsyncIterator[str]:
         await server.wait_closed()
 
 
+@pytest.mark.parametrize("via", HTTP_TRANSPORTS)
 @pytest.mark.parametrize("path", sorted(ANSWERS))
 async def test_a_body_that_ends_early_fails_by_default(
-    path: str, cutting_server: str, make_transport: MakeTransport
+    path: str, via: str, cutting_server: str, make_transport: MakeTransport
 ) -> None:
-    transport, stats = await make_transport()
+    transport, stats = await make_transport(None, via)
     with pytest.raises(ConnectionLost, match="DOWNLOAD_FAIL_ON_DATALOSS=False would pass it on"):
         await transport.fetch(Request(cutting_server + path))
     assert "downloader/response_count" not in stats.values
 
 
+@pytest.mark.parametrize("via", HTTP_TRANSPORTS)
 @pytest.mark.parametrize("path", sorted(ANSWERS))
 async def test_without_fail_on_dataloss_the_bytes_received_are_the_response(
-    path: str, cutting_server: str, make_transport: MakeTransport
+    path: str, via: str, cutting_server: str, make_transport: MakeTransport
 ) -> None:
-    transport, _ = await make_transport({"DOWNLOAD_FAIL_ON_DATALOSS": False})
+    transport, _ = await make_transport({"DOWNLOAD_FAIL_ON_DATALOSS": False}, via)
     response = await transport.fetch(Request(cutting_server + path))
     assert response.status == 200
     assert "dataloss" in response.flags
@@ -81,15 +83,16 @@ async def test_without_fail_on_dataloss_the_bytes_received_are_the_response(
     assert PAGE.startswith(response.body)
 
 
+@pytest.mark.parametrize("via", HTTP_TRANSPORTS)
 async def test_meta_overrides_the_setting_both_ways(
-    cutting_server: str, make_transport: MakeTransport
+    via: str, cutting_server: str, make_transport: MakeTransport
 ) -> None:
-    transport, _ = await make_transport({"DOWNLOAD_FAIL_ON_DATALOSS": False})
+    transport, _ = await make_transport({"DOWNLOAD_FAIL_ON_DATALOSS": False}, via)
     with pytest.raises(ConnectionLost):
         await transport.fetch(
             Request(cutting_server + "/length", meta={"download_fail_on_dataloss": True})
         )
-    strict, _ = await make_transport()
+    strict, _ = await make_transport(None, via)
     response = await strict.fetch(
         Request(cutting_server + "/gzip", meta={"download_fail_on_dataloss": False})
     )

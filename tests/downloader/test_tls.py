@@ -25,12 +25,12 @@ from cryptography.x509.oid import NameOID
 
 from skitter import Crawler, Request, Spider
 from skitter.crawler import run_crawlers
-from skitter.downloader import AiohttpTransport, BrowserTransport, Downloader
+from skitter.downloader import BrowserTransport, Downloader
 from skitter.downloader.browser import browser_problem
 from skitter.engine import Stats
 from skitter.exceptions import ConfigError, ConnectError, RequestError, TLSCertificateError
 
-from .conftest import MakeDownloader, MakeTransport, make_context
+from .conftest import HTTP_TRANSPORTS, MakeDownloader, MakeTransport, build_transport, make_context
 
 ServeTLS = Callable[..., Awaitable[str]]
 
@@ -111,8 +111,10 @@ def self_signed_context() -> ssl.SSLContext:
     return context
 
 
-async def fetch(make_transport: MakeTransport, url: str, **settings: Any) -> Any:
-    transport, stats = await make_transport(settings)
+async def fetch(
+    make_transport: MakeTransport, url: str, _via: str = "aiohttp", **settings: Any
+) -> Any:
+    transport, stats = await make_transport(settings, _via)
     try:
         return await transport.fetch(Request(url + "/"))
     except RequestError as exc:
@@ -260,12 +262,13 @@ def client_cert_server(ca: trustme.CA) -> ssl.SSLContext:
     return context
 
 
+@pytest.mark.parametrize("via", HTTP_TRANSPORTS)
 async def test_a_server_that_requires_a_client_certificate_gets_it(
-    ca: trustme.CA, serve_tls: ServeTLS, make_transport: MakeTransport, tmp_path: Path
+    via: str, ca: trustme.CA, serve_tls: ServeTLS, make_transport: MakeTransport, tmp_path: Path
 ) -> None:
     base = await serve_tls(client_cert_server(ca))
     with pytest.raises(RequestError):  # the server ends the handshake (or the connection)
-        await fetch(make_transport, base)
+        await fetch(make_transport, base, via)
     client = ca.issue_cert("crawler@example.org", organization_unit_name="crawler-one")
     cert, key = tmp_path / "client.pem", tmp_path / "client.key"
     for blob in client.cert_chain_pems:
@@ -273,16 +276,19 @@ async def test_a_server_that_requires_a_client_certificate_gets_it(
             out.write(blob.bytes())
     client.private_key_pem.write_to_path(str(key))
     response = await fetch(
-        make_transport, base, DOWNLOAD_CLIENT_CERT=str(cert), DOWNLOAD_CLIENT_KEY=str(key)
+        make_transport, base, via, DOWNLOAD_CLIENT_CERT=str(cert), DOWNLOAD_CLIENT_KEY=str(key)
     )
     assert b"hello crawler-one" in response.body
     both = tmp_path / "both.pem"
     client.private_key_and_cert_chain_pem.write_to_path(str(both))
-    response = await fetch(make_transport, base, DOWNLOAD_CLIENT_CERT=str(both))
+    response = await fetch(make_transport, base, via, DOWNLOAD_CLIENT_CERT=str(both))
     assert b"hello crawler-one" in response.body
 
 
-def test_an_encrypted_client_key_needs_its_password(ca: trustme.CA, tmp_path: Path) -> None:
+@pytest.mark.parametrize("via", HTTP_TRANSPORTS)
+def test_an_encrypted_client_key_needs_its_password(
+    via: str, ca: trustme.CA, tmp_path: Path
+) -> None:
     client = ca.issue_cert("crawler@example.org")
     key = serialization.load_pem_private_key(client.private_key_pem.bytes(), None)
     locked = tmp_path / "locked.key"
@@ -297,13 +303,13 @@ def test_an_encrypted_client_key_needs_its_password(ca: trustme.CA, tmp_path: Pa
     client.cert_chain_pems[0].write_to_path(str(cert))
     settings = {"DOWNLOAD_CLIENT_CERT": str(cert), "DOWNLOAD_CLIENT_KEY": str(locked)}
     with pytest.raises(ConfigError, match="set DOWNLOAD_CLIENT_KEY_PASSWORD"):
-        AiohttpTransport(make_context(settings).settings, make_context().stats)
+        build_transport(via, make_context(settings).settings, make_context().stats)
     wrong = {**settings, "DOWNLOAD_CLIENT_KEY_PASSWORD": "wrong"}
     with pytest.raises(ConfigError, match="cannot load") as caught:
-        AiohttpTransport(make_context(wrong).settings, make_context().stats)
+        build_transport(via, make_context(wrong).settings, make_context().stats)
     assert "wrong" not in str(caught.value)
     right = {**settings, "DOWNLOAD_CLIENT_KEY_PASSWORD": "s3cret-pa55"}
-    AiohttpTransport(make_context(right).settings, make_context().stats)
+    build_transport(via, make_context(right).settings, make_context().stats)
 
 
 # -- rendered pages ------------------------------------------------------------------------------

@@ -318,7 +318,8 @@ async def test_engine_close_spider_from_a_handler(serve: Any) -> None:
     assert stats.get("item_scraped_count") is None
 
 
-async def test_headers_and_bytes_received_see_the_body_as_it_came(serve: Any) -> None:
+@pytest.mark.parametrize("via", ["aiohttp", "httpx", "curl"])  # every HTTP transport
+async def test_headers_and_bytes_received_see_the_body_as_it_came(serve: Any, via: str) -> None:
     plain = b"<p>" + b"x" * 200_000 + b"</p>"
     packed = gzip.compress(plain)
 
@@ -357,7 +358,7 @@ async def test_headers_and_bytes_received_see_the_body_as_it_came(serve: Any) ->
         key = request.url.rsplit("/", 1)[1]
         received[key] = received.get(key, b"") + data
 
-    crawler = Crawler(Bodies, FAST)
+    crawler = Crawler(Bodies, {**FAST, "DOWNLOAD_TRANSPORT": via})
     crawler.signals.connect(on_headers, signal=signals.headers_received)
     crawler.signals.connect(on_bytes, signal=signals.bytes_received)
     await crawler.run()

@@ -64,12 +64,19 @@ from aiohttp.http_exceptions import BadHttpMessage, LineTooLong
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from skitter._secrets import mask_text
-from skitter.downloader._body import DATALOSS_HINT, RawHook, decoder_for_body, read_body, warn_size
+from skitter.downloader._body import DATALOSS_HINT, decoder_for_body, read_body
 from skitter.downloader._dns import AiohttpResolver, CrawlResolver, crawl_resolver
+from skitter.downloader._exchange import (
+    NO_BODY_STATUSES,
+    Limits,
+    head_problem,
+    make_response,
+    signal_head,
+    warn_length,
+)
 from skitter.downloader._tls import tls_context, tls_error
-from skitter.downloader._transport import TransportStats, headers_too_large
+from skitter.downloader._transport import TransportStats
 from skitter.exceptions import (
-    ConfigError,
     ConnectError,
     ConnectionLost,
     DNSLookupError,
@@ -78,9 +85,8 @@ from skitter.exceptions import (
     RequestError,
     ResponseTooLarge,
 )
-from skitter.http import Request, Response, response_class
-from skitter.settings import DownloaderSettings
-from skitter.signals import SignalManager, bytes_received, headers_received
+from skitter.http import Request, Response
+from skitter.signals import SignalManager
 
 if TYPE_CHECKING:
     from skitter._types import StatsSink
@@ -97,7 +103,9 @@ logger = logging.getLogger("skitter.downloader")
 # than this, or longer ones, are abuse rather than a page worth fetching.
 _MAX_HEADER_FIELD = 32 * 1024
 _MAX_HEADERS = 128
-_NO_BODY_STATUSES = frozenset({204, 304})
+_NO_BODY_STATUSES = NO_BODY_STATUSES
+_LOST = (aiohttp.ClientPayloadError,)
+_PROTOCOLS = {aiohttp.HttpVersion11: "HTTP/1.1", aiohttp.HttpVersion10: "HTTP/1.0"}
 
 
 class AiohttpTransport:
@@ -130,23 +138,16 @@ class AiohttpTransport:
         tls: ssl.SSLContext | None = None,
         resolver: CrawlResolver | None = None,
     ) -> None:
-        limits = settings.view(DownloaderSettings)
-        for name, value in (
-            ("DOWNLOAD_MAXSIZE", limits.download_maxsize),
-            ("DOWNLOAD_WARNSIZE", limits.download_warnsize),
-            ("DOWNLOAD_MAX_HEADERS_SIZE", limits.download_max_headers_size),
-        ):
-            if value < 0:
-                raise ConfigError(f"{name} must be 0 (no limit) or more, got {value}")
+        limits = Limits(settings)
         self._stats = TransportStats(stats)
-        self._maxsize: int = limits.download_maxsize
-        self._warnsize: int = limits.download_warnsize
-        self._max_headers_size: int = limits.download_max_headers_size
-        self._connect_timeout: float | None = limits.download_connect_timeout or None
-        self._read_timeout: float | None = limits.download_read_timeout or None
-        self._timeout = self._client_timeout(limits.download_timeout)
-        self._pool_size: int = limits.concurrent_requests
-        self._fail_on_dataloss: bool = bool(settings["DOWNLOAD_FAIL_ON_DATALOSS"])
+        self._maxsize: int = limits.maxsize
+        self._warnsize: int = limits.warnsize
+        self._max_headers_size: int = limits.max_headers_size
+        self._connect_timeout: float | None = limits.connect_timeout
+        self._read_timeout: float | None = limits.read_timeout
+        self._timeout = self._client_timeout(limits.timeout)
+        self._pool_size: int = limits.pool_size
+        self._fail_on_dataloss: bool = limits.fail_on_dataloss
         self._session: aiohttp.ClientSession | None = None
         self._signals = signals if signals is not None else SignalManager()
         self._spider = spider
@@ -261,27 +262,25 @@ class AiohttpTransport:
             status = resp.status
             headers: CIMultiDictProxy[str] | CIMultiDict[str] = resp.headers
             ip_address = _peer_ip(resp)
-            if self._max_headers_size:
-                size = sum(len(name) + len(value) for name, value in resp.raw_headers)
-                if size > self._max_headers_size:
-                    resp.close()  # never read, never pooled
-                    raise headers_too_large(request, size, self._max_headers_size)
             length = resp.content_length
             has_body = request.method != "HEAD" and status not in _NO_BODY_STATUSES
-            if has_body and length is not None:
-                if maxsize and length > maxsize:
-                    resp.close()  # never read, never pooled
-                    raise ResponseTooLarge(
-                        f"{request!r}: Content-Length {length} is larger than "
-                        f"DOWNLOAD_MAXSIZE ({maxsize} bytes); not downloaded",
-                        request=request,
-                    )
-                if warnsize and length > warnsize:
-                    warn_size(request, length, warnsize)
-                    warnsize = 0
-            flags: list[str] | None = None
+            size = (
+                sum(len(name) + len(value) for name, value in resp.raw_headers)
+                if self._max_headers_size
+                else 0
+            )
+            problem = head_problem(
+                request, size, length if has_body else None, maxsize, self._max_headers_size
+            )
+            if problem is not None:
+                resp.close()  # never read, never pooled
+                raise problem
+            if has_body:
+                warnsize = warn_length(request, length, warnsize)
             on_raw = (
-                await self._signal_head(request, headers, length) if self._signals.live else None
+                await signal_head(self._signals, self._spider, request, headers, length)
+                if self._signals.live
+                else None
             )
             coding = headers.get("Content-Encoding") if has_body else None
             decoder = decoder_for_body(request, coding, maxsize) if coding else None
@@ -290,50 +289,34 @@ class AiohttpTransport:
                 body = await resp.read()  # size already checked; aiohttp stops at length
             else:
                 body, lost = await read_body(
-                    resp, request, decoder, maxsize, warnsize, on_raw, fail_on_dataloss
+                    resp.content.iter_any(),
+                    resp.close,
+                    request,
+                    decoder,
+                    maxsize,
+                    warnsize,
+                    on_raw,
+                    fail_on_dataloss,
+                    _LOST,
                 )
-            if decoder is not None:
-                headers = CIMultiDict(headers)
-                del headers["Content-Encoding"]
-                flags = [f"decoded:{coding}"]
             if lost:
                 logger.debug("%r: body ended early; passed on with the dataloss flag", request)
-                flags = [*(flags or ()), "dataloss"]
-        return response_class(headers, url, body)(
-            url,
+        return make_response(
+            request,
             status,
             headers,
             body,
-            request,
-            flags=flags,
+            decoded=coding if decoder is not None else None,
+            lost=lost,
             ip_address=ip_address,
+            protocol=_protocol(resp.version),
         )
 
-    async def _signal_head(
-        self,
-        request: Request,
-        headers: CIMultiDictProxy[str] | CIMultiDict[str],
-        length: int | None,
-    ) -> RawHook | None:
-        """Send headers_received; what sends bytes_received for each chunk, if connected."""
-        signals, spider = self._signals, self._spider
-        if headers_received in signals.live:
-            await signals.send_catch_log_async(
-                headers_received,
-                headers=headers,
-                body_length=-1 if length is None else length,
-                request=request,
-                spider=spider,
-            )
-        if bytes_received not in signals.live:
-            return None
 
-        async def on_raw(data: bytes) -> object:
-            return await signals.send_catch_log_async(
-                bytes_received, data=data, request=request, spider=spider
-            )
-
-        return on_raw
+def _protocol(version: aiohttp.HttpVersion | None) -> str:
+    if version is None:
+        return "HTTP/1.1"
+    return _PROTOCOLS.get(version) or f"HTTP/{version.major}.{version.minor}"
 
 
 def _peer_ip(resp: aiohttp.ClientResponse) -> str | None:

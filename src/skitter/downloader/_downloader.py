@@ -16,11 +16,15 @@ SessionMiddleware on a block, ProxyPoolMiddleware when a proxy is down).
 
 Requests to render (``request.render``, or the spider's ``render`` attribute / the
 BROWSER_RENDER setting) go to a ``BrowserTransport`` at the centre of the same onion;
-everything else, and robots.txt always, goes to the HTTP transport. The browser starts
-on the first such request, so a crawl that renders nothing never starts Chromium.
-``render="auto"`` is AutoRenderMiddleware's: given the layers inside it
-(``bind_inner(fetch)``, like ``bind_transport`` but ending at this routing), it fetches
-over HTTP and sends a ``render=True`` copy when the page needs the browser.
+everything else, and robots.txt always, goes to the crawl's HTTP transport
+(DOWNLOAD_TRANSPORT: aiohttp, httpx or curl). ``meta["transport"]``, when set, decides
+for its request instead (``"browser"`` renders), except that ``render=True`` always
+renders; a transport other than the crawl's is built on its first request
+(``_transports``). The browser starts on the first request to render, so a crawl that
+renders nothing never starts Chromium. ``render="auto"`` is AutoRenderMiddleware's:
+given the layers inside it (``bind_inner(fetch)``, like ``bind_transport`` but ending at
+this routing), it fetches over HTTP and sends a ``render=True`` copy when the page needs
+the browser.
 
 ``data:`` and ``file:`` requests go to ``_local`` instead of a transport, always through
 an offsite guard (the schemes need the spider's ``allowed_schemes``, also when no
@@ -64,6 +68,7 @@ from skitter.downloader._middleware import (
 )
 from skitter.downloader._tls import tls_context
 from skitter.downloader._transport import Transport
+from skitter.downloader._transports import Transports, check_name, transport_class
 from skitter.downloader.browser import BrowserTransport, wants_render
 from skitter.downloader.middlewares import (
     AutoRenderMiddleware,
@@ -139,15 +144,28 @@ class Downloader:
         self.tls = tls_context(settings)
         #: The crawl's one resolver (``_dns``): the crawler's, shared with the per-IP slots.
         self.resolver = resolver if resolver is not None else crawl_resolver(settings)
-        if transport is None:
-            transport = AiohttpTransport(
-                settings,
-                crawler.stats,
-                signals=signals,
-                spider=spider,
-                tls=self.tls,
-                resolver=self.resolver,
+        chosen = check_name(own_settings.download_transport, "DOWNLOAD_TRANSPORT")
+        #: The name of the crawl's HTTP transport ("browser" renders through aiohttp's).
+        self.transport_name = "aiohttp" if chosen == "browser" else chosen
+
+        def build(name: str) -> Transport:
+            if name == "aiohttp":
+                return AiohttpTransport(
+                    settings,
+                    crawler.stats,
+                    signals=signals,
+                    spider=spider,
+                    tls=self.tls,
+                    resolver=self.resolver,
+                )
+            return transport_class(name)(
+                settings, crawler.stats, signals=signals, spider=spider, resolver=self.resolver
             )
+
+        if transport is None:
+            transport = build(self.transport_name)
+        #: The crawl's transports by name; ``meta["transport"]`` builds others on first use.
+        self.transports = Transports(self.transport_name, transport, build, crawler.stats)
         self.crawler = crawler
         self.transport: Transport = transport
         #: What this crawl may download (``spider.allowed_domains``), built here, at start.
@@ -170,7 +188,8 @@ class Downloader:
             )
         self.browser: Transport = browser
         check = guard.check if guard is not None else None
-        http_fetch, browser_fetch = self.transport.fetch, self.browser.fetch
+        http_fetch: DownloadHandler = self.transport.fetch
+        browser_fetch: DownloadHandler = self.browser.fetch
         local_check = (guard or OffsiteGuard(self.scope, crawler.stats)).check
         local_fetch = LocalHandler(settings, crawler.stats).fetch
 
@@ -184,10 +203,20 @@ class Downloader:
             return http_fetch(request)
 
         default = render_default(spider, own_settings.browser_render)
+        if chosen == "browser" and getattr(spider, "render", None) is None:
+            default = True  # DOWNLOAD_TRANSPORT = "browser" renders every request
         auto = self.middleware(AutoRenderMiddleware) is not None
         if default == "auto" and not auto:
             raise ConfigError(_NO_AUTO.format(what="the spider's render default"))
         live = signals.live
+        http_name, by_name = self.transport_name, self.transports.fetch
+
+        def chosen_fetch(name: str) -> DownloadHandler:
+            if name == "browser":
+                return browser_fetch
+            if name == http_name:
+                return http_fetch
+            return lambda request: by_name(name, request)
 
         def route(request: Request) -> Awaitable[DownloadResult]:
             # A plain function returning the coroutine: no extra frame on the hot path.
@@ -197,7 +226,12 @@ class Downloader:
                 check(request)  # the last word on scope, whatever the middlewares did
             if request.render == "auto" and not auto:
                 raise FatalError(_NO_AUTO.format(what=repr(request)))
-            fetch = browser_fetch if wants_render(request, default) else http_fetch
+            name = request.meta.get("transport")
+            fetch: DownloadHandler
+            if name is None or request.render is True:
+                fetch = browser_fetch if wants_render(request, default) else http_fetch
+            else:
+                fetch = chosen_fetch(name)
             if live:
                 return _signalled(signals, fetch, request, spider)
             return fetch(request)
@@ -246,7 +280,10 @@ class Downloader:
             try:
                 await self.browser.close()
             finally:
-                await self.transport.close()
+                try:
+                    await self.transports.close()
+                finally:
+                    await self.transport.close()
 
     async def __aenter__(self) -> Downloader:
         await self.open()

@@ -43,7 +43,15 @@ if TYPE_CHECKING:
     from skitter.http import Request
     from skitter.settings import Settings
 
-__all__ = ["TLS_VERSIONS", "TlsSettings", "certificate_problem", "tls_context", "tls_error"]
+__all__ = [
+    "TLS_VERSIONS",
+    "TlsSettings",
+    "certificate_problem",
+    "certificate_refused",
+    "handshake_error",
+    "tls_context",
+    "tls_error",
+]
 
 TLS_VERSIONS: dict[str, ssl.TLSVersion] = {
     "TLSv1.0": ssl.TLSVersion.TLSv1,
@@ -155,14 +163,7 @@ def tls_error(exc: BaseException, request: Request, detail: str) -> RequestError
     """The skitter error for a failed TLS handshake (``detail``: the masked text of
     ``exc``), None when ``exc`` is not one."""
     if isinstance(exc, aiohttp.ClientSSLError):
-        problem = certificate_problem(exc)
-        if problem is not None:
-            return TLSCertificateError(
-                f"{request!r}: certificate verify failed: {problem} "
-                "(DOWNLOAD_VERIFY_CERTIFICATES is on)",
-                request=request,
-            )
-        return ConnectError(f"{request!r}: TLS handshake failed: {detail}", request=request)
+        return _refused(exc, request, detail)
     if (
         isinstance(exc, aiohttp.ClientConnectorError)
         and isinstance(exc.os_error, ConnectionResetError | ssl.SSLEOFError)
@@ -178,3 +179,28 @@ def tls_error(exc: BaseException, request: Request, detail: str) -> RequestError
             request=request,
         )
     return None
+
+
+def handshake_error(exc: BaseException, request: Request, detail: str) -> RequestError | None:
+    """``tls_error`` for a client that wraps ``ssl``'s errors (httpcore): the handshake
+    failed if an ``ssl.SSLError`` is among the causes of ``exc``."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ssl.SSLError):
+            return _refused(exc, request, detail)
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def _refused(exc: BaseException, request: Request, detail: str) -> RequestError:
+    problem = certificate_problem(exc)
+    if problem is not None:
+        return certificate_refused(request, problem)
+    return ConnectError(f"{request!r}: TLS handshake failed: {detail}", request=request)
+
+
+def certificate_refused(request: Request, problem: str) -> TLSCertificateError:
+    return TLSCertificateError(
+        f"{request!r}: certificate verify failed: {problem} (DOWNLOAD_VERIFY_CERTIFICATES is on)",
+        request=request,
+    )

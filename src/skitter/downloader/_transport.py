@@ -1,9 +1,11 @@
 """The transport contract, and what every transport shares: its stats and its errors.
 
 A transport is the innermost layer of the downloader onion: one exchange, from a
-Request to a Response. Two implement it, ``AiohttpTransport`` (``_aiohttp``, the
-default) and ``BrowserTransport`` (``browser/``, requests to render); a new one (HTTP/2,
-a recorded-response replayer) implements ``Transport`` and counts through
+Request to a Response. ``AiohttpTransport`` (``_aiohttp``, the default),
+``HttpxTransport`` (``_httpx``, HTTP/2), ``CurlTransport`` (``_curl``, browser TLS
+fingerprints) and ``BrowserTransport`` (``browser/``, requests to render) implement it;
+``_transports`` says which downloads a request. A new one implements ``Transport`` (an
+HTTP client: subclass ``_streaming.StreamingTransport``) and counts through
 ``TransportStats``, so that every transport reports the same ``downloader/*`` keys.
 """
 
@@ -42,6 +44,7 @@ class Transport(Protocol):
       scheduler), ``ResponseTooLarge`` (not retried); ``asyncio.CancelledError`` is
       never caught. A transport may also raise the ``CrawlControl`` signal
       ``IgnoreRequest`` (the browser does for a page sent offsite).
+    - It sets ``response.protocol`` to what was spoken (``"HTTP/1.1"``, ``"HTTP/2"``).
     - It counts through ``TransportStats`` (Scrapy's ``downloader/*`` keys).
     """
 

@@ -86,6 +86,7 @@ class Response:
         "flags",
         "headers",
         "ip_address",
+        "protocol",
         "request",
         "status",
         "url",
@@ -102,6 +103,7 @@ class Response:
         encoding: str | None = None,
         flags: list[str] | None = None,
         ip_address: str | None = None,
+        protocol: str | None = None,
     ) -> None:
         self.url = url
         self.status = status
@@ -114,6 +116,9 @@ class Response:
         self.request = request if request is not None else Request(url)
         self.flags = flags if flags is not None else []
         self.ip_address = ip_address
+        #: What was spoken: ``"HTTP/1.1"``, ``"HTTP/2"`` (Scrapy's attribute); None
+        #: for a response not from the network (``data:``, ``file:``, made by hand).
+        self.protocol = protocol
         if encoding is not None and _text_encoding(encoding) is None:
             raise ValueError(f"Response(encoding={encoding!r}): not a known text encoding")
         self._encoding = encoding
@@ -284,6 +289,7 @@ class Response:
             "request": self.request,
             "flags": list(self.flags),
             "ip_address": self.ip_address,
+            "protocol": self.protocol,
         }
         kwargs.update(changes)
         return (type(self) if cls is None else cls)(**kwargs)

@@ -43,6 +43,21 @@ GROUP: list[Setting] = [
         "Largest total of a response's header names and values in bytes; larger responses "
         "fail, not retried. 0 = only aiohttp's limits (128 lines of at most 32 KiB).",
     ),
+    Setting(
+        "DOWNLOAD_TRANSPORT",
+        "aiohttp",
+        str,
+        "Who downloads: aiohttp (HTTP/1.1), httpx (HTTP/2, skitter[http2]), curl (a "
+        "browser's TLS fingerprint, skitter[impersonate]) or browser; meta['transport'] "
+        "per request.",
+    ),
+    Setting(
+        "DOWNLOAD_IMPERSONATE",
+        "chrome",
+        str,
+        "The curl transport's browser profile (chrome, firefox, safari, edge, chrome131...); "
+        "meta['impersonate'] per request.",
+    ),
     Setting("COMPRESSION_ENABLED", True, bool, "Ask for and decode gzip, deflate, br and zstd."),
     Setting("COOKIES_ENABLED", True, bool, "Keep cookies per spider (and per meta cookiejar)."),
     Setting(

@@ -186,8 +186,11 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "object ACL instead",
     ),
     **_group("FORCE_CRAWLER_PROCESS", _ASYNCIO, False),
-    **_group("HTTP2_MAX_FRAME_SIZE", "HTTP/2 is " + _LATER),
-    **_group("HTTPX_HTTP2_ENABLED", "HTTP/2 is " + _LATER, False),
+    **_group(
+        "HTTP2_MAX_FRAME_SIZE",
+        "HTTP/2 is DOWNLOAD_TRANSPORT = 'httpx' (skitter[http2]), with h2's frame size",
+    ),
+    **_group("HTTPX_HTTP2_ENABLED", "HTTP/2 is DOWNLOAD_TRANSPORT = 'httpx'", False),
     **_group(
         "HTTPCACHE_DBM_MODULE",
         "the DBM cache storage is not supported; use HTTPCACHE_STORAGE = 'sqlite'",

@@ -1,0 +1,12 @@
+"""skitter with DOWNLOAD_TRANSPORT = "curl": curl_cffi impersonating Chrome.
+
+The same spider and settings as ``_crawl_skitter``; only the transport differs, so the
+ratio to the plain skitter row is what the transport costs per page.
+"""
+
+from __future__ import annotations
+
+import _crawl_skitter as plain
+
+if __name__ == "__main__":
+    plain.main({"DOWNLOAD_TRANSPORT": "curl"})
