@@ -1,0 +1,78 @@
+"""What ``skitter crawl``'s arguments name: spider files, directories, or spider names.
+
+An argument that is an existing path (``spider.py``, ``spider.py:Name``, ``spiders/``)
+is loaded from the file, as ``scrapy runspider`` does; any other argument without a path
+separator or ``.py`` is a spider's ``name``, looked up in the project around the current
+directory (``SPIDER_MODULES``), as ``scrapy crawl NAME`` does. Both kinds may be mixed,
+as long as they belong to one project.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from skitter.cli._loader import load_spiders, split_target
+from skitter.cli._project import Project, load_project
+from skitter.cli._spiders import SpiderLoader
+from skitter.exceptions import ConfigError
+from skitter.settings import Settings
+from skitter.spider import Spider
+
+__all__ = ["is_spider_name", "project_here", "project_settings", "spiders_for"]
+
+_PROJECT_FILES = "skitter.toml, pyproject.toml with [tool.skitter], or scrapy.cfg"
+
+
+def is_spider_name(target: str) -> bool:
+    """Whether ``target`` names a spider rather than a file or directory."""
+    path_part = split_target(target)[0]
+    if Path(path_part).exists():
+        return False
+    return not (path_part.endswith(".py") or "/" in target or os.sep in target)
+
+
+def project_here(cwd: Path, environ: Mapping[str, str], what: str) -> Project:
+    """The project around ``cwd``, loaded; ConfigError saying none was found (for
+    ``what``, e.g. "skitter list") otherwise."""
+    project = load_project([cwd], cwd, environ)
+    if project is None:
+        raise ConfigError(
+            f"{what}: no project found in {cwd} or above ({_PROJECT_FILES}); "
+            "create one with `skitter startproject NAME`, or give a spider file"
+        )
+    return project
+
+
+def project_settings(
+    project: Project | None, environ: Mapping[str, str], cli: Mapping[str, Any]
+) -> Settings:
+    """The settings a command sees before any spider is chosen: the project's, the
+    environment's and the command line's."""
+    return Settings.resolve(project.settings if project else None, env=environ, cli=cli)
+
+
+def spiders_for(
+    targets: Sequence[str], cli: Mapping[str, Any], environ: Mapping[str, str], cwd: Path
+) -> tuple[Project | None, list[type[Spider]]]:
+    """The project and the spider classes that ``targets`` name, in order."""
+    names = [target for target in targets if is_spider_name(target)]
+    paths = [Path(split_target(t)[0]) for t in targets if t not in names]
+    project: Project | None
+    loader: SpiderLoader | None = None
+    if names:
+        project = project_here(cwd, environ, f"skitter crawl {' '.join(names)}")
+        if paths:  # files too: they must be of the same project
+            load_project([*paths, cwd], cwd, environ)
+        loader = SpiderLoader.from_settings(project_settings(project, environ, cli))
+    else:
+        project = load_project(paths, cwd, environ)
+    classes: list[type[Spider]] = []
+    for target in targets:
+        if loader is not None and target in names:
+            classes.append(loader.load(target))
+        else:
+            classes.extend(load_spiders(target))
+    return project, classes
