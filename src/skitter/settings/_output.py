@@ -26,9 +26,7 @@ GROUP: list[Setting] = [
         "The layout of a log record (Python's logging placeholders); off a terminal, or "
         "on one when changed.",
     ),
-    Setting(
-        "LOG_DATEFORMAT", "%Y-%m-%d %H:%M:%S", str, "The layout of `%(asctime)s` (strftime)."
-    ),
+    Setting("LOG_DATEFORMAT", "%Y-%m-%d %H:%M:%S", str, "The layout of `%(asctime)s` (strftime)."),
     Setting(
         "LOG_STDOUT",
         False,
