@@ -134,6 +134,8 @@ def feeds(args: argparse.Namespace, spider_name: str, several: bool) -> dict[str
     for values, overwrite in ((args.output, False), (args.overwrite_output, True)):
         for value in values:
             uri, fmt = split_output(value)
+            if several and uri in ("-", "stdout:"):
+                raise ConfigError(f"-o {value}: several spiders would mix their items on stdout")
             if several and "{name}" not in uri:
                 raise ConfigError(
                     f"-o {value}: with several spiders, put {{name}} in the file name"
