@@ -4,10 +4,7 @@ version and bench; each crawl against a local server started by the test."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -15,25 +12,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-SRC = str(Path(__file__).resolve().parents[2] / "src")
-
-
-async def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    """Exit status, stdout and stderr of ``python -m skitter ARGS``."""
-    base_env = {k: v for k, v in os.environ.items() if not k.startswith(("SKITTER_", "SCRAPY_"))}
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "skitter",
-        *args,
-        cwd=cwd,
-        env={**base_env, "PYTHONPATH": SRC, **(env or {})},
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), timeout=90)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
+from ._cli import run_cli
 
 
 class Site:
