@@ -226,6 +226,8 @@ async def test_settings_prints_the_resolved_value_with_secrets_masked(tmp_path: 
         assert (code, out.strip()) == (0, expected), (argv, err)
     code, out, err = await run_cli("settings", "--get", "MY_URL", cwd=tmp_path)
     assert code == 0 and "s3cret" not in out and "example.com" in out
+    code, out, err = await run_cli("settings", "--get", "CONCURENT_REQUESTS", cwd=tmp_path)
+    assert out.strip() == "None" and "did you mean CONCURRENT_REQUESTS?" in err
     code, out, err = await run_cli("settings", "--get", "BOT_NAME", cwd=tmp_path / "quotes")
     assert out.strip() == "quotesbot"  # from anywhere inside the project
 

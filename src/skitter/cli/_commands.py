@@ -9,6 +9,7 @@ answers goes to stdout, plain, so that scripts can read it.
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 import platform
@@ -91,6 +92,10 @@ def _cmd_settings(args: argparse.Namespace, console: Console) -> int:
         for getter in ("get", "getbool", "getint", "getfloat", "getlist")
         if (name := getattr(args, getter)) is not None
     )
+    if name not in settings:  # neither known nor set: say so, as a typo would be silent
+        close = difflib.get_close_matches(name, list(settings), n=1, cutoff=0.8)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        console.print(f"[yellow]note:[/yellow] {name} is not a known setting{hint}")
     print(_shown(name, getattr(settings, getter)(name)))
     return 0
 

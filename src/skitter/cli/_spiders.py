@@ -103,6 +103,8 @@ class SpiderLoader:
             return self._spiders[name]
         except KeyError:
             pass
-        where = ", ".join(self.modules) or "no SPIDER_MODULES set"
+        if not self.modules:
+            raise ConfigError(f"no spider named {name!r}: the project sets no SPIDER_MODULES")
         names = ", ".join(self.list()) or "none"
+        where = ", ".join(self.modules)
         raise ConfigError(f"no spider named {name!r} in {where} (spiders: {names})")
