@@ -4,15 +4,18 @@ runs ``skitter crawl`` as a subprocess (stdout and stderr apart) against a local
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import json
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from aiohttp import web
 
-from ._cli import run_cli
+from ._cli import SRC, run_cli
 
 SPIDER = """
 import logging
@@ -139,3 +142,46 @@ async def test_dateformat_and_no_hard_wrap_off_a_terminal(spider: Path, base: st
     assert code == 2
     [message] = [line for line in err.splitlines() if "MAIL_HOST" in line]
     assert "z" * 150 in message  # one line, not wrapped at 80 columns
+
+
+SCRIPT = """
+import sys
+
+from skitter.crawler import CrawlerProcess
+
+sys.path.insert(0, ".")
+from pages import Pages
+
+process = CrawlerProcess(
+    {{
+        "BASE": "{base}",
+        "LOG_FILE": "script.log",
+        "LOG_FORMAT": "%(levelname)s~%(message)s",
+        "LOG_STDOUT": True,
+        "PRINT": True,
+    }}
+)
+process.crawl(Pages)
+process.start()
+"""
+
+
+@pytest.mark.timeout(120)
+async def test_a_script_s_crawler_process_follows_the_log_settings(spider: Path, base: str) -> None:
+    script = spider.parent / "script.py"
+    script.write_text(SCRIPT.format(base=base))
+    env = {**os.environ, "PYTHONPATH": SRC}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(script),
+        cwd=spider.parent,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), timeout=90)
+    assert proc.returncode == 0, err.decode()
+    assert (out, err) == (b"", b"")
+    text = (spider.parent / "script.log").read_text()
+    assert "WARNING~a warning from the spider" in text
+    assert "INFO~printed by the spider" in text
