@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from skitter.cli._spiders import SpiderLoader
+from skitter.cli._targets import named_spider
 from skitter.exceptions import ConfigError
 
 SPIDER = """
@@ -87,3 +88,22 @@ def test_a_broken_module_is_an_error_unless_warn_only(
         )
     assert loader.list() == ["ok"]
     assert "broken" in caplog.text
+
+
+def test_named_spider_finds_the_project_around_a_directory(root: Path) -> None:
+    name = package(
+        root,
+        {
+            "settings.py": "SPIDER_MODULES = ['{pkg}.spiders']\n",
+            "spiders/a.py": SPIDER.format(cls="A", name="alpha"),
+        },
+    )
+    settings = root / name / "settings.py"
+    settings.write_text(settings.read_text().replace("{pkg}", name))
+    (root / "skitter.toml").write_text(f'[settings]\ndefault = "{name}.settings"\n')
+    project, cls = named_spider("alpha", {}, {}, root / name / "spiders")
+    assert (project.root, cls.__name__) == (root, "A")
+    with pytest.raises(ConfigError, match="no spider named 'beta'"):
+        named_spider("beta", {}, {}, root)
+    with pytest.raises(ConfigError, match="no project found"):
+        named_spider("alpha", {}, {}, root.parent)

@@ -21,7 +21,13 @@ from skitter.exceptions import ConfigError
 from skitter.settings import Settings
 from skitter.spider import Spider
 
-__all__ = ["is_spider_name", "project_here", "project_settings", "spiders_for"]
+__all__ = [
+    "is_spider_name",
+    "named_spider",
+    "project_here",
+    "project_settings",
+    "spiders_for",
+]
 
 _PROJECT_FILES = "skitter.toml, pyproject.toml with [tool.skitter], or scrapy.cfg"
 
@@ -52,6 +58,16 @@ def project_settings(
     """The settings a command sees before any spider is chosen: the project's, the
     environment's and the command line's."""
     return Settings.resolve(project.settings if project else None, env=environ, cli=cli)
+
+
+def named_spider(
+    name: str, cli: Mapping[str, Any], environ: Mapping[str, str], cwd: Path
+) -> tuple[Project, type[Spider]]:
+    """The project around ``cwd`` and its spider ``name``: what a ``--spider NAME``
+    option needs. ConfigError when there is no project or no such spider."""
+    project = project_here(cwd, environ, f"spider {name!r}")
+    loader = SpiderLoader.from_settings(project_settings(project, environ, cli))
+    return project, loader.load(name)
 
 
 def spiders_for(
