@@ -3,7 +3,8 @@
 ``LOG_FILE`` (with ``LOG_FILE_APPEND`` and ``LOG_ENCODING``) sends the log to a file,
 whatever ``LOG_ENABLED`` says, as in Scrapy; otherwise ``LOG_ENABLED`` sends it to
 stderr, or nowhere. ``LOG_FORMAT`` and ``LOG_DATEFORMAT`` lay out each record;
-``LOG_LEVEL`` filters; ``LOG_STDOUT`` sends what the process prints into the log, at
+``LOG_SHORT_NAMES`` shows skitter's loggers as ``skitter``; ``LOG_LEVEL`` filters;
+``LOG_STDOUT`` sends what the process prints into the log, at
 INFO, from the ``stdout`` logger. The ``skitter`` command (``cli/_logging.py``, which
 adds a coloured handler on a terminal) and ``CrawlerProcess`` both use this.
 """
@@ -46,6 +47,7 @@ class LogOptions:
     format: str = DEFAULT_FORMAT
     dateformat: str = DEFAULT_DATEFORMAT
     stdout: bool = False
+    short_names: bool = False
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> LogOptions:
@@ -61,6 +63,7 @@ class LogOptions:
             format=str(settings.get("LOG_FORMAT") or DEFAULT_FORMAT),
             dateformat=str(settings.get("LOG_DATEFORMAT") or DEFAULT_DATEFORMAT),
             stdout=bool(settings.get("LOG_STDOUT", False)),
+            short_names=bool(settings.get("LOG_SHORT_NAMES", False)),
         )
 
     @property
@@ -102,9 +105,21 @@ class StdoutToLog(io.TextIOBase):
             self._partial = ""
 
 
+class _ShortNames(logging.Formatter):
+    """LOG_SHORT_NAMES: skitter's own loggers shown as ``skitter``, as Scrapy shows its
+    own as ``scrapy`` (a copy of the record: other handlers see the full name)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        if record.name.startswith("skitter."):
+            record = logging.makeLogRecord(record.__dict__)
+            record.name = "skitter"
+        return super().format(record)
+
+
 def plain_handler(options: LogOptions) -> logging.Handler:
     """The handler ``options`` ask for: a file, stderr, or nothing at all."""
-    formatter = logging.Formatter(options.format, options.dateformat)
+    kind = _ShortNames if options.short_names else logging.Formatter
+    formatter = kind(options.format, options.dateformat)
     if options.file is not None:
         path = Path(options.file).expanduser()
         try:

@@ -132,12 +132,15 @@ async def test_dateformat_and_no_hard_wrap_off_a_terminal(spider: Path, base: st
         "-s",
         "LOG_DATEFORMAT=day %j",
         "-s",
+        "LOG_SHORT_NAMES=True",
+        "-s",
         "x" * 120 + "_NOT_A_SETTING=1",
         "-a",
         "long=" + "y" * 200,
     )
     assert code == 0, err
     assert all(line.startswith("day ") for line in err.splitlines() if "[skitter" in line)
+    assert "[skitter] INFO: skitter " in err and "[skitter.crawler]" not in err
     code, _, err = await crawl(spider, base, "-s", "MAIL_HOST=" + "z" * 150)
     assert code == 2
     [message] = [line for line in err.splitlines() if "MAIL_HOST" in line]

@@ -28,6 +28,9 @@ GROUP: list[Setting] = [
     ),
     Setting("LOG_DATEFORMAT", "%Y-%m-%d %H:%M:%S", str, "The layout of `%(asctime)s` (strftime)."),
     Setting(
+        "LOG_SHORT_NAMES", False, bool, "Show skitter's loggers as `skitter`, not `skitter.engine`."
+    ),
+    Setting(
         "LOG_STDOUT",
         False,
         bool,

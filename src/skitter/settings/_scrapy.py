@@ -205,7 +205,6 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "LOG_FORMATTER LOG_VERSIONS",
         "log records are skitter's own; LOG_FORMAT and LOG_DATEFORMAT lay them out",
     ),
-    **_group("LOG_SHORT_NAMES", "use LOG_FORMAT (e.g. without %(name)s)", False),
     **_group(
         "MAIL_FROM MAIL_HOST MAIL_PASS MAIL_PORT MAIL_SSL MAIL_TLS MAIL_USER "
         "MEMUSAGE_NOTIFY_MAIL STATSMAILER_RCPTS",
