@@ -181,6 +181,18 @@ async def test_a_scrapy_project_runs_its_spiders_by_name(
     assert code == 2 and "no spider named 'nosuch'" in err and "more, toscrape" in err
 
 
+async def test_a_name_that_is_also_a_directory_is_the_spider(
+    tmp_path: Path, site: tuple[Site, str]
+) -> None:
+    _, base = site
+    scrapy_layout(tmp_path)  # at the root, quotes/ is the project's package
+    spider = SCRAPY_SPIDER.format(cls="Quotes", name="quotes")
+    (tmp_path / "quotes" / "spiders" / "q.py").write_text(spider)
+    code, out, err = await run_cli("crawl", "quotes", "-o", "-", "-s", f"BASE={base}", cwd=tmp_path)
+    assert code == 0, err
+    assert json.loads(out)["spider"] == "quotes"
+
+
 @pytest.mark.timeout(240)  # several commands, each a fresh interpreter
 async def test_two_spiders_of_one_name_are_an_error_naming_both(tmp_path: Path) -> None:
     scrapy_layout(tmp_path)

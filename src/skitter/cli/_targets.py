@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from skitter.cli._loader import load_spiders, split_target
-from skitter.cli._project import Project, load_project
+from skitter.cli._project import Project, find_project, load_project
 from skitter.cli._spiders import SpiderLoader
 from skitter.exceptions import ConfigError
 from skitter.settings import Settings
@@ -33,11 +33,32 @@ _PROJECT_FILES = "skitter.toml, pyproject.toml with [tool.skitter], or scrapy.cf
 
 
 def is_spider_name(target: str) -> bool:
-    """Whether ``target`` names a spider rather than a file or directory."""
+    """Whether ``target`` can only be a spider's name: a bare word that is no path."""
+    return _bare(target) and not Path(target).exists()
+
+
+def _bare(target: str) -> bool:
+    """A word without a path separator or ``.py``: a spider's name, or a path here."""
     path_part = split_target(target)[0]
-    if Path(path_part).exists():
-        return False
     return not (path_part.endswith(".py") or "/" in target or os.sep in target)
+
+
+def _names(
+    targets: Sequence[str], cli: Mapping[str, Any], environ: Mapping[str, str], cwd: Path
+) -> tuple[list[str], Project | None, SpiderLoader | None]:
+    """Which targets are spider names, their project, and the loader to find them with.
+
+    A bare word that is also a directory here (``quotes``, the project's package, at
+    its root) is the spider of that name when the project has one, as ``scrapy crawl``
+    would read it; else the directory."""
+    names = [target for target in targets if is_spider_name(target)]
+    either = [target for target in targets if _bare(target) and target not in names]
+    if not names and not (either and find_project(cwd, cwd, environ)):
+        return [], None, None
+    project = project_here(cwd, environ, f"skitter crawl {' '.join(names or either)}")
+    loader = SpiderLoader.from_settings(project_settings(project, environ, cli))
+    known = set(loader.list())
+    return [t for t in targets if t in names or (t in either and t in known)], project, loader
 
 
 def project_here(cwd: Path, environ: Mapping[str, str], what: str) -> Project:
@@ -74,17 +95,12 @@ def spiders_for(
     targets: Sequence[str], cli: Mapping[str, Any], environ: Mapping[str, str], cwd: Path
 ) -> tuple[Project | None, list[type[Spider]]]:
     """The project and the spider classes that ``targets`` name, in order."""
-    names = [target for target in targets if is_spider_name(target)]
+    names, project, loader = _names(targets, cli, environ, cwd)
     paths = [Path(split_target(t)[0]) for t in targets if t not in names]
-    project: Project | None
-    loader: SpiderLoader | None = None
-    if names:
-        project = project_here(cwd, environ, f"skitter crawl {' '.join(names)}")
-        if paths:  # files too: they must be of the same project
-            load_project([*paths, cwd], cwd, environ)
-        loader = SpiderLoader.from_settings(project_settings(project, environ, cli))
-    else:
+    if not names:
         project = load_project(paths, cwd, environ)
+    elif paths:  # files too: they must be of the same project
+        load_project([*paths, cwd], cwd, environ)
     classes: list[type[Spider]] = []
     for target in targets:
         if loader is not None and target in names:
