@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from skitter._clock import Clock, SystemClock
 from skitter._job import JobDir
+from skitter._logsetup import configure_logging
 from skitter._types import CrawlStats
 from skitter._version import __version__
 from skitter.downloader import Downloader
@@ -417,8 +418,8 @@ class CrawlerProcess(CrawlerRunner):
     """Scrapy's ``CrawlerProcess``, for a script without an event loop: ``crawl`` queues,
     ``start`` runs the queued crawls together until all end. A failed crawl is logged,
     not raised (as in Scrapy; ``failures`` lists them); Ctrl-C cancels the crawls, which
-    close their feeds and jobs. Logging goes to stderr at LOG_LEVEL unless the root
-    logger has a handler (or ``install_root_handler=False``)."""
+    close their feeds and jobs. Logging follows the LOG_* settings (stderr at LOG_LEVEL by
+    default) unless the root logger has a handler (or ``install_root_handler=False``)."""
 
     def __init__(
         self,
@@ -429,9 +430,7 @@ class CrawlerProcess(CrawlerRunner):
         self._queued: list[Crawler] = []
         self.failures: list[BaseException] = []
         if install_root_handler and not logging.getLogger().handlers:
-            level = Settings.resolve(dict(settings) if settings else None)["LOG_LEVEL"]
-            fmt = "%(asctime)s [%(name)s] %(levelname)s: %(message)s"
-            logging.basicConfig(level=level.upper(), format=fmt)
+            configure_logging(Settings.resolve(dict(settings) if settings else None))
 
     def crawl(self, spidercls: Crawler | type[Spider], **kwargs: Any) -> None:
         self._queued.append(self.create_crawler(spidercls, **kwargs))

@@ -287,11 +287,11 @@ def test_command_line_urls_and_files(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 
 def test_several_spiders_in_a_file_need_a_name(tmp_path: Path) -> None:
-    from skitter.cli._oneshot import resolve_spider
+    from skitter.cli._oneshot import spider_classes
     from skitter.exceptions import ConfigError
 
     path = tmp_path / "two.py"
     path.write_text("from skitter import Spider\nclass A(Spider): pass\nclass B(Spider): pass\n")
     with pytest.raises(ConfigError, match="several spiders"):
-        resolve_spider(str(path))
-    assert resolve_spider(f"{path}:B").__name__ == "B"
+        spider_classes(str(path), {}, several=False)
+    assert spider_classes(f"{path}:B", {}, several=False)[1][0].__name__ == "B"

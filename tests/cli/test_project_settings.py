@@ -8,10 +8,7 @@ records what it was sent.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -20,7 +17,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-SRC = str(Path(__file__).resolve().parents[2] / "src")
+from ._cli import run_cli as run_cli_apart
 
 # The assignments Scrapy's project template (scrapy/templates/project/module/
 # settings.py.tmpl) leaves uncommented, with those of older templates.
@@ -176,20 +173,9 @@ def scrapy_project(root: Path, settings: str) -> None:
 
 
 async def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> tuple[int, str]:
-    base_env = {k: v for k, v in os.environ.items() if not k.startswith(("SKITTER_", "SCRAPY_"))}
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "skitter",
-        *args,
-        cwd=cwd,
-        env={**base_env, "PYTHONPATH": SRC, **(env or {})},
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    out, _ = await asyncio.wait_for(proc.communicate(), timeout=60)
-    assert proc.returncode is not None
-    return proc.returncode, " ".join(out.decode().split())  # unwrapped
+    """Exit status and what was written (stdout and stderr), unwrapped."""
+    code, out, err = await run_cli_apart(*args, cwd=cwd, env=env)
+    return code, " ".join((out + err).split())
 
 
 def items(path: Path) -> list[dict[str, Any]]:
@@ -320,8 +306,8 @@ async def test_a_refused_custom_setting_says_it_came_from_the_spider(tmp_path: P
     code, out = await run_cli("crawl", "s.py", cwd=tmp_path)
     assert code == 2, out
     assert "the spider's custom_settings: setting MAIL_HOST" in out
-    code, out = await run_cli("crawl", "plain.py", "-s", "LOG_FILE=x.log", cwd=tmp_path)
-    assert code == 2 and "the command line: setting LOG_FILE" in out, out
+    code, out = await run_cli("crawl", "plain.py", "-s", "LOG_VERSIONS=[]", cwd=tmp_path)
+    assert code == 2 and "the command line: setting LOG_VERSIONS" in out, out
 
 
 PROJECT_FILES: dict[str, Callable[[str], dict[str, str]]] = {

@@ -17,6 +17,7 @@ import os
 import sys
 import time
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 from unittest import TextTestResult, TextTestRunner
 
@@ -24,10 +25,12 @@ from rich.console import Console
 
 from skitter._components import merge_components
 from skitter.cli._oneshot import add_common_options, build_crawlers
+from skitter.cli._options import pairs
+from skitter.cli._spiders import SpiderLoader
+from skitter.cli._targets import project_here, project_settings
 from skitter.contracts import ContractsManager
 from skitter.contracts._contract import crawl_case
 from skitter.crawler import Crawler
-from skitter.exceptions import ConfigError
 
 __all__ = ["add_check_command"]
 
@@ -41,12 +44,16 @@ def add_check_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
         "Exits 1 when a contract fails or errs.",
     )
     cmd.add_argument(
-        "targets", nargs="*", metavar="SPIDER", help="spider.py, spider.py:Name, or a directory"
+        "targets",
+        nargs="*",
+        metavar="SPIDER",
+        help="a spider's name in the project, spider.py, spider.py:Name, or a directory "
+        "(default: every spider of the project)",
     )
     cmd.add_argument("-l", "--list", action="store_true", help="list the contracts, check none")
     cmd.add_argument("-v", "--verbose", action="store_true", help="print every check")
     add_common_options(cmd, spider=False)
-    cmd.set_defaults(run=run_check)
+    cmd.set_defaults(handler=run_check)
 
 
 class _Result(TextTestResult):
@@ -98,15 +105,17 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
     overrides: dict[str, Any] = {"ITEM_PIPELINES": {}, "FEEDS": {}}
     if args.loglevel is None:
         args.loglevel = "WARNING"  # the report is the output; -L INFO shows the crawl's log
-    if not args.targets:
-        raise ConfigError("skitter check needs a spider: FILE.py, FILE.py:Name or a directory")
-    pairs: list[tuple[str, Crawler]] = []
+    if not args.targets:  # every spider of the project, as Scrapy's check
+        project = project_here(Path.cwd(), os.environ, "skitter check")
+        settings = project_settings(project, os.environ, pairs(args.set, "-s"))
+        args.targets = SpiderLoader.from_settings(settings).list()
+    named: list[tuple[str, Crawler]] = []
     for target in args.targets:
         for crawler in build_crawlers(args, console, target, overrides):
-            pairs.append((crawler.spidercls.name or crawler.spidercls.__name__, crawler))
+            named.append((crawler.spidercls.name or crawler.spidercls.__name__, crawler))
     if args.list:
         listed: dict[str, list[str]] = defaultdict(list)
-        for name, crawler in pairs:
+        for name, crawler in named:
             listed[name] = sorted(
                 _manager(crawler).tested_methods_from_spidercls(crawler.spidercls)
             )
@@ -121,7 +130,7 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
     os.environ["SCRAPY_CHECK"] = "true"
     start = time.monotonic()
     try:
-        for _name, crawler in pairs:
+        for _name, crawler in named:
             if _manager(crawler).tested_methods_from_spidercls(crawler.spidercls):
                 asyncio.run(_check(crawler, result))
     finally:

@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 from rich.console import Console
 
+from skitter.cli._logging import LogOptions
 from skitter.cli._run import finish, run_with_signals
 from skitter.crawler import Crawler
 
@@ -66,7 +67,9 @@ async def run_demo(args: argparse.Namespace, console: Console) -> int:
         all_stats, forced = await run_with_signals(
             [crawler], console, progress=not args.no_progress
         )
-    finish([crawler], all_stats, args, console)
+    finish(
+        [crawler], all_stats, args, console, LogOptions.from_settings({"LOG_LEVEL": args.loglevel})
+    )
     if crawler.failure is not None:
         console.print(f"[red]error:[/red] the demo crawl failed: {crawler.failure}")
         return 1

@@ -44,7 +44,7 @@ def add_fetch_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     )
     _add_redirect_option(fetch)
     add_common_options(fetch)
-    fetch.set_defaults(run=run_fetch)
+    fetch.set_defaults(handler=run_fetch)
 
     view = commands.add_parser(
         "view",
@@ -56,7 +56,7 @@ def add_fetch_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     view.add_argument("url", metavar="URL")
     _add_redirect_option(view)
     add_common_options(view)
-    view.set_defaults(run=run_view)
+    view.set_defaults(handler=run_view)
 
 
 def _add_redirect_option(cmd: argparse.ArgumentParser) -> None:

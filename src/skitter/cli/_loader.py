@@ -17,7 +17,7 @@ from pathlib import Path
 from skitter.exceptions import ConfigError
 from skitter.spider import Spider
 
-__all__ = ["load_spiders", "split_target"]
+__all__ = ["load_spiders", "spiders_in", "split_target"]
 
 
 def _import_file(path: Path) -> object:
@@ -41,7 +41,7 @@ def _import_file(path: Path) -> object:
     return module
 
 
-def _spiders_in(module: object) -> list[type[Spider]]:
+def spiders_in(module: object) -> list[type[Spider]]:
     found = []
     for _, obj in inspect.getmembers(module, inspect.isclass):
         if (
@@ -73,13 +73,13 @@ def load_spiders(target: str) -> list[type[Spider]]:
         out: list[type[Spider]] = []
         for file in sorted(path.glob("*.py")):
             if not file.name.startswith("_"):
-                out.extend(_spiders_in(_import_file(file)))
+                out.extend(spiders_in(_import_file(file)))
         if not out:
             raise ConfigError(f"no spider classes in {path}")
         return out
     if not path.is_file():
         raise ConfigError(f"no such spider file: {path_part}")
-    spiders = _spiders_in(_import_file(path))
+    spiders = spiders_in(_import_file(path))
     if wanted:
         matches = [s for s in spiders if wanted in (s.__name__, s.name)]
         if not matches:

@@ -17,12 +17,20 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape  # "[settings]" in a message is text, not markup
 
-from skitter._job import JOB_MODES
 from skitter._version import __version__
+from skitter.cli import _commands
 from skitter.cli._checkcmd import add_check_command
 from skitter.cli._fetchcmd import add_fetch_commands
 from skitter.cli._loader import load_spiders, split_target
-from skitter.cli._oneshot import pairs as _pairs
+from skitter.cli._logging import LogOptions, logging_to, make_console
+from skitter.cli._options import (
+    add_run_options,
+    add_ui_options,
+    cli_settings,
+    feeds,
+    pairs,
+    ui_options,
+)
 from skitter.cli._parsecmd import add_parse_command
 from skitter.cli._project import Project, load_project
 from skitter.cli._redis_option import (
@@ -32,8 +40,9 @@ from skitter.cli._redis_option import (
     redis_url,
     target_settings,
 )
-from skitter.cli._run import UiOptions, finish, run_with_signals, setup_logging
+from skitter.cli._run import finish, run_with_signals
 from skitter.cli._shellcmd import add_shell_command
+from skitter.cli._targets import spiders_for
 from skitter.crawler import Crawler
 from skitter.exceptions import ConfigError, SkitterError
 from skitter.spider import Spider
@@ -52,12 +61,21 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"skitter {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    crawl = commands.add_parser("crawl", help="run spiders from files until they finish")
-    crawl.add_argument(
-        "targets", nargs="+", metavar="SPIDER", help="spider.py, spider.py:Name, or a directory"
+    crawl = commands.add_parser(
+        "crawl",
+        help="run spiders until they finish: by name in a project, or from files",
+        description="Runs spiders: a NAME is looked up in the project around the current "
+        "directory (SPIDER_MODULES of its settings), as `scrapy crawl NAME`; a spider.py, "
+        "spider.py:Name or directory is loaded from the file, as `scrapy runspider`.",
     )
-    _add_run_options(crawl)
-    _add_ui_options(crawl, always_on=False)
+    crawl.add_argument(
+        "targets",
+        nargs="+",
+        metavar="SPIDER",
+        help="a spider's name, spider.py, spider.py:Name, or a directory",
+    )
+    add_run_options(crawl)
+    add_ui_options(crawl, always_on=False)
 
     serve = commands.add_parser(
         "serve",
@@ -67,8 +85,8 @@ def _build_parser() -> argparse.ArgumentParser:
         "table. Stops cleanly on Ctrl-C or SIGTERM.",
     )
     serve.add_argument("directory", metavar="DIR", help="a directory of spider files")
-    _add_run_options(serve)
-    _add_ui_options(serve, always_on=True)
+    add_run_options(serve)
+    add_ui_options(serve, always_on=True)
 
     worker = commands.add_parser(
         "worker",
@@ -78,12 +96,14 @@ def _build_parser() -> argparse.ArgumentParser:
         "that dies loses nothing. Workers exit once the whole cluster has been idle for "
         "WORKER_IDLE_TIMEOUT seconds (-1: wait for pushed URLs forever).",
     )
-    worker.add_argument("targets", nargs=1, metavar="SPIDER", help="spider.py or spider.py:Name")
+    worker.add_argument(
+        "targets", nargs=1, metavar="SPIDER", help="a spider's name, spider.py or spider.py:Name"
+    )
     add_redis_option(worker)
     worker.add_argument("--job", required=True, metavar="NAME", help="the crawl's name")
     add_shards_option(worker, "a new job:")
-    _add_run_options(worker)
-    _add_ui_options(worker, always_on=False)
+    add_run_options(worker)
+    add_ui_options(worker, always_on=False)
 
     push = commands.add_parser("push", help="queue URLs for the workers of a job")
     push.add_argument("urls", nargs="+", metavar="URL")
@@ -162,6 +182,7 @@ def _build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--stats-json", metavar="FILE", help="write the final stats as JSON")
     demo.add_argument("-L", "--loglevel", default=None, help="log level (default INFO)")
     demo.add_argument("--no-progress", action="store_true", help="no live progress line")
+    _commands.add_parsers(commands)
     for add_command in (
         add_shell_command,
         add_fetch_commands,
@@ -172,85 +193,6 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_run_options(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument(
-        "-o",
-        "--output",
-        action="append",
-        default=[],
-        metavar="FILE",
-        help="append items to FILE (.jsonl, .json, .csv); {name} is the spider's name",
-    )
-    cmd.add_argument(
-        "-O",
-        "--overwrite-output",
-        action="append",
-        default=[],
-        metavar="FILE",
-        help="like -o, but overwrite FILE",
-    )
-    cmd.add_argument(
-        "-s", "--set", action="append", default=[], metavar="NAME=VALUE", help="a setting"
-    )
-    cmd.add_argument(
-        "-a",
-        dest="spider_args",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a spider argument",
-    )
-    cmd.add_argument("--stats-json", metavar="FILE", help="write the final stats as JSON")
-    cmd.add_argument("-L", "--loglevel", default=None, help="log level (overrides LOG_LEVEL)")
-    cmd.add_argument("--no-progress", action="store_true", help="no live progress line")
-    cmd.add_argument(
-        "--job-dir",
-        metavar="DIR",
-        help="keep the crawl's state in DIR: stop (even kill) and run again to go on",
-    )
-    cmd.add_argument(
-        "--job-mode",
-        choices=JOB_MODES,
-        default="resume",
-        help="when DIR holds a job: resume it (default), start fresh, or recrawl "
-        "everything it knows",
-    )
-
-
-def _add_ui_options(cmd: argparse.ArgumentParser, always_on: bool) -> None:
-    if not always_on:
-        cmd.add_argument(
-            "--ui", action="store_true", help="serve the dashboard while crawling (URL printed)"
-        )
-    cmd.add_argument("--ui-host", metavar="HOST", help="dashboard address (default 127.0.0.1)")
-    cmd.add_argument("--ui-port", metavar="PORT", type=int, help="dashboard port (default: free)")
-    cmd.add_argument(
-        "--ui-token",
-        metavar="TOKEN",
-        help="require TOKEN for every dashboard request; needed beyond loopback "
-        "(default: $SKITTER_UI_TOKEN, which does not by itself turn the dashboard on)",
-    )
-
-
-def _ui_options(args: argparse.Namespace, mode: str) -> UiOptions | None:
-    """The dashboard's options: always for serve; for crawl with --ui or any --ui-*."""
-    wanted = mode == "serve" or getattr(args, "ui", False)
-    if not (wanted or args.ui_host or args.ui_port is not None or args.ui_token):
-        return None
-    token = args.ui_token or os.environ.get("SKITTER_UI_TOKEN") or None
-    return UiOptions(args.ui_host or "127.0.0.1", args.ui_port or 0, token)
-
-
-def _feeds(args: argparse.Namespace, spider_name: str, several: bool) -> dict[str, Any]:
-    feeds: dict[str, Any] = {}
-    for paths, overwrite in ((args.output, False), (args.overwrite_output, True)):
-        for path in paths:
-            if several and "{name}" not in path:
-                raise ConfigError(f"-o {path}: with several spiders, put {{name}} in the file name")
-            feeds[path.replace("{name}", spider_name)] = {"overwrite": overwrite}
-    return feeds
-
-
 def _project(targets: Sequence[str]) -> Project | None:
     """The spiders' project, loaded before them, so their imports of it resolve."""
     paths = [Path(split_target(target)[0]) for target in targets]
@@ -258,10 +200,7 @@ def _project(targets: Sequence[str]) -> Project | None:
 
 
 def _cmd_crawl(args: argparse.Namespace, console: Console) -> int:
-    project = _project(args.targets)
-    spider_classes = []
-    for target in args.targets:
-        spider_classes.extend(load_spiders(target))
+    project, spider_classes = spiders_for(args.targets, cli_settings(args), os.environ, Path.cwd())
     return _run(spider_classes, args, console, "crawl", project)
 
 
@@ -279,15 +218,15 @@ def _run(
     mode: str,
     project: Project | None,
 ) -> int:
-    cli_settings = _pairs(args.set, "-s")
-    spider_args: dict[str, Any] = _pairs(args.spider_args, "-a")
+    from_cli = cli_settings(args)
+    spider_args: dict[str, Any] = pairs(args.spider_args, "-a")
     several = len(spider_classes) > 1
     crawlers = []
     for cls in spider_classes:
-        settings: dict[str, Any] = {**cli_settings, **target_settings(args)}
-        feeds = _feeds(args, cls.name or cls.__name__, several)
-        if feeds:
-            settings["FEEDS"] = feeds
+        settings: dict[str, Any] = {**from_cli, **target_settings(args)}
+        wanted = feeds(args, cls.name or cls.__name__, several)
+        if wanted:
+            settings["FEEDS"] = wanted
         job_dir = None
         if args.job_dir:
             job_dir = Path(args.job_dir) / (cls.name or cls.__name__) if several else args.job_dir
@@ -304,20 +243,24 @@ def _run(
                 **spider_args,
             )
         )
-    level = args.loglevel or crawlers[0].settings["LOG_LEVEL"]
-    setup_logging(level, console)
-    if project is not None:
-        log.info("%s", project.describe())
-    all_stats, forced = asyncio.run(
-        run_with_signals(
-            crawlers,
-            console,
-            progress=not args.no_progress,
-            mode=mode,
-            ui=_ui_options(args, mode),
+    options = LogOptions.from_settings(crawlers[0].settings)
+    if options.stdout and any(
+        uri in ("-", "stdout:") for c in crawlers for uri in c.settings["FEEDS"] or {}
+    ):
+        raise ConfigError("LOG_STDOUT would send the items of the feed to stdout into the log")
+    with logging_to(options, console):
+        if project is not None:
+            log.info("%s", project.describe())
+        all_stats, forced = asyncio.run(
+            run_with_signals(
+                crawlers,
+                console,
+                progress=not args.no_progress and options.on_console and options.shows_info,
+                mode=mode,
+                ui=ui_options(args, mode),
+            )
         )
-    )
-    finish(crawlers, all_stats, args, console)
+        finish(crawlers, all_stats, args, console, options)
     failed = [crawler for crawler in crawlers if crawler.failure is not None]
     for crawler in failed:
         console.print(
@@ -333,8 +276,8 @@ def _cmd_worker(args: argparse.Namespace, console: Console) -> int:
     if args.job_dir:
         raise ConfigError("a worker keeps its state in Redis: --job-dir does not apply")
     args.redis = redis_url(args)
-    project = _project(args.targets)
-    return _run(load_spiders(args.targets[0]), args, console, "crawl", project)
+    project, spider_classes = spiders_for(args.targets, cli_settings(args), os.environ, Path.cwd())
+    return _run(spider_classes, args, console, "crawl", project)
 
 
 def _cmd_push(args: argparse.Namespace, console: Console) -> int:
@@ -350,8 +293,8 @@ def _cmd_dashboard(args: argparse.Namespace, console: Console) -> int:
 
     args.redis_target = redis_target(args)
     args.redis = args.redis_target.url
-    setup_logging("INFO", console)
-    return asyncio.run(run_dashboard(args, console))
+    with logging_to(LogOptions(), console):
+        return asyncio.run(run_dashboard(args, console))
 
 
 def _cmd_job(args: argparse.Namespace, console: Console) -> int:
@@ -366,14 +309,14 @@ def _cmd_job(args: argparse.Namespace, console: Console) -> int:
 def _cmd_demo(args: argparse.Namespace, console: Console) -> int:
     from skitter.cli._demo import run_demo
 
-    setup_logging(args.loglevel or "INFO", console)
-    return asyncio.run(run_demo(args, console))
+    with logging_to(LogOptions.from_settings({"LOG_LEVEL": args.loglevel}), console):
+        return asyncio.run(run_demo(args, console))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _build_parser()
     args = parser.parse_args(argv)
-    console = Console(stderr=True)
+    console = make_console()
     handlers = {
         "crawl": _cmd_crawl,
         "serve": _cmd_serve,
@@ -383,8 +326,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "job": _cmd_job,
         "demo": _cmd_demo,
     }
+    handler = getattr(args, "handler", None) or handlers[args.command]
     try:
-        handler = handlers.get(args.command) or args.run  # the others set_defaults(run=)
         return int(handler(args, console))
     except ConfigError as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}")

@@ -2,15 +2,18 @@
 spider they run as, and the crawler built for it.
 
 They download as a crawl would, so they need a spider: the one ``--spider`` (or
-``check NAME``) names, through ``resolve_spider`` alone, or ``DefaultSpider`` (no
-``allowed_domains``: every host), as in Scrapy. The crawler gets the project's settings
-(the ``settings.py`` of the project around the spider file or the current directory),
-the spider's ``custom_settings``, ``SKITTER_*`` variables and ``-s``, like ``crawl``.
+``check NAME``) names, read as ``crawl`` reads its arguments (a file, ``FILE.py:Name``,
+a directory, or a spider's name in the project around the current directory:
+``_targets.spiders_for``), or ``DefaultSpider`` (no ``allowed_domains``: every host),
+as in Scrapy. The crawler gets the project's settings (the ``settings.py`` of the
+project around the spider file or the current directory), the spider's
+``custom_settings``, ``SKITTER_*`` variables and ``-s``, like ``crawl``.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import os
 from collections.abc import Mapping
@@ -19,9 +22,10 @@ from typing import Any
 
 from rich.console import Console
 
-from skitter.cli._loader import load_spiders, split_target
+from skitter.cli._logging import LogOptions, install_logging
+from skitter.cli._options import pairs
 from skitter.cli._project import Project, load_project
-from skitter.cli._run import setup_logging
+from skitter.cli._targets import spiders_for
 from skitter.crawler import Crawler
 from skitter.exceptions import ConfigError, IgnoreRequest
 from skitter.spider import Spider
@@ -33,9 +37,7 @@ __all__ = [
     "build_crawlers",
     "describe_error",
     "guess_url",
-    "pairs",
-    "resolve_spider",
-    "resolve_spiders",
+    "spider_classes",
 ]
 
 
@@ -45,30 +47,14 @@ class DefaultSpider(Spider):
     name = "default"
 
 
-def resolve_spiders(arg: str) -> list[type[Spider]]:
-    """The spider classes ``arg`` names: ``FILE.py``, ``FILE.py:Name``, a directory.
-
-    The one place a command's spider argument is read, so that looking a spider up by
-    its name in the project (SPIDER_MODULES) plugs in here."""
-    return load_spiders(arg)
-
-
-def resolve_spider(arg: str) -> type[Spider]:
-    """The one spider class ``arg`` names (see ``resolve_spiders``)."""
-    found = resolve_spiders(arg)
-    if len(found) != 1:
-        names = ", ".join(cls.name or cls.__name__ for cls in found)
-        raise ConfigError(f"{arg} holds several spiders ({names}): name one with FILE.py:Name")
-    return found[0]
-
-
 def add_common_options(cmd: argparse.ArgumentParser, *, spider: bool = True) -> None:
     if spider:
         cmd.add_argument(
             "--spider",
             metavar="SPIDER",
             help="download as this spider (its settings, middlewares and allowed_domains): "
-            "FILE.py or FILE.py:Name (default: a spider of its own, every host allowed)",
+            "its name in the project, FILE.py or FILE.py:Name (default: a spider of its "
+            "own, every host allowed)",
         )
     cmd.add_argument(
         "-s", "--set", action="append", default=[], metavar="NAME=VALUE", help="a setting"
@@ -85,19 +71,20 @@ def add_common_options(cmd: argparse.ArgumentParser, *, spider: bool = True) -> 
     cmd.add_argument("--nolog", action="store_true", help="no log output at all")
 
 
-def pairs(values: list[str], flag: str) -> dict[str, str]:
-    out = {}
-    for value in values:
-        name, sep, rest = value.partition("=")
-        if not sep or not name:
-            raise ConfigError(f"{flag} expects NAME=VALUE, got {value!r}")
-        out[name.strip()] = rest
-    return out
-
-
-def _project(spider_arg: str | None) -> Project | None:
-    paths = [Path(split_target(spider_arg)[0])] if spider_arg else [Path.cwd()]
-    return load_project(paths, Path.cwd(), os.environ)
+def spider_classes(
+    spider_arg: str | None, cli_settings: Mapping[str, Any], *, several: bool
+) -> tuple[Project | None, list[type[Spider]]]:
+    """The project and the spider classes ``spider_arg`` names (``DefaultSpider`` for
+    None); with ``several`` False, exactly one or a ConfigError."""
+    if spider_arg is None:
+        return load_project([Path.cwd()], Path.cwd(), os.environ), [DefaultSpider]
+    project, classes = spiders_for([spider_arg], cli_settings, os.environ, Path.cwd())
+    if not several and len(classes) != 1:
+        names = ", ".join(cls.name or cls.__name__ for cls in classes)
+        raise ConfigError(
+            f"{spider_arg} holds several spiders ({names}): name one with FILE.py:Name"
+        )
+    return project, classes
 
 
 def build_crawler(
@@ -124,14 +111,10 @@ def build_crawlers(
     project's settings, then ``overrides`` (the command's defaults), ``-s``, and
     ``forced`` (what the command's own options decide, e.g. parse without --pipelines);
     logging set up at LOG_LEVEL, ``-L``, or off with ``--nolog``."""
-    project = _project(spider_arg)  # before the spiders: their imports may need it
-    if spider_arg is None:
-        classes: list[type[Spider]] = [DefaultSpider]
-    else:
-        classes = resolve_spiders(spider_arg) if several else [resolve_spider(spider_arg)]
     cli_settings: dict[str, Any] = dict(overrides or {})
     cli_settings.update(pairs(args.set, "-s"))
     cli_settings.update(forced or {})
+    project, classes = spider_classes(spider_arg, cli_settings, several=several)
     spider_args: dict[str, Any] = pairs(args.spider_args, "-a")
     crawlers = [
         Crawler(
@@ -147,7 +130,10 @@ def build_crawlers(
         logging.getLogger().handlers.clear()
         logging.disable(logging.CRITICAL)
     else:
-        setup_logging(args.loglevel or crawlers[0].settings["LOG_LEVEL"], console)
+        options = LogOptions.from_settings(crawlers[0].settings)
+        if args.loglevel:
+            options = dataclasses.replace(options, level=args.loglevel.upper())
+        install_logging(options, console)
     return crawlers
 
 

@@ -62,7 +62,7 @@ def add_parse_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     cmd.add_argument("-O", "--overwrite-output", action="append", default=[], metavar="FILE",
                      help="like -o, but overwrite FILE")  # fmt: skip
     add_common_options(cmd)
-    cmd.set_defaults(run=run_parse)
+    cmd.set_defaults(handler=run_parse)
 
 
 def _json_object(text: str | None, flag: str) -> dict[str, Any]:

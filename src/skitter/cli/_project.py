@@ -18,8 +18,9 @@ the project layer of the settings (below ``custom_settings`` and ``-s``), checke
 every other layer, with the file named in the error.
 
 This reads files and the environment, so it lives at the CLI edge; the library's
-``Crawler(settings=...)`` only takes the values. Issue 19's ``skitter crawl NAME`` is
-meant to reuse ``find_project`` and read ``SPIDER_MODULES`` from ``Project.settings``.
+``Crawler(settings=...)`` only takes the values. ``skitter crawl NAME``, ``list`` and
+``genspider`` find the project around the current directory here, then look spiders up
+in its ``SPIDER_MODULES`` (``_spiders.SpiderLoader``).
 """
 
 from __future__ import annotations

@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import io
 import logging
 import signal
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,10 +22,11 @@ from typing import Any
 import orjson
 from rich.console import Console
 
-from skitter.cli._display import ProgressDisplay, print_stats
+from skitter.cli._display import ProgressDisplay, print_stats, render_stats_table
+from skitter.cli._logging import LogOptions
 from skitter.crawler import Crawler, run_crawlers
 
-__all__ = ["UiOptions", "finish", "run_with_signals", "setup_logging"]
+__all__ = ["UiOptions", "finish", "run_with_signals"]
 
 log = logging.getLogger("skitter.cli")
 
@@ -37,26 +38,6 @@ class UiOptions:
     host: str = "127.0.0.1"
     port: int = 0
     token: str | None = None
-
-
-def setup_logging(level: str, console: Console) -> None:
-    root = logging.getLogger()
-    for old in list(root.handlers):
-        root.removeHandler(old)
-    if console.is_terminal:
-        from rich.logging import RichHandler
-
-        handler: logging.Handler = RichHandler(
-            console=console, show_path=False, rich_tracebacks=True, log_time_format="%H:%M:%S"
-        )
-        handler.setFormatter(logging.Formatter("%(message)s"))
-    else:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(asctime)s [%(name)s] %(levelname)s: %(message)s"))
-    root.addHandler(handler)
-    root.setLevel(level.upper())
-    # aiohttp's own access/client chatter is not the user's business at INFO.
-    logging.getLogger("aiohttp").setLevel(max(logging.WARNING, root.level))
 
 
 async def run_with_signals(
@@ -156,11 +137,24 @@ def finish(
     all_stats: list[dict[str, Any]],
     args: argparse.Namespace,
     console: Console,
+    log_options: LogOptions,
 ) -> None:
+    """The stats table (an INFO record, as Scrapy's stats dump: left out below INFO, and
+    written into LOG_FILE when there is one) and --stats-json."""
     for crawler, stats in zip(crawlers, all_stats, strict=True):
-        if crawler.settings["STATS_DUMP"]:
-            console.print(f"[bold]Stats of spider {crawler.spider.name!r}[/bold]")
+        if not (crawler.settings["STATS_DUMP"] and log_options.shows_info):
+            continue
+        title = f"Stats of spider {crawler.spider.name!r}"
+        if log_options.on_console:
+            console.print(f"[bold]{title}[/bold]")
             print_stats(stats, console)
+        else:
+            buffer = io.StringIO()
+            Console(file=buffer, width=10_000, color_system=None).print(
+                render_stats_table(stats, title=None)
+            )
+            table = "\n".join(line.rstrip() for line in buffer.getvalue().splitlines())
+            log.info("%s:\n%s", title, table.strip("\n"))
     if args.stats_json:
         path = Path(args.stats_json)
         path.parent.mkdir(parents=True, exist_ok=True)

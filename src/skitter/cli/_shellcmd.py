@@ -28,7 +28,7 @@ def add_shell_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
         "--no-redirect", action="store_true", help="show a 3xx response instead of following it"
     )
     add_common_options(cmd)
-    cmd.set_defaults(run=run_shell)
+    cmd.set_defaults(handler=run_shell)
 
 
 def run_shell(args: argparse.Namespace, console: Console) -> int:

@@ -30,6 +30,10 @@ __all__ = ["TaskRunner"]
 
 log = logging.getLogger("skitter.engine")
 
+#: Outcomes whose error goes to the request's errback: with one, the spider handles the
+#: failure, so it is not the crawl's ERROR (Scrapy logs nothing then).
+_HANDLED_BY_ERRBACK = frozenset({Kind.FAILED, Kind.GIVE_UP})
+
 
 class TaskRunner:
     """Runs tasks for the engine; stateless between them."""
@@ -117,7 +121,14 @@ class TaskRunner:
         line = verdict.log
         if line is not None:
             exc_info = verdict.error if line.traceback else None
-            log.log(line.level, line.message, lease.request, *line.args, exc_info=exc_info)
+            level = line.level
+            if (
+                level >= logging.ERROR
+                and verdict.kind in _HANDLED_BY_ERRBACK
+                and lease.request.errback is not None
+            ):
+                level = logging.DEBUG  # the spider's errback handles it, as in Scrapy
+            log.log(level, line.message, lease.request, *line.args, exc_info=exc_info)
         scheduler = project.scheduler
         scraper = self._scraper
         kind = verdict.kind

@@ -18,14 +18,21 @@ GROUP: list[Setting] = [
         "SPIDER_MODULES",
         [],
         list,
-        "The project's spider packages (Scrapy's project metadata, kept and readable); "
-        "a spider file run by path needs none, as with `scrapy runspider`.",
+        "The modules (and packages, walked) where `skitter crawl NAME` and `skitter list` "
+        "find a project's spiders; a spider file run by path needs none.",
     ),
     Setting(
         "NEWSPIDER_MODULE",
         "",
         str,
-        "The package new spiders go in (Scrapy's project metadata, kept and readable).",
+        "The package `skitter genspider` writes new spiders into (default: the first of "
+        "SPIDER_MODULES).",
+    ),
+    Setting(
+        "SPIDER_LOADER_WARN_ONLY",
+        False,
+        bool,
+        "A spider module that fails to import is logged and skipped, not an error.",
     ),
     Setting(
         "JOBDIR",

@@ -151,7 +151,11 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "Request(taskid=...) or dont_filter=True instead",
     ),
     **_group("DUPEFILTER_DEBUG SCHEDULER_DEBUG", _LATER, False),
-    **_group("EDITOR TEMPLATES_DIR", "skitter has no edit or genspider command yet"),
+    **_group(
+        "EDITOR TEMPLATES_DIR",
+        "skitter has no edit command, and its startproject and genspider templates are "
+        "its own: edit the generated files",
+    ),
     **_group(
         "FEED_EXPORTERS FEED_STORAGES",
         "custom exporters and storages are " + _LATER + "; the built-in formats are "
@@ -206,13 +210,10 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "skitter's scheduler, frontier and stats are its own and not replaceable "
         "(see the README: scheduling, download slots)",
     ),
-    **_group("LOG_ENABLED", "logging cannot be switched off yet; use LOG_LEVEL", True),
-    **_group("LOG_FILE", "logging to a file is " + _LATER + "; redirect stderr", None),
     **_group(
-        "LOG_DATEFORMAT LOG_ENCODING LOG_FILE_APPEND LOG_FORMAT LOG_FORMATTER LOG_VERSIONS",
-        "log formatting is " + _LATER,
+        "LOG_FORMATTER LOG_VERSIONS",
+        "log records are skitter's own; LOG_FORMAT and LOG_DATEFORMAT lay them out",
     ),
-    **_group("LOG_SHORT_NAMES LOG_STDOUT", _LATER, False),
     **_group(
         "MAIL_FROM MAIL_HOST MAIL_PASS MAIL_PORT MAIL_SSL MAIL_TLS MAIL_USER "
         "MEMUSAGE_NOTIFY_MAIL STATSMAILER_RCPTS",
@@ -228,9 +229,8 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         0,
     ),
     **_group(
-        "SPIDER_LOADER_CLASS SPIDER_LOADER_WARN_ONLY SPIDER_MANAGER_CLASS",
-        "loading spiders by name is " + _LATER + ": run spider files (skitter crawl "
-        "FILE.py, or a directory)",
+        "SPIDER_LOADER_CLASS SPIDER_MANAGER_CLASS",
+        "spiders are found by name in SPIDER_MODULES; the loader is not replaceable",
     ),
     **_group("PERIODIC_LOG_DELTA PERIODIC_LOG_STATS", "use LOGSTATS_INTERVAL", None),
     **_group("PERIODIC_LOG_TIMING_ENABLED", "use LOGSTATS_INTERVAL", False),
