@@ -159,6 +159,52 @@ async def test_the_workers_send_one_sessions_cookies(
     assert {"one", "two"} in by_cookie.values()
 
 
+async def test_blocked_sessions_are_retired_once_for_the_whole_job(
+    serve: Any, redis_url: str, client: Redis
+) -> None:
+    app = logged_site()
+    base = await serve(app)
+    Collect.items = []
+    settings = {"SESSION_POOL_SIZE": 2, "SESSION_MAX_USES": 0}
+    one, two = (
+        worker(redis_url, base, "one", **settings),
+        worker(redis_url, base, "two", **settings),
+    )
+    await asyncio.wait_for(asyncio.gather(one.run(), two.run()), 60)
+    assert {item["url"] for item in Collect.items} == {f"{base}/"} | {
+        f"{base}/page/{n}" for n in range(1, PAGES)
+    }
+    gone = await client.lrange(JobKeys.for_job("pages", "shared").sessions_retired, 0, -1)
+    ids = [entry.split()[0] for entry in gone]
+    assert len(ids) == len(set(ids))  # retired once, whoever saw the block
+    assert all(entry.endswith(b" blocked") for entry in gone)
+    stats = [one.stats.to_dict(), two.stats.to_dict()]
+    assert sum(s.get("sessions/retired/blocked", 0) for s in stats) == len(gone) >= 4
+    blocked = {session for _, _, session, status in app[LOG] if status == 403}
+    assert blocked == {i.decode() for i in ids}
+    # No session went on being used past its block by both workers' concurrency.
+    for session in blocked:
+        assert sum(1 for *_, s, status in app[LOG] if s == session and status == 403) <= 4
+
+
+async def test_a_worker_restarted_mid_crawl_goes_on_with_the_jobs_sessions(
+    serve: Any, redis_url: str, client: Redis
+) -> None:
+    app = logged_site(limit=10_000)
+    base = await serve(app)
+    Collect.items = []
+    settings = {"SESSION_POOL_SIZE": 1, "SESSION_MAX_USES": 0}
+    first = worker(redis_url, base, "one", CLOSESPIDER_PAGECOUNT=6, **settings)
+    await asyncio.wait_for(first.run(), 60)
+    assert len(Collect.items) < PAGES
+    again = worker(redis_url, base, "two", **settings)
+    await asyncio.wait_for(again.run(), 60)
+    assert {item["url"] for item in Collect.items} >= {f"{base}/page/{n}" for n in range(1, PAGES)}
+    assert "sessions/created" not in again.stats.to_dict()
+    sids = {sid for sid, agent, *_ in app[LOG] if agent == "two"}
+    assert sids == {sid for sid, agent, *_ in app[LOG] if agent == "one" and sid}  # one visitor
+
+
 async def test_a_session_retired_by_one_worker_is_not_used_by_another(
     redis_url: str, client: Redis
 ) -> None:
