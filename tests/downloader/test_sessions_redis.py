@@ -9,6 +9,7 @@ site's log says who used what.
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -21,6 +22,7 @@ from skitter.cluster._sessions import RedisSessions
 from skitter.downloader.middlewares._cookies import CookiesMiddleware
 from skitter.downloader.middlewares._sessionpool import SessionPool, jar_key
 from skitter.downloader.middlewares._sessionshare import SharedSessions
+from skitter.exceptions import FrontierUnavailable
 from skitter.frontier._redis import JobKeys
 from skitter.testing._redis import redis_server_fixture, redis_url_fixture
 
@@ -293,3 +295,18 @@ async def test_a_job_without_sessions_writes_no_session_key(
     crawler = worker(redis_url, base, "one", REDIS_PERSIST=True, CLOSESPIDER_PAGECOUNT=3)
     await asyncio.wait_for(crawler.run(), 60)
     assert await session_keys(client) == []
+
+
+async def test_redis_out_of_reach_is_the_jobs_outage_not_the_requests_failure() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    gone = Redis.from_url(f"redis://127.0.0.1:{port}/0")
+    try:
+        shared = SharedSessions(
+            RedisSessions(gone, JobKeys.for_job("pages", "unit")), SessionPool(1)
+        )
+        with pytest.raises(FrontierUnavailable, match=r"Redis for pages/unit \(sessions\)"):
+            await shared.take("host", None, None)
+    finally:
+        await gone.aclose()

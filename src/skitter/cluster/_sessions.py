@@ -23,6 +23,7 @@ import orjson
 
 from skitter.downloader.middlewares._sessionpool import Session, SessionPool
 from skitter.downloader.middlewares._sessionshare import LEASE_USES, Lease
+from skitter.frontier._redis._errors import translating
 from skitter.frontier._redis._keys import JobKeys
 from skitter.frontier._redis._lua import register
 
@@ -30,6 +31,10 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
 
 __all__ = ["RedisSessions"]
+
+#: A Redis error is the job's outage (``FrontierUnavailable``: the task is left to its
+#: lease and runs again once Redis is back), not a failure of the request.
+_translated = translating(lambda self: f"Redis for {self.keys.name} (sessions)")
 
 
 class RedisSessions:
@@ -50,6 +55,7 @@ class RedisSessions:
     def __repr__(self) -> str:
         return f"<RedisSessions {self.keys.sessions}>"
 
+    @_translated
     async def lease(
         self, pool: SessionPool, scope: str, wanted: str | None, known: Mapping[str, int]
     ) -> Lease:
@@ -86,6 +92,7 @@ class RedisSessions:
             gone=[_text(entry).partition(" ")[0] for entry in gone],
         )
 
+    @_translated
     async def retire(self, session: Session, reason: str) -> bool:
         keys = self.keys
         scope_key = keys.session_scope(session.scope)
@@ -94,11 +101,13 @@ class RedisSessions:
         )
         return bool(done)
 
+    @_translated
     async def news(self) -> list[str]:
         gone = await self.client.lrange(self.keys.sessions_retired, self._cursor, -1)
         self._cursor += len(gone)
         return [_text(entry).partition(" ")[0] for entry in gone]
 
+    @_translated
     async def save(self, session: Session, jar: str | None) -> int:
         keys = self.keys
         proxy = "" if session.proxy is None else str(session.proxy)
