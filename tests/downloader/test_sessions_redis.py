@@ -247,6 +247,28 @@ async def test_uses_are_leased_so_the_job_wide_count_never_passes_max_uses(
     assert {who for who, sid in sent if sid == "s1"} == {"a", "b"}
 
 
+async def test_a_used_up_session_is_dropped_by_all_but_the_worker_with_its_last_uses(
+    client: Redis,
+) -> None:
+    keys = JobKeys.for_job("pages", "unit")
+    pool = SessionPool(1, max_uses=6)
+    cookies = CookiesMiddleware()
+    a = SharedSessions(RedisSessions(client, keys), pool, fresh=0.0)
+    b = SharedSessions(RedisSessions(client, keys), pool, fresh=0.0)
+    mine, _ = await a.take("host", None, cookies)  # uses 1-4 (a lease)
+    cookies.jar(jar_key(mine.id))
+    assert not a.used(mine)
+    theirs, _ = await b.take("host", None, None)  # uses 5-6: the last ones
+    assert theirs.id == mine.id
+    after, new = await a.take("host", None, cookies)  # a hears s1 is used up
+    assert (after.id, new) == ("s2", True)
+    assert jar_key(mine.id) not in cookies.jars  # and forgot its cookies
+    assert [s.id for s in b.live()] == ["s1"]  # b makes its last uses...
+    assert not b.used(theirs)
+    assert b.used(theirs)  # ... and retires it (counted once: by b)
+    assert b.live() == []
+
+
 async def test_a_restarted_worker_picks_up_the_sessions_and_their_cookies(
     redis_url: str, client: Redis
 ) -> None:

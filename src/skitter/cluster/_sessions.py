@@ -89,7 +89,7 @@ class RedisSessions:
             new=bool(new),
             jar=_text(jar) or None,
             jar_version=int(record.get("jar", 0)),
-            gone=[_text(entry).partition(" ")[0] for entry in gone],
+            gone=[_entry(entry) for entry in gone],
         )
 
     @_translated
@@ -102,10 +102,10 @@ class RedisSessions:
         return bool(done)
 
     @_translated
-    async def news(self) -> list[str]:
+    async def news(self) -> list[tuple[str, str]]:
         gone = await self.client.lrange(self.keys.sessions_retired, self._cursor, -1)
         self._cursor += len(gone)
-        return [_text(entry).partition(" ")[0] for entry in gone]
+        return [_entry(entry) for entry in gone]
 
     @_translated
     async def save(self, session: Session, jar: str | None) -> int:
@@ -131,6 +131,12 @@ class RedisSessions:
 
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _entry(value: Any) -> tuple[str, str]:
+    """(id, reason) of an entry of the retired list."""
+    sid, _, reason = _text(value).partition(" ")
+    return sid, reason
 
 
 def _index(value: Any) -> int | None:

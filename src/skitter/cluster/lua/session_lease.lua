@@ -16,8 +16,8 @@
 -- ARGV[8...]        fingerprints, given to new sessions in turn
 -- Returns {id, record (JSON), granted, new (1/0), jar (JSON, or "" if the caller holds
 -- this version), {entries of KEYS[4] from the cursor on}}. The session granted its last
--- use is taken out of the scope at once (no other worker gets it); its "max_uses"
--- retirement is the caller's to count.
+-- use is taken out of the scope at once (no other worker gets it) and listed in KEYS[4]
+-- (the others drop it, and its jar); its "max_uses" retirement is the caller's to count.
 
 local size, max_uses, lease = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local id, record, new = nil, nil, 0
@@ -53,6 +53,7 @@ record.uses = record.uses + granted
 if max_uses > 0 and record.uses >= max_uses then
   redis.call('HDEL', KEYS[2], id)
   redis.call('HDEL', KEYS[3], id)
+  redis.call('RPUSH', KEYS[4], id .. ' max_uses')  -- the others holding uses drop it
 else
   redis.call('HSET', KEYS[2], id, cjson.encode(record))
 end

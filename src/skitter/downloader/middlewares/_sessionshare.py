@@ -57,8 +57,8 @@ class Lease:
     #: The session's jar (aiohttp's JSON) when newer than the one the worker holds.
     jar: str | None = None
     jar_version: int = 0
-    #: Ids of the sessions retired (by any worker) since the caller's cursor.
-    gone: list[str] = dataclasses.field(default_factory=list)
+    #: (id, reason) of the sessions retired (by any worker) since the caller's cursor.
+    gone: list[tuple[str, str]] = dataclasses.field(default_factory=list)
 
 
 class SessionStore(Protocol):
@@ -76,8 +76,9 @@ class SessionStore(Protocol):
         """Retire ``session`` for every worker; False if it was out already."""
         ...
 
-    async def news(self) -> list[str]:
-        """Ids of the sessions retired (by any worker) since the last lease or news."""
+    async def news(self) -> list[tuple[str, str]]:
+        """(id, reason) of the sessions retired (by any worker) since the last lease or
+        news."""
         ...
 
     async def save(self, session: Session, jar: str | None) -> int:
@@ -131,7 +132,7 @@ class SharedSessions:
                 return mine[self._turn % len(mine)].session, False
         known = {h.session.id: h.version for h in self._held.values() if h.session.scope == scope}
         lease = await self.store.lease(self.pool, scope, name, known)
-        self._gone(lease.gone, cookies)
+        self._gone([g for g in lease.gone if g[0] != lease.session.id], cookies)
         self._news_at = time.monotonic()
         session = lease.session
         held = self._held.get(session.id)
@@ -148,11 +149,15 @@ class SharedSessions:
         held.version = max(held.version, lease.jar_version)
         return session, lease.new
 
-    def _gone(self, ids: list[str], cookies: CookiesMiddleware | None) -> None:
-        """Stop using the sessions another worker retired (not counted here)."""
-        for gone in ids:
-            out = self._held.pop(gone, None)
-            if out is not None and out.session.retired is None:
+    def _gone(self, news: list[tuple[str, str]], cookies: CookiesMiddleware | None) -> None:
+        """Stop using the sessions another worker retired (not counted here), or that
+        another worker holds the last uses of (it retires them)."""
+        for gone, reason in news:
+            out = self._held.get(gone)
+            if out is None or (out.last and reason == "max_uses"):
+                continue  # its last uses are this worker's to make
+            del self._held[gone]
+            if out.session.retired is None:
                 out.session.retired = "elsewhere"
                 if cookies is not None:
                     cookies.drop(jar_key(gone))
