@@ -9,6 +9,7 @@ site's log says who used what.
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 from collections.abc import AsyncIterator
 from typing import Any
@@ -270,8 +271,9 @@ async def test_a_used_up_session_is_dropped_by_all_but_the_worker_with_its_last_
 
 
 async def test_a_restarted_worker_picks_up_the_sessions_and_their_cookies(
-    redis_url: str, client: Redis
+    redis_url: str, client: Redis, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.DEBUG)
     keys = JobKeys.for_job("pages", "unit")
     pool = SessionPool(2, fingerprints=["chrome", "firefox"])
     cookies = CookiesMiddleware()
@@ -294,6 +296,17 @@ async def test_a_restarted_worker_picks_up_the_sessions_and_their_cookies(
     assert {m.key: m.value for m in restored} == {"sid": "s3cr3t-v4lue"}
     record = await client.hget(keys.session_scope("host"), first.id)
     assert record is not None and b"s3cr3t" not in record
+    assert "s3cr3t" not in caplog.text  # a cookie's value is a credential
+
+
+def test_a_sharded_jobs_sessions_are_on_shard_0() -> None:
+    keys = JobKeys.for_job("pages", "unit", shards=3)
+    for k in (1, 2):
+        shard = keys.shard(k)
+        names = [shard.sessions, shard.session_scope("h"), shard.session_jars]
+        assert all(name.startswith(keys.shards[0] + ":sessions") for name in names)
+        assert shard.sessions_retired == keys.sessions_retired
+    assert keys.session_scope("") != keys.session_scope("-")
 
 
 async def test_sessions_are_cleared_with_the_job(client: Redis) -> None:
