@@ -93,6 +93,27 @@ def worker(redis_url: str, base: str, name: str, **settings: Any) -> Crawler:
     )
 
 
+async def two_workers(
+    redis_url: str, base: str, settings: dict[str, Any]
+) -> tuple[Crawler, Crawler]:
+    """Workers "one" and "two" crawling the site together, to the end."""
+    Collect.items = []
+    one, two = (
+        worker(redis_url, base, "one", **settings),
+        worker(redis_url, base, "two", **settings),
+    )
+    await asyncio.wait_for(asyncio.gather(one.run(), two.run()), 60)
+    return one, two
+
+
+def crawled() -> set[str]:
+    return {item["url"] for item in Collect.items}
+
+
+def every_page(base: str) -> set[str]:
+    return {f"{base}/"} | {f"{base}/page/{n}" for n in range(1, PAGES)}
+
+
 async def session_keys(client: Redis) -> list[bytes]:
     keys = JobKeys.for_job("pages", "shared")
     return [k async for k in client.scan_iter(match=keys.scan("sessions")[0])] + [
@@ -113,16 +134,9 @@ async def test_two_workers_share_sessions_and_count_their_uses_job_wide(
 ) -> None:
     app = logged_site()
     base = await serve(app)
-    Collect.items = []
     settings = {"SESSION_POOL_SIZE": 1, "SESSION_MAX_USES": LIMIT, "REDIS_PERSIST": False}
-    one, two = (
-        worker(redis_url, base, "one", **settings),
-        worker(redis_url, base, "two", **settings),
-    )
-    await asyncio.wait_for(asyncio.gather(one.run(), two.run()), 60)
-    assert {item["url"] for item in Collect.items} == {f"{base}/"} | {
-        f"{base}/page/{n}" for n in range(1, PAGES)
-    }
+    one, two = await two_workers(redis_url, base, settings)
+    assert crawled() == every_page(base)
     # Uses are counted job-wide: no session went past SESSION_MAX_USES, so none was
     # blocked although each worker alone would have used each one up.
     assert max(app[HITS].values()) <= LIMIT
@@ -144,14 +158,9 @@ async def test_the_workers_send_one_sessions_cookies(
 ) -> None:
     app = logged_site(limit=10_000)
     base = await serve(app)
-    Collect.items = []
     settings = {"SESSION_POOL_SIZE": 1, "SESSION_MAX_USES": 0}
-    one, two = (
-        worker(redis_url, base, "one", **settings),
-        worker(redis_url, base, "two", **settings),
-    )
-    await asyncio.wait_for(asyncio.gather(one.run(), two.run()), 60)
-    assert len(Collect.items) == PAGES
+    await two_workers(redis_url, base, settings)
+    assert crawled() == every_page(base)
     by_cookie: dict[str, set[str]] = {}
     for sid, agent, session, _ in app[LOG]:
         assert session == "s1"
@@ -167,16 +176,9 @@ async def test_blocked_sessions_are_retired_once_for_the_whole_job(
 ) -> None:
     app = logged_site()
     base = await serve(app)
-    Collect.items = []
     settings = {"SESSION_POOL_SIZE": 2, "SESSION_MAX_USES": 0}
-    one, two = (
-        worker(redis_url, base, "one", **settings),
-        worker(redis_url, base, "two", **settings),
-    )
-    await asyncio.wait_for(asyncio.gather(one.run(), two.run()), 60)
-    assert {item["url"] for item in Collect.items} == {f"{base}/"} | {
-        f"{base}/page/{n}" for n in range(1, PAGES)
-    }
+    one, two = await two_workers(redis_url, base, settings)
+    assert crawled() == every_page(base)
     gone = await client.lrange(JobKeys.for_job("pages", "shared").sessions_retired, 0, -1)
     ids = [entry.split()[0] for entry in gone]
     assert len(ids) == len(set(ids))  # retired once, whoever saw the block
@@ -202,7 +204,7 @@ async def test_a_worker_restarted_mid_crawl_goes_on_with_the_jobs_sessions(
     assert len(Collect.items) < PAGES
     again = worker(redis_url, base, "two", **settings)
     await asyncio.wait_for(again.run(), 60)
-    assert {item["url"] for item in Collect.items} >= {f"{base}/page/{n}" for n in range(1, PAGES)}
+    assert crawled() == every_page(base)
     assert "sessions/created" not in again.stats.to_dict()
     sids = {sid for sid, agent, *_ in app[LOG] if agent == "two"}
     assert sids == {sid for sid, agent, *_ in app[LOG] if agent == "one" and sid}  # one visitor
