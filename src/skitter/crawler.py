@@ -74,6 +74,7 @@ if TYPE_CHECKING:  # imported for workers only: a crawl kept elsewhere never loa
     from skitter.cluster import ClusterJob
     from skitter.downloader.middlewares._conditional import ValidatorStore
     from skitter.downloader.middlewares._robots import RobotsCache
+    from skitter.downloader.middlewares._sessionshare import SessionStore
 
 __all__ = ["Crawler", "CrawlerProcess", "CrawlerRunner", "crawl", "run_crawlers"]
 
@@ -145,6 +146,8 @@ class Crawler:
         self.robots_cache: RobotsCache | None = None
         #: A recrawl's validators shared with the other workers (ConditionalRecrawlMiddleware).
         self.recrawl_validators: ValidatorStore | None = None
+        #: The job's session pool, shared with the other workers (SessionMiddleware).
+        self.session_store: SessionStore | None = None
         self._job_store: JobStore | None = None  # the job's frontier, as the job sees it
 
     def build(self, mode: str = "crawl") -> Project:
@@ -157,16 +160,10 @@ class Crawler:
         self.spider = spider = self.spidercls.from_crawler(self, **self._spider_kwargs)
         cluster = self.cluster
         lease = self._lease_policy()
-        if cluster is not None:
-            frontier: Frontier = cluster.make_frontier(spider, settings)
-            # Count into Redis too (before any component takes the stats object), so the
-            # job's totals add up over every worker.
-            self.stats = cluster.stats(self.stats)
-            self.signals.stats = self.stats
-            self.robots_cache = cluster.robots_cache()
-            self.recrawl_validators = cluster.validators()
-            limits = (settings["MAX_RATE"], settings["MAX_BURST"])
-            gate: Gate = cluster.gate(self.clock, self.stats, lease.lease_seconds, limits=limits)
+        frontier: Frontier
+        gate: Gate
+        if cluster is not None:  # the job's frontier, gate, stats and shared stores
+            frontier, gate = cluster.compose(self, spider, lease.lease_seconds)
         else:
             if self.job is not None:
                 frontier = self._job_store = self.job.frontier(spider)

@@ -8,6 +8,7 @@ Everything a worker shares with the other workers of its job besides the frontie
 - ``ClusterGate`` (``_gate``): the scheduler's ``Gate`` for a worker, over the job's
   shared token bucket and slot permits (``RedisPoliteness``, ``ClusterPermits``);
 - ``RedisRobotsCache`` (``_robots``): robots.txt fetched once per origin for the job;
+- ``RedisSessions`` (``_sessions``): SessionMiddleware's pool, shared by the workers;
 - ``RedisStats`` (``_stats``): this worker's stats, added to the job's totals;
 - ``JobControl`` and ``ControlRecord`` (``_control``): the dashboard's control record
   and the roster of workers; ``Heartbeat`` (``_heartbeat``) is what each worker

@@ -3,7 +3,8 @@
 The crawler (the composition root) asks it for what a worker runs on instead of the
 local parts: the job's ``ShardedRedisFrontier``, the scheduler's ``ClusterGate`` (the job's
 shared token bucket and slot permits), the downloader's robots.txt cache
-(``RedisRobotsCache``) and recrawl validators (``RedisValidators``), ``RedisStats``
+(``RedisRobotsCache``), recrawl validators (``RedisValidators``) and session pool
+(``RedisSessions``), ``RedisStats``
 (this worker's counts, added to the job's totals), the ``StartClaim`` (start requests
 fed by one worker at a time).
 ``open`` joins the job (creating it if needed) and starts the heartbeats
@@ -30,6 +31,7 @@ from skitter.cluster._gate import ClusterGate
 from skitter.cluster._politeness import RedisPoliteness
 from skitter.cluster._presence import Steered, WorkerPresence
 from skitter.cluster._robots import RedisRobotsCache
+from skitter.cluster._sessions import RedisSessions
 from skitter.cluster._start_claim import StartClaim
 from skitter.cluster._stats import LocalStats, RedisStats
 from skitter.cluster._validators import RedisValidators
@@ -91,6 +93,29 @@ class ClusterJob:
         except ValueError as exc:  # a REDIS_* setting it cannot work with
             raise ConfigError(f"worker settings: {exc}") from None
         return self.frontier
+
+    def compose(
+        self, crawler: Any, spider: Any, lease_seconds: float
+    ) -> tuple[ShardedRedisFrontier, ClusterGate]:
+        """The worker's frontier and gate; ``crawler`` (the composition root) gets the
+        job's stats and the stores its components share with the other workers."""
+        settings = crawler.settings
+        frontier = self.make_frontier(spider, settings)
+        # Count into Redis too (before any component takes the stats object), so the
+        # job's totals add up over every worker.
+        crawler.stats = self.stats(crawler.stats)
+        crawler.signals.stats = crawler.stats
+        crawler.robots_cache = self.robots_cache()
+        crawler.recrawl_validators = self.validators()
+        crawler.session_store = self.sessions()
+        limits = (settings["MAX_RATE"], settings["MAX_BURST"])
+        gate = self.gate(crawler.clock, crawler.stats, lease_seconds, limits=limits)
+        return frontier, gate
+
+    def sessions(self) -> RedisSessions:
+        """SessionMiddleware's pool, shared by every worker (unused without sessions)."""
+        assert self.frontier is not None
+        return RedisSessions(self.frontier.client, self.frontier.keys)
 
     def politeness(self) -> RedisPoliteness:
         """The job's slot permits and token bucket, shared by every worker."""
@@ -163,6 +188,7 @@ class ClusterJob:
             await job_control.clear()
             await self.politeness().clear()  # breakers, back-offs, robots.txt of the last run
             await self.validators().clear()  # a new run sees every page whole
+            await self.sessions().clear()  # and starts with no session (nor cookie)
             if self._stats is not None:
                 await self._stats.clear()
         await self._join(frontier, settings["FRONTIER_OUTAGE_TIMEOUT"])
@@ -244,6 +270,7 @@ class ClusterJob:
                 await self.start_claim(1.0).clear()
                 await self.politeness().clear()  # a new run reads robots.txt afresh
                 await self.validators().clear()  # and every page whole
+                await self.sessions().clear()  # with no session (nor cookie) of this run
                 if self._stats is not None:  # a new run of the job counts from zero
                     await self._stats.clear()
                 if self._presence is not None:  # a new run of the job starts unsteered

@@ -26,6 +26,9 @@ everything is seen, not retried for ever.
 Stats: ``sessions/created``, ``sessions/retired/blocked``, ``sessions/retired/max_uses``,
 ``sessions/block_retries`` and ``sessions/gave_up``. With a job directory the live
 sessions are kept in its checkpoint, and their jars by CookieJarFiles (COOKIES_PERSIST).
+In a Redis job (``skitter worker``) the crawler gives a ``SessionStore``
+(``crawler.session_store``) and the pool is the job's, shared by every worker
+(``_sessionshare``): sessions, uses, retirements and jars.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from skitter.downloader.middlewares._blocks import BlockDetector
 from skitter.downloader.middlewares._cookies import CookiesMiddleware
 from skitter.downloader.middlewares._proxypool import POOL_KEY
 from skitter.downloader.middlewares._sessionpool import Session, SessionPool, check_scope, jar_key
+from skitter.downloader.middlewares._sessionshare import SessionStore, SharedSessions
 from skitter.exceptions import Blocked, ConfigError, NotConfigured
 from skitter.http import Request, Response, url_host
 
@@ -63,11 +67,14 @@ class SessionMiddleware:
         scope: str = "slot",
         max_block_retries: int = 10,
         delay: float = 0.0,
+        store: SessionStore | None = None,
     ) -> None:
         check_scope(scope)
         if max_block_retries < 0:
             raise ConfigError(f"SESSION_MAX_BLOCK_RETRIES must be >= 0, got {max_block_retries!r}")
         self.pool = pool
+        #: The job's pool, shared with the other workers (None: this crawl's own).
+        self.shared = SharedSessions(store, pool) if store is not None else None
         self.scope = scope
         self.max_block_retries = max_block_retries
         self._blocks = blocks
@@ -99,6 +106,7 @@ class SessionMiddleware:
             scope=scope,
             max_block_retries=int(settings["SESSION_MAX_BLOCK_RETRIES"]),
             delay=float(settings["DOWNLOAD_DELAY"] or 0),
+            store=getattr(crawler, "session_store", None),
         )
 
     def bind_inner(self, fetch: DownloadHandler) -> None:
@@ -114,10 +122,11 @@ class SessionMiddleware:
             scope = meta.get("download_slot") or url_host(request.url)
         ours: list[str] = list(meta.get(_OURS) or ())
         blocks = 0
+        shared = self.shared
         while True:
-            session = self._take(scope, meta.get("session_id"))
+            session = await self._take(scope, meta.get("session_id"))
             self._stamp(meta, session, ours)
-            last = self.pool.used(session)
+            last = shared.used(session) if shared else self.pool.used(session)
             try:
                 result = await fetch(request)
             finally:
@@ -130,8 +139,13 @@ class SessionMiddleware:
                 return result
             reason = await self._blocks(result)
             if reason is None:
+                if shared is not None:
+                    await shared.learnt(session, self.cookies)
                 return result
-            if self.pool.retire(session, "blocked"):
+            if shared is not None:
+                first = await shared.retire(session, "blocked")
+                self._retired(session, counted=first)
+            elif self.pool.retire(session, "blocked"):
                 self._retired(session)
             blocks += 1
             logger.debug("Session %s blocked on %r: %s", session.id, request, reason)
@@ -147,8 +161,11 @@ class SessionMiddleware:
             if self._delay:
                 await asyncio.sleep(self._delay)
 
-    def _take(self, scope: str, wanted: Any) -> Session:
-        session, new = self.pool.take(scope, wanted)
+    async def _take(self, scope: str, wanted: Any) -> Session:
+        if self.shared is not None:
+            session, new = await self.shared.take(scope, wanted, self.cookies)
+        else:
+            session, new = self.pool.take(scope, wanted)
         if new:
             self._stats.inc("sessions/created")
         return session
@@ -174,8 +191,11 @@ class SessionMiddleware:
             _mark(ours, POOL_KEY)
         meta[_OURS] = ours
 
-    def _retired(self, session: Session) -> None:
-        self._stats.inc(f"sessions/retired/{session.retired}")
+    def _retired(self, session: Session, *, counted: bool = True) -> None:
+        """Drop the jar of ``session``; ``counted``: its retirement is this worker's to
+        count (another worker of the job may have retired it first)."""
+        if counted:
+            self._stats.inc(f"sessions/retired/{session.retired}")
         if self.cookies is not None:
             self.cookies.drop(jar_key(session.id))
 

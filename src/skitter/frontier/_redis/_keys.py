@@ -78,6 +78,14 @@ key                   type    holds
 ``P:validators``      hash    taskid -> JSON ``[etag, last_modified]`` of a recrawlable
                               task's last success, sent on its recrawl
                               (``cluster.RedisValidators``)
+``P:sessions``        hash    ``made``: sessions the job's workers created (the next id)
+``P:sessions:=S``     hash    session id -> JSON ``{scope, uses, proxy, fingerprint, jar}``
+                              of each live session of scope S (``=`` alone: the project's):
+                              uses leased so far, the proxy pool's index, the jar's version
+``P:sessions:jars``   hash    session id -> its cookie jar (aiohttp's JSON): credentials,
+                              kept because every worker sends them (``cluster.RedisSessions``)
+``P:sessions:gone``   list    ``id reason`` of each session retired, oldest first: what
+                              tells the other workers to stop using it
 ``P:control``         hash    ``rate``, ``burst``, ``rate_seq``, ``paused``, ``pause_seq``,
                               ``updated``: what the dashboard asks every worker to apply
 ``P:workers``         hash    worker id -> its latest heartbeat (JSON); the hash expires an
@@ -339,6 +347,25 @@ class JobKeys:
     def validators(self) -> str:
         """The conditional recrawl's validators (ETag, Last-Modified) per taskid."""
         return f"{self.shards[0]}:validators"
+
+    @property
+    def sessions(self) -> str:
+        """The job's session pool: how many sessions were made (``cluster.RedisSessions``)."""
+        return f"{self.shards[0]}:sessions"
+
+    def session_scope(self, scope: str) -> str:
+        """The live sessions of ``scope`` (a slot; "" is the project's)."""
+        return f"{self.shards[0]}:sessions:={_escape(scope, 'scope') if scope else ''}"
+
+    @property
+    def session_jars(self) -> str:
+        """Each live session's cookie jar."""
+        return f"{self.shards[0]}:sessions:jars"
+
+    @property
+    def sessions_retired(self) -> str:
+        """Every session retired, in order."""
+        return f"{self.shards[0]}:sessions:gone"
 
     @property
     def control(self) -> str:
