@@ -254,6 +254,7 @@ PROJECT = {
     "shopping/__init__.py": "",
     "shopping/settings.py": (
         'BOT_NAME = "shopping"\nITEM_PIPELINES = {"shopping.pipelines.Tag": 300}\n'
+        'SPIDER_MODULES = ["shopping.spiders"]\n'
     ),
     "shopping/pipelines.py": (
         "class Tag:\n    def process_item(self, item, spider):\n"
@@ -284,3 +285,25 @@ async def test_a_projects_spiders_crawl_and_their_contracts_pass(
     assert run.code == 0, run.err
     parsed = json.loads((tmp_path / "parsed.jsonl").read_text())
     assert parsed == {"name": "Item q", "price": 1, "bot": "shopping"}
+
+
+async def test_one_shot_commands_find_a_projects_spider_by_name(
+    cli: Cli, base: str, tmp_path: Path
+) -> None:
+    for name, text in PROJECT.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    _contracts(tmp_path, base).rename(tmp_path / "shopping/spiders/checked.py")
+    run = await cli("check")  # no name: every spider of the project
+    assert run.code == 0, run.err
+    assert "Ran 6 contracts" in run.err
+    run = await cli("check", "checked")
+    assert run.code == 0, run.err
+    run = await cli("parse", "--nolog", "--spider", "checked", "--pipelines",
+                    "-c", "parse_item", "-O", "parsed.jsonl", base + "/item/q")  # fmt: skip
+    assert run.code == 0, run.err
+    parsed = json.loads((tmp_path / "parsed.jsonl").read_text())
+    assert parsed == {"name": "Item q", "price": 1, "bot": "shopping"}
+    run = await cli("fetch", "--nolog", "--spider", "nonesuch", base + "/item/q")
+    assert run.code == 2
+    assert "checked" in run.err  # the names there are
