@@ -43,7 +43,7 @@ from _nginx import (
     serve_with_nginx,
 )
 from _report import MARKER
-from _sitegen import DEFAULT_NAME, Manifest, generate_site, load_manifest
+from _sitegen import DEFAULT_NAME, LINKS, Manifest, generate_site, load_manifest
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
@@ -213,11 +213,13 @@ def _site(
     """
     absolute = args.compare_hosts is not None or hosts > 1
     root = args.site_dir or tmp / "site"
+    if args.links != LINKS:
+        root = root / f"links-{args.links}"
     if absolute:
         named = "" if tuple(names) == (DEFAULT_NAME,) else "-" + "-".join(names)
         root = root / f"hosts-{hosts}{named}"
     manifest = load_manifest(root)
-    wanted = (args.pages, args.seed, hosts if absolute else 0, tuple(names))
+    wanted = (args.pages, args.seed, hosts if absolute else 0, tuple(names), args.links)
     if (
         manifest
         and (
@@ -225,6 +227,7 @@ def _site(
             manifest.seed,
             len(manifest.ports),
             manifest.names,
+            manifest.links_per_page,
         )
         == wanted
     ):
@@ -234,7 +237,7 @@ def _site(
         print(f"the ports of the site in {root} are in use: regenerating", file=sys.stderr)
     started = time.perf_counter()
     ports = reserve_ports(hosts) if absolute else []
-    manifest = generate_site(root, args.pages, args.seed, ports, names)
+    manifest = generate_site(root, args.pages, args.seed, ports, names, args.links)
     took = time.perf_counter() - started
     where = f" on ports {', '.join(map(str, ports))}" if ports else ""
     print(f"generated {manifest.pages} pages in {root}{where} ({took:.1f} s)", file=sys.stderr)
@@ -410,6 +413,12 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=3, help="runs per crawler (median)")
     parser.add_argument("--only", default=",".join(CRAWLERS), help="comma-separated crawlers")
     parser.add_argument("--seed", type=int, default=1, help="site generator seed")
+    parser.add_argument(
+        "--links",
+        type=int,
+        default=LINKS,
+        help="links per page (15; 27 for a link-heavy site), nearly all of them duplicates",
+    )
     parser.add_argument("--site-dir", type=Path, help="generate (or reuse) the site here")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     spread = parser.add_mutually_exclusive_group()
@@ -428,6 +437,8 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error(f"--only takes some of {', '.join(CRAWLERS)}; got {args.only!r}")
     if args.pages < 1 or args.runs < 1 or args.concurrency < 1 or args.hosts < 1:
         parser.error("--pages, --runs, --concurrency and --hosts must be positive")
+    if args.links < 2:
+        parser.error("--links must be 2 or more (the next page and another)")
     args.host_counts = [args.hosts]
     if args.compare_hosts is not None:
         try:
