@@ -14,13 +14,12 @@ closed; its ``stats`` are the final statistics, with ``finish_reason`` "failed" 
 ``finish_error`` saying why.
 
 ``crawler.control`` (an ``engine.ProjectControl``) is the live control panel (status,
-rate, pause, retries, monitor, slots) of the dashboard, the CLI and heartbeats.
-
-Scrapy's names for components: ``crawler.signals`` (connect in ``from_crawler``),
-``crawler.stats`` (``inc_value``...), ``crawler.settings`` (``getbool``...),
-``crawler.extensions`` (EXTENSIONS) and, while it runs, ``crawler.engine``
-(``crawl``, ``close_spider``); ``CrawlerRunner`` and ``CrawlerProcess`` run crawls from
-a script as Scrapy's documentation shows.
+rate, pause, retries, monitor, slots) of the dashboard, the CLI and heartbeats. Scrapy's
+names for components: ``crawler.signals`` (connect in ``from_crawler``), ``crawler.stats``
+(``inc_value``...), ``crawler.settings`` (``getbool``...), ``crawler.extensions``
+(EXTENSIONS) and, while it runs, ``crawler.engine`` (``crawl``, ``close_spider``);
+``CrawlerRunner`` and ``CrawlerProcess`` run crawls from a script as Scrapy's
+documentation shows.
 """
 
 from __future__ import annotations
@@ -34,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from skitter._clock import Clock, SystemClock
 from skitter._job import JobDir
+from skitter._loop import loop_factory, run
 from skitter._types import CrawlStats
 from skitter._version import __version__
 from skitter.downloader import Downloader
@@ -114,6 +114,7 @@ class Crawler:
             env=env,
             cli=cli_settings,
         )
+        loop_factory(self.settings["ASYNCIO_EVENT_LOOP"])  # a bad value is refused now
         self.stats: CrawlStats = Stats()
         #: Scrapy's signals for this crawl (see ``skitter.signals``).
         self.signals = SignalManager(sender=self, stats=self.stats)
@@ -371,7 +372,8 @@ def crawl(
     spidercls: type[Spider], settings: Mapping[str, Any] | None = None, **spider_kwargs: Any
 ) -> dict[str, Any]:
     """Run a crawl from synchronous code (a script, a notebook cell without a loop)."""
-    return asyncio.run(Crawler(spidercls, settings, **spider_kwargs).run())
+    crawler = Crawler(spidercls, settings, **spider_kwargs)
+    return run(crawler.run(), crawler.settings["ASYNCIO_EVENT_LOOP"])
 
 
 class CrawlerRunner:
@@ -437,7 +439,7 @@ class CrawlerProcess(CrawlerRunner):
     def start(self, stop_after_crawl: bool = True, install_signal_handlers: bool = True) -> None:
         if not stop_after_crawl:
             raise ValueError("CrawlerProcess.start() ends with its crawls (no Twisted reactor)")
-        asyncio.run(self._run_queued())
+        run(self._run_queued(), *(c.settings["ASYNCIO_EVENT_LOOP"] for c in self._queued[:1]))
 
     async def _run_queued(self) -> None:
         queued, self._queued = self._queued, []

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.markup import escape  # "[settings]" in a message is text, not markup
 
 from skitter._job import JOB_MODES
+from skitter._loop import run as run_on_loop
 from skitter._version import __version__
 from skitter.cli._loader import load_spiders, split_target
 from skitter.cli._project import Project, load_project
@@ -306,14 +307,15 @@ def _run(
     setup_logging(level, console)
     if project is not None:
         log.info("%s", project.describe())
-    all_stats, forced = asyncio.run(
+    all_stats, forced = run_on_loop(
         run_with_signals(
             crawlers,
             console,
             progress=not args.no_progress,
             mode=mode,
             ui=_ui_options(args, mode),
-        )
+        ),
+        crawlers[0].settings["ASYNCIO_EVENT_LOOP"],
     )
     finish(crawlers, all_stats, args, console)
     failed = [crawler for crawler in crawlers if crawler.failure is not None]

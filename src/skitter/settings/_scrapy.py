@@ -76,12 +76,6 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
     **_group("AJAXCRAWL_ENABLED", "AJAX crawlable pages are not supported", False),
     **_group("AJAXCRAWL_MAXSIZE", "AJAX crawlable pages are not supported"),
     **_group(
-        "ASYNCIO_EVENT_LOOP",
-        "skitter runs on the running asyncio event loop; "
-        "install uvloop's policy yourself before starting it",
-        None,
-    ),
-    **_group(
         "AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_ENDPOINT_URL "
         "AWS_REGION_NAME AWS_USE_SSL AWS_VERIFY AWS_MAX_POOL_CONNECTIONS",
         "S3 storage (feeds, files, images) is " + _LATER,
