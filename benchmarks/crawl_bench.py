@@ -47,7 +47,17 @@ from _sitegen import DEFAULT_NAME, LINKS, Manifest, generate_site, load_manifest
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
-CRAWLERS = ("skitter", "skitter-job", "skitter-cache", "raw", "scrapy")
+CRAWLERS = ("skitter", "skitter-job", "skitter-cache", "raw", "scrapy", "crawlee")
+OPTIONAL = {"scrapy": "scrapy", "crawlee": "crawlee"}
+"""Contenders skipped (when not asked for by name) if their package is not installed."""
+TARGETS = {
+    "raw": ("pages_per_s", 0.9),
+    "scrapy": ("pages_per_s", 10.0),
+    "crawlee": ("pages_per_s", 5.0),
+}
+"""Issue 18: skitter's pages/s over each contender's, measured in the same run."""
+RSS_TARGET = 1.5
+"""Issue 18: skitter's peak RSS at most this many times the raw loop's."""
 METRICS = ("pages_per_s", "cpu_per_1k", "maxrss_mb", "nginx_cpu")
 HOSTS_TARGET = 0.9
 """Issue 4: skitter's pages/s over 8 hosts must be at least 0.9x its 1-host figure."""
@@ -97,7 +107,7 @@ class RunResult:
         }
 
 
-def _command(crawler: str, start_url: str, concurrency: int) -> list[str]:
+def _command(crawler: str, start_url: str, concurrency: int, loop: str) -> list[str]:
     if crawler == "scrapy":
         settings = {
             "CONCURRENT_REQUESTS": concurrency,
@@ -112,11 +122,17 @@ def _command(crawler: str, start_url: str, concurrency: int) -> list[str]:
             command += ["-s", f"{name}={value}"]
         return command
     script = HERE / f"_crawl_{crawler.replace('-', '_')}.py"
-    return [sys.executable, str(script), start_url, "--concurrency", str(concurrency)]
+    command = [sys.executable, str(script), start_url, "--concurrency", str(concurrency)]
+    return command + ([] if crawler == "crawlee" else ["--loop", loop])
 
 
 def run_once(
-    crawler: str, nginx: NginxServer, manifest: Manifest, concurrency: int, cwd: Path
+    crawler: str,
+    nginx: NginxServer,
+    manifest: Manifest,
+    concurrency: int,
+    cwd: Path,
+    loop: str = "asyncio",
 ) -> RunResult:
     """Crawl the site once in a fresh process; raise BenchmarkFailed unless complete."""
     env = dict(os.environ)
@@ -126,7 +142,7 @@ def run_once(
     cpu_before = nginx.cpu_seconds()
     try:
         done = subprocess.run(
-            _command(crawler, start_url, concurrency),
+            _command(crawler, start_url, concurrency, loop),
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -304,7 +320,7 @@ def _versions(crawlers: list[str]) -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
     names = {"skitter": "skitter", "skitter-job": "skitter", "skitter-cache": "skitter"}
-    names.update(raw="aiohttp", scrapy="scrapy")
+    names.update(raw="aiohttp", scrapy="scrapy", crawlee="crawlee")
     found = {"python": platform.python_version()}
     for crawler in crawlers:
         try:
@@ -361,7 +377,27 @@ def render(manifest: Manifest, args: argparse.Namespace, medians: dict, rel: dic
                 f"{r['maxrss_mb']:>12.2f}x"
             )
         lines.append("(pages/s: higher is better for skitter; CPU and RSS: lower is better)")
+        lines += _verdicts(rel)
     return "\n".join(lines)
+
+
+def _verdicts(rel: dict[str, dict[str, float]]) -> list[str]:
+    """Issue 18's targets, each met or not, for the contenders that ran."""
+    lines = []
+    for other, (metric, floor) in TARGETS.items():
+        r = rel.get(f"skitter/{other}")
+        if r is not None:
+            verdict = "met" if r[metric] >= floor else "NOT met"
+            lines.append(
+                f"target: skitter/{other} pages/s >= {floor:.1f}x: {r[metric]:.2f}x, {verdict}"
+            )
+    r = rel.get("skitter/raw")
+    if r is not None:
+        verdict = "met" if r["maxrss_mb"] <= RSS_TARGET else "NOT met"
+        lines.append(
+            f"target: skitter/raw peak RSS <= {RSS_TARGET:.1f}x: {r['maxrss_mb']:.2f}x, {verdict}"
+        )
+    return lines
 
 
 def render_hosts(
@@ -421,6 +457,13 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--site-dir", type=Path, help="generate (or reuse) the site here")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument(
+        "--loop",
+        choices=("asyncio", "uvloop"),
+        default="uvloop" if importlib.util.find_spec("uvloop") else "asyncio",
+        help="the event loop of skitter and the raw loop (uvloop when installed, as "
+        "skitter's ASYNCIO_EVENT_LOOP=auto; Scrapy and crawlee keep their defaults)",
+    )
     spread = parser.add_mutually_exclusive_group()
     spread.add_argument(
         "--hosts", type=int, default=1, help="serve the site on N ports (hosts) of 127.0.0.1"
@@ -462,12 +505,18 @@ def main(argv: list[str] | None = None) -> int:
     except NginxMissing as exc:
         print(exc, file=sys.stderr)
         return 2
-    if "scrapy" in args.crawlers and importlib.util.find_spec("scrapy") is None:
-        if args.only != ",".join(CRAWLERS):
-            print("scrapy is not installed: pip install -e '.[bench]'", file=sys.stderr)
-            return 2
-        print("scrapy is not installed (pip install -e '.[bench]'): skipped", file=sys.stderr)
-        args.crawlers.remove("scrapy")
+    for crawler, package in OPTIONAL.items():
+        if crawler in args.crawlers and importlib.util.find_spec(package) is None:
+            if args.only != ",".join(CRAWLERS):
+                print(f"{package} is not installed: pip install -e '.[bench]'", file=sys.stderr)
+                return 2
+            print(
+                f"{package} is not installed (pip install -e '.[bench]'): skipped", file=sys.stderr
+            )
+            args.crawlers.remove(crawler)
+    if args.loop == "uvloop" and importlib.util.find_spec("uvloop") is None:
+        print("--loop uvloop: uvloop is not installed (pip install -e '.[speed]')", file=sys.stderr)
+        return 2
 
     with tempfile.TemporaryDirectory(prefix="skitter-bench-") as tmp_name, ExitStack() as stack:
         tmp = Path(tmp_name)
@@ -483,7 +532,9 @@ def main(argv: list[str] | None = None) -> int:
                 label = f" {hosts} host(s)" if len(servers) > 1 else ""
                 for crawler in args.crawlers:
                     try:
-                        result = run_once(crawler, nginx, manifest, args.concurrency, tmp)
+                        result = run_once(
+                            crawler, nginx, manifest, args.concurrency, tmp, args.loop
+                        )
                     except BenchmarkFailed as exc:
                         print(f"FAILED: {exc}", file=sys.stderr)
                         return 1
