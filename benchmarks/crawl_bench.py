@@ -388,8 +388,12 @@ def _verdicts(rel: dict[str, dict[str, float]]) -> list[str]:
         r = rel.get(f"skitter/{other}")
         if r is not None:
             verdict = "met" if r[metric] >= floor else "NOT met"
+            # On a shared machine the crawlers wait for the CPU unevenly; pages per CPU
+            # second is what each would do with a CPU to itself (they are CPU-bound).
+            by_cpu = 1 / r["cpu_per_1k"]
             lines.append(
-                f"target: skitter/{other} pages/s >= {floor:.1f}x: {r[metric]:.2f}x, {verdict}"
+                f"target: skitter/{other} pages/s >= {floor:.1f}x: {r[metric]:.2f}x, {verdict} "
+                f"(pages per CPU second: {by_cpu:.2f}x)"
             )
     r = rel.get("skitter/raw")
     if r is not None:
