@@ -19,6 +19,7 @@ cost of spreading a crawl over slots, which should stay under 10 %.
 from __future__ import annotations
 
 import argparse
+import copy
 import importlib.util
 import json
 import os
@@ -455,9 +456,10 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=1, help="site generator seed")
     parser.add_argument(
         "--links",
-        type=int,
-        default=LINKS,
-        help="links per page (15; 27 for a link-heavy site), nearly all of them duplicates",
+        default=str(LINKS),
+        metavar="N[,M]",
+        help="links per page (15; 27 for a link-heavy site), nearly all of them duplicates; "
+        "15,27 benchmarks both sites, one after the other",
     )
     parser.add_argument("--site-dir", type=Path, help="generate (or reuse) the site here")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
@@ -484,8 +486,13 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error(f"--only takes some of {', '.join(CRAWLERS)}; got {args.only!r}")
     if args.pages < 1 or args.runs < 1 or args.concurrency < 1 or args.hosts < 1:
         parser.error("--pages, --runs, --concurrency and --hosts must be positive")
-    if args.links < 2:
-        parser.error("--links must be 2 or more (the next page and another)")
+    try:
+        args.link_counts = [int(n) for n in args.links.split(",")]
+    except ValueError:
+        parser.error(f"--links takes numbers like 27 or 15,27; got {args.links!r}")
+    if min(args.link_counts) < 2 or len(set(args.link_counts)) != len(args.link_counts):
+        parser.error("--links must be distinct numbers, 2 or more (the next page and another)")
+    args.links = args.link_counts[0]
     args.host_counts = [args.hosts]
     if args.compare_hosts is not None:
         try:
@@ -521,7 +528,23 @@ def main(argv: list[str] | None = None) -> int:
     if args.loop == "uvloop" and importlib.util.find_spec("uvloop") is None:
         print("--loop uvloop: uvloop is not installed (pip install -e '.[speed]')", file=sys.stderr)
         return 2
+    for i, links in enumerate(args.link_counts):
+        site_args = copy.copy(args)
+        site_args.links = links
+        if args.json and len(args.link_counts) > 1:
+            site_args.json = args.json.with_name(
+                f"{args.json.stem}-links-{links}{args.json.suffix}"
+            )
+        if i:
+            print()
+        status = _bench_site(site_args)
+        if status:
+            return status
+    return 0
 
+
+def _bench_site(args: argparse.Namespace) -> int:
+    """Benchmark the site of ``args.links`` links a page: every crawler, every run."""
     with tempfile.TemporaryDirectory(prefix="skitter-bench-") as tmp_name, ExitStack() as stack:
         tmp = Path(tmp_name)
         sites = {hosts: _site(args, tmp, hosts) for hosts in args.host_counts}
