@@ -13,7 +13,7 @@ from collections import Counter
 from urllib.parse import urldefrag, urljoin
 
 import aiohttp
-from _report import Meter, child_args, host_of
+from _report import Meter, child_args, host_of, run_on
 from parsel import Selector
 
 
@@ -68,7 +68,7 @@ async def crawl(start_url: str, concurrency: int) -> tuple[int, int, Counter[str
 def main() -> None:
     args = child_args()
     meter = Meter()
-    pages, items, errors, hosts = asyncio.run(crawl(args.start_url, args.concurrency))
+    pages, items, errors, hosts = run_on(args.loop, crawl(args.start_url, args.concurrency))
     meter.report(pages, items, hosts=dict(hosts), errors=dict(errors))
 
 

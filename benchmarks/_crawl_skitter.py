@@ -9,12 +9,11 @@ and the parent checks that there was one per port, or the run would not measure 
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from _report import Meter, child_args, host_of
+from _report import Meter, child_args, host_of, run_on
 
 from skitter.crawler import Crawler
 from skitter.http import Request, Response
@@ -68,7 +67,7 @@ def main(extra: dict[str, Any] | None = None) -> None:
     """Crawl the site and report; ``extra`` settings for the variants (a transport)."""
     args = child_args()
     meter = Meter()
-    stats = asyncio.run(crawl(args.start_url, args.concurrency, extra=extra))
+    stats = run_on(args.loop, crawl(args.start_url, args.concurrency, extra=extra))
     meter.report(
         COUNTS["pages"], COUNTS["items"], hosts=dict(HOSTS), slots=sorted(SLOTS_SEEN), stats=stats
     )

@@ -7,25 +7,24 @@ plain skitter run is what the cache saves (or costs) against the network.
 
 from __future__ import annotations
 
-import asyncio
 import tempfile
 from typing import Any
 
 import _crawl_skitter as plain
-from _report import Meter, child_args
+from _report import Meter, child_args, run_on
 
 
 def main() -> None:
     args = child_args()
     with tempfile.TemporaryDirectory(prefix="skitter-bench-cache-") as cache:
         extra: dict[str, Any] = {"HTTPCACHE_ENABLED": True, "HTTPCACHE_DIR": cache}
-        asyncio.run(plain.crawl(args.start_url, args.concurrency, extra=extra))
+        run_on(args.loop, plain.crawl(args.start_url, args.concurrency, extra=extra))
         plain.COUNTS.update(pages=0, items=0)
         plain.HOSTS.clear()
         plain.SLOTS_SEEN.clear()
         plain.CRAWLER.clear()
         meter = Meter()
-        stats = asyncio.run(plain.crawl(args.start_url, args.concurrency, extra=extra))
+        stats = run_on(args.loop, plain.crawl(args.start_url, args.concurrency, extra=extra))
         if stats.get("httpcache/hit") != plain.COUNTS["pages"]:
             raise SystemExit(f"the warm run was not served from the cache: {stats}")
         meter.report(

@@ -6,18 +6,17 @@ so the ratio to the plain skitter run is the cost of crawling crash-safely.
 
 from __future__ import annotations
 
-import asyncio
 import tempfile
 
 import _crawl_skitter as plain
-from _report import Meter, child_args
+from _report import Meter, child_args, run_on
 
 
 def main() -> None:
     args = child_args()
     with tempfile.TemporaryDirectory(prefix="skitter-bench-job-") as job_dir:
         meter = Meter()
-        stats = asyncio.run(plain.crawl(args.start_url, args.concurrency, job_dir=job_dir))
+        stats = run_on(args.loop, plain.crawl(args.start_url, args.concurrency, job_dir=job_dir))
         meter.report(
             plain.COUNTS["pages"],
             plain.COUNTS["items"],

@@ -12,12 +12,16 @@ page from the port it lives on.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import resource
 import time
-from typing import Any
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
-__all__ = ["MARKER", "Meter", "child_args", "host_of"]
+__all__ = ["MARKER", "Meter", "child_args", "host_of", "run_on"]
+
+T = TypeVar("T")
 
 MARKER = "BENCH-RESULT "
 
@@ -56,4 +60,16 @@ def child_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     parser.add_argument("start_url")
     parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio")
     return parser.parse_args()
+
+
+def run_on(loop: str, coro: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(coro)`` on asyncio's loop or on uvloop's (``--loop``)."""
+    factory = None
+    if loop == "uvloop":
+        import uvloop
+
+        factory = uvloop.new_event_loop
+    with asyncio.Runner(loop_factory=factory) as runner:
+        return runner.run(coro)

@@ -1,11 +1,11 @@
 """A synthetic static site for the crawl benchmark, written to a directory from a seed.
 
 Page ``i`` lives at ``/p/<i // 1000>/<i>.html`` (zero-padded) and holds 2-6
-``<div class="item">`` blocks (a name and a price) and about 15 links: the next page
-(so every page is reachable from page 0), a dozen random pages other than page 0 (start
-URLs bypass Scrapy's and skitter's dupe filters, so a link back to the start page
-would be crawled twice), and a few repeats of
-those written another way (relative, ``./``, ``../``, root-relative, with a
+``<div class="item">`` blocks (a name and a price) and ``links`` links (15 unless
+told): the next page (so every page is reachable from page 0), random pages other than
+page 0 (start URLs bypass Scrapy's and skitter's dupe filters, so a link back to the
+start page would be crawled twice; 11 of 15), and repeats (a fifth: 3 of 15, 5 of 27)
+of those written another way (relative, ``./``, ``../``, root-relative, with a
 ``#fragment``), so a crawler's URL joining and dupe filter do real work. Filler
 paragraphs bring each page to a size drawn between 5 and 15 KB.
 
@@ -39,8 +39,8 @@ from pathlib import Path
 
 __all__ = ["DEFAULT_NAME", "Manifest", "generate_site", "load_manifest"]
 
-LINKS_RANDOM = 11
-LINKS_REPEATED = 3
+LINKS = 15
+"""Links per page by default: the next page, 11 random pages, 3 repeats."""
 MIN_SIZE, MAX_SIZE = 5_000, 15_000
 _VOCABULARY = (
     "crawler spider request response scheduler frontier queue priority slot domain "
@@ -67,6 +67,8 @@ class Manifest:
     """The ports of a multi-host site (absolute links); empty for the relative site."""
     names: tuple[str, ...] = (DEFAULT_NAME,)
     """The host names the links of a multi-host site use, port ``k`` the ``k % len``-th."""
+    links_per_page: int = LINKS
+    """The links on a page (the last page has one fewer: no next page)."""
 
     @property
     def hosts(self) -> int:
@@ -113,16 +115,31 @@ def _paragraphs(rng: random.Random, count: int) -> list[str]:
     return out
 
 
+def link_mix(links: int) -> tuple[int, int]:
+    """(random targets, repeats) for ``links`` links a page: besides the next page, a
+    fifth of the links repeat a target written another way, the rest are random pages.
+    15 gives the default 11 and 3; every count keeps about one new page per page, so
+    nearly all links are duplicates whatever their number."""
+    repeated = links // 5
+    return links - 1 - repeated, repeated
+
+
 def _page(
-    rng: random.Random, i: int, n: int, width: int, filler: list[str], origins: Sequence[str]
+    rng: random.Random,
+    i: int,
+    n: int,
+    width: int,
+    filler: list[str],
+    origins: Sequence[str],
+    links: int = LINKS,
 ) -> tuple[str, int, int]:
-    targets = [rng.randrange(1, n) for _ in range(LINKS_RANDOM)]
+    randoms, repeats = link_mix(links)
+    targets = [rng.randrange(1, n) for _ in range(randoms)]
     if i + 1 < n:
         targets.insert(0, i + 1)
     hrefs = [_href(i, t, width, rng.randrange(5), origins) for t in targets]
     hrefs += [
-        _href(i, rng.choice(targets), width, rng.randrange(5), origins)
-        for _ in range(LINKS_REPEATED)
+        _href(i, rng.choice(targets), width, rng.randrange(5), origins) for _ in range(repeats)
     ]
     rng.shuffle(hrefs)
     nav = "".join(
@@ -156,6 +173,7 @@ def generate_site(
     seed: int = 1,
     ports: Sequence[int] = (),
     names: Sequence[str] = (DEFAULT_NAME,),
+    links: int = LINKS,
 ) -> Manifest:
     """Write a ``pages``-page site under ``root`` (created if needed) and its manifest:
     with relative links, or spread over ``ports`` with absolute links naming ``names``."""
@@ -167,16 +185,18 @@ def generate_site(
         raise ValueError(
             f"site host names must have {len(DEFAULT_NAME)} characters each, got {list(names)}"
         )
+    if links < 2:
+        raise ValueError(f"a page needs 2 links or more (the next page, another), got {links}")
     if len(names) > 1 and not ports:
         raise ValueError("host names are for a multi-host site: give its ports too")
-    shape = Manifest(pages, 0, 0, 0, seed, "", tuple(ports), tuple(names))
+    shape = Manifest(pages, 0, 0, 0, seed, "", tuple(ports), tuple(names), links)
     origins = [shape.origin(k) for k in range(len(ports))]
     rng = random.Random(seed)
     width = max(5, len(str(pages - 1)))
     filler = _paragraphs(rng, 300)
-    items = links = total = 0
+    items = link_total = total = 0
     for i in range(pages):
-        html, item_count, link_count = _page(rng, i, pages, width, filler, origins)
+        html, item_count, link_count = _page(rng, i, pages, width, filler, origins, links)
         bucket, name = _path(i, width)
         directory = root / "p" / bucket
         if i % 1000 == 0:
@@ -184,11 +204,11 @@ def generate_site(
         data = html.encode()
         (directory / name).write_bytes(data)
         items += item_count
-        links += link_count
+        link_total += link_count
         total += len(data)
     bucket, name = _path(0, width)
     manifest = replace(
-        shape, items=items, links=links, bytes=total, start_path=f"/p/{bucket}/{name}"
+        shape, items=items, links=link_total, bytes=total, start_path=f"/p/{bucket}/{name}"
     )
     (root / "manifest.json").write_text(json.dumps(asdict(manifest), indent=2))
     return manifest

@@ -13,6 +13,13 @@ the timed one.
     python benchmarks/scheduler_bench.py --n 50000  # a quick run
 
 Targets: ops/s >= 0.5 x the heapq floor; <= 400 bytes per queued task.
+
+It also reports what a crawl's frontier weighs per URL with the Request objects counted
+(issue 18): each queued request as a crawl holds it (a link followed from a page: the
+URL, its fingerprint, ``meta["depth"]`` from DepthMiddleware and the ``Referer`` header
+from RefererMiddleware, as the default spider middlewares leave them), and each seen URL
+once its task has finished (what the dupe check keeps), with the memory an N-URL
+frontier needs in each state. Target: a 1,000,000-URL frontier in <= 300 MB.
 """
 
 from __future__ import annotations
@@ -103,6 +110,37 @@ def measure_memory(requests: list[Request]) -> tuple[float, float, int, int]:
     return queued_bytes / queued, finished_bytes / queued, queued, queued_bytes
 
 
+def crawl_request(i: int, referer: str) -> Request:
+    """A followed link as the default spider middlewares leave it before it is queued."""
+    request = Request(f"https://example.com/p/{i // 1000:03d}/{i:07d}.html")
+    request.meta["depth"] = 3
+    request.setdefault_referer(referer)  # as RefererMiddleware does
+    request.fingerprint  # noqa: B018 - computed by the scheduler before the push
+    return request
+
+
+def measure_frontier(n: int) -> tuple[float, float]:
+    """Bytes per queued request (Request included) and per seen URL (finished)."""
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    queue = MemoryTaskQueue()
+    referers = [f"https://example.com/p/000/{i:07d}.html" for i in range(n // 27 + 1)]
+    base = tracemalloc.get_traced_memory()[0]  # the pages' URLs are not the frontier's
+    for i in range(n):
+        queue.push(crawl_request(i, referers[i // 27]), NOW)
+    queued = tracemalloc.get_traced_memory()[0] - base
+    while leased := queue.lease(256, NOW, 600.0):
+        for one in leased:
+            queue.ack(one, NOW)
+        del leased, one
+    queue.reclaim_expired(NOW + 601)
+    gc.collect()
+    seen = tracemalloc.get_traced_memory()[0] - base
+    tracemalloc.stop()
+    return queued / n, seen / n
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=1_000_000, help="requests to push")
@@ -132,6 +170,18 @@ def main() -> None:
     print(f"ratio (queue / floor ops/s): {ratio:.2f}  (target >= 0.50)")
     print(f"bytes per queued task:   {per_queued:6.0f}  (target <= 400; {queued:,} queued)")
     print(f"bytes per finished task: {per_finished:6.0f}")
+    per_request, per_seen = measure_frontier(args.n)
+    mb = args.n / 1e6
+    print(
+        f"bytes per queued request, Request included: {per_request:6.0f}  "
+        f"({per_request * mb:,.0f} MB for {args.n:,} queued)"
+    )
+    print(
+        f"bytes per seen URL (finished):              {per_seen:6.0f}  "
+        f"({per_seen * mb:,.0f} MB for {args.n:,} seen)"
+    )
+    verdict = "met" if per_request * 1e6 / 2**20 <= 300 else "NOT met"
+    print(f"target: a 1,000,000-URL frontier (all queued) <= 300 MB: {verdict}")
 
 
 if __name__ == "__main__":

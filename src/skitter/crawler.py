@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from skitter._clock import Clock, SystemClock
 from skitter._job import JobDir
 from skitter._logsetup import configure_logging
+from skitter._loop import loop_factory, run
 from skitter._types import CrawlStats
 from skitter._version import __version__
 from skitter.downloader import Downloader
@@ -116,6 +117,7 @@ class Crawler:
             env=env,
             cli=cli_settings,
         )
+        loop_factory(self.settings["ASYNCIO_EVENT_LOOP"])  # a bad value is refused now
         self.stats: CrawlStats = Stats()
         #: Scrapy's signals for this crawl (see ``skitter.signals``).
         self.signals = SignalManager(sender=self, stats=self.stats)
@@ -371,7 +373,8 @@ def crawl(
     spidercls: type[Spider], settings: Mapping[str, Any] | None = None, **spider_kwargs: Any
 ) -> dict[str, Any]:
     """Run a crawl from synchronous code (a script, a notebook cell without a loop)."""
-    return asyncio.run(Crawler(spidercls, settings, **spider_kwargs).run())
+    crawler = Crawler(spidercls, settings, **spider_kwargs)
+    return run(crawler.run(), crawler.settings["ASYNCIO_EVENT_LOOP"])
 
 
 class CrawlerRunner:
@@ -435,7 +438,7 @@ class CrawlerProcess(CrawlerRunner):
     def start(self, stop_after_crawl: bool = True, install_signal_handlers: bool = True) -> None:
         if not stop_after_crawl:
             raise ValueError("CrawlerProcess.start() ends with its crawls (no Twisted reactor)")
-        asyncio.run(self._run_queued())
+        run(self._run_queued(), *(c.settings["ASYNCIO_EVENT_LOOP"] for c in self._queued[:1]))
 
     async def _run_queued(self) -> None:
         queued, self._queued = self._queued, []

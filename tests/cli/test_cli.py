@@ -172,6 +172,10 @@ async def test_ambiguous_file_and_unknown_spider_are_usage_errors(
         "crawl", f"{spider_file}:other", "-s", "CONCURENT_REQUESTS=2", cwd=tmp_path
     )
     assert code == 2 and "did you mean" in out
+    code, out = await run_cli(
+        "crawl", f"{spider_file}:other", "-s", "ASYNCIO_EVENT_LOOP=trio", cwd=tmp_path
+    )
+    assert code == 2 and "ASYNCIO_EVENT_LOOP must be one of" in out
 
 
 async def test_version() -> None:

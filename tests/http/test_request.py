@@ -57,3 +57,39 @@ def test_replace_copies_and_changes() -> None:
     moved = r.replace(url="http://e.com/b")
     assert moved.taskid != "t1"
     assert moved.url == "http://e.com/b"
+
+
+def test_a_referer_set_by_default_builds_no_headers_until_they_are_read() -> None:
+    """The Referer every followed link gets is kept as the page's string: a queued
+    request carries no header dict of its own (issue 18), and reads the same."""
+    request = Request("http://h.com/a")
+    request.setdefault_referer("http://h.com/page")
+    assert request._headers is None and request.has_headers
+    copy = request.replace(priority=3)
+    assert request.to_dict()["headers"] == [("Referer", "http://h.com/page")]
+    assert request.headers["Referer"] == "http://h.com/page"
+    assert copy.headers.getall("Referer") == ["http://h.com/page"]
+    request.setdefault_referer("http://h.com/other")  # a default: the first one stays
+    assert request.headers.getall("Referer") == ["http://h.com/page"]
+
+
+def test_a_default_referer_never_replaces_one_given() -> None:
+    given = Request("http://h.com/a", headers={"referer": "http://h.com/mine"})
+    given.setdefault_referer("http://h.com/page")
+    assert given.headers.getall("Referer") == ["http://h.com/mine"]
+    later = Request("http://h.com/a")
+    later.headers["X-Other"] = "1"  # headers already built: the dict takes it
+    later.setdefault_referer("http://h.com/page")
+    assert later.headers["Referer"] == "http://h.com/page"
+
+
+def test_cb_kwargs_are_made_on_first_use_and_kept() -> None:
+    request = Request("http://h.com/a")
+    assert request._cb_kwargs is None  # nothing allocated for a request without any
+    request.cb_kwargs["page"] = 2
+    assert request.cb_kwargs == {"page": 2}
+    assert request.replace().cb_kwargs == {"page": 2}
+    given = {"x": 1}
+    assert Request("http://h.com/a", cb_kwargs=given).cb_kwargs is given
+    request.cb_kwargs = {"y": 3}
+    assert request.to_dict()["cb_kwargs"] == {"y": 3}

@@ -106,10 +106,33 @@ def test_link_resolver_agrees_with_urljoin(scheme: str, host: str, path: str, hr
     assert LinkResolver(base).resolve(href) == urljoin(base, href)
 
 
+_dots = st.lists(st.sampled_from(["./", "../", ".", ".."]), max_size=5).map("".join)
+
+
+@given(
+    host=st.sampled_from(["h.com", "h.com:8080", "u@h.com"]),
+    path=st.text(alphabet="ab/.", max_size=12),
+    dots=_dots,
+    rest=st.text(alphabet="ab/.?#:;= ", max_size=8),
+)
+def test_link_resolver_dot_segments_agree_with_urljoin(
+    host: str, path: str, dots: str, rest: str
+) -> None:
+    """Leading ./ and ../ are resolved without urljoin: up to and past the root."""
+    base = f"http://{host}/{path}"
+    href = dots + rest
+    assert LinkResolver(base).resolve(href) == urljoin(base, href)
+
+
 @pytest.mark.parametrize(
     ("base", "href"),
     [
         ("http://h.com", "a.html"),
+        ("http://h.com/p/000/1.html", "../001/2.html#reviews"),
+        ("http://h.com/p/000/1.html", "./2.html"),
+        ("http://h.com/p/000/1.html", "../../../../x.html?q=a"),
+        ("http://h.com/p/", "./../a:b"),
+        ("http://h.com/p/q?x=1", "../"),
         ("http://h.com/dir/page.html?q=1#f", "b.html"),
         ("http://h.com/dir/page.html", "/root/x?y=1#z"),
         ("http://h.com/dir/", "../up.html"),

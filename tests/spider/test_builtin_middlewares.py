@@ -168,6 +168,7 @@ async def test_referer_is_the_page_without_fragment_or_credentials(make_crawler)
     has_own = Request("http://example.com/c", headers={"Referer": "http://mine/"})
     links = [Request("https://example.com/a"), has_own, {"item": 1}]
     out = await run(mw, page("https://u:p@example.com/p?q=1#frag"), *links)
+    assert out[0]._headers is None  # kept as the page's string until read (issue 18)
     assert out[0].headers["Referer"] == "https://example.com/p?q=1"
     assert out[1].headers["Referer"] == "http://mine/"
 

@@ -17,6 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape  # "[settings]" in a message is text, not markup
 
+from skitter._loop import run as run_on_loop
 from skitter._version import __version__
 from skitter.cli import _commands
 from skitter.cli._checkcmd import add_check_command
@@ -251,14 +252,15 @@ def _run(
     with logging_to(options, console):
         if project is not None:
             log.info("%s", project.describe())
-        all_stats, forced = asyncio.run(
+        all_stats, forced = run_on_loop(
             run_with_signals(
                 crawlers,
                 console,
                 progress=not args.no_progress and options.on_console and options.shows_info,
                 mode=mode,
                 ui=ui_options(args, mode),
-            )
+            ),
+            crawlers[0].settings["ASYNCIO_EVENT_LOOP"],
         )
         finish(crawlers, all_stats, args, console, options)
     failed = [crawler for crawler in crawlers if crawler.failure is not None]

@@ -80,15 +80,16 @@ class Request:
 
     __slots__ = (
         "_body",
+        "_cb_kwargs",
         "_fp",
         "_headers",
         "_parsed",
+        "_referer",
         "_taskid",
         "_url",
         "age",
         "auto_recrawl",
         "callback",
-        "cb_kwargs",
         "cookies",
         "dont_filter",
         "encoding",
@@ -140,6 +141,7 @@ class Request:
         self.callback = callback
         self.method = method.upper()
         self._headers: CIMultiDict[str] | None = CIMultiDict(headers) if headers else None
+        self._referer: str | None = None
         self._body = body.encode(encoding) if isinstance(body, str) else (body or b"")
         self.encoding = encoding
         self.cookies = cookies
@@ -147,7 +149,7 @@ class Request:
         self.priority = priority
         self.dont_filter = dont_filter
         self.errback = errback
-        self.cb_kwargs = cb_kwargs if cb_kwargs is not None else {}
+        self._cb_kwargs = cb_kwargs
         self.exetime = exetime
         self.retries = retries
         self.age = age
@@ -177,19 +179,49 @@ class Request:
         return parsed
 
     @property
+    def cb_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for the callback; made on first use, since most requests
+        have none and a queued request should not carry an empty dict for nothing."""
+        kwargs = self._cb_kwargs
+        if kwargs is None:
+            kwargs = self._cb_kwargs = {}
+        return kwargs
+
+    @cb_kwargs.setter
+    def cb_kwargs(self, value: dict[str, Any]) -> None:
+        self._cb_kwargs = value
+
+    @property
     def body(self) -> bytes:
         return self._body
 
     @property
     def headers(self) -> CIMultiDict[str]:
-        if self._headers is None:
-            self._headers = CIMultiDict()
-        return self._headers
+        headers = self._headers
+        if headers is None:
+            headers = self._headers = CIMultiDict()
+            if self._referer is not None:
+                headers["Referer"] = self._referer
+                self._referer = None
+        return headers
 
     @property
     def has_headers(self) -> bool:
         """True when headers were set: lets hot paths skip building an empty dict."""
-        return bool(self._headers)
+        return bool(self._headers) or self._referer is not None
+
+    def setdefault_referer(self, referer: str) -> None:
+        """``headers.setdefault("Referer", referer)``, without building the headers yet.
+
+        Every link a page yields gets its Referer before it is queued, and a queued
+        request can wait long: a header dict of its own would be the biggest part of it
+        (about 350 bytes). The page's one string is kept instead, until the headers are
+        first read (to send them, copy or store the request)."""
+        if self._headers is None:
+            if self._referer is None:
+                self._referer = referer
+        else:
+            self._headers.setdefault("Referer", referer)
 
     @property
     def fingerprint(self) -> bytes:
@@ -230,7 +262,7 @@ class Request:
             "url": self._url,
             "callback": self.callback,
             "method": self.method,
-            "headers": self._headers.copy() if self._headers else None,
+            "headers": self.headers.copy() if self.has_headers else None,
             "body": self._body,
             "cookies": self.cookies,
             "meta": dict(self.meta),
@@ -238,7 +270,7 @@ class Request:
             "priority": self.priority,
             "dont_filter": self.dont_filter,
             "errback": self.errback,
-            "cb_kwargs": dict(self.cb_kwargs),
+            "cb_kwargs": dict(self._cb_kwargs) if self._cb_kwargs else {},
             "exetime": self.exetime,
             "retries": self.retries,
             "age": self.age,
@@ -289,7 +321,7 @@ class Request:
                         f"({owner}): only spider methods can be named"
                     )
                 d[role] = name
-        d["headers"] = list(self._headers.items()) if self._headers else None
+        d["headers"] = list(self.headers.items()) if self.has_headers else None
         if self._taskid is not None:
             d["taskid"] = self._taskid
         if type(self) is not Request:

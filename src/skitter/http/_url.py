@@ -150,19 +150,22 @@ class LinkResolver:
     """Resolves links found on one page against its base URL.
 
     ``urllib.parse.urljoin`` costs a few microseconds a call, and a page has dozens of
-    links. Nearly all of them are root-relative (``/a/b``) or plainly relative
-    (``b.html``); those are joined here by concatenation with the base's origin or
-    directory, computed once per page. Anything else (dot segments, ``//host``, queries or
-    fragments alone, schemes, odd characters, an unusual base) goes to ``urljoin``, so
-    the result is always what ``urljoin`` gives (a property test holds it to that).
+    links. Nearly all of them are root-relative (``/a/b``), plainly relative
+    (``b.html``) or relative with leading dot segments (``./b.html``, ``../d/b.html``);
+    those are joined here by concatenation with the base's origin or one of its
+    directories, computed once per page. Anything else (dot segments further in,
+    ``//host``, queries or fragments alone, schemes, odd characters, an unusual base)
+    goes to ``urljoin``, so the result is always what ``urljoin`` gives (a property test
+    holds it to that).
     """
 
-    __slots__ = ("_directory", "_origin", "base")
+    __slots__ = ("_directory", "_origin", "_segments", "base")
 
     def __init__(self, base: str) -> None:
         self.base = base
         self._origin: str | None = None
         self._directory: str | None = None
+        self._segments: list[str] = []
         if not base.startswith(("http://", "https://")) or not base.isprintable():
             return
         if not base.isascii() or "\\" in base:
@@ -181,25 +184,55 @@ class LinkResolver:
         if start == len(origin) or "/." in path or ";" in path or "//" in path:
             return
         self._origin = origin
-        self._directory = origin + path[: path.rfind("/") + 1]
+        directory = path[: path.rfind("/") + 1]
+        self._directory = origin + directory
+        self._segments = directory.split("/")[1:-1]
 
     def resolve(self, href: str) -> str:
         directory = self._directory
-        if (
-            directory is not None
-            and href
-            and href.isprintable()
-            and href[0] != " "  # urljoin strips leading blanks,
-            and href[-1] not in "?# "  # drops an empty query or fragment,
-            and "?#" not in href
-            and "//" not in href  # collapses empty path segments,
-            and "/." not in href  # resolves dot segments,
-            and ";" not in href  # and splits ;params
-            and "\\" not in href
-        ):
+        if directory is not None and href and href[0] == ".":
+            return self._dotted(href)
+        if directory is not None and _plain(href):
             first = href[0]
             if first == "/":
                 return self._origin + href  # type: ignore[operator]
-            if first not in "?#." and ":" not in href.partition("/")[0]:
+            if first not in "?#" and ":" not in href.partition("/")[0]:
                 return directory + href
         return urljoin(self.base, href)
+
+    def _dotted(self, href: str) -> str:
+        """``./x`` and ``../../x``: the directory, or one of its parents (never above
+        the root, as urljoin clamps), then the rest as it is."""
+        at = ups = 0
+        while True:
+            if href.startswith("./", at):
+                at += 2
+            elif href.startswith("../", at):
+                at += 3
+                ups += 1
+            else:
+                break
+        rest = href[at:]
+        if at == 0 or not _plain(rest) or rest[0] in "./?#":
+            return urljoin(self.base, href)
+        segments = self._segments
+        kept = segments[: len(segments) - ups] if ups < len(segments) else []
+        path = "/" + "".join(s + "/" for s in kept)
+        return self._origin + path + rest  # type: ignore[operator]
+
+
+def _plain(href: str) -> bool:
+    """Whether urljoin would take ``href`` as it is: no blanks it strips, no empty query
+    or fragment it drops, no empty segments it collapses, no dot segments it resolves,
+    no ``;params`` it splits."""
+    return (
+        bool(href)
+        and href.isprintable()
+        and href[0] != " "
+        and href[-1] not in "?# "
+        and "?#" not in href
+        and "//" not in href
+        and "/." not in href
+        and ";" not in href
+        and "\\" not in href
+    )

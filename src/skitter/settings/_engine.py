@@ -40,6 +40,14 @@ GROUP: list[Setting] = [
         str,
         "Keep the crawl's state in this directory, as --job-dir does (Scrapy's name).",
     ),
+    Setting(
+        "ASYNCIO_EVENT_LOOP",
+        "auto",
+        str,
+        "The event loop the CLI, crawl() and CrawlerProcess start: auto (uvloop when "
+        "installed, skitter[speed]), asyncio, or uvloop (Scrapy's uvloop.Loop too). "
+        "A crawl awaited in your own loop keeps that loop.",
+    ),
     Setting("CLOSESPIDER_ITEMCOUNT", 0, int, "Stop after this many items; 0 = never."),
     Setting("CLOSESPIDER_PAGECOUNT", 0, int, "Stop after this many responses; 0 = never."),
     Setting("CLOSESPIDER_ERRORCOUNT", 0, int, "Stop after this many errors; 0 = never."),

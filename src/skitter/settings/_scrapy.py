@@ -76,12 +76,6 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
     **_group("AJAXCRAWL_ENABLED", "AJAX crawlable pages are not supported", False),
     **_group("AJAXCRAWL_MAXSIZE", "AJAX crawlable pages are not supported"),
     **_group(
-        "ASYNCIO_EVENT_LOOP",
-        "skitter runs on the running asyncio event loop; "
-        "install uvloop's policy yourself before starting it",
-        None,
-    ),
-    **_group(
         "CLOSESPIDER_PAGECOUNT_NO_ITEM CLOSESPIDER_TIMEOUT_NO_ITEM",
         _LATER + "; use CLOSESPIDER_PAGECOUNT or CLOSESPIDER_TIMEOUT",
         0,

@@ -190,7 +190,7 @@ class RefererMiddleware(RequestFilter):
             else:
                 referrer = policies.for_request(request, page).referrer(url, request.url)
             if referrer is not None:
-                request.headers.setdefault("Referer", referrer)
+                request.setdefault_referer(referrer)
             return request
 
         return check
