@@ -84,6 +84,20 @@ async def test_fetch_writes_the_body_downloaded_with_the_spiders_settings(
     assert run.err == ""  # --nolog
 
 
+async def test_fetch_logs_to_the_logfile_and_not_to_stderr(
+    cli: Cli, site: tuple[Site, str], spider_file: Path, tmp_path: Path
+) -> None:
+    _, base = site
+    run = await cli(
+        "fetch", "-L", "DEBUG", "--logfile", "fetch.log", "--spider", str(spider_file),
+        base + "/moved",
+    )  # fmt: skip
+    assert run.code == 0, run.err
+    assert run.err == ""
+    log = (tmp_path / "fetch.log").read_text()
+    assert " DEBUG: " in log  # -L DEBUG, into the file
+
+
 async def test_fetch_headers_shows_both_sides_with_cookies_masked(
     cli: Cli, site: tuple[Site, str]
 ) -> None:

@@ -13,7 +13,6 @@ project around the spider file or the current directory), the spider's
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import logging
 import os
 from collections.abc import Mapping
@@ -23,7 +22,7 @@ from typing import Any
 from rich.console import Console
 
 from skitter.cli._logging import LogOptions, install_logging
-from skitter.cli._options import pairs
+from skitter.cli._options import add_log_options, add_setting_options, cli_settings, pairs
 from skitter.cli._project import Project, load_project
 from skitter.cli._targets import spiders_for
 from skitter.crawler import Crawler
@@ -56,19 +55,8 @@ def add_common_options(cmd: argparse.ArgumentParser, *, spider: bool = True) -> 
             "its name in the project, FILE.py or FILE.py:Name (default: a spider of its "
             "own, every host allowed)",
         )
-    cmd.add_argument(
-        "-s", "--set", action="append", default=[], metavar="NAME=VALUE", help="a setting"
-    )
-    cmd.add_argument(
-        "-a",
-        dest="spider_args",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a spider argument",
-    )
-    cmd.add_argument("-L", "--loglevel", default=None, help="log level (overrides LOG_LEVEL)")
-    cmd.add_argument("--nolog", action="store_true", help="no log output at all")
+    add_setting_options(cmd)
+    add_log_options(cmd)
 
 
 def spider_classes(
@@ -110,17 +98,18 @@ def build_crawlers(
     """A crawler per spider ``spider_arg`` names (``DefaultSpider`` for None) with the
     project's settings, then ``overrides`` (the command's defaults), ``-s``, and
     ``forced`` (what the command's own options decide, e.g. parse without --pipelines);
-    logging set up at LOG_LEVEL, ``-L``, or off with ``--nolog``."""
-    cli_settings: dict[str, Any] = dict(overrides or {})
-    cli_settings.update(pairs(args.set, "-s"))
-    cli_settings.update(forced or {})
-    project, classes = spider_classes(spider_arg, cli_settings, several=several)
+    logging set up as the LOG_* settings say (``-L``, ``--logfile``; off with
+    ``--nolog``)."""
+    settings: dict[str, Any] = dict(overrides or {})
+    settings.update(cli_settings(args))  # -s, and -L, --logfile, --nolog as LOG_* settings
+    settings.update(forced or {})
+    project, classes = spider_classes(spider_arg, settings, several=several)
     spider_args: dict[str, Any] = pairs(args.spider_args, "-a")
     crawlers = [
         Crawler(
             cls,
             project.settings if project else None,
-            cli_settings=cli_settings,
+            cli_settings=settings,
             env=os.environ,
             **spider_args,
         )
@@ -130,10 +119,7 @@ def build_crawlers(
         logging.getLogger().handlers.clear()
         logging.disable(logging.CRITICAL)
     else:
-        options = LogOptions.from_settings(crawlers[0].settings)
-        if args.loglevel:
-            options = dataclasses.replace(options, level=args.loglevel.upper())
-        install_logging(options, console)
+        install_logging(LogOptions.from_settings(crawlers[0].settings), console)
     return crawlers
 
 

@@ -21,6 +21,7 @@ from skitter.pipelines import FEED_FORMATS
 __all__ = [
     "add_log_options",
     "add_run_options",
+    "add_setting_options",
     "add_ui_options",
     "cli_settings",
     "feeds",
@@ -48,6 +49,21 @@ def add_log_options(cmd: argparse.ArgumentParser) -> None:
     )
 
 
+def add_setting_options(cmd: argparse.ArgumentParser) -> None:
+    """``-s NAME=VALUE`` (a setting) and ``-a NAME=VALUE`` (a spider argument)."""
+    cmd.add_argument(
+        "-s", "--set", action="append", default=[], metavar="NAME=VALUE", help="a setting"
+    )
+    cmd.add_argument(
+        "-a",
+        dest="spider_args",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a spider argument",
+    )
+
+
 def add_run_options(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument(
         "-o",
@@ -66,17 +82,7 @@ def add_run_options(cmd: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="like -o, but overwrite FILE",
     )
-    cmd.add_argument(
-        "-s", "--set", action="append", default=[], metavar="NAME=VALUE", help="a setting"
-    )
-    cmd.add_argument(
-        "-a",
-        dest="spider_args",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a spider argument",
-    )
+    add_setting_options(cmd)
     cmd.add_argument("--stats-json", metavar="FILE", help="write the final stats as JSON")
     add_log_options(cmd)
     cmd.add_argument("--no-progress", action="store_true", help="no live progress line")
