@@ -47,7 +47,8 @@ def test_the_section_s_import_lines_run() -> None:
 
 
 def test_every_skitter_path_it_names_resolves() -> None:
-    paths = set(re.findall(r"`(skitter(?:\.\w+)+)`", _section()))
+    names = set(re.findall(r"`(skitter(?:\.\w+)+)`", _section()))
+    paths = {name for name in names if name != "skitter.toml"}  # a file, not a module
     assert len(paths) >= 8
     for path in sorted(paths):
         assert _resolve(path) is not None, path
