@@ -63,11 +63,15 @@ async def crawl(
     return await crawler.run()
 
 
-def main(extra: dict[str, Any] | None = None) -> None:
-    """Crawl the site and report; ``extra`` settings for the variants (a transport)."""
+def main(extra: dict[str, Any] | None = None, require: str | None = None) -> None:
+    """Crawl the site and report; ``extra`` settings for the variants (a transport, a
+    session pool), ``require`` a stat the variant's crawl must have counted (else it did
+    not measure what it claims)."""
     args = child_args()
     meter = Meter()
     stats = run_on(args.loop, crawl(args.start_url, args.concurrency, extra=extra))
+    if require is not None and not stats.get(require):
+        raise SystemExit(f"the crawl counted no {require}: {stats}")
     meter.report(
         COUNTS["pages"], COUNTS["items"], hosts=dict(HOSTS), slots=sorted(SLOTS_SEEN), stats=stats
     )
