@@ -214,6 +214,24 @@ async def test_fingerprints_without_an_impersonating_transport_are_warned_of(
     assert "honoured by the curl transport only" in caplog.text
 
 
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"SESSION_POOL_SIZE": 0, "SESSION_FINGERPRINTS": ["chrome"]}, "SESSION_POOL_SIZE is 0"),
+        (
+            {"SESSION_POOL_SIZE": 2, "SESSION_FINGERPRINTS": ["chrome", "netscape4"]},
+            "no browser profile netscape4",
+        ),
+    ],
+    ids=["no-sessions", "unknown-profile"],
+)
+async def test_fingerprints_that_would_do_nothing_are_refused_at_start(
+    make_downloader: MakeDownloader, settings: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        await make_downloader({**settings, "DOWNLOAD_TRANSPORT": "curl"})
+
+
 async def test_a_spiders_is_blocked_hook_retires_sessions(
     serve: Any, make_downloader: MakeDownloader
 ) -> None:

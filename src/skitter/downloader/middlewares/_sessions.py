@@ -89,9 +89,15 @@ class SessionMiddleware:
         settings = crawler.settings
         scope = check_scope(str(settings["SESSION_POOL_SCOPE"]))  # a typo is refused, used or not
         size = int(settings["SESSION_POOL_SIZE"])
-        if size == 0:
-            raise NotConfigured
         fingerprints = list(settings["SESSION_FINGERPRINTS"] or ())
+        if size == 0:
+            if fingerprints:
+                raise ConfigError(
+                    "SESSION_FINGERPRINTS is set but SESSION_POOL_SIZE is 0: profiles are "
+                    "given to sessions, and there are none; set SESSION_POOL_SIZE (say 8) "
+                    "or leave SESSION_FINGERPRINTS empty"
+                )
+            raise NotConfigured
         if fingerprints and _transport(settings) != "curl":
             logger.warning(
                 "SESSION_FINGERPRINTS: meta['impersonate'] is honoured by the curl transport "
@@ -99,6 +105,7 @@ class SessionMiddleware:
                 "requests sent by another transport carry no browser fingerprint"
             )
         pool = SessionPool(size, int(settings["SESSION_MAX_USES"]), fingerprints)
+        _check_profiles(pool.fingerprints)
         return cls(
             pool,
             BlockDetector.from_settings(settings, crawler.spider),
@@ -198,6 +205,21 @@ class SessionMiddleware:
             self._stats.inc(f"sessions/retired/{session.retired}")
         if self.cookies is not None:
             self.cookies.drop(jar_key(session.id))
+
+
+def _check_profiles(names: tuple[str, ...]) -> None:
+    """ConfigError for a profile curl_cffi cannot impersonate, at start rather than on
+    each request. Without curl_cffi no transport can use any: the warning says so."""
+    try:
+        from skitter.downloader._curl import known_profile
+    except ImportError:
+        return
+    unknown = [name for name in names if not known_profile(name)]
+    if unknown:
+        raise ConfigError(
+            f"SESSION_FINGERPRINTS: curl_cffi has no browser profile {', '.join(unknown)} "
+            "(profiles are names such as 'chrome', 'chrome124', 'safari', 'firefox')"
+        )
 
 
 def _transport(settings: Any) -> str:
