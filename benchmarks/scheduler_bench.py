@@ -6,8 +6,10 @@ crawl does. The Requests and their fingerprints are built before the clock start
 is the HTTP layer's cost, not the queue's. In the same run it measures a floor: Python's
 ``heapq`` with ``(-priority, seq, obj)`` tuples, pushing all and popping all. It prints
 ops/s for both and their ratio, and the bytes each queued and each finished task costs
-(tracemalloc, Request objects excluded), in a second pass so that tracing does not slow
-the timed one.
+(tracemalloc, Request objects excluded: the benchmark holds them), in a second pass so
+that tracing does not slow the timed one. The queue is ``MemoryFrontier``'s, which packs
+the requests of ready tasks into bytes (issue 18): leasing one makes an equal Request
+again, a cost the timed run includes.
 
     python benchmarks/scheduler_bench.py            # 1,000,000 tasks
     python benchmarks/scheduler_bench.py --n 50000  # a quick run
@@ -32,12 +34,15 @@ import random
 import sys
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from skitter.frontier import MemoryTaskQueue
 from skitter.http import Request
+
+LONG = "https://shop.example.com/catalogue/category/books/fiction_{i}/page-{p}.html?sort=price"
 
 NOW = 1_700_000_000.0
 
@@ -110,25 +115,33 @@ def measure_memory(requests: list[Request]) -> tuple[float, float, int, int]:
     return queued_bytes / queued, finished_bytes / queued, queued, queued_bytes
 
 
-def crawl_request(i: int, referer: str) -> Request:
+def short_url(i: int) -> str:
+    return f"https://example.com/p/{i // 1000:03d}/{i:07d}.html"  # 39 characters
+
+
+def long_url(i: int) -> str:
+    return LONG.format(i=i, p=i % 50)  # about 90 characters
+
+
+def crawl_request(url: str, referer: str) -> Request:
     """A followed link as the default spider middlewares leave it before it is queued."""
-    request = Request(f"https://example.com/p/{i // 1000:03d}/{i:07d}.html")
+    request = Request(url)
     request.meta["depth"] = 3
     request.setdefault_referer(referer)  # as RefererMiddleware does
     request.fingerprint  # noqa: B018 - computed by the scheduler before the push
     return request
 
 
-def measure_frontier(n: int) -> tuple[float, float]:
-    """Bytes per queued request (Request included) and per seen URL (finished)."""
+def measure_frontier(n: int, url: Callable[[int], str]) -> tuple[float, float]:
+    """Bytes per queued request (Request included) and per seen URL (finished): links of
+    ``url(i)``, 27 a page, the page's URL their Referer."""
     gc.collect()
     tracemalloc.start()
-    base = tracemalloc.get_traced_memory()[0]
     queue = MemoryTaskQueue()
-    referers = [f"https://example.com/p/000/{i:07d}.html" for i in range(n // 27 + 1)]
+    referers = [url(n + i) for i in range(n // 27 + 1)]
     base = tracemalloc.get_traced_memory()[0]  # the pages' URLs are not the frontier's
     for i in range(n):
-        queue.push(crawl_request(i, referers[i // 27]), NOW)
+        queue.push(crawl_request(url(i), referers[i // 27]), NOW)
     queued = tracemalloc.get_traced_memory()[0] - base
     while leased := queue.lease(256, NOW, 600.0):
         for one in leased:
@@ -170,18 +183,22 @@ def main() -> None:
     print(f"ratio (queue / floor ops/s): {ratio:.2f}  (target >= 0.50)")
     print(f"bytes per queued task:   {per_queued:6.0f}  (target <= 400; {queued:,} queued)")
     print(f"bytes per finished task: {per_finished:6.0f}")
-    per_request, per_seen = measure_frontier(args.n)
     mb = args.n / 1e6
-    print(
-        f"bytes per queued request, Request included: {per_request:6.0f}  "
-        f"({per_request * mb:,.0f} MB for {args.n:,} queued)"
-    )
-    print(
-        f"bytes per seen URL (finished):              {per_seen:6.0f}  "
-        f"({per_seen * mb:,.0f} MB for {args.n:,} seen)"
-    )
-    verdict = "met" if per_request * 1e6 / 2**20 <= 300 else "NOT met"
-    print(f"target: a 1,000,000-URL frontier (all queued) <= 300 MB: {verdict}")
+    worst = 0.0
+    for name, url in (("39-character URLs", short_url), ("90-character URLs", long_url)):
+        per_request, per_seen = measure_frontier(args.n, url)
+        worst = max(worst, per_request, per_seen)
+        print(f"{name}:")
+        print(
+            f"  bytes per queued request, Request included: {per_request:6.0f}  "
+            f"({per_request * mb:,.0f} MB for {args.n:,} queued)"
+        )
+        print(
+            f"  bytes per seen URL (finished):              {per_seen:6.0f}  "
+            f"({per_seen * mb:,.0f} MB for {args.n:,} seen)"
+        )
+    verdict = "met" if worst * 1e6 / 2**20 <= 300 else "NOT met"
+    print(f"target: a 1,000,000-URL frontier (all queued, or all seen) <= 300 MB: {verdict}")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,8 @@ class LinkSpider(Spider):
         yield response.follow("./y.html", dont_filter=True)  # a duplicate, yet queued
 
 
-async def _links(depth: int, settings: dict[str, Any]) -> list[tuple[Any, ...]]:
+async def _handled(depth: int, settings: dict[str, Any]) -> Any:
+    """The project after its spider handled one page at ``depth``."""
     crawler = Crawler(LinkSpider, settings={"LOG_LEVEL": "WARNING", **settings})
     project = crawler.build()
 
@@ -36,6 +37,11 @@ async def _links(depth: int, settings: dict[str, Any]) -> list[tuple[Any, ...]]:
         PAGE, body=b"<html></html>", request=Request(PAGE, meta={"depth": depth})
     )
     await Scraper(enqueue, lambda project: None).handle_response(project, response)
+    return project
+
+
+async def _links(depth: int, settings: dict[str, Any]) -> list[tuple[Any, ...]]:
+    project = await _handled(depth, settings)
     leases = await project.scheduler.frontier.lease(10, time.time() + 1, 60.0)
     return sorted(
         (
@@ -59,3 +65,11 @@ async def test_links_merge_priority_keep_dont_filter_and_drop_offsite() -> None:
 async def test_links_beyond_the_depth_limit_are_dropped() -> None:
     assert await _links(1, {"DEPTH_LIMIT": 1}) == []
     assert len(await _links(0, {"DEPTH_LIMIT": 1})) == 3
+
+
+async def test_followed_links_wait_packed_in_the_memory_frontier() -> None:
+    """Links as the default spider middlewares leave them (depth, Referer) are what the
+    memory frontier packs: a third of a Request's memory while they wait (white box)."""
+    queue = (await _handled(0, {})).scheduler.frontier.queue
+    assert queue._ready.packed == 2  # x.html (merged) and y.html; the dont_filter twin,
+    assert len(queue) == 3  # queued under a taskid of its own, is kept as it is

@@ -50,9 +50,11 @@ class Task:
 
 
 class QueueMachine(RuleBasedStateMachine):
+    pack = True  # ready tasks packed, as MemoryFrontier's queue keeps them
+
     def __init__(self) -> None:
         super().__init__()
-        self.queue = MemoryTaskQueue()
+        self.queue = MemoryTaskQueue(pack=self.pack)
         self.now = 1_000.0
         self.seq = 0
         self.model: dict[str, Task] = {}
@@ -150,7 +152,14 @@ class QueueMachine(RuleBasedStateMachine):
         for lease in leases:
             task = self.model[lease.taskid]
             assert lease.retried == task.retried
-            assert lease.request.url == task.url
+            request = lease.request
+            assert request.url == task.url
+            assert request.priority == task.priority, "merges raise the leased priority"
+            assert (request.age, request.itag, request.auto_recrawl) == (
+                task.age,
+                task.itag,
+                task.auto_recrawl,
+            )
             assert lease.deadline == self.now + LEASE
             task.where, task.when, task.lease = "processing", self.now + LEASE, lease
         self.leases += leases
@@ -261,10 +270,16 @@ class QueueMachine(RuleBasedStateMachine):
                 assert info.reason == task.reason
 
 
-QueueMachine.TestCase.settings = settings(
-    max_examples=200,
-    stateful_step_count=50,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+class UnpackedQueueMachine(QueueMachine):
+    pack = False  # every task a record, as SqliteFrontier's queue keeps them
+
+
+for machine in (QueueMachine, UnpackedQueueMachine):
+    machine.TestCase.settings = settings(
+        max_examples=200,
+        stateful_step_count=50,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
 TestMemoryTaskQueueModel = QueueMachine.TestCase
+TestUnpackedMemoryTaskQueueModel = UnpackedQueueMachine.TestCase

@@ -31,13 +31,26 @@ def test_task_key_is_compact_for_sha1_hex_only() -> None:
 
 
 def test_merge_writes_the_priority_on_the_kept_request() -> None:
-    queue = MemoryTaskQueue()
+    queue = MemoryTaskQueue(pack=False)
     first = Request("http://example.com/a", priority=1)
     queue.push(first, T0)
     queue.push(Request("http://example.com/a", priority=7), T0)
     (lease,) = queue.lease(1, T0, 60)
     assert lease.request is first
     assert first.priority == 7
+
+
+def test_merge_raises_the_priority_of_a_packed_request() -> None:
+    queue = MemoryTaskQueue()
+    queue.push(Request("http://example.com/a", priority=1), T0)
+    queue.push(Request("http://example.com/b", priority=5), T0)
+    queue.push(Request("http://example.com/a", priority=7), T0)
+    queue.push(Request("http://example.com/a", priority=3), T0)  # lower: changes nothing
+    leased = queue.lease(2, T0, 60)
+    assert [(lease.request.url, lease.request.priority) for lease in leased] == [
+        ("http://example.com/a", 7),
+        ("http://example.com/b", 5),
+    ]
 
 
 def test_integral_float_priority_is_accepted() -> None:

@@ -5,6 +5,9 @@ The two properties a write-behind store rests on are checked on random walks: ev
 change is reported (a mirror that re-reads the reported tasks after each operation
 always equals the queue), and ``restore`` is ``view``'s inverse (a queue rebuilt from
 the views of its tasks answers as the original does, leases excepted).
+
+The queues here keep every request as it was pushed (``pack=False``), as an adapter's
+does: the views are compared whole, requests by identity.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ class Recorder:
 
 # -- on_change: what is reported ----------------------------------------------------------
 def test_each_kind_of_change_is_reported_and_a_merge_that_changes_nothing_is_not() -> None:
-    queue = MemoryTaskQueue()
+    queue = MemoryTaskQueue(pack=False)
     heard = Recorder(queue)
     assert queue.push(req("a"), T0) is PushOutcome.NEW
     assert queue.push(req("later", exetime=T0 + 50), T0) is PushOutcome.NEW
@@ -84,7 +87,7 @@ def test_each_kind_of_change_is_reported_and_a_merge_that_changes_nothing_is_not
 
 
 def test_stale_attempts_and_refused_operations_report_nothing() -> None:
-    queue = MemoryTaskQueue()
+    queue = MemoryTaskQueue(pack=False)
     queue.push(req("a"), T0)
     (stale,) = queue.lease(1, T0, LEASE)
     queue.reclaim_expired(T0 + LEASE)
@@ -98,7 +101,7 @@ def test_stale_attempts_and_refused_operations_report_nothing() -> None:
 
 
 def test_an_ack_that_queues_an_auto_recrawl_reports_the_task() -> None:
-    queue = MemoryTaskQueue()
+    queue = MemoryTaskQueue(pack=False)
     queue.push(req("a", age=100, auto_recrawl=True), T0)
     (lease,) = queue.lease(1, T0, LEASE)
     heard = Recorder(queue)
@@ -110,7 +113,7 @@ def test_an_ack_that_queues_an_auto_recrawl_reports_the_task() -> None:
 
 # -- view ---------------------------------------------------------------------------------
 def test_view_describes_each_state() -> None:
-    queue = MemoryTaskQueue()
+    queue = MemoryTaskQueue(pack=False)
     queue.push(req("ready", priority=2), T0)
     queue.push(req("delayed", exetime=T0 + 30, itag="v1"), T0)
     queue.push(req("failed"), T0)
@@ -189,7 +192,7 @@ def _as_of(view: TaskView | None, now: float) -> TaskView | None:
 @pytest.mark.parametrize("seed", range(6))
 def test_every_change_is_reported(seed: int) -> None:
     rng = random.Random(seed)
-    queue = MemoryTaskQueue()
+    queue = MemoryTaskQueue(pack=False)
     changed: set[TaskKey] = set()
     queue.on_change = changed.add
     mirror: dict[TaskKey, TaskView | None] = {}
@@ -208,7 +211,7 @@ def test_every_change_is_reported(seed: int) -> None:
 def _rebuilt(queue: MemoryTaskQueue, keys: list[TaskKey]) -> MemoryTaskQueue:
     """A new queue restored from the views of ``queue``'s tasks (in taskid order, not
     the queue's: restoring places them)."""
-    again = MemoryTaskQueue()
+    again = MemoryTaskQueue(pack=False)
     heard = Recorder(again)
     views = [view for k in keys if (view := queue.view(k)) is not None]
     for view in sorted(views, key=lambda v: v.taskid):
@@ -227,7 +230,7 @@ def _same(a: MemoryTaskQueue, b: MemoryTaskQueue, keys: list[TaskKey], now: floa
 @pytest.mark.parametrize("seed", range(6))
 def test_restore_is_the_inverse_of_view(seed: int) -> None:
     rng = random.Random(seed)
-    queue = MemoryTaskQueue()
+    queue = MemoryTaskQueue(pack=False)
     keys = [key(path) for path in PATHS]
     now, held = T0, []
     for _ in range(400):
@@ -251,7 +254,7 @@ def test_restore_is_the_inverse_of_view(seed: int) -> None:
 
 
 def test_restore_keeps_places_and_the_dupe_filter() -> None:
-    queue = MemoryTaskQueue()
+    queue = MemoryTaskQueue(pack=False)
     queue.push(req("first"), T0)
     queue.push(req("done", itag="v1"), T0)
     queue.push(req("second", priority=1), T0)
@@ -273,22 +276,22 @@ def test_restore_keeps_places_and_the_dupe_filter() -> None:
 
 
 def test_restore_refuses_what_it_cannot_put_back() -> None:
-    queue = MemoryTaskQueue()
+    queue = MemoryTaskQueue(pack=False)
     queue.push(req("a"), T0)
     view = queue.view(key("a"))
     assert view is not None
-    again = MemoryTaskQueue()
+    again = MemoryTaskQueue(pack=False)
     again.restore(view)
     with pytest.raises(ValueError, match="restored twice"):
         again.restore(view)
     with pytest.raises(ValueError, match="needs its request and place"):
-        MemoryTaskQueue().restore(view._replace(request=None))
+        MemoryTaskQueue(pack=False).restore(view._replace(request=None))
     with pytest.raises(ValueError, match="restored twice"):
         again.restore(view._replace(state=TaskState.SUCCESS, request=None))
 
 
 def test_skip_seq_places_new_tasks_after_positions_the_store_keeps() -> None:
-    queue = MemoryTaskQueue()
+    queue = MemoryTaskQueue(pack=False)
     queue.skip_seq(41)
     queue.skip_seq(7)  # never backwards
     queue.push(req("a"), T0)
@@ -297,7 +300,7 @@ def test_skip_seq_places_new_tasks_after_positions_the_store_keeps() -> None:
 
 # -- stage ----------------------------------------------------------------------------------
 def test_stage_prepares_exactly_the_requests_a_push_would_queue_anew() -> None:
-    queue = MemoryTaskQueue()
+    queue = MemoryTaskQueue(pack=False)
     queue.push(req("queued"), T0)
     queue.push(req("done"), T0)
     queue.push(req("aged", age=10), T0)
@@ -322,7 +325,7 @@ def test_stage_prepares_exactly_the_requests_a_push_would_queue_anew() -> None:
 
 
 def test_stage_checks_every_request_first() -> None:
-    queue = MemoryTaskQueue()
+    queue = MemoryTaskQueue(pack=False)
     prepared: list[Request] = []
     with pytest.raises(InvalidURL):
         queue.stage([req("a"), Request("http://example.com:notaport/")], T0, None, prepared.append)

@@ -12,12 +12,14 @@ page), so the layout is chosen for speed and memory:
 - A task queued or processing is a small list, a *record* (``_records.py``), holding
   its place in the ready order and the ``Lease`` of its current attempt: an ack, nack
   or renewal must present that very object (a stale attempt cannot settle a newer one).
-- Due records wait in a ``ReadyHeap`` of bare int keys (ints compare in C); delayed and
-  processing ones in ``TimedHeap``s, by exetime and by lease deadline. Every heap
-  deletes lazily and sweeps its dead entries once they outnumber the live ones, so a
-  record sits in at most one heap and the heaps stay proportional to the tasks.
-- Tasks are keyed by the request's cached 20-byte fingerprint (``TaskKey``), not by a
-  40-character hex string; finished ones are remembered compactly (``_finished.py``).
+  A ready task never leased is one bytes object instead, when its request allows
+  (``skitter.http._compact``): a third of the memory. Leasing or viewing it makes an
+  equal request again, not the object pushed.
+- Due tasks wait in a ``ReadyHeap``, delayed and processing ones in ``TimedHeap``s (by
+  exetime, by lease deadline); all delete lazily and sweep their dead entries once they
+  outnumber the live ones, so the heaps stay proportional to the tasks.
+- Tasks are keyed by the request's cached 20-byte fingerprint (``TaskKey``); finished
+  ones are remembered compactly (``_finished.py``).
 
 A task pushed again while it is processing is IGNORED: its running attempt stands for
 it, and changing a task under a worker's feet is how tasks get lost.
@@ -26,7 +28,7 @@ it, and changing a task under a worker's feet is how tasks get lost.
 from __future__ import annotations
 
 from collections.abc import Callable, KeysView, Sequence
-from heapq import heappop, heappush
+from heapq import heappush
 from typing import TypeVar
 
 from skitter.frontier._base import FrontierCounts, Lease, PushOutcome, TaskInfo, TaskState
@@ -37,6 +39,8 @@ from skitter.frontier._memory._finished import (
     lastcrawltime_of,
     recrawl_due,
 )
+from skitter.frontier._memory._packed import Packer
+from skitter.frontier._memory._ready import ReadyHeap
 from skitter.frontier._memory._records import (
     DELAYED,
     KEY,
@@ -50,12 +54,13 @@ from skitter.frontier._memory._records import (
     SEQ_MASK,
     WHEN,
     WHERE,
-    ReadyHeap,
     Record,
     TimedHeap,
+    key_of,
     view_of,
 )
 from skitter.frontier._memory._task import (
+    MAX_PRIORITY,
     TaskKey,
     TaskView,
     priority_of,
@@ -96,12 +101,13 @@ class MemoryTaskQueue:
         "on_change",
     )
 
-    def __init__(self) -> None:
-        self._active: dict[TaskKey, Record] = {}  # queued or processing
+    def __init__(self, *, pack: bool = True) -> None:
+        # Queued or processing: a record, or a ready task's packed entry (bytes).
+        self._active: dict[TaskKey, Record | bytes] = {}
+        self._ready = ReadyHeap(self._active, Packer() if pack else None)
         self._done = FinishedTasks()
         self._finished: dict[TaskKey, Done] = self._done.done  # last outcome, kept on recrawl
         self._errors: dict[TaskKey, str] = {}  # last failure of tasks queued for a retry
-        self._ready = ReadyHeap()
         self._delayed = TimedHeap()  # by exetime
         self._processing = TimedHeap()  # by lease deadline
         self._next_seq = 0
@@ -119,7 +125,9 @@ class MemoryTaskQueue:
     def seq_of(self, key: TaskKey) -> int | None:
         """A queued or processing task's place in FIFO order (else None), cheaply."""
         rec = self._active.get(key)
-        return None if rec is None else rec[KEY] & SEQ_MASK
+        return (
+            None if rec is None else (rec[KEY] if isinstance(rec, list) else key_of(rec)) & SEQ_MASK
+        )
 
     # -- queueing -------------------------------------------------------------------------
     def push(self, request: Request, now: float, force: bool = False) -> PushOutcome:
@@ -138,7 +146,7 @@ class MemoryTaskQueue:
                     return _IGNORED
                 outcome = _RECRAWL
         priority = request.priority
-        if priority.__class__ is not int:
+        if priority.__class__ is not int or not -MAX_PRIORITY < priority < MAX_PRIORITY:
             priority = priority_of(request)
         exetime = request.exetime
         seq = self._next_seq
@@ -148,30 +156,28 @@ class MemoryTaskQueue:
             rec = [key, request, 0, DELAYED, exetime, "", None]
             self._delayed.add(exetime, rec)  # not _delay: the hot path
         else:
-            rec = [key, request, 0, READY, 0.0, "", None]
-            ready = self._ready
-            ready.index[key] = rec
-            heappush(ready.heap, key)  # not ready.add: the hot path
+            rec = self._ready.add_new(tk, key, request)
         self._active[tk] = rec
         if self.on_change is not None:
             self.on_change(tk)
         return outcome
 
     def stage(
-        self,
-        requests: Sequence[Request],
-        now: float,
-        force: Sequence[bool] | None,
+        self, requests: Sequence[Request], now: float, force: Sequence[bool] | None,
         prepare: Callable[[Request], T],
-    ) -> list[tuple[TaskKey, T | None]]:
+    ) -> list[tuple[TaskKey, T | None]]:  # fmt: skip
         """Check a batch before pushing it (``check_request``): each request's key and, if
         ``push`` would queue it anew (NEW, RECRAWL), ``prepare(request)``. Nothing changes
         here, so an exception from a check or from ``prepare`` changes nothing."""
         return self._done.stage(requests, now, force, prepare, self._active)
 
-    def _merge(self, rec: Record, tk: TaskKey, request: Request, now: float) -> PushOutcome:
+    def _merge(self, rec: Record | bytes, tk: TaskKey, request: Request, now: float) -> PushOutcome:
         """One entry per taskid: the higher priority and the earlier exetime win (but a
         retry's time is kept)."""
+        if isinstance(rec, bytes):  # ready: only a higher priority changes it
+            if self._ready.raise_packed(tk, rec, priority_of(request)) and self.on_change:
+                self.on_change(tk)
+            return _MERGED
         where = rec[WHERE]
         if where == PROCESSING:
             return _IGNORED
@@ -179,9 +185,7 @@ class MemoryTaskQueue:
         priority = priority_of(request)
         new_key = (key & SEQ_MASK) - (priority << SEQ_BITS)
         higher = new_key < key
-        if higher:
-            # The kept request carries the merged priority, so later stages (download
-            # slots) order it as the frontier did.
+        if higher:  # on the kept request too: download slots order by it
             rec[REQ].priority = priority
         if where == READY:
             if higher:
@@ -239,16 +243,12 @@ class MemoryTaskQueue:
         delayed = self._delayed.entries
         if delayed and delayed[0][0] <= now:
             self._promote(now)
-        ready = self._ready.heap
-        index = self._ready.index
+        pop = self._ready.pop
         processing = self._processing.entries  # pushed to here: the hot path
         tick = self._processing.tick
         deadline = now + lease_seconds
         leases: list[Lease] = []
-        while ready and len(leases) < limit:
-            rec = index.pop(heappop(ready), None)
-            if rec is None:
-                continue  # a key that a merge replaced
+        while len(leases) < limit and (rec := pop()) is not None:
             request = rec[REQ]
             lease = Lease(request.taskid, request, rec[RETRIED], deadline)
             rec[WHERE] = PROCESSING
@@ -268,7 +268,7 @@ class MemoryTaskQueue:
         """The record of the task ``lease`` is the current attempt of, or None."""
         tk = task_key(lease.taskid)
         rec = self._active.get(tk)
-        if rec is None or rec[LEASE] is not lease:
+        if rec is None or isinstance(rec, bytes) or rec[LEASE] is not lease:
             return None
         return tk, rec
 
@@ -388,10 +388,8 @@ class MemoryTaskQueue:
     # -- queries --------------------------------------------------------------------------
     def counts(self, now: float) -> FrontierCounts:
         """Tasks ready (due), delayed (not yet due) and processing."""
-        # Promoting early changes no order: the ready heap orders by (priority, seq) alone.
-        self._promote(now)
-        delayed = self._delayed.live
-        processing = self._processing.live
+        self._promote(now)  # early or not, the ready order is (priority, seq) alone
+        delayed, processing = self._delayed.live, self._processing.live
         return FrontierCounts(len(self._active) - delayed - processing, delayed, processing)
 
     def next_due(self) -> float | None:
@@ -400,25 +398,24 @@ class MemoryTaskQueue:
 
     def task(self, taskid: str) -> TaskInfo | None:
         """What is known of ``taskid``: ACTIVE while queued or processing."""
-        if (v := self.view(task_key(taskid))) is None:
-            return None
-        return TaskInfo(taskid, v.url, v.state, v.retried, v.lastcrawltime, v.reason)
+        v = self.view(task_key(taskid))
+        return v and TaskInfo(taskid, v.url, v.state, v.retried, v.lastcrawltime, v.reason)
 
     def view(self, key: TaskKey) -> TaskView | None:
         """The task of ``key`` as it stands (None if it was never queued)."""
         rec = self._active.get(key)
         if rec is None:
             return self._done.view(key)
+        if isinstance(rec, bytes):
+            rec = self._ready.unpacked(rec)
         last = lastcrawltime_of(self._finished.get(key)) if self._finished else 0.0
         return view_of(taskid_of(key), rec, last, self._errors.get(key, ""))
 
     # -- restoring from storage -----------------------------------------------------------
     def restore(self, view: TaskView) -> None:
-        """Put back a task read from storage (``view``'s inverse, leases excepted: a task
-        that was processing comes back ready; a finished one, without its request). A
-        queued one's ``seq`` must be unique among queued tasks; later pushes come after
-        it. Not reported to ``on_change``; ValueError for a taskid known already, or an
-        ACTIVE view without its request or place."""
+        """Put back a task read from storage, not reported to ``on_change`` (the package
+        docstring). ValueError for a taskid known already, or an ACTIVE view without its
+        request or place (its ``seq`` must be unique among queued tasks)."""
         tk = task_key(view.taskid)
         if tk in self._active or tk in self._finished:
             raise ValueError(f"task {view.taskid!r} is restored twice")
@@ -429,12 +426,17 @@ class MemoryTaskQueue:
         if request is None or priority is None or seq is None:
             raise ValueError(f"queued task {view.taskid!r} needs its request and place")
         request.priority = priority
-        rec = [seq - (priority << SEQ_BITS), request, view.retried, READY, 0.0, "", None]
-        if view.exetime > 0 and view.deadline is None:
-            self._delay(rec, view.exetime)
-        else:
-            self._make_ready(rec)
-        self._active[tk] = rec
+        key = seq - (priority << SEQ_BITS)
+        delayed = view.exetime > 0 and view.deadline is None
+        if delayed or view.retried:
+            rec = [key, request, view.retried, READY, 0.0, "", None]
+            if delayed:
+                self._delay(rec, view.exetime)
+            else:
+                self._make_ready(rec)
+            self._active[tk] = rec
+        else:  # ready and never failed: packed when it can be
+            self._active[tk] = self._ready.add_new(tk, key, request)
         if view.reason:
             self._errors[tk] = view.reason
         if view.lastcrawltime:

@@ -10,6 +10,16 @@ first, then ``seq``, the global sequence number given at first push (strict FIFO
 the lease deadline while processing; ``lease`` is the ``Lease`` handed out for the
 current attempt (None while queued).
 
+A task that is ready and was never leased is usually not a record but a *packed* entry,
+one bytes object (issue 18: a million queued links must fit in 300 MB)::
+
+    sort_key(key) + fingerprint + payload
+
+(13 + 20 bytes, then ``skitter.http._compact``'s payload of the request). It is its own
+entry in the ready heap, where bytes compare by their sort key first, and the value of
+its task in the queue's dict; it is live while it is that value. Leasing it makes the
+request and the record again.
+
 Private to the memory package: other backends use ``MemoryTaskQueue``'s public surface.
 """
 
@@ -20,11 +30,12 @@ from heapq import heapify, heappop, heappush
 from typing import Any
 
 from skitter.frontier._base import TaskState
-from skitter.frontier._memory._task import TaskView
+from skitter.frontier._memory._task import MAX_PRIORITY, TaskView
 from skitter.http import Request
 
 __all__ = [
     "DELAYED",
+    "FP_END",
     "KEY",
     "LEASE",
     "OWNER",
@@ -34,17 +45,22 @@ __all__ = [
     "RETRIED",
     "SEQ_BITS",
     "SEQ_MASK",
+    "SORT_KEY",
     "SWEEP_MIN",
     "WHEN",
     "WHERE",
-    "ReadyHeap",
     "Record",
     "TimedHeap",
+    "key_of",
+    "sort_key",
     "view_of",
 ]
 
 SEQ_BITS = 48  # 2.8e14 pushes before FIFO order within a priority could break
 SEQ_MASK = (1 << SEQ_BITS) - 1
+SORT_KEY = 13  # bytes of a sort key: a key of |priority| < 2**53 plus _KEY_OFFSET fits
+FP_END = SORT_KEY + 20  # a packed entry's fingerprint ends here, its payload starts
+_KEY_OFFSET = MAX_PRIORITY << SEQ_BITS  # makes every key positive: bytes sort as keys
 
 # Fields of a record.
 KEY = 0
@@ -67,36 +83,14 @@ _new_view = tuple.__new__  # a third of TaskView(...)'s cost: a flush views ever
 _NONE_DUE: tuple[Record, ...] = ()
 
 
-class ReadyHeap:
-    """Due records by key (priority, then seq) as bare int keys in a heap, with a dict
-    from key to record beside it: ints compare in C without a detour through lists or
-    tuples, which halves the cost of a pop on a large heap.
+def sort_key(key: int) -> bytes:
+    """``key`` as bytes that sort as the keys do."""
+    return (key + _KEY_OFFSET).to_bytes(SORT_KEY, "big")
 
-    A record whose key changes (a merge raised its priority) gets its new key pushed and
-    the old one dropped from the index: a popped key missing from the index is dead and
-    skipped. Dead keys are swept out once they outnumber the live ones. The queue's
-    push and lease use ``heap`` and ``index`` themselves: they are the hot path."""
 
-    __slots__ = ("heap", "index")
-
-    def __init__(self) -> None:
-        self.heap: list[int] = []
-        self.index: dict[int, Record] = {}  # key -> record, for keys still live
-
-    def add(self, rec: Record) -> None:
-        key = rec[KEY]
-        self.index[key] = rec
-        heappush(self.heap, key)
-
-    def rekey(self, rec: Record, key: int) -> None:
-        """Move a ready record to its new place ``key``."""
-        del self.index[rec[KEY]]  # the old key stays in the heap, dead
-        rec[KEY] = key
-        self.add(rec)
-        dead = len(self.heap) - len(self.index)
-        if dead > SWEEP_MIN and dead > len(self.index):
-            self.heap = list(self.index)
-            heapify(self.heap)
+def key_of(entry: bytes) -> int:
+    """The key of a sort key or packed entry (``sort_key``'s inverse)."""
+    return int.from_bytes(entry[:SORT_KEY], "big") - _KEY_OFFSET
 
 
 class TimedHeap:

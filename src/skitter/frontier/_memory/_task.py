@@ -13,6 +13,7 @@ from skitter.frontier._base import TaskState
 from skitter.http import Request
 
 __all__ = [
+    "MAX_PRIORITY",
     "TaskKey",
     "TaskView",
     "check_request",
@@ -53,14 +54,21 @@ def taskid_of(key: TaskKey) -> str:
     return key.hex() if isinstance(key, bytes) else key
 
 
+#: Priorities are below it in magnitude, in every frontier: the Redis one keeps them in
+#: doubles, the memory one in sort keys of a fixed width.
+MAX_PRIORITY = 2**53
+
+
 def priority_of(request: Request) -> int:
     """``request.priority`` as the int the queue orders by; TypeError naming the request
-    if it is not a whole number."""
+    if it is not a whole number, ValueError if it is not below ``MAX_PRIORITY`` in
+    magnitude."""
     priority = request.priority
-    if isinstance(priority, int):
-        return int(priority)
-    if isinstance(priority, float) and priority.is_integer():
-        return int(priority)
+    if isinstance(priority, int) or (isinstance(priority, float) and priority.is_integer()):
+        priority = int(priority)
+        if -MAX_PRIORITY < priority < MAX_PRIORITY:
+            return priority
+        raise ValueError(f"priority of {request!r} is out of range (below 2**53): {priority}")
     raise TypeError(f"priority of {request!r} must be an int, got {priority!r}")
 
 
@@ -71,8 +79,7 @@ def check_request(request: Request) -> None:
     Batch pushes call it for every request first, so a bad one changes nothing.
     """
     request_key(request)
-    if request.priority.__class__ is not int:
-        priority_of(request)
+    priority_of(request)
     for name, value in (("exetime", request.exetime), ("age", request.age)):
         cls = value.__class__
         usual = cls is float or cls is int  # decided cheaply; bools and others checked
