@@ -12,19 +12,30 @@ yields, so they avoid ``itemadapter``'s generic path when they can:
 
 Classes are remembered at their first sight; an adapter added to
 ``ItemAdapter.ADAPTER_CLASSES`` later is not seen for classes already classified.
+
+``itemadapter`` itself is imported at the first object that is not a dict nor a plain
+value: it imports Scrapy, pydantic and attrs whenever they are installed (0.4 s and
+25 MB where Scrapy is), which a crawl that yields dicts never needs (issue 18).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from types import AsyncGeneratorType, CoroutineType, GeneratorType
+from typing import TYPE_CHECKING, Any
 
-from itemadapter import ItemAdapter
+if TYPE_CHECKING:
+    from itemadapter import ItemAdapter
 
-__all__ = ["exported_dict", "field_names", "is_item", "item_to_dict"]
+__all__ = ["adapter_class", "exported_dict", "field_names", "is_item", "item_to_dict"]
 
 _SCALARS: frozenset[type] = frozenset({str, int, float, bool, type(None), bytes})
-_item_classes: dict[type, bool] = {dict: True}
+# Known without asking itemadapter: dicts are items; plain values, containers and what
+# callbacks return (generators, coroutines) are not.
+_item_classes: dict[type, bool] = {dict: True} | dict.fromkeys(
+    (*_SCALARS, list, tuple, set, frozenset, GeneratorType, AsyncGeneratorType, CoroutineType),
+    False,
+)
 #: Per item class, the ``serializer`` of each field that declares one (Scrapy's
 #: ``Field(serializer=...)``), found once per class: field metadata is the class's.
 _serializers: dict[type, dict[str, Callable[[Any], Any]]] = {dict: {}}
@@ -36,7 +47,7 @@ def is_item(obj: Any) -> bool:
     cls = obj.__class__
     known = _item_classes.get(cls)
     if known is None:
-        known = _item_classes[cls] = ItemAdapter.is_item(obj)
+        known = _item_classes[cls] = adapter_class().is_item(obj)
     return known
 
 
@@ -50,7 +61,7 @@ def item_to_dict(item: Any) -> dict[str, Any]:
         return {key: _plain(value) for key, value in item.items()}
     if not is_item(item):
         raise TypeError(f"not an item: {type(item).__name__} {item!r:.80}")
-    return {key: _plain(value) for key, value in ItemAdapter(item).items()}
+    return {key: _plain(value) for key, value in adapter_class()(item).items()}
 
 
 def exported_dict(item: Any) -> dict[str, Any]:
@@ -69,8 +80,9 @@ def _serializers_of(cls: type) -> dict[str, Callable[[Any], Any]]:
     found = _serializers.get(cls)
     if found is None:
         found = {}
-        for name in ItemAdapter.get_field_names_from_class(cls) or ():
-            serializer = ItemAdapter.get_field_meta_from_class(cls, name).get("serializer")
+        adapter = adapter_class()
+        for name in adapter.get_field_names_from_class(cls) or ():
+            serializer = adapter.get_field_meta_from_class(cls, name).get("serializer")
             if callable(serializer):
                 found[name] = serializer
         _serializers[cls] = found
@@ -83,7 +95,14 @@ def field_names(item: Any) -> list[str]:
     exporter takes them for its columns."""
     if item.__class__ is dict:
         return list(item)
-    return [str(name) for name in ItemAdapter(item).field_names()]
+    return [str(name) for name in adapter_class()(item).field_names()]
+
+
+def adapter_class() -> type[ItemAdapter]:
+    """itemadapter's ``ItemAdapter``, imported on first use (see the module docstring)."""
+    from itemadapter import ItemAdapter
+
+    return ItemAdapter
 
 
 def _plain(value: Any) -> Any:

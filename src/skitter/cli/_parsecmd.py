@@ -21,7 +21,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from itemadapter import ItemAdapter
 from rich.console import Console
 from rich.markup import escape
 
@@ -30,6 +29,7 @@ from skitter.crawler import Crawler
 from skitter.engine import Probe
 from skitter.exceptions import ConfigError, HttpError
 from skitter.http import Request, Response
+from skitter.items import adapter_class
 
 __all__ = ["add_parse_command"]
 
@@ -185,7 +185,7 @@ def _print_level(results: _Results, args: argparse.Namespace, level: int | None)
         else:
             items = results.items.get(level, [])
         print("# Scraped Items ", "-" * 60)
-        pprint.pprint([ItemAdapter(item).asdict() for item in items])
+        pprint.pprint([adapter_class()(item).asdict() for item in items])
     if not args.nolinks:
         if level is None:
             requests = results.requests[max(results.requests)] if results.requests else []

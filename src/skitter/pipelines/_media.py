@@ -43,14 +43,12 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import msgspec
-from itemadapter import ItemAdapter
 
 from skitter._failure import Failure
 from skitter.exceptions import CodecError, ConfigError, FatalError
 from skitter.http import Request, Response
 from skitter.http._codec import decode_request, encode_request
-from skitter.item import Item
-from skitter.items import item_to_dict
+from skitter.items import adapter_class, item_to_dict
 from skitter.pipelines._media_store import FilesStore, store_for
 
 __all__ = ["MEDIA_META", "FileException", "MediaInfo", "MediaPending", "MediaPipeline"]
@@ -134,7 +132,7 @@ class MediaPipeline:
 
     # -- Scrapy's hooks --------------------------------------------------------------
     def get_media_requests(self, item: Any, info: MediaInfo) -> list[Request]:
-        urls = ItemAdapter(item).get(self.urls_field) or []
+        urls = adapter_class()(item).get(self.urls_field) or []
         if not isinstance(urls, list | tuple):
             raise TypeError(f"{self.urls_field} must be a list of URLs, got {type(urls).__name__}")
         return [Request(url) for url in urls]
@@ -158,7 +156,7 @@ class MediaPipeline:
     def item_completed(self, results: list[tuple[bool, Any]], item: Any, info: MediaInfo) -> Any:
         """The item with the successful results in its result field (failures were
         logged when they happened)."""
-        adapter = ItemAdapter(item)
+        adapter = adapter_class()(item)
         if self.result_field in adapter.field_names() or isinstance(item, dict):
             adapter[self.result_field] = [value for ok, value in results if ok]
         return item
@@ -328,6 +326,8 @@ def _find_class(name: str, spider: Any) -> type | None:
     """An item class by its ``module.qualname``: an ``Item`` subclass, or an item class
     the spider's module names. Never imported by name, and never any other class: a
     stored payload must not choose code to run."""
+    from skitter.item import Item  # itemadapter, and Scrapy where installed: on first use
+
     stack: list[type] = [Item]
     while stack:
         cls = stack.pop()
@@ -339,7 +339,7 @@ def _find_class(name: str, spider: Any) -> type | None:
         if (
             isinstance(candidate, type)
             and _class_name(candidate) == name
-            and ItemAdapter.is_item_class(candidate)
+            and adapter_class().is_item_class(candidate)
         ):
             return candidate
     return None
