@@ -1,13 +1,11 @@
 """The in-memory task queue: pyspider's task queue as a synchronous core (SPEC §2).
 
-``MemoryTaskQueue`` holds all the logic and never reads a clock or awaits: every method
-takes ``now``, so tests drive it with plain numbers and a hypothesis state machine checks
-it step by step against a naive model. ``MemoryFrontier`` is the thin async shell that
-makes it a ``Frontier``; ``SqliteFrontier`` persists it through its public surface (the
-package docstring).
-
-This is the hot path of every crawl (some fifteen pushes, one lease and one ack per
-page), so the layout is chosen for speed and memory:
+``MemoryTaskQueue`` never reads a clock or awaits: every method takes ``now``, so tests
+drive it with plain numbers and a hypothesis state machine checks it against a naive
+model. ``MemoryFrontier`` is its async shell; ``SqliteFrontier`` persists it through its
+public surface (the package docstring). This is the hot path of every crawl (some
+fifteen pushes, one lease and one ack per page), so the layout is chosen for speed and
+memory:
 
 - A task queued or processing is a small list, a *record* (``_records.py``), holding
   its place in the ready order and the ``Lease`` of its current attempt: an ack, nack
@@ -46,6 +44,7 @@ from skitter.frontier._memory._records import (
     KEY,
     LEASE,
     OWNER,
+    PRIORITY_BARS,
     PROCESSING,
     READY,
     REQ,
@@ -74,6 +73,7 @@ __all__ = ["MemoryTaskQueue"]
 
 T = TypeVar("T")
 
+_bar = PRIORITY_BARS.get
 _NEW = PushOutcome.NEW
 _MERGED = PushOutcome.MERGED
 _RECRAWL = PushOutcome.RECRAWL
@@ -137,6 +137,8 @@ class MemoryTaskQueue:
             tk = task_key(tk)
         rec = self._active.get(tk)
         if rec is not None:
+            if rec.__class__ is bytes and rec < _bar(request.priority, b""):
+                return _MERGED  # packed, and not raised: the usual duplicate, made cheap
             return self._merge(rec, tk, request, now)
         outcome = _NEW
         if self._finished:
@@ -190,13 +192,13 @@ class MemoryTaskQueue:
         if where == READY:
             if higher:
                 self._ready.rekey(rec, new_key)
-                if self.on_change is not None:
-                    self.on_change(tk)
+            if higher and self.on_change is not None:
+                self.on_change(tk)
             return _MERGED
         if higher:
             rec[KEY] = new_key  # its delayed entry is ordered by exetime, not by key
-        # A task waiting for a retry keeps its back-off: a link to it found again on
-        # another page must not make a failing page due at once.
+        # A task waiting for a retry keeps its back-off (a failing page is not made due
+        # again by every page that links to it).
         earlier = request.exetime < rec[WHEN] and not rec[RETRIED]
         if earlier:
             rec = self._replace(tk, rec)
@@ -251,10 +253,7 @@ class MemoryTaskQueue:
         while len(leases) < limit and (rec := pop()) is not None:
             request = rec[REQ]
             lease = Lease(request.taskid, request, rec[RETRIED], deadline)
-            rec[WHERE] = PROCESSING
-            rec[WHEN] = deadline
-            rec[OWNER] = owner
-            rec[LEASE] = lease
+            rec[WHERE:] = PROCESSING, deadline, owner, lease  # WHERE, WHEN, OWNER, LEASE
             heappush(processing, (deadline, next(tick), rec))
             leases.append(lease)
         self._processing.live += len(leases)

@@ -39,6 +39,7 @@ __all__ = [
     "KEY",
     "LEASE",
     "OWNER",
+    "PRIORITY_BARS",
     "PROCESSING",
     "READY",
     "REQ",
@@ -86,6 +87,12 @@ _NONE_DUE: tuple[Record, ...] = ()
 def sort_key(key: int) -> bytes:
     """``key`` as bytes that sort as the keys do."""
     return (key + _KEY_OFFSET).to_bytes(SORT_KEY, "big")
+
+
+#: The sort key of the last place (the highest seq) at each common priority: a packed
+#: entry below it has that priority or a higher one, so a push at that priority changes
+#: nothing. (No entry is below b"": other priorities take the full merge.)
+PRIORITY_BARS = {p: sort_key(SEQ_MASK - (p << SEQ_BITS)) for p in range(-100, 101)}
 
 
 def key_of(entry: bytes) -> int:

@@ -79,7 +79,9 @@ def check_request(request: Request) -> None:
     Batch pushes call it for every request first, so a bad one changes nothing.
     """
     request_key(request)
-    priority_of(request)
+    priority = request.priority
+    if priority.__class__ is not int or not -MAX_PRIORITY < priority < MAX_PRIORITY:
+        priority_of(request)  # raises, or accepts an integral float
     for name, value in (("exetime", request.exetime), ("age", request.age)):
         cls = value.__class__
         usual = cls is float or cls is int  # decided cheaply; bools and others checked
