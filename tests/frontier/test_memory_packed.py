@@ -173,7 +173,7 @@ def test_callables_beyond_the_table_are_kept_and_still_called() -> None:
         queue.push(Request(f"http://example.com/{i}", callback=funcs[-1]), T0)
     leases = queue.lease(300, T0, 60)
     assert [lease.request.callback(None) for lease in leases] == list(range(300))
-    assert len(queue._ready.packer.callbacks.funcs) <= 257  # bounded (white box)
+    assert len(queue._ready.callbacks.funcs) <= 257  # bounded (white box)
 
 
 @pytest.mark.parametrize("priority", [2**53, -(2**53), 10**30])

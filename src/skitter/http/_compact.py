@@ -124,8 +124,10 @@ def pack_request(request: Request, callbacks: Callbacks) -> bytes | None:
     meta = request.meta
     if meta.__class__ is not dict or (meta and not _plain_meta(meta)):
         return None
-    callback = callbacks.number(request.callback)
-    errback = callbacks.number(request.errback)
+    func = request.callback
+    callback = 0 if func is None else callbacks.number(func)
+    func = request.errback
+    errback = 0 if func is None else callbacks.number(func)
     if callback < 0 or errback < 0:
         return None
     url, referer = request._url, request._referer

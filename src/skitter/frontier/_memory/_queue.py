@@ -37,7 +37,6 @@ from skitter.frontier._memory._finished import (
     lastcrawltime_of,
     recrawl_due,
 )
-from skitter.frontier._memory._packed import Packer
 from skitter.frontier._memory._ready import ReadyHeap
 from skitter.frontier._memory._records import (
     DELAYED,
@@ -104,7 +103,7 @@ class MemoryTaskQueue:
     def __init__(self, *, pack: bool = True) -> None:
         # Queued or processing: a record, or a ready task's packed entry (bytes).
         self._active: dict[TaskKey, Record | bytes] = {}
-        self._ready = ReadyHeap(self._active, Packer() if pack else None)
+        self._ready = ReadyHeap(self._active, pack=pack)
         self._done = FinishedTasks()
         self._finished: dict[TaskKey, Done] = self._done.done  # last outcome, kept on recrawl
         self._errors: dict[TaskKey, str] = {}  # last failure of tasks queued for a retry
