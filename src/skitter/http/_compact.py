@@ -39,10 +39,13 @@ _SCALARS = frozenset({str, int, float, bool, type(None), bytes})
 _INT_RANGE = range(-(2**63), 2**64)  # what msgpack can carry
 # A payload: the Referer, the length of the URL's prefix it shares with the Referer (a
 # page's links mostly start as the page does), the rest of the URL, the callback and
-# errback numbers, meta; then these fields, up to the last that differs from its default.
+# errback numbers in one int, meta (a followed link's ``{"depth": n}`` as n alone); then
+# these fields, up to the last that differs from its default.
 _DEFAULTS: tuple[Any, ...] = ("GET", b"", 0.0, None, -1, False, None, False, False)
 _DEFAULT_TYPES = tuple(map(type, _DEFAULTS))  # 0 == 0.0 and b"" == bytearray(): exactly
-_FIELDS = 6 + len(_DEFAULTS)
+_FIELDS = 5 + len(_DEFAULTS)
+_ERRBACK_SHIFT = 9  # callback numbers are below 512 (Callbacks' limit)
+_CALLBACK_MASK = (1 << _ERRBACK_SHIFT) - 1
 _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder().decode
 _new_request = Request.__new__
@@ -132,7 +135,10 @@ def pack_request(request: Request, callbacks: Callbacks) -> bytes | None:
         return None
     url, referer = request._url, request._referer
     shared = 0 if referer is None else _shared_prefix(url, referer)
-    fields: list[Any] = [referer, shared, url[shared:], callback, errback, meta]
+    depth = meta.get("depth") if len(meta) == 1 else None
+    packed_meta = depth if depth.__class__ is int and depth in _INT_RANGE else meta
+    callbacks_ = callback | errback << _ERRBACK_SHIFT
+    fields: list[Any] = [referer, shared, url[shared:], callbacks_, packed_meta]
     tail = (
         request.method, request._body, request.exetime, request.retries, request.age,
         request.auto_recrawl, request.itag, request.dont_filter, request.render,
@@ -158,17 +164,18 @@ def unpack_request(
     n = len(fields)
     if n < _FIELDS:
         fields.extend(_DEFAULTS[n - _FIELDS :])
-    referer, shared, rest, callback, errback, meta = fields[:6]
+    referer, shared, rest, callback, meta = fields[:5]
     request = _new_request(Request)
     request._url = referer[:shared] + rest if shared else rest
     request._referer = referer
-    request.callback = callbacks.funcs[callback]
-    request.errback = callbacks.funcs[errback]
-    request.meta = meta
+    funcs = callbacks.funcs
+    request.callback = funcs[callback & _CALLBACK_MASK]
+    request.errback = funcs[callback >> _ERRBACK_SHIFT]
+    request.meta = {"depth": meta} if meta.__class__ is int else meta
     (
         request.method, request._body, request.exetime, request.retries, request.age,
         request.auto_recrawl, request.itag, request.dont_filter, request.render,
-    ) = fields[6:]  # fmt: skip
+    ) = fields[5:]  # fmt: skip
     request.priority = priority
     request._fp = fingerprint
     request._headers = None

@@ -1,4 +1,4 @@
-"""The ready heap: due tasks in the order they are leased (layout: ``_records.py``).
+"""The ready tasks, in the order they are leased (layout: ``_records.py``).
 
 Ready tasks never leased are *packed* when their requests allow (``skitter.http._compact``):
 a million queued links must fit in 300 MB (issue 18). As a Request and a record, a
@@ -7,7 +7,8 @@ queued link weighs about 840 bytes; packed, about 250, most of it its URL and Re
 
 from __future__ import annotations
 
-from heapq import heapify, heappop, heappush
+from collections import deque
+from heapq import heappop, heappush
 
 from skitter.frontier._memory._records import (
     FP_END,
@@ -29,53 +30,79 @@ __all__ = ["ReadyHeap"]
 
 
 class ReadyHeap:
-    """Due tasks by key (priority, then seq) in one heap of bytes: the sort keys of
-    records, with a dict from sort key to record beside it, and packed entries, which
-    start with their sort key. Bytes compare in C (a memcmp that ends inside the sort
-    key, which is unique), without a detour through lists or tuples.
+    """Due tasks by key (priority, then seq), as bytes that sort as their keys: the sort
+    keys of records (with a dict from sort key to record beside them) and packed
+    entries, which start with their sort key.
 
-    Deletion is lazy. A record whose key changes (a merge raised its priority) gets its
-    new sort key pushed and the old one dropped from the index: a popped sort key
-    missing from the index is dead. A packed entry is replaced by a copy with the new
-    sort key: a popped entry that is not its task's value in ``active`` (the queue's
-    dict of queued tasks, shared) is dead. Dead entries are swept out once they
-    outnumber the live ones.
+    Most entries arrive in order: a new task has the highest seq yet, so it goes to the
+    end of its priority's *level*, a deque, and leaving is a popleft, whatever the
+    number of tasks (a heap of a million bytes objects pays twenty comparisons a pop,
+    each a cache miss). The others (a task made ready again at its old place, restored,
+    or moved to a higher priority) wait in ``late``, a heap; ``pop`` takes the smaller
+    of the best level's head and the heap's. ``tops`` is a heap of the levels' negated
+    priorities, so the best level is found without a scan.
+
+    Deletion is lazy. A record whose key changes gets its new sort key added and the old
+    one dropped from the index: a sort key missing from the index is dead. A packed
+    entry is replaced by a copy with the new sort key: an entry that is not its task's
+    value in ``active`` (the queue's dict of queued tasks, shared) is dead. Dead entries
+    are swept out once they outnumber the live ones.
 
     ``callbacks`` numbers the callables of packed requests; None when nothing is packed.
     """
 
-    __slots__ = ("active", "callbacks", "heap", "index", "packed")
+    __slots__ = ("active", "callbacks", "index", "late", "levels", "packed", "size", "tops")
 
     def __init__(self, active: dict[TaskKey, Record | bytes], *, pack: bool) -> None:
         self.active = active
         self.callbacks = Callbacks() if pack else None
-        self.heap: list[bytes] = []
         self.index: dict[bytes, Record] = {}  # sort key -> record, for keys still live
-        self.packed = 0  # live packed entries in the heap
+        self.levels: dict[int, deque[bytes]] = {}  # priority -> its in-order entries
+        self.tops: list[int] = []  # the levels' priorities, negated: a heap
+        self.late: list[bytes] = []  # entries that came out of order: a heap
+        self.packed = 0  # live packed entries
+        self.size = 0  # entries, live and dead
+
+    def __len__(self) -> int:
+        """Entries held, dead ones included."""
+        return self.size
+
+    def _place(self, entry: bytes, priority: int) -> None:
+        level = self.levels.get(priority)
+        if level is None:
+            level = self.levels[priority] = deque()
+            heappush(self.tops, -priority)
+        if not level or level[-1] < entry:
+            level.append(entry)
+        else:
+            heappush(self.late, entry)
+        self.size += 1
 
     def add_new(self, tk: TaskKey, key: int, request: Request) -> Record | bytes:
         """A new task's entry, ready at ``key``: packed when its request allows."""
         sk = sort_key(key)
+        priority = -(key >> SEQ_BITS)
         if self.callbacks is not None and isinstance(tk, bytes):
             payload = pack_request(request, self.callbacks)
             if payload is not None:
                 entry = sk + tk + payload
-                heappush(self.heap, entry)
+                self._place(entry, priority)
                 self.packed += 1
                 return entry
         rec = [key, request, 0, READY, 0.0, "", None]
         self.index[sk] = rec
-        heappush(self.heap, sk)
+        self._place(sk, priority)
         return rec
 
     def add(self, rec: Record) -> None:
-        key = sort_key(rec[KEY])
-        self.index[key] = rec
-        heappush(self.heap, key)
+        key = rec[KEY]
+        sk = sort_key(key)
+        self.index[sk] = rec
+        self._place(sk, -(key >> SEQ_BITS))
 
     def rekey(self, rec: Record, key: int) -> None:
         """Move a ready record to its new place ``key``."""
-        del self.index[sort_key(rec[KEY])]  # the old key stays in the heap, dead
+        del self.index[sort_key(rec[KEY])]  # the old key stays, dead
         rec[KEY] = key
         self.add(rec)
         self._sweep()
@@ -87,16 +114,29 @@ class ReadyHeap:
         if new_key >= key:
             return False
         new = self.active[tk] = sort_key(new_key) + entry[SORT_KEY:]  # the old one dies
-        heappush(self.heap, new)
+        self._place(new, priority)
         self._sweep()
         return True
 
     def pop(self) -> Record | None:
         """The best live record, out of the heap (a packed one made a record again and
         put in ``active``), or None when none is left."""
-        heap, active = self.heap, self.active
-        while heap:
-            entry = heappop(heap)
+        levels, tops, late, active = self.levels, self.tops, self.late, self.active
+        while True:
+            level = None
+            while tops:
+                level = levels[-tops[0]]
+                if level:
+                    break
+                del levels[-heappop(tops)]
+                level = None
+            if late and (level is None or late[0] < level[0]):
+                entry = heappop(late)
+            elif level is not None:
+                entry = level.popleft()
+            else:
+                return None
+            self.size -= 1
             if len(entry) == SORT_KEY:
                 rec = self.index.pop(entry, None)
                 if rec is not None:
@@ -107,7 +147,6 @@ class ReadyHeap:
                     self.packed -= 1
                     rec = active[tk] = self.unpacked(entry, tk)
                     return rec
-        return None
 
     def unpacked(self, entry: bytes, fingerprint: bytes | None = None) -> Record:
         """The record of a packed entry, its request made again (``fingerprint``: the
@@ -121,9 +160,14 @@ class ReadyHeap:
         return [key, request, 0, READY, 0.0, "", None]
 
     def _sweep(self) -> None:
+        """Once dead entries outnumber the live ones, keep the live ones only, in order."""
         live = len(self.index) + self.packed
-        dead = len(self.heap) - live
-        if dead > SWEEP_MIN and dead > live:
-            self.heap = list(self.index)
-            self.heap += [v for v in self.active.values() if isinstance(v, bytes)]
-            heapify(self.heap)
+        dead = self.size - live
+        if dead <= SWEEP_MIN or dead <= live:
+            return
+        entries = list(self.index)
+        entries += [v for v in self.active.values() if isinstance(v, bytes)]
+        entries.sort()
+        self.levels, self.tops, self.late, self.size = {}, [], [], 0
+        for entry in entries:  # by priority, then seq: each level in order
+            self._place(entry, -(key_of(entry) >> SEQ_BITS))
