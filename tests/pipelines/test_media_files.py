@@ -226,3 +226,21 @@ async def test_a_file_twice_is_fetched_once_and_failures_and_retries_are_the_cra
     assert [f["status"] for f in by_n[1]["files"]] == ["cached"]
     assert by_n[1]["files"][0]["path"] == by_n[0]["files"][0]["path"]
     assert site.hits["/shared.txt"] == 1
+
+
+async def test_the_same_file_stored_at_once_by_many_items_is_stored_whole(
+    tmp_path: Path,
+) -> None:
+    """Items that share a file store it concurrently (a thread each): every write has
+    its own partial file, so no rename moves another's away (a shared one did, and the
+    crawl failed with 'No such file or directory')."""
+    import asyncio
+
+    from skitter.pipelines._media_store import FSFilesStore
+
+    store = FSFilesStore(str(tmp_path))
+    await store.open()
+    path = "full/shared.txt"
+    await asyncio.gather(*(store.persist_file(path, b"x" * 65536, None) for _ in range(32)))
+    assert (tmp_path / path).read_bytes() == b"x" * 65536
+    assert os.listdir(tmp_path / "full") == ["shared.txt"]  # no partial file left behind

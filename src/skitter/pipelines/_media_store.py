@@ -16,8 +16,10 @@ without it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import os
+import tempfile
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, Protocol
@@ -86,10 +88,19 @@ class FSFilesStore:
 
     @staticmethod
     def _write(target: Path, data: bytes) -> None:
+        """Write whole or not at all: into a file of its own, then renamed over the
+        target. Its own per write: two items with the same file store it at once, and a
+        shared name let one rename move the other's file away."""
         target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(f".{target.name}.{os.getpid()}.part")
-        partial.write_bytes(data)
-        partial.replace(target)
+        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+        try:
+            with os.fdopen(fd, "wb") as partial:
+                partial.write(data)
+            os.replace(name, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(name)
+            raise
 
 
 class S3FilesStore:
