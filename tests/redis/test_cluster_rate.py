@@ -170,7 +170,10 @@ async def test_a_rate_set_from_the_dashboard_or_one_workers_ui_reaches_every_wor
     before = [t for t in times if changed - 2.0 <= t < changed]
     after = [t for t in times if changed + 2.0 <= t < changed + 6.0]
     assert 3 <= len(before) <= 5, before  # 2/s for the two workers together
-    assert 8 * 4 * 0.9 <= len(after) <= 8 * 4 * 1.1, len(after)  # 8/s, not 16/s, nor 2/s
+    # 8/s for the two together, not 16/s, nor the old 2/s (8 in the window). The rate is
+    # a ceiling: workers slowed by a loaded machine crawl below it (28 of 32 in a CI run),
+    # so the floor only shows the new rate took over from the old one.
+    assert 8 * 4 * 0.6 <= len(after) <= 8 * 4 * 1.1, len(after)
     settled = [t for t in times if changed + 0.5 <= t < changed + 2.0]
     assert len(settled) >= 8, len(settled)  # the new rate already holds within 2 s
 
