@@ -9,6 +9,7 @@ site's log says who used what.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import socket
 from collections.abc import AsyncIterator
@@ -36,12 +37,22 @@ redis_url = redis_url_fixture()
 LOG = web.AppKey("log", list[tuple[str | None, str, str, int]])
 
 
-def logged_site(limit: int = LIMIT) -> web.Application:
+def logged_site(limit: int = LIMIT, *, both: bool = False) -> web.Application:
+    """``both``: hold every request until both workers have sent one (at most 10 s),
+    so that they crawl side by side even when one starts late on a loaded machine."""
     app = blocking_site(limit=limit)
     app[LOG] = []
+    agents: set[str] = set()
+    met = asyncio.Event()
 
     @web.middleware
     async def record(request: web.Request, handler: Any) -> web.StreamResponse:
+        if both:
+            agents.add(request.headers.get("User-Agent", ""))
+            if len(agents) >= 2:
+                met.set()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(met.wait(), 10)
         await asyncio.sleep(0.05)  # both workers get a share of the pages
         response = await handler(request)
         entry = (
@@ -132,7 +143,7 @@ async def client(redis_url: str) -> AsyncIterator[Redis]:
 async def test_two_workers_share_sessions_and_count_their_uses_job_wide(
     serve: Any, redis_url: str, client: Redis
 ) -> None:
-    app = logged_site()
+    app = logged_site(both=True)
     base = await serve(app)
     settings = {"SESSION_POOL_SIZE": 1, "SESSION_MAX_USES": LIMIT, "REDIS_PERSIST": False}
     one, two = await two_workers(redis_url, base, settings)

@@ -223,7 +223,9 @@ async def test_a_slots_delay_and_concurrency_hold_across_workers(
     await run_workers(spider_file, redis_server.url, outs, base, *paced)
     times = sorted(t for t, _ in site.served)
     window = [t for t in times if times[0] + 1 <= t < times[0] + 7]
-    assert 4 * 6 * 0.9 <= len(window) <= 4 * 6 * 1.1, len(window)  # 4/s for both, not 8/s
+    # 4/s for both, not 8/s. The delay is a floor between requests: workers slowed by a
+    # loaded machine send fewer (21 of 24 in a CI run), never more.
+    assert 4 * 6 * 0.6 <= len(window) <= 4 * 6 * 1.1, len(window)
 
 
 async def test_a_slot_limited_to_two_sees_two_in_flight_across_workers(
