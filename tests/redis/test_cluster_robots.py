@@ -95,4 +95,5 @@ async def test_two_workers_fetch_robots_txt_once_and_share_its_crawl_delay(
     assert 2 not in items(outs)
     times = sorted(t for t, _ in site.served if t > started)
     window = [t for t in times if times[0] + 1 <= t < times[0] + 6]
-    assert 4 * 5 * 0.85 <= len(window) <= 4 * 5 * 1.1, len(window)  # 1 per 0.25 s, for both
+    # 1 per 0.25 s for both: a delay a loaded machine may exceed, never undercut
+    assert 4 * 5 * 0.6 <= len(window) <= 4 * 5 * 1.1, len(window)

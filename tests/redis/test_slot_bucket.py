@@ -148,7 +148,8 @@ async def test_two_workers_hold_one_hosts_slot_rate_together(
     )
     times = sorted(t for t, _ in site.served)
     window = [t for t in times if times[0] + 1 <= t < times[0] + 9]
-    assert rate * 8 * 0.9 <= len(window) <= rate * 8 * 1.1, len(window)  # 4/s, not 8/s
+    # 4/s, not 8/s: the rate is a ceiling, which a loaded machine may crawl below
+    assert rate * 8 * 0.6 <= len(window) <= rate * 8 * 1.1, len(window)
     # The arrivals fit one bucket of the burst, from the first request on (a token of
     # slack for the way from Redis to the server).
     for n, t in enumerate(times, start=1):

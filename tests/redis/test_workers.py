@@ -173,7 +173,8 @@ async def test_the_projects_rate_holds_across_workers(
     await run_workers(spider_file, redis_server.url, outs, base, *limited)
     times = sorted(t for t, _ in site.served)
     window = [t for t in times if times[0] + 1 <= t < times[0] + 9]
-    assert 4 * 8 * 0.9 <= len(window) <= 4 * 8 * 1.1, len(window)  # 4/s, not 8/s
+    # 4/s, not 8/s: the rate is a ceiling, which a loaded machine may crawl below
+    assert 4 * 8 * 0.6 <= len(window) <= 4 * 8 * 1.1, len(window)
 
 
 async def test_pushed_urls_reach_waiting_workers(
