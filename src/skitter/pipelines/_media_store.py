@@ -16,16 +16,14 @@ without it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
-import os
-import tempfile
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, Protocol
 
 from skitter.exceptions import ConfigError, StorageError
 from skitter.pipelines._s3 import S3Location, open_s3_client, require_aiobotocore
+from skitter.utils._files import write_whole
 
 __all__ = ["FSFilesStore", "FilesStore", "S3FilesStore", "md5sum", "store_for"]
 
@@ -88,19 +86,8 @@ class FSFilesStore:
 
     @staticmethod
     def _write(target: Path, data: bytes) -> None:
-        """Write whole or not at all: into a file of its own, then renamed over the
-        target. Its own per write: two items with the same file store it at once, and a
-        shared name let one rename move the other's file away."""
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as partial:
-                partial.write(data)
-            os.replace(name, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(name)
-            raise
+        write_whole(target, data)
 
 
 class S3FilesStore:

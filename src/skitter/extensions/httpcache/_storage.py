@@ -22,10 +22,7 @@ for an entry that is there but not whole (the middleware counts it and stores an
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sqlite3
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -35,6 +32,7 @@ from skitter.exceptions import ConfigError
 from skitter.extensions.httpcache._entry import CorruptEntry, decode_entry, encode_entry
 from skitter.http import Request, Response
 from skitter.settings import Settings
+from skitter.utils._files import write_whole
 
 __all__ = ["FilesystemCacheStorage", "SqliteCacheStorage", "cache_dir"]
 
@@ -124,15 +122,7 @@ class FilesystemCacheStorage(_Storage):
         if path.parent not in self._made:  # a mkdir per write costs more than the write
             path.parent.mkdir(parents=True, exist_ok=True)
             self._made.add(path.parent)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        write_whole(path, data)
 
 
 _SCHEMA = """
