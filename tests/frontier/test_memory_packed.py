@@ -98,6 +98,8 @@ def test_a_packed_request_comes_back_equal(make: Any) -> None:
     (lease,) = queue.lease(1, T0, 60)
     assert lease.request is not pushed, "packed: the queue kept bytes, not the object"
     assert everything(lease.request) == everything(pushed)
+    unset = [name for name in Request.__slots__ if not hasattr(lease.request, name)]
+    assert unset == [], "a slot Request gained must be set by unpack_request too"
     assert lease.taskid == pushed.taskid
     assert queue.ack(lease, T0)
 
