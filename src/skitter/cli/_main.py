@@ -43,7 +43,7 @@ from skitter.cli._redis_option import (
 )
 from skitter.cli._run import finish, run_with_signals
 from skitter.cli._shellcmd import add_shell_command
-from skitter.cli._targets import spiders_for
+from skitter.cli._targets import project_spiders, spiders_for
 from skitter.crawler import Crawler
 from skitter.exceptions import ConfigError, SkitterError
 from skitter.spider import Spider
@@ -247,6 +247,7 @@ def _run(
     from_cli = cli_settings(args)
     spider_args: dict[str, Any] = pairs(args.spider_args, "-a")
     several = len(spider_classes) > 1
+    readers = [*spider_classes, *project_spiders(project)]  # a shared setting is theirs
     crawlers = []
     for cls in spider_classes:
         settings: dict[str, Any] = {**from_cli, **target_settings(args)}
@@ -259,13 +260,14 @@ def _run(
         crawlers.append(
             Crawler(
                 cls,
-                project.settings if project else None,
+                project.layer if project else None,
                 cli_settings=settings,
                 env=os.environ,  # the CLI edge: SKITTER_<NAME> variables are settings
                 job_dir=job_dir,
                 job_mode=args.job_mode,
                 redis_url=getattr(args, "redis", None),
                 job=getattr(args, "job", None),
+                readers=readers,
                 **spider_args,
             )
         )
