@@ -17,6 +17,7 @@ the closest.
 from __future__ import annotations
 
 import difflib
+import functools
 from collections import Counter
 from collections.abc import Collection
 
@@ -34,6 +35,7 @@ def _words(name: str) -> list[str]:
     return [word for word in name.upper().split("_") if word]
 
 
+@functools.lru_cache(maxsize=4096)
 def _match(word: str, other: str) -> float:
     """1 for the same word (or a synonym), 0.9 for a prefix or a near spelling, else 0."""
     if word == other or _SYNONYMS.get(word) == other or _SYNONYMS.get(other) == word:
@@ -45,7 +47,9 @@ def _match(word: str, other: str) -> float:
     prefix = next((n for n, (a, b) in enumerate(pairs) if a != b), shorter)
     if prefix == shorter or prefix >= max(4, shorter - 1):
         return 0.9  # DELAY/DELAYS, HTTP/HTTPCACHE, ITEMS/ITEMCOUNT
-    return 0.9 if difflib.SequenceMatcher(None, word, other).ratio() >= 0.8 else 0.0
+    spelling = difflib.SequenceMatcher(None, word, other)  # the quick upper bounds first
+    near = spelling.real_quick_ratio() >= 0.8 and spelling.quick_ratio() >= 0.8
+    return 0.9 if near and spelling.ratio() >= 0.8 else 0.0
 
 
 def _rank(name: str, candidate: str, families: Counter[str]) -> tuple[float, ...] | None:
@@ -53,10 +57,14 @@ def _rank(name: str, candidate: str, families: Counter[str]) -> tuple[float, ...
     words, theirs = _words(name), _words(candidate)
     if not words or not theirs:
         return None
-    share = sum(max(_match(word, other) for other in theirs) for word in words) / len(words)
-    used = sum(any(_match(word, other) for word in words) for other in theirs)
-    spelling = difflib.SequenceMatcher(None, name, candidate).ratio()
+    matches = [[_match(word, other) for other in theirs] for word in words]
+    share = sum(max(row) for row in matches) / len(words)
+    used = sum(any(column) for column in zip(*matches, strict=True))
     joined = name.replace("_", "") == candidate.replace("_", "")  # USERAGENT
+    matcher = difflib.SequenceMatcher(None, name, candidate)
+    if not (joined or share >= 2 / 3 or matcher.real_quick_ratio() >= 0.88):
+        return None  # the quick bounds first: most candidates stop here
+    spelling = matcher.ratio()
     if not (joined or share >= 2 / 3 or spelling >= 0.88):
         return None
     switch = float(candidate == f"{name}_ENABLED")  # AUTOTHROTTLE: the subsystem's switch
