@@ -274,3 +274,23 @@ def test_crawler_process_refuses_at_crawl() -> None:
     process = CrawlerProcess({"DEPTH_MAX": 2}, install_root_handler=False)
     with pytest.raises(ConfigError, match="did you mean 'DEPTH_LIMIT'"):
         process.crawl(Plain)
+
+
+class KeyReader(Spider):
+    name = "key_reader"
+
+    def parse(self, response: Any) -> Any:
+        yield {"key": self.settings["SHARED_API_KEY"]}
+
+
+def test_a_shared_name_read_by_another_spider_of_the_run_passes() -> None:
+    """Settings shared by several crawls may hold a name one of them reads: ``readers``
+    names the others. A spider's own custom_settings must be read by its own crawl."""
+    shared = {"SHARED_API_KEY": "k"}
+    with pytest.raises(ConfigError, match="unknown setting 'SHARED_API_KEY'"):
+        Crawler(Plain, shared)
+    assert Crawler(Plain, shared, readers=[KeyReader]).settings["SHARED_API_KEY"] == "k"
+    assert Crawler(Plain, cli_settings=shared, readers=[KeyReader]).spidercls is Plain
+    own = type("Own", (Spider,), {"name": "own", "custom_settings": shared})
+    with pytest.raises(ConfigError, match="the spider's custom_settings: unknown setting"):
+        Crawler(own, readers=[KeyReader])
