@@ -89,7 +89,8 @@ def test_every_unknown_name_is_listed_at_once() -> None:
 
 def test_the_spiders_own_names_are_read_by_its_code() -> None:
     """A spider that reads a name anywhere in its code (a method, a helper it calls, a
-    module constant it uses) declares it; Scrapy spiders were never written otherwise."""
+    module constant it uses, a list of names as a class attribute) declares it; Scrapy
+    spiders were never written otherwise. Its custom_settings dict declares nothing."""
 
     class Reader(Spider):
         name = "reader"
@@ -97,7 +98,9 @@ def test_the_spiders_own_names_are_read_by_its_code() -> None:
             "API_KEY": "k",
             "PAGES": 3,
             "REGION": "eu",
+            "ACCOUNT_ID": 7,
         }
+        required: ClassVar[list[str]] = ["ACCOUNT_ID"]  # read in a loop elsewhere
 
         def parse(self, response: Any) -> Any:
             yield {"key": self.settings["API_KEY"], "pages": _pages(self.settings)}

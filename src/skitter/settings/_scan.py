@@ -90,7 +90,9 @@ class _Walk:
             self.code(func.__code__, func.__globals__, depth)
 
     def member(self, value: object, depth: int) -> None:
-        """A class attribute: a method (plain, class, static, property) or a string."""
+        """A class attribute: a method (plain, class, static, property), a string or a
+        list of strings (``required = ["API_KEY"]``). Never a dict: ``custom_settings``
+        sets names, it does not read them."""
         if isinstance(value, staticmethod | classmethod):
             value = value.__func__
         elif isinstance(value, functools.cached_property):
@@ -101,6 +103,10 @@ class _Walk:
                     self.function(accessor, depth)
         elif isinstance(value, str):
             self.string(value)
+        elif isinstance(value, list | tuple | set | frozenset):  # not a dict: custom_settings
+            for item in value:
+                if isinstance(item, str):
+                    self.string(item)
         elif callable(value) and not isinstance(value, type):
             self.function(value, depth)
 
