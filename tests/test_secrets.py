@@ -17,7 +17,7 @@ from skitter._secrets import (
     mask_url,
 )
 from skitter.exceptions import ConfigError
-from skitter.http import Request
+from skitter.http import Request, Response
 from skitter.pipelines import parse_feeds
 from skitter.settings import Settings
 
@@ -165,6 +165,7 @@ def test_a_requests_repr_masks_credentials_in_its_url() -> None:
     request = Request("https://user:hunter2@example.com/a?key=page2")
     assert repr(request) == "<GET https://user:***@example.com/a?key=page2>"
     assert request.url == "https://user:hunter2@example.com/a?key=page2"  # still sent
+    assert repr(Response(request.url, 407)) == "<407 https://user:***@example.com/a?key=page2>"
 
 
 @pytest.mark.parametrize(

@@ -41,6 +41,7 @@ __all__ = [
     "mask_setting",
     "mask_text",
     "mask_url",
+    "page_url_without_userinfo",
     "split_userinfo",
 ]
 
@@ -141,23 +142,39 @@ def mask_url(url: str) -> str:
     return f"{prefix}{_masked_userinfo(userinfo)}@{rest}"
 
 
-def mask_page_url(url: str) -> str:
-    """A crawled page's URL as log lines and the web UI name it: its query is the
-    site's, left alone, and an ``@`` after a valid ``host[:port]`` is its path's
-    (``https://www.youtube.com/@channel``), since that is how the HTTP client reads
-    it. Any other ``@`` ends a userinfo, masked by the rule of ``split_userinfo``."""
-    if "@" not in url:
-        return url
+def _page_userinfo(url: str) -> tuple[str, str | None, str]:
+    """``split_userinfo`` for a crawled page's URL: its query is the site's, and an
+    ``@`` after a valid ``host[:port]`` is its path's (``https://www.youtube.com/@x``),
+    since that is how the HTTP client reads it. Any other ``@`` ends a userinfo."""
     prefix, userinfo, rest = split_userinfo(url)
     if userinfo is None:
-        return url
+        return prefix, None, url[len(prefix) :]
     authority = _AUTHORITY_END.split(url[len(prefix) :], maxsplit=1)[0]
     if "@" in authority:  # the client's own userinfo: up to the last @ before the path
         userinfo, _, host = authority.rpartition("@")
-        rest = host + url[len(prefix) + len(authority) :]
-    elif _HOSTPORT.fullmatch(authority):
+        return prefix, userinfo, host + url[len(prefix) + len(authority) :]
+    if _HOSTPORT.fullmatch(authority):
+        return prefix, None, url[len(prefix) :]
+    return prefix, userinfo, rest
+
+
+def mask_page_url(url: str) -> str:
+    """A crawled page's URL as log lines and the web UI name it (``_page_userinfo``)."""
+    if "@" not in url:
+        return url
+    prefix, userinfo, rest = _page_userinfo(url)
+    if userinfo is None:
         return url
     return f"{prefix}{_masked_userinfo(userinfo)}@{rest}"
+
+
+def page_url_without_userinfo(url: str) -> str:
+    """A crawled page's URL without its user:password (``_page_userinfo``), as what is
+    stored of a response may hold it."""
+    if "@" not in url:
+        return url
+    prefix, userinfo, rest = _page_userinfo(url)
+    return url if userinfo is None else prefix + rest
 
 
 def mask_text(text: str) -> str:
