@@ -60,12 +60,12 @@ def test_mask_text_masks_every_url_quoted_in_a_message() -> None:
     text = (
         "404, message='Not Found', url='http://bob:hunter2@127.0.0.1:3128' "
         "then redis://:pw@h/0?token=t; mail bob@example.com at http://example.com/x "
-        '{"s3://AKID:wJal/rXUt@bucket/k": {}}'
+        '{"s3://AKID:wJal/rXUt@bucket/k": {}} http://h:1,http://u:pw@h2:2,http://v:pw@h3:3'
     )
     assert mask_text(text) == (
         "404, message='Not Found', url='http://bob:***@127.0.0.1:3128' "
         "then redis://:***@h/0?token=***; mail bob@example.com at http://example.com/x "
-        '{"s3://AKID:***@bucket/k": {}}'
+        '{"s3://AKID:***@bucket/k": {}} http://h:1,http://u:***@h2:2,http://v:***@h3:3'
     )
 
 

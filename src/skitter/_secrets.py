@@ -56,8 +56,11 @@ _SECRET_PARAM = re.compile(
 )
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
 #: ``scheme://userinfo@`` anywhere in a text: the userinfo runs to the last ``@`` of the
-#: URL (a run of characters that are not blanks or quotes), as ``split_userinfo`` reads it.
-_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)(?P<userinfo>[^\s'\"<>]+)@")
+#: URL (a run of characters that are not blanks or quotes, up to the next ``://``: URLs
+#: separated by commas are each their own), as ``split_userinfo`` reads it.
+_USERINFO = re.compile(
+    r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)(?P<userinfo>(?:(?!://)[^\s'\"<>])+)@"
+)
 #: ``?name=value`` or ``&name=value`` anywhere in a text.
 _PARAM = re.compile(r"(?P<lead>[?&;])(?P<name>[A-Za-z0-9_.\-]+)=(?P<value>[^&;#\s'\"<>]*)")
 #: What ends an authority for RFC 3986 (and ``urlsplit``).

@@ -67,7 +67,8 @@ class S3Config:
         )
 
     def __repr__(self) -> str:
-        return f"S3Config(endpoint_url={self.endpoint_url!r}, region={self.region!r})"
+        endpoint = None if self.endpoint_url is None else mask_url(self.endpoint_url)
+        return f"S3Config(endpoint_url={endpoint!r}, region={self.region!r})"
 
 
 def _verify(value: Any) -> bool | str | None:
