@@ -1,6 +1,7 @@
 """Requests, responses, URL canonicalization and fingerprints, and the crawl's scope."""
 
 from skitter.http._form import FormRequest
+from skitter.http._headers import Headers
 from skitter.http._json_request import JsonRequest
 from skitter.http._link import Link
 from skitter.http._referrer import ReferrerPolicies, ReferrerPolicy
@@ -19,6 +20,7 @@ from skitter.http._url import LinkResolver, canonicalize_url, fingerprint, in_do
 __all__ = [
     "SCHEMES",
     "FormRequest",
+    "Headers",
     "HtmlResponse",
     "JsonRequest",
     "JsonResponse",
