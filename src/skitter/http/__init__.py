@@ -16,6 +16,7 @@ from skitter.http._response_types import (
 )
 from skitter.http._scope import SCHEMES, Scope
 from skitter.http._url import LinkResolver, canonicalize_url, fingerprint, in_domain, url_host
+from skitter.http._xmlrpc import XmlRpcRequest
 
 __all__ = [
     "SCHEMES",
@@ -34,6 +35,7 @@ __all__ = [
     "Scope",
     "TextResponse",
     "XmlResponse",
+    "XmlRpcRequest",
     "canonicalize_url",
     "fingerprint",
     "in_domain",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Self
 
-__all__ = ["Headers"]
+__all__ = ["Headers", "header_pairs"]
 
 _Value = str | bytes | int | None
 
@@ -134,3 +134,27 @@ class Headers(dict[bytes, list[bytes]]):
         return b"\r\n".join(
             key + b": " + value for key, values in super().items() for value in values
         )
+
+
+def _text(value: str | bytes | int) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("latin-1")  # HTTP's own: every byte maps to one character
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise TypeError(f"Unsupported value type {type(value).__name__!r} for a header")
+
+
+def header_pairs(headers: Mapping[Any, Any] | Iterable[tuple[Any, Any]]) -> list[tuple[str, str]]:
+    """Headers as Scrapy code gives them (a ``Headers``, bytes names or values, a list
+    of values per name, None for none) as the ``(name, value)`` str pairs skitter's
+    requests hold."""
+    pairs = headers.items() if isinstance(headers, Mapping) else headers
+    out: list[tuple[str, str]] = []
+    for name, value in pairs:
+        if value is None:
+            continue
+        values = value if isinstance(value, list | tuple) else (value,)
+        out.extend((_text(name), _text(v)) for v in values if v is not None)
+    return out
