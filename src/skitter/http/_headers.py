@@ -47,12 +47,14 @@ class Headers(dict[bytes, list[bytes]]):
             return str(value).encode(self.encoding)
         raise TypeError(f"Unsupported value type {type(value).__name__!r} for a header")
 
-    def _values(self, value: _Value | Iterable[_Value]) -> list[bytes]:
+    def _values(self, value: Any) -> list[bytes]:
+        """A header's values as bytes: None is none, a list or tuple several, anything
+        else one (refused by ``_bytes`` unless str, bytes or int)."""
         if value is None:
             return []
-        if isinstance(value, str | bytes | int):
-            return [self._bytes(value)]
-        return [self._bytes(v) for v in value if v is not None]
+        if isinstance(value, list | tuple):
+            return [self._bytes(v) for v in value if v is not None]
+        return [self._bytes(value)]
 
     def __getitem__(self, key: str | bytes) -> bytes | None:  # type: ignore[override]
         values = super().__getitem__(self._key(key))

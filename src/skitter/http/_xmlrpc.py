@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import xmlrpc.client
 from typing import Any
 
 from skitter.http._request import Request
@@ -21,6 +20,8 @@ class XmlRpcRequest(Request):
 
     def __init__(self, *args: Any, encoding: str | None = None, **kwargs: Any) -> None:
         if "body" not in kwargs and "params" in kwargs:
+            import xmlrpc.client  # only for the spiders that make such calls
+
             call = {name: kwargs.pop(name) for name in _DUMPS_ARGUMENTS if name in kwargs}
             kwargs["body"] = xmlrpc.client.dumps(**call, encoding=encoding)
         kwargs.setdefault("method", "POST")
