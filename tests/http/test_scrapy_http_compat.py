@@ -41,6 +41,12 @@ def test_a_request_takes_scrapy_headers_and_bytes() -> None:
     assert dict(request.headers) == {"X-Key": "v"}
 
 
+def test_a_response_takes_scrapy_headers_and_bytes() -> None:
+    response = Response("http://e.com/", headers={b"Set-Cookie": [b"a=1", b"b=2"]})
+    assert response.headers.getall("set-cookie") == ["a=1", "b=2"]
+    assert dict(Response("http://e.com/", headers=Headers({"X": 1})).headers) == {"X": "1"}
+
+
 def test_a_response_made_without_a_request_has_none_and_builds_from_any_url() -> None:
     response = HtmlResponse(url="", body=b"<a href='x'>x</a>")
     assert response.request is None

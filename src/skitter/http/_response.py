@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import codecs
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any, ClassVar, Self
 from urllib.parse import urljoin
@@ -24,6 +24,7 @@ from w3lib.encoding import (
     to_unicode,
 )
 
+from skitter.http._headers import header_pairs
 from skitter.http._link import Link
 from skitter.http._request import Callback, Request
 from skitter.http._url import LinkResolver
@@ -108,7 +109,7 @@ class Response:
         self,
         url: str,
         status: int = 200,
-        headers: CIMultiDict[str] | CIMultiDictProxy[str] | dict[str, str] | None = None,
+        headers: CIMultiDict[str] | CIMultiDictProxy[str] | Mapping[Any, Any] | None = None,
         body: bytes | str = b"",
         request: Request | None = None,
         *,
@@ -122,7 +123,7 @@ class Response:
         if headers is None:
             headers = CIMultiDict()
         elif not isinstance(headers, CIMultiDict | CIMultiDictProxy):
-            headers = CIMultiDict(headers)
+            headers = CIMultiDict(header_pairs(headers))  # Scrapy's Headers, bytes, lists
         self.headers = headers
         self.body = body if isinstance(body, bytes) else _body_bytes(body, encoding, self)
         #: The request this response answers; None for a response made by hand without
