@@ -44,6 +44,7 @@ __all__ = [
     "ItemExporter",
     "JsonExporter",
     "JsonLinesExporter",
+    "dumps_item_json",
     "dumps_json",
     "json_default",
 ]
@@ -82,6 +83,15 @@ def dumps_json(data: Any, *, newline: bool = False) -> bytes:
         pass
     text = json.dumps(data, default=_stdlib_default, allow_nan=False)
     return (text + "\n").encode() if newline else text.encode()
+
+
+def dumps_item_json(data: dict[str, Any], *, newline: bool = False) -> bytes:
+    """``dumps_json`` of an item, refusing NaN and infinities (ValueError): orjson writes
+    them as null, and a reader could not tell them from None. Feeds and Redis use it."""
+    out = dumps_json(data, newline=newline)
+    if b"null" in out:
+        _check_finite(data)
+    return out
 
 
 class ItemExporter(ABC):
@@ -170,10 +180,7 @@ class ItemExporter(ABC):
 
     def _json(self, data: dict[str, Any], newline: bool) -> bytes:
         if self._utf8 and not self.indent:
-            out = dumps_json(data, newline=newline)
-            if b"null" in out:  # orjson writes NaN and infinities as null: refuse them
-                _check_finite(data)
-            return out
+            return dumps_item_json(data, newline=newline)
         text = json.dumps(
             data,
             default=_stdlib_default,
