@@ -162,6 +162,16 @@ def test_an_item_a_format_cannot_hold_is_a_storage_error_and_the_file_stays_whol
     assert read_back(path, fmt) == expected
 
 
+def test_csv_joins_a_list_of_strings_only_when_it_reads_back_whole(tmp_path: Path) -> None:
+    """Scrapy's ``a,b`` for ``["a", "b"]``; a list whose strings hold commas would read
+    back as other values: JSON text, as other nested values."""
+    path = tmp_path / "out.csv"
+    export(path, [{"tags": ["a", "b"]}, {"tags": ["a,b", "c"]}])
+    rows = list(csv.DictReader(io.StringIO(path.read_text())))
+    assert rows[0]["tags"] == "a,b"
+    assert json.loads(rows[1]["tags"]) == ["a,b", "c"]
+
+
 def test_json_keeps_what_it_can_write_in_its_documented_forms(tmp_path: Path) -> None:
     """Not a failure: values JSON has no type for are written in documented forms."""
     path = tmp_path / "out.jsonl"

@@ -3,10 +3,10 @@
 Requests go to the scheduler in batches (one push per callback, or per 256 requests of a
 long one), items to the pipelines one by one, or up to CONCURRENT_ITEMS at once when a
 pipeline awaits (``_items``; the pipelines' back-pressure holds: the callback's output is
-taken no faster than its items get through), and anything else is reported with the callback's name and counted:
-the crawl goes on. A frontier that cannot be reached and a ``FatalError`` (a feed that
-cannot be written) are the errors passed up: the task's children or items could not be
-stored, so the task must not be acknowledged.
+taken no faster than its items get through), and anything else is reported with the
+callback's name and counted: the crawl goes on. A frontier that cannot be reached and a
+``FatalError`` (a feed that cannot be written) are the errors passed up: the task's
+children or items could not be stored, so the task must not be acknowledged.
 
 A media request (``meta[MEDIA_META]``, made by the files and images pipelines) is not
 the spider's: its response or error goes to ``media_done``, which hands it to the

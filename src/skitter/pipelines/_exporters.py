@@ -297,7 +297,9 @@ class CsvExporter(ItemExporter):
 
     Keys that are not columns are left out (one warning per feed, as Scrapy does);
     missing ones are empty cells. A list or tuple of strings is joined with ``,`` (Scrapy's
-    ``join_multivalued``), so ``["a", "b"]`` is the cell ``a,b``; other nested values
+    ``join_multivalued``), so ``["a", "b"]`` is the cell ``a,b``, unless a string holds a
+    comma (``["a,b", "c"]`` would read back as three): then it is JSON text, as other nested
+    values
     (lists of numbers, dicts, items) are JSON text, which reads back unambiguously.
     """
 
@@ -379,7 +381,9 @@ def _cell(value: Any) -> Any:
         return bytes(value).decode("utf-8", "backslashreplace")
     if isinstance(value, datetime | date | time):
         return value.isoformat()
-    if (cls is list or cls is tuple) and all(part.__class__ is str for part in value):
+    if (cls is list or cls is tuple) and all(
+        part.__class__ is str and "," not in part for part in value
+    ):
         return ",".join(value)
     if isinstance(value, list | tuple | set | frozenset | dict) or is_item(value):
         try:
