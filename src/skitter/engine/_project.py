@@ -109,6 +109,12 @@ class Project:
         if timeout and self.clock.monotonic() - self.started_at >= timeout:
             self.request_close("closespider_timeout")
 
+    def time_left(self) -> float | None:
+        """Seconds until CLOSESPIDER_TIMEOUT, for the engine to wake then (None: none set)."""
+        if not self.close_after:
+            return None
+        return max(0.0, self.started_at + self.close_after - self.clock.monotonic())
+
     def request_close(self, reason: str) -> bool:
         """Ask the project to close; True if this call started the closing."""
         if self.closing is not None:
