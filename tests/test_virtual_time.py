@@ -26,7 +26,7 @@ async def test_an_hour_of_sleeps_passes_in_no_real_time() -> None:
     fired: list[float] = []
 
     async def at(delay: float) -> None:
-        await asyncio.sleep(delay)
+        await asyncio.sleep(delay)  # virtual
         fired.append(loop.time() - start)
 
     await asyncio.gather(*(at(d) for d in (3600.0, 0.5, 2.0, 0.5)))
@@ -37,13 +37,13 @@ async def test_an_hour_of_sleeps_passes_in_no_real_time() -> None:
 async def test_the_clock_is_the_loops_time() -> None:
     clock = virtual_clock()
     before = clock.monotonic(), clock.time()
-    await asyncio.sleep(7.25)
+    await asyncio.sleep(7.25)  # virtual
     assert (clock.monotonic() - before[0], clock.time() - before[1]) == (7.25, 7.25)
 
 
 async def test_a_local_servers_slow_page_arrives_at_its_virtual_time() -> None:
     async def slow(request: web.Request) -> web.Response:
-        await asyncio.sleep(30)
+        await asyncio.sleep(30)  # virtual: a slow page
         return web.Response(text="late")
 
     app = web.Application()
@@ -106,7 +106,7 @@ async def test_time_stands_still_while_a_reply_from_outside_is_owed(
 
     async def ticker() -> None:
         while True:
-            await asyncio.sleep(0.01)
+            await asyncio.sleep(0.01)  # virtual: a timer that must not fire
             ticks.append(loop.time())
 
     ticking = asyncio.create_task(ticker())

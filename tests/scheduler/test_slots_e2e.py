@@ -54,7 +54,7 @@ class HostsSite:
         self.in_flight[host] += 1
         self.max_in_flight[host] = max(self.max_in_flight[host], self.in_flight[host])
         try:
-            await asyncio.sleep(self.latency.get(host, 0.0))
+            await asyncio.sleep(self.latency.get(host, 0.0))  # virtual: the host's latency
             rule = self.status.get(host)
             if rule is not None:
                 response = rule(len(self.arrivals[host]))
@@ -235,7 +235,7 @@ async def test_slots_by_ip_join_hosts_on_one_address(serve: Any) -> None:
         together["now"] += 1
         together["max"] = max(together["max"], together["now"])
         try:
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0.05)  # virtual: a download that takes 50 ms
             return web.Response(text="ok")
         finally:
             together["now"] -= 1
