@@ -434,7 +434,10 @@ PINNED = {
         "FakeClock",
         "FullDisk",
         "TestCrawler",
+        "VirtualClock",
+        "VirtualTimeLoop",
         "serve_app",
+        "virtual_clock",
     ],
 }
 
