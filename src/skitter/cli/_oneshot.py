@@ -24,7 +24,7 @@ from rich.console import Console
 from skitter.cli._logging import LogOptions, install_logging
 from skitter.cli._options import add_log_options, add_setting_options, cli_settings, pairs
 from skitter.cli._project import Project, load_project
-from skitter.cli._targets import spiders_for
+from skitter.cli._targets import project_spiders, spiders_for
 from skitter.crawler import Crawler
 from skitter.exceptions import ConfigError, IgnoreRequest
 from skitter.spider import Spider
@@ -105,12 +105,14 @@ def build_crawlers(
     settings.update(forced or {})
     project, classes = spider_classes(spider_arg, settings, several=several)
     spider_args: dict[str, Any] = pairs(args.spider_args, "-a")
+    readers = [*classes, *project_spiders(project)]  # a shared setting may be theirs
     crawlers = [
         Crawler(
             cls,
-            project.settings if project else None,
+            project.layer if project else None,
             cli_settings=settings,
             env=os.environ,
+            readers=readers,
             **spider_args,
         )
         for cls in classes
