@@ -45,11 +45,21 @@ _COMPONENT_PATHS = ("DNS_RESOLVER", "HTTPCACHE_STORAGE", "HTTPCACHE_POLICY")
 
 log = logging.getLogger("skitter.components")
 
+#: Spidermon's components, which skitter has built in: a ported project's ITEM_PIPELINES
+#: and EXTENSIONS name them, and need not have Spidermon installed.
+_ALIASES = {
+    "spidermon.contrib.scrapy.pipelines.ItemValidationPipeline": (
+        "skitter.pipelines.SpidermonValidationPipeline"
+    ),
+    "spidermon.contrib.scrapy.extensions.Spidermon": "skitter.monitors.SpidermonExtension",
+}
+
 
 def load_object(path: Any) -> Any:
     """Import ``"package.module.Name"``; objects that are not strings pass through."""
     if not isinstance(path, str):
         return path
+    path = _ALIASES.get(path, path)
     module_name, _, attr = path.rpartition(".")
     if not module_name:
         raise ConfigError(f"{path!r} is not a dotted path to an object")

@@ -10,6 +10,7 @@ from skitter.engine._monitor import (
     ProjectMonitor,
     WindowCounts,
 )
+from skitter.engine._monitor_factory import make_monitor
 from skitter.engine._probe import Probe
 from skitter.engine._project import Project
 from skitter.engine._stats import Stats
@@ -26,4 +27,5 @@ __all__ = [
     "ProjectMonitor",
     "Stats",
     "WindowCounts",
+    "make_monitor",
 ]

@@ -78,7 +78,9 @@ class TaskRunner:
         request = lease.request
         scheduler = project.scheduler
         monitor = project.monitor
-        monitor.started(lease.taskid, request.url, scheduler.slot_of(request), lease.retried + 1)
+        monitor.started(
+            lease.taskid, request.url, scheduler.slot_of(request), lease.retried + 1, request
+        )
         verdict: Verdict | None = None
         status: int | None = None
         ok, items = False, 0

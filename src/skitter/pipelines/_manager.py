@@ -32,6 +32,12 @@ its ``async flush()`` is awaited with the feeds' before a worker acknowledges a 
 
 Whether ``process_item`` is a coroutine function is settled once, when the manager is
 built, so a sync pipeline costs one plain call per item.
+
+Item validation (VALIDATION_SCHEMAS, ``_validation``) is one more pipeline, after the
+project's and before the feeds; an invalid item it routes (VALIDATION_INVALID = 'feed')
+is written to the feed of invalid items, which no other item reaches. Field coverage
+(``_coverage``) is a last step, after the feeds, added only when the monitors ask for it
+(``count_coverage``): a crawl that uses neither pays nothing for them.
 """
 
 from __future__ import annotations
@@ -47,8 +53,15 @@ from skitter._failure import Failure
 from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import CloseSpider, DropItem, FatalError, StorageError
 from skitter.pipelines._base import ItemHook, ItemPipeline, SpiderHook
+from skitter.pipelines._coverage import FieldCoverage
 from skitter.pipelines._feeds import FeedExporter, build_feeds
 from skitter.pipelines._media import MEDIA_META, MediaPending, MediaPipeline
+from skitter.pipelines._validation import (
+    InvalidItem,
+    ItemValidationPipeline,
+    build_invalid_feed,
+    validation_pipelines,
+)
 from skitter.signals import (
     SignalManager,
     feed_exporter_closed,
@@ -78,6 +91,16 @@ def _media_turn(item: Any, spider: Any) -> Any:
     raise AssertionError("a media pipeline's step is never called directly")
 
 
+def _counted(counter: FieldCoverage) -> ItemHook:
+    """The coverage step: count the item, pass it on."""
+
+    def count(item: Any, spider: Any) -> Any:
+        counter.add(item)
+        return item
+
+    return count
+
+
 async def _call(method: SpiderHook, spider: Any) -> None:
     result = method(spider)
     if inspect.isawaitable(result):
@@ -95,10 +118,14 @@ class ItemPipelineManager:
         stats: StatsSink,
         logger: Logger | None = None,
         signals: SignalManager | None = None,
+        invalid_feed: FeedExporter | None = None,
     ) -> None:
-        #: Every pipeline in the order items see them; the feed exporters are last.
+        #: Every pipeline in the order items see them; the feed exporters are last (the
+        #: feed of invalid items is opened and closed with them, and sees only those).
         self.pipelines: list[ItemPipeline] = [*pipelines, *feeds]
         self._user = list(pipelines)
+        self._invalid_feed = invalid_feed
+        feeds = [*feeds, invalid_feed] if invalid_feed is not None else list(feeds)
         self._feeds = list(feeds)
         #: Feeds and the pipelines that store items like them (``RedisPipeline``): they
         #: say why they broke (``failure``) and how many items they lost (``lost_items``).
@@ -115,7 +142,11 @@ class ItemPipelineManager:
         self._signals = signals if signals is not None else SignalManager()
         self._log: Logger = logger or logging.getLogger("skitter.pipelines")
         self._steps: list[_Step] = []
+        if invalid_feed is not None:
+            self.pipelines.append(invalid_feed)
         for pipeline in self.pipelines:
+            if pipeline is invalid_feed:
+                continue
             method = getattr(pipeline, "process_item", None)
             if isinstance(pipeline, MediaPipeline):
                 self._steps.append((_name(pipeline), _media_turn, True, pipeline))
@@ -134,8 +165,21 @@ class ItemPipelineManager:
 
     @property
     def feeds(self) -> list[FeedExporter]:
-        """The feed exporters, last in the chain."""
+        """The feed exporters, last in the chain (and the feed of invalid items)."""
         return self._feeds
+
+    @property
+    def validator(self) -> ItemValidationPipeline | None:
+        """The item validation pipeline, if the crawl validates items."""
+        return next((p for p in self._user if isinstance(p, ItemValidationPipeline)), None)
+
+    def count_coverage(self) -> None:
+        """Count the field coverage of every scraped item from now on (``_coverage``):
+        a last step, after the feeds."""
+        if any(name == "FieldCoverage" for name, *_ in self._steps):
+            return
+        counter = FieldCoverage(self._stats)
+        self._steps.append(("FieldCoverage", _counted(counter), False, None))
 
     def flush_feeds(self) -> None:
         """Hand every feed's buffered items to the operating system (they survive the
@@ -200,14 +244,19 @@ class ItemPipelineManager:
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> ItemPipelineManager:
-        """ITEM_PIPELINES in order, then one FeedExporter per FEEDS entry."""
+        """ITEM_PIPELINES in order, item validation if asked for, then one FeedExporter
+        per FEEDS entry (and the feed of invalid items)."""
         pipelines = build_components({}, crawler.settings["ITEM_PIPELINES"], crawler)
+        pipelines = validation_pipelines(pipelines, crawler)
+        validators = [p for p in pipelines if isinstance(p, ItemValidationPipeline)]
+        routes = any(v.mode == "feed" for v in validators)
         return cls(
             pipelines,
             feeds=build_feeds(crawler),
             stats=crawler.stats,
             logger=crawler.logger,
             signals=getattr(crawler, "signals", None),
+            invalid_feed=build_invalid_feed(crawler) if routes else None,
         )
 
     # -- lifecycle --------------------------------------------------------------------
@@ -337,6 +386,9 @@ class ItemPipelineManager:
                 if result.__class__ is MediaPending:
                     return result
             except DropItem as exc:
+                if exc.__class__ is InvalidItem and exc.routed and self._invalid_feed:
+                    self._route(current, spider)
+                    return None
                 self._dropped(current, exc)
                 if item_dropped in self._signals.live:
                     await self._signals.send_catch_log_async(
@@ -370,6 +422,15 @@ class ItemPipelineManager:
                 item_scraped, item=current, response=response, spider=spider
             )
         return current
+
+    def _route(self, item: Any, spider: Any) -> None:
+        """An invalid item to the feed of invalid items (VALIDATION_INVALID = 'feed')."""
+        assert self._invalid_feed is not None
+        try:
+            self._invalid_feed.process_item(item, spider)
+        except FatalError:
+            self._check_feeds()
+            raise
 
     def _dropped(self, item: Any, exc: DropItem) -> None:
         self._stats.inc("item_dropped_count")
