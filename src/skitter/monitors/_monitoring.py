@@ -42,7 +42,7 @@ from skitter.monitors._base import Monitor, MonitorResult, Run, evaluate
 from skitter.monitors._builtin import ItemCountChange
 from skitter.monitors._config import Plan, plan
 from skitter.monitors._history import RunHistory, RunRecord, open_history
-from skitter.monitors._report import report_paths, write_report
+from skitter.monitors._report import render_html, report_paths, write_report
 from skitter.pipelines import ItemPipelineManager, coverage
 from skitter.signals import spider_closed, spider_opened
 
@@ -188,11 +188,14 @@ class Monitoring:
         for result in results:
             if result.status == "error":
                 log.error("Monitor %s could not run: %s", result.name, result.message)
+        report = self._report(results, status, final, previous)
         alert_on = self._alert_on or ("failed", "warned")  # "always": also a passing end
         if status in alert_on or (final and self._alert_on is None):
-            await self.alerts.send(self._alert(results, status, final), final=final)
-        self.report = self._report(results, status, final, previous)
-        self._write(self.report)
+            alert = self._alert(results, status, final, render_html(report))
+            await self.alerts.send(alert, final=final)
+            report["alerts"] = list(self.alerts.deliveries)
+        self.report = report
+        self._write(report)
         control = getattr(self._crawler, "control", None)
         if control is not None:
             control.report = self.report
@@ -224,7 +227,7 @@ class Monitoring:
             f" ({'; '.join(failed)})" if failed else "",
         )
 
-    def _alert(self, results: list[MonitorResult], status: str, final: bool) -> Alert:
+    def _alert(self, results: list[MonitorResult], status: str, final: bool, page: str) -> Alert:
         stats = self._crawler.stats
         when = "" if final else " (during the crawl)"
         lines = [
@@ -249,6 +252,7 @@ class Monitoring:
             text="\n".join(lines),
             status=status,
             summary=summary,
+            html=page,
         )
 
     def _report(
