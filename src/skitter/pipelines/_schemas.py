@@ -74,7 +74,7 @@ class JsonSchema:
                 out.extend((_path([*path, name]), "required") for name in missing)
             else:
                 out.append((_path(path) or "(item)", str(error.validator)))
-        return out
+        return list(dict.fromkeys(out))  # jsonschema reports "required" once per name
 
 
 class ModelSchema:
