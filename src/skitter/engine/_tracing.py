@@ -74,12 +74,17 @@ def _exporter(settings: Settings) -> SpanExporter:
             ) from None
         endpoint = settings["TRACING_OTLP_ENDPOINT"]
         return OTLPSpanExporter(endpoint=endpoint) if endpoint else OTLPSpanExporter()
+    wrong = ConfigError(
+        f"TRACING_EXPORTER {mask_url(str(spec))!r}: use 'otlp', 'console', or a SpanExporter "
+        "(an object, or the dotted path of one)"
+    )
+    if isinstance(spec, str) and "." not in spec:
+        raise wrong
     exporter = load_object(spec)
     if isinstance(exporter, type):
         exporter = exporter()
     if not callable(getattr(exporter, "export", None)):
-        shown = mask_url(str(spec))
-        raise ConfigError(f"TRACING_EXPORTER {shown!r} is not 'otlp', 'console' nor a SpanExporter")
+        raise wrong
     return exporter  # type: ignore[no-any-return]
 
 
