@@ -55,8 +55,9 @@ class Project:
     #: For workers of a distributed crawl: who feeds the start requests (the cluster's
     #: ``StartClaim``).
     start_claim: FeedClaim | None = None
-    #: Flush the feeds and item stores before each ack (a shared frontier acknowledges
-    #: at once, so the items must be in the file, or in Redis, by then).
+    #: Flush the feeds, item stores and sinks before each ack (a shared frontier
+    #: acknowledges at once, so the items must be in the file, or in Redis, by then; a
+    #: sink commits its items only when flushed).
     flush_feeds_before_ack: bool = False
     #: Why the project is closing (None while it runs); set once.
     closing: str | None = None
