@@ -1,0 +1,266 @@
+"""The sink's writer on virtual time: batches by size and by delay, back-pressure, an
+outage ridden out and one that lasts past its bound, and flush as the ack's gate.
+
+The backend here is a fake (a list, and a switch that makes writes fail as a server out
+of reach does); the real servers are the other modules' subject. Time is a FakeClock
+moved only by the sink's own waits, so no assertion depends on the machine's speed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from skitter.exceptions import ConfigError, StorageError
+from skitter.pipelines._sinks import Sink, parse_sinks
+from skitter.testing import FakeClock
+from skitter.testing._context import DictStats
+
+
+class VirtualTime:
+    """A FakeClock and a ``sleep`` that returns when the clock reaches its end; the
+    clock jumps to the next sleeper's end whenever nothing else can run."""
+
+    def __init__(self) -> None:
+        self.clock = FakeClock()
+        self._sleepers: list[tuple[float, int, asyncio.Future[None]]] = []
+        self._order = 0
+
+    async def sleep(self, seconds: float) -> None:
+        future = asyncio.get_running_loop().create_future()
+        self._order += 1
+        heapq.heappush(self._sleepers, (self.clock.monotonic() + seconds, self._order, future))
+        await future
+
+    async def run_until(self, done: Callable[[], bool], limit: float = 3600.0) -> None:
+        """Let tasks run; when all wait, move the clock to the next sleeper's end."""
+        start = self.clock.monotonic()
+        while not done():
+            for _ in range(50):  # let every ready task run
+                await asyncio.sleep(0)
+            if done():
+                return
+            while self._sleepers and self._sleepers[0][2].done():
+                heapq.heappop(self._sleepers)
+            if not self._sleepers:
+                continue
+            when, _order, future = heapq.heappop(self._sleepers)
+            assert when - start <= limit, "virtual time ran past the test's limit"
+            self.clock.advance(max(0.0, when - self.clock.monotonic()))
+            future.set_result(None)
+
+
+class Down(ConnectionError):
+    """What the fake server raises while it is down."""
+
+
+class FakeSink(Sink):
+    def __init__(self, options: Any, time: VirtualTime, **kwargs: Any) -> None:
+        super().__init__(options, stats=DictStats(), clock=time.clock, sleep=time.sleep, **kwargs)
+        self.batches: list[list[Any]] = []
+        self.down = False
+        self.broken: Exception | None = None
+        self.connects = 0
+
+    async def connect(self) -> None:
+        self.connects += 1
+        if self.down:
+            raise Down("connection refused")
+
+    def encode(self, data: dict[str, Any], identity: Callable[[], str], item: Any) -> Any:
+        return identity(), data
+
+    async def write(self, batch: list[Any]) -> None:
+        await asyncio.sleep(0)
+        if self.broken is not None:
+            raise self.broken
+        if self.down:
+            raise Down("connection reset")
+        self.batches.append(list(batch))
+
+    def transient(self, exc: BaseException) -> bool:
+        return isinstance(exc, Down)
+
+    async def disconnect(self) -> None:
+        pass
+
+
+def options(**given: Any) -> Any:
+    settings = {"SINK_BATCH_SIZE": 10, "SINK_BATCH_DELAY": 0.0, "SINK_OUTAGE_TIMEOUT": 30.0}
+    return parse_sinks({"sqlite:x.db?table=t": given}, settings=settings)[0]
+
+
+async def opened(time: VirtualTime, **given: Any) -> FakeSink:
+    sink = FakeSink(options(**given), time, spider_name="tree")
+    await sink.open_spider(None)
+    return sink
+
+
+async def test_a_batch_is_written_when_full_and_the_rest_after_the_delay() -> None:
+    time = VirtualTime()
+    sink = await opened(time, batch_size=4, batch_delay=2.0)
+    for n in range(6):
+        await sink.take({"n": n}, f"task/{n}")
+    await time.run_until(lambda: len(sink.batches) == 1)
+    assert [d["n"] for _i, d in sink.batches[0]] == [0, 1, 2, 3]
+    assert time.clock.monotonic() == 1000.0  # full: written at once
+    flushed = asyncio.ensure_future(sink.flush())
+    await time.run_until(flushed.done)
+    assert [d["n"] for _i, d in sink.batches[1]] == [4, 5]
+    assert time.clock.monotonic() == 1002.0  # the rest: once the oldest waited 2 s
+    await sink.close_spider(None)
+    assert sink.written == 6
+
+
+async def test_without_a_delay_items_that_arrive_during_a_write_go_together() -> None:
+    time = VirtualTime()
+    sink = await opened(time, batch_size=100)
+    await sink.take({"n": 0}, "t/0")
+    for _ in range(3):
+        await asyncio.sleep(0)  # the writer took item 0 and is writing it
+    for n in range(1, 5):
+        await sink.take({"n": n}, f"t/{n}")
+    await time.run_until(lambda: sink.written == 5)
+    assert [[d["n"] for _i, d in batch] for batch in sink.batches] == [[0], [1, 2, 3, 4]]
+    assert time.clock.monotonic() == 1000.0
+    await sink.close_spider(None)
+
+
+async def test_a_full_buffer_holds_take_until_a_batch_is_written() -> None:
+    time = VirtualTime()
+    sink = await opened(time, batch_size=2)
+    sink.down = True  # nothing is written: the buffer fills
+    takes = []
+    for n in range(8):
+        takes.append(asyncio.ensure_future(sink.take({"n": n}, f"t/{n}")))
+        await asyncio.sleep(0)
+    await time.run_until(lambda: sink.connects >= 3, limit=5)
+    # the batch being tried (the first item: the writer took it alone, at once) and
+    # twice batch_size waiting; the rest are held, and with them the callbacks that
+    # yielded them (the crawl slows, nothing piles up)
+    assert sum(take.done() for take in takes) == 1 + 2 * 2
+    sink.down = False
+    await time.run_until(lambda: all(take.done() for take in takes))
+    await sink.close_spider(None)
+    assert sink.written == 8
+    assert sink._stats.get("sink/sqlite:t/written") == 8  # type: ignore[attr-defined]
+
+
+async def test_flush_returns_only_once_its_items_are_written() -> None:
+    time = VirtualTime()
+    sink = await opened(time, batch_size=10)
+    sink.down = True
+    await sink.take({"n": 1}, "t/1")
+    flushed = asyncio.ensure_future(sink.flush())
+    await time.run_until(lambda: time.clock.monotonic() >= 1010.0, limit=20)
+    assert not flushed.done()  # the server is down: the task is not acknowledged
+    sink.down = False
+    await time.run_until(flushed.done)
+    assert flushed.result() is None
+    assert [d for _i, d in sink.batches[0]] == [{"n": 1}]
+    await sink.close_spider(None)
+
+
+async def test_an_outage_past_its_bound_breaks_the_sink_and_counts_the_items(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    time = VirtualTime()
+    sink = await opened(time, batch_size=3, outage_timeout=30)
+    sink.down = True
+    for n in range(5):
+        await sink.take({"n": n}, f"t/{n}")
+    flushed = asyncio.ensure_future(sink.flush())
+    await time.run_until(flushed.done, limit=60)
+    with pytest.raises(StorageError, match=r"for 30\.0 s \(outage_timeout\).*5 items not written"):
+        flushed.result()
+    assert time.clock.monotonic() - 1000.0 == 30.0  # no later than its bound
+    assert sink.lost_items == 5
+    assert sink.failure is not None
+    with pytest.raises(StorageError):
+        await sink.take({"n": 9}, "t/9")
+    with pytest.raises(StorageError):
+        await sink.close_spider(None)
+    assert "trying again for up to 30 s (outage_timeout)" in caplog.text
+
+
+async def test_an_outage_within_its_bound_loses_nothing() -> None:
+    time = VirtualTime()
+    sink = await opened(time, batch_size=3, outage_timeout=30)
+    sink.down = True
+    for n in range(5):
+        await sink.take({"n": n}, f"t/{n}")
+    await time.run_until(lambda: time.clock.monotonic() >= 1020.0, limit=25)
+    sink.down = False
+    flushed = asyncio.ensure_future(sink.flush())
+    await time.run_until(flushed.done, limit=40)
+    flushed.result()
+    assert sorted(d["n"] for batch in sink.batches for _i, d in batch) == [0, 1, 2, 3, 4]
+    await sink.close_spider(None)
+
+
+async def test_an_error_waiting_cannot_cure_breaks_the_sink_at_once() -> None:
+    time = VirtualTime()
+    sink = await opened(time)
+    sink.broken = ValueError("value too long for type character varying(5)")
+    await sink.take({"n": 1}, "t/1")
+    with pytest.raises(StorageError, match="value too long"):
+        await sink.flush()
+    assert time.clock.monotonic() == 1000.0
+
+
+async def test_the_identity_is_the_origin_or_the_declared_key() -> None:
+    from dataclasses import dataclass, field
+
+    @dataclass
+    class Product:
+        sku: str = field(metadata={"key": True})
+        price: float = 0.0
+
+    time = VirtualTime()
+    sink = await opened(time)
+    await sink.take({"n": 1}, "abc/0")
+    await sink.take(Product("X1", 2.0), "abc/1")
+    await sink.take({"n": 2}, None)
+    with pytest.raises(StorageError, match="no value for its key field 'sku'"):
+        await sink.take(Product(None, 1.0), "abc/2")  # type: ignore[arg-type]
+    await sink.close_spider(None)
+    ids = [identity for batch in sink.batches for identity, _data in batch]
+    assert ids[:2] == ["tree/abc/0", "X1"]
+    assert ids[2].startswith("once/")
+
+
+def test_options_are_checked_before_the_crawl() -> None:
+    settings = {"SINK_BATCH_SIZE": 10, "SINK_BATCH_DELAY": 0.0, "SINK_OUTAGE_TIMEOUT": 30.0}
+    bad = {
+        "kafka://h/t": "no Kafka sink",
+        "ftp://h/t": "unknown sink",
+        "postgresql://u:hunter2@h/db": "give the 'table'",
+        "postgresql://u:hunter2@h/db?table=t&batch_size=0": "'batch_size' must be a whole",
+        "postgresql://u:hunter2@h/db?table=t&colour=red&bogus=1": None,  # the library's
+        "sqlite:x.db?table=t&speed=1": "unknown option",
+        "amqp://h/": "give a 'queue' or an 'exchange'",
+        "nats://h?subject=s": "give the JetStream 'stream'",
+        "sqlite:?table=t": "keeps its file in the job directory",
+    }
+    for uri, message in bad.items():
+        if message is None:
+            parsed = parse_sinks({uri: {}}, settings=settings)[0]
+            assert parsed.connect.endswith("?colour=red&bogus=1")  # left for libpq to refuse
+            continue
+        with pytest.raises(ConfigError, match=message) as raised:
+            parse_sinks({uri: {}}, settings=settings)
+        assert "hunter2" not in str(raised.value)
+    with pytest.raises(ConfigError, match="given both in the URI and in the options"):
+        parse_sinks({"sqlite:x.db?table=t": {"table": "u"}}, settings=settings)
+    with pytest.raises(ConfigError, match="unknown option"):
+        parse_sinks({"sqlite:x.db?table=t": {"tabel": "u"}}, settings=settings)
+    parsed = parse_sinks(
+        {"sqlite:x.db": {"table": "%(name)s_items", "key": "sku, shop", "batch_delay": "0.5"}},
+        settings=settings,
+        spider_name="tree",
+    )[0]
+    assert (parsed.target, parsed.key, parsed.batch_delay) == ("tree_items", ("sku", "shop"), 0.5)
