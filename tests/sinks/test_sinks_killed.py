@@ -167,7 +167,8 @@ async def test_a_job_killed_five_times_and_resumed_writes_each_item_once_to_sqli
     command = [
         sys.executable, "-m", "skitter", "crawl", str(spider_file), "--job-dir",
         str(tmp_path / "job"), "--no-progress", "-s", f"BASE={base}",
-        "-s", "SINKS=" + json.dumps({"sqlite:?table=items": {"batch_size": 20, "batch_delay": 0.3}}),
+        "-s", "SINKS=" + json.dumps({"sqlite:?table=items": {"batch_size": 20,
+                                                              "batch_delay": 0.3}}),
         "-s", "CONCURRENT_REQUESTS=8", "-s", "STATS_DUMP=false",
     ]  # fmt: skip
     rng = random.Random()

@@ -26,6 +26,7 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 from skitter.testing._redis import Started, _free_port
 
@@ -123,23 +124,29 @@ class PostgresServer(Started):
         """The URI of its ``postgres`` database (trust authentication)."""
         return f"postgresql://postgres@{HOST}:{self._port}/postgres"
 
-    def _as_user(self, argv: list[str]) -> list[str]:
-        return ["runuser", "-u", self._user, "--", *argv] if self._user else argv
+    def _spawn(self, argv: list[str], log: Any) -> subprocess.Popen[bytes]:
+        """Run ``argv`` as the unprivileged user (set in the child itself: a wrapper such
+        as runuser would get the signals meant for PostgreSQL)."""
+        if self._user:
+            return subprocess.Popen(argv, stdout=log, stderr=log, user=self._user, group=self._user)
+        return subprocess.Popen(argv, stdout=log, stderr=log)
 
     def start(self) -> PostgresServer:
         if not self.data.exists():
             if self._user:
                 shutil.chown(self.directory, self._user)
-            subprocess.run(
-                self._as_user([str(self.bindir / "initdb"), "-D", str(self.data), "-U",
-                               "postgres", "-A", "trust", "--no-sync"]),
-                check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            initdb = self._spawn(
+                [str(self.bindir / "initdb"), "-D", str(self.data), "-U", "postgres",
+                 "-A", "trust", "--no-sync"],
+                subprocess.DEVNULL,
             )  # fmt: skip
+            if initdb.wait() != 0:
+                raise RuntimeError("initdb failed")
         self._port = self._port or _free_port()
         argv = [str(self.bindir / "postgres"), "-D", str(self.data), "-p", str(self._port),
                 "-k", str(self.directory), "-c", f"listen_addresses={HOST}"]  # fmt: skip
         log = open(self.directory / "postgres.log", "ab")  # noqa: SIM115 (the child's)
-        self._process = subprocess.Popen(self._as_user(argv), stdout=log, stderr=log)
+        self._process = self._spawn(argv, log)
         log.close()
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
