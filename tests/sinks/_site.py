@@ -7,7 +7,6 @@ crawl of it should write exactly ``2 * PAGES`` rows or messages.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,10 +40,8 @@ class Tree(Spider):
                 yield response.follow(f"/p/{m}")
 
 
-def tree_site(pages: int = PAGES, latency: float = 0.0) -> web.Application:
+def tree_site() -> web.Application:
     async def page(request: web.Request) -> web.Response:
-        if latency:
-            await asyncio.sleep(latency)
         return web.Response(text="<html>ok</html>", content_type="text/html")
 
     app = web.Application()
