@@ -119,3 +119,16 @@ async def test_mysql_creates_typed_columns_from_the_item_class(mysql_uri: str) -
     assert columns["sku"] == ("varchar", "PRI")
     assert columns["price"][0] == "double" and columns["stock"][0] == "bigint"
     assert rows == (("A", 2.0, 4),)
+
+
+async def test_a_key_without_an_item_class_keys_the_id_column_run_after_run(
+    tmp_path: Path,
+) -> None:
+    uri = f"sqlite:{tmp_path / 'shop.db'}?table=products"
+    for price in (1.0, 2.0):  # the second run finds the table the first one created
+        sink = await opened(uri, key="sku,shop")
+        await sink.take({"sku": "A", "shop": 1, "price": price}, f"t/{price}")
+        await sink.close_spider(None)
+    with sqlite3.connect(tmp_path / "shop.db") as db:
+        rows = db.execute("SELECT item_id, json_extract(data, '$.price') FROM products").fetchall()
+    assert rows == [('["A",1]', 2.0)]

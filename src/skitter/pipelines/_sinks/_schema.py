@@ -168,7 +168,9 @@ def _existing_table(
     json_family = columns.get(options.json_column)
     json_column = options.json_column if json_family in ("json", "text") else None
     by_id = False
-    if not key:
+    keyed_by_id = shape.primary == (options.id_column,)
+    if not key or (not families and keyed_by_id and any(k not in columns for k in key)):
+        # the table's own key; an (id, json) table holds the identity of the key's values
         key = shape.primary
         if not key:
             raise ConfigError(f"{where}: table {table!r} has no primary key; give the 'key' fields")
