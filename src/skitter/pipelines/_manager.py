@@ -1,4 +1,5 @@
-"""The item pipeline: every item passes the user's pipelines in order, then the feeds.
+"""The item pipeline: every item passes the user's pipelines in order, then the feeds,
+then the sinks (databases and brokers: ``_sinks``).
 
 A pipeline is any object with some of Scrapy's methods, each sync or async::
 
@@ -29,6 +30,8 @@ reached the files: the items a feed had buffered when it failed are taken back o
 it (and counted as ``feedexport/lost_items``). A user pipeline that stores items the same
 way (it has ``failure`` and ``lost_items``, as ``RedisPipeline``) is treated alike, and
 its ``async flush()`` is awaited with the feeds' before a worker acknowledges a task.
+Sinks are stores too; every item that got through reaches them with its origin, and
+their ``flush()`` (a commit) comes before every task's ack.
 
 Whether ``process_item`` is a coroutine function is settled once, when the manager is
 built, so a sync pipeline costs one plain call per item.
