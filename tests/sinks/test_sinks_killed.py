@@ -124,7 +124,7 @@ async def test_workers_killed_five_times_and_a_redis_restart_write_each_item_onc
 ) -> None:
     import psycopg
 
-    site = Site(latency=0.1)
+    site = Site(latency=0.2)  # 30 pages/s at most: the crawl outlasts the kills
     base = await serve(site.app)
     sinks = json.dumps({f"{pg_uri}?table=items": {"create": True, "batch_size": 50}})
 
