@@ -20,15 +20,15 @@ waiting does not cure (a value the column refuses, a missing right), the sink is
 for good: the items it held are counted lost (``sink/<name>/lost``; their tasks were
 not acknowledged and run again on a resume), the waiting ``flush`` calls and every
 later item get a ``StorageError`` (the crawl fails, exit status 1), and so does close.
-Time is read on the injected clock and waited with the injected ``sleep``, so tests run
-outages on virtual time.
+Time is read on the injected clock (the loop's, on a ``VirtualTimeLoop``), so tests run
+batches and outages on virtual time.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from skitter._clock import Clock, SystemClock
@@ -45,7 +45,6 @@ log = logging.getLogger("skitter.sinks")
 
 #: Seconds before the first new try of a batch the server did not take, doubling.
 RETRY_FIRST, RETRY_MAX = 0.25, 5.0
-Sleep = Callable[[float], Awaitable[None]]
 
 
 class Sink:
@@ -64,13 +63,11 @@ class Sink:
         *,
         stats: StatsSink | None = None,
         clock: Clock | None = None,
-        sleep: Sleep | None = None,
         spider_name: str = "",
     ) -> None:
         self.options = options
         self._stats = stats
         self._clock: Clock = clock or SystemClock()
-        self._sleep: Sleep = sleep or asyncio.sleep
         self._spider_name = spider_name
         self._classes = options.item_classes
         self._pending: list[Any] = []
@@ -216,9 +213,9 @@ class Sink:
             self._committed(len(batch))
 
     async def _wait_wake(self, seconds: float) -> None:
-        """Until an item arrives (or close), or ``seconds`` pass on the injected clock."""
+        """Until an item arrives (or close), or ``seconds`` pass."""
         woken = asyncio.ensure_future(self._wake.wait())
-        slept = asyncio.ensure_future(self._sleep(seconds))
+        slept = asyncio.ensure_future(asyncio.sleep(seconds))
         try:
             await asyncio.wait({woken, slept}, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -251,7 +248,7 @@ class Sink:
                     )  # fmt: skip
                 self._count("retries")
                 await self._disconnect_quietly()
-                await self._sleep(min(delay, timeout - waited))
+                await asyncio.sleep(min(delay, timeout - waited))
                 delay = min(delay * 2, RETRY_MAX)
                 continue
             if since is not None:
