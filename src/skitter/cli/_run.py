@@ -121,15 +121,21 @@ def _snapshot(crawlers: list[Crawler]) -> dict[str, Any]:
         total["errors"] += sum(
             value
             for key, value in ((k, stats.get(k)) for k in stats)
-            if key.startswith(("spider_exceptions/", "engine/failed_requests/"))
-            and key != "spider_exceptions/count"
-            and isinstance(value, int)
+            if _counts_errors(key) and isinstance(value, int)
         )
         engine = crawler.engine
         if engine is not None:
             total["in_flight"] = engine.in_flight
             total["queued"] = sum(p.scheduler.backlog for p in engine.projects)
     return total
+
+
+def _counts_errors(key: str) -> bool:
+    """Whether a stats key counts errors of one class (``spider_exceptions/ValueError``,
+    ``engine/failed_requests/ConnectError``), not a total or a breakdown by cause
+    (``engine/failed_requests/ConnectError/Connection refused``) counted already."""
+    family, _, name = key.rpartition("/")
+    return family in ("spider_exceptions", "engine/failed_requests") and name != "count"
 
 
 def finish(

@@ -83,7 +83,7 @@ class Scraper:
             return await self.media_done(project, request, error=exc)
         if request.errback is None:
             if not isinstance(exc, HttpError | IgnoreRequest):
-                project.stats.inc(f"engine/failed_requests/{type(exc).__name__}")
+                _count_failed(project, exc)
             return 0
         if getattr(exc, "request", None) is None:
             with contextlib.suppress(AttributeError):
@@ -202,3 +202,13 @@ class Scraper:
             type(obj).__name__,
             obj,
         )
+
+
+def _count_failed(project: Project, exc: BaseException) -> None:
+    """A request failed for good and no errback took it: counted by the error's class
+    and, when known, by its cause under that (``.../ConnectError/Connection refused``)."""
+    key = f"engine/failed_requests/{type(exc).__name__}"
+    project.stats.inc(key)
+    cause = getattr(exc, "cause", None)
+    if isinstance(cause, str):
+        project.stats.inc(f"{key}/{cause}")

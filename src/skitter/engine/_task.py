@@ -153,7 +153,7 @@ class TaskRunner:
             await self._enqueue(project, [redirect])
             await scheduler.complete(lease)
         elif kind is Kind.RETRY:
-            await scheduler.retry(lease, verdict.reason, verdict.retry_delay)
+            await scheduler.retry(lease, verdict.reason, verdict.retry_delay, verdict.counted_as)
         elif kind is Kind.GIVE_UP:
             # Out of retries: the spider hears of it, then the retry marks it FAILED.
             if verdict.response is not None:
@@ -163,7 +163,7 @@ class TaskRunner:
             else:
                 assert verdict.error is not None
                 items = await scraper.errback(project, lease.request, verdict.error)
-            await scheduler.retry(lease, verdict.reason, verdict.retry_delay)
+            await scheduler.retry(lease, verdict.reason, verdict.retry_delay, verdict.counted_as)
         elif kind is Kind.CLOSE_SPIDER:
             project.request_close(verdict.close_reason)
             await scheduler.complete(lease)

@@ -348,8 +348,12 @@ class ProjectScheduler:
                 self._stats.inc("scheduler/breaker/resumed")
                 log.info("Project %s resumed", self.name)
 
-    async def retry(self, lease: Lease, reason: str, delay: float | None = None) -> bool:
-        """A failed attempt: True if the task was queued again, False if it is FAILED."""
+    async def retry(
+        self, lease: Lease, reason: str, delay: float | None = None, counted_as: str = ""
+    ) -> bool:
+        """A failed attempt: True if the task was queued again, False if it is FAILED.
+        ``reason`` goes into the task's record; the stats count the retry by
+        ``counted_as`` (few values), by ``reason`` when that is not given."""
         self._failed_attempt()
         now = self._clock.time()
         retry_at = self.retry_policy.next_attempt(
@@ -360,7 +364,7 @@ class ProjectScheduler:
             await self.frontier.nack(lease, now, None, reason)
             return False
         self._stats.inc("retry/count")
-        self._stats.inc(f"retry/reason_count/{reason}")
+        self._stats.inc(f"retry/reason_count/{counted_as or reason}")
         self._stats.inc(f"retry/attempt_count/{lease.retried + 1}")
         await self.frontier.nack(lease, now, retry_at, reason)
         self._backlog += 1
