@@ -325,18 +325,3 @@ class CloseSpider(CrawlControl):
 class DontCloseSpider(CrawlControl):
     """Raised by a ``spider_idle`` signal handler to keep the idle spider open (it has
     queued more requests, or will): the engine asks again a few seconds later."""
-
-
-def failure_reason(exc: BaseException) -> str:
-    """Why a task failed, as its record, the dashboard and the log lines show it: the
-    error's class and what it says (the request left out, as its URL is shown beside:
-    ``"ConnectError: cannot connect: Connection refused"``)."""
-    text = exc.detail if isinstance(exc, RequestError) else str(exc)
-    name = type(exc).__name__
-    return f"{name}: {text}" if text else name
-
-
-def failed_times(attempts: int) -> str:
-    """How many attempts failed, in words for a log line: ``"failed once"``,
-    ``"failed 4 times"``."""
-    return "failed once" if attempts == 1 else f"failed {attempts} times"

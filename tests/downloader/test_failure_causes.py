@@ -12,7 +12,8 @@ from aiohttp import web
 
 from skitter import Request
 from skitter.downloader._causes import curl_cause, curl_detail, os_cause, tls_hint
-from skitter.exceptions import ConnectError, failure_reason
+from skitter.engine._outcome import failure_reason
+from skitter.exceptions import ConnectError
 
 from .conftest import HTTP_TRANSPORTS, MakeTransport
 from .test_transport import closed_port

@@ -15,7 +15,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from skitter.downloader import RetryMiddleware
-from skitter.exceptions import failed_times
+from skitter.downloader.middlewares._retry import failed_times as _failed_times
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -59,13 +59,17 @@ def get_retry_request(
         logger.error(
             "Gave up retrying %s (%s): %s",
             request,
-            failed_times(retry_times),
+            _failed_times(retry_times),
             reason,
             extra={"spider": spider},
         )
         return None
     logger.debug(
-        "Retrying %s (%s): %s", request, failed_times(retry_times), reason, extra={"spider": spider}
+        "Retrying %s (%s): %s",
+        request,
+        _failed_times(retry_times),
+        reason,
+        extra={"spider": spider},
     )
     if priority_adjust is None:
         priority_adjust = settings.getint("RETRY_PRIORITY_ADJUST", 0)

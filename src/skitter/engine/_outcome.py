@@ -32,6 +32,7 @@ import enum
 import logging
 from typing import NamedTuple
 
+from skitter.downloader.middlewares._retry import failed_times
 from skitter.exceptions import (
     CloseSpider,
     FatalError,
@@ -40,12 +41,10 @@ from skitter.exceptions import (
     InvalidURL,
     RequestError,
     RetryLater,
-    failed_times,
-    failure_reason,
 )
 from skitter.http import Request, Response
 
-__all__ = ["Kind", "LogLine", "Verdict", "classify", "retry_reason"]
+__all__ = ["Kind", "LogLine", "Verdict", "classify", "failure_reason", "retry_reason"]
 
 _RECEIVED = ("response_received_count",)
 
@@ -216,3 +215,12 @@ def retry_reason(exc: RetryLater) -> str:
         return exc.reason
     full = failure_reason(cause)
     return full if full.startswith(exc.reason) else f"{exc.reason} ({full})"
+
+
+def failure_reason(exc: BaseException) -> str:
+    """Why a task failed, as its record, the dashboard and the log lines show it: the
+    error's class and what it says (the request left out, as its URL is shown beside:
+    ``"ConnectError: cannot connect: Connection refused"``)."""
+    text = exc.detail if isinstance(exc, RequestError) else str(exc)
+    name = type(exc).__name__
+    return f"{name}: {text}" if text else name

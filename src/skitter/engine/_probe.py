@@ -24,9 +24,10 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from skitter.downloader.middlewares._retry import failed_times
 from skitter.engine._outcome import retry_reason
 from skitter.engine._project import Project
-from skitter.exceptions import RetryLater, failed_times
+from skitter.exceptions import RetryLater
 from skitter.http import Request, Response
 from skitter.signals import response_received
 from skitter.spider import aiter_output
