@@ -215,7 +215,9 @@ class Crawler:
             signals=self.signals,
         )
         if cluster is not None:
-            self._project.start_claim = cluster.start_claim(settings["LEASE_SECONDS"])
+            claim = cluster.start_claim(settings["LEASE_SECONDS"])
+            self._project.start_claim = claim
+            self._project.starts = claim  # the job's record of how start requests ended
             self._project.flush_feeds_before_ack = True
         self.control.attach(self._project, self._wake)
         return self._project

@@ -61,7 +61,8 @@ async def test_retries_arrive_at_the_configured_delays(serve: Any) -> None:
     site = Arrivals({"/down": 500})
     base = await serve(site.app)
     spider = spider_for(base, ["/down"], retry_delay=[0.3, 0.6])
-    stats = await Crawler(spider, {"RETRY_TIMES": 2}).run()
+    # Its one start request fails for good: the crawl's verdict on that is not the subject.
+    stats = await Crawler(spider, {"RETRY_TIMES": 2, "FAIL_WHEN_NO_START_SUCCEEDS": False}).run()
     t = site.times("/down")
     assert len(t) == 3
     gaps = [b - a for a, b in itertools.pairwise(t)]

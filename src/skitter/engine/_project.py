@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from skitter._clock import Clock, SystemClock
-from skitter._types import CrawlStats
+from skitter._types import CrawlStats, StartRecord
 from skitter.downloader import Downloader
 from skitter.engine._monitor import ProjectMonitor
+from skitter.engine._starts import LocalStartRecord, judge_starts
 from skitter.exceptions import FatalError
 from skitter.pipelines import ItemPipelineManager
 from skitter.scheduler import ProjectScheduler
@@ -55,6 +56,13 @@ class Project:
     #: For workers of a distributed crawl: who feeds the start requests (the cluster's
     #: ``StartClaim``).
     start_claim: FeedClaim | None = None
+    #: How the start requests ended (``_starts``): this process's record, or the job's.
+    starts: StartRecord = field(default_factory=LocalStartRecord)
+    #: Start requests (not items) this process queued in this run.
+    start_requests_queued: int = 0
+    #: This process queued every start request, first to last, in this run: it judges
+    #: whether any got anywhere (``judge_starts``).
+    fed_every_start: bool = False
     #: Flush the feeds and item stores before each ack (a shared frontier acknowledges
     #: at once, so the items must be in the file, or in Redis, by then).
     flush_feeds_before_ack: bool = False
@@ -142,6 +150,7 @@ class Project:
         the frontier's last write) fails the crawl; the others are only logged."""
         if self.closed:
             return
+        await judge_starts(self)
         self.closed = True
         reason = self.closing or "finished"
         steps: list[tuple[str, Any, bool]] = [

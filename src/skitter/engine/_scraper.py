@@ -24,7 +24,9 @@ from collections.abc import AsyncIterable, Awaitable, Callable
 from typing import Any
 
 from skitter._failure import Failure
+from skitter.engine._outcome import failure_reason
 from skitter.engine._project import Project
+from skitter.engine._starts import START_META, start_accepted, start_ended
 from skitter.exceptions import (
     CloseSpider,
     FatalError,
@@ -59,7 +61,8 @@ class Scraper:
     async def handle_response(self, project: Project, response: Response) -> int:
         """Run the response through the spider; returns how many items it yielded."""
         request = response.request
-        if request.meta and MEDIA_META in request.meta:
+        meta = request.meta
+        if meta and MEDIA_META in meta:
             return await self.media_done(project, request, response=response)
         try:
             await project.spider_mw.process_input(response)
@@ -68,7 +71,11 @@ class Scraper:
                 if "unchanged" in response.flags:
                     return 0  # a recrawl's 304: the page did not change, nothing failed
                 log.info("Ignoring response %s: HTTP status code is not handled", response)
+            if meta and meta.get(START_META):
+                await start_ended(project, request, _refusal(response, exc))
             return await self.errback(project, request, exc, response)
+        if meta and meta.get(START_META):
+            await start_accepted(project)
         callback = request.callback or project.spider.parse
         return await self.run_callback(project, response, callback, response, **request.cb_kwargs)
 
@@ -212,3 +219,10 @@ def _count_failed(project: Project, exc: BaseException) -> None:
     cause = getattr(exc, "cause", None)
     if isinstance(cause, str):
         project.stats.inc(f"{key}/{cause}")
+
+
+def _refusal(response: Response, exc: BaseException) -> str:
+    """Why the spider did not take a response (a start request's, for the record)."""
+    if isinstance(exc, HttpError):
+        return f"HTTP {response.status}: a status the spider does not handle"
+    return failure_reason(exc)
