@@ -166,6 +166,7 @@ PINNED = {
         "ProjectControl",
         "ProjectMonitor",
         "Stats",
+        "TaskCounts",
         "WindowCounts",
     ],
     "skitter.exceptions": [

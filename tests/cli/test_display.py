@@ -125,7 +125,8 @@ def test_rate_meter_uses_a_sliding_window() -> None:
 def test_progress_line_tolerates_odd_snapshots() -> None:
     line = render_progress({"pages": "12", "items": None, "errors": 3, "elapsed": 3725}, 2.5)
     assert line.plain == (
-        "12 pages (2.5/s)  │  0 items  │  3 errors  │  queue 0  │  in flight 0  │  1:02:05"
+        "12 pages (2.5/s)  │  0 items  │  3 errors  │  waiting 0  │  for a slot 0  │  "
+        "in flight 0  │  done 0  │  1:02:05"
     )
 
 
