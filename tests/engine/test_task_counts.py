@@ -92,7 +92,7 @@ async def test_the_backlog_is_four_separate_numbers_everywhere(serve: Any) -> No
         for field in ("waiting", "leased", "in_flight", "done"):
             assert snapshot[field] == getattr(counts, field), field
         line = render_progress(snapshot, 0.0).plain
-        assert f"waiting {counts.waiting}  │  for a slot {counts.leased}  │  in flight 1" in line
+        assert f"waiting {counts.waiting} · for a slot {counts.leased} · in flight 1" in line
         # the stats
         stats = crawler.stats
         assert stats.get("tasks/waiting") == counts.waiting

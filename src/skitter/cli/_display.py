@@ -144,11 +144,11 @@ def render_progress(snapshot: Mapping[str, Any], pages_per_second: float) -> Tex
     if delayed:
         parts += [" (", (f"+{delayed:,}", "bold"), " delayed)"]
     parts += [
-        "  │  for a slot ",
+        " · for a slot ",
         (count("leased"), "bold"),
-        "  │  in flight ",
+        " · in flight ",
         (count("in_flight"), "bold"),
-        "  │  done ",
+        " · done ",
         (count("done"), "bold"),
         "  │  ",
         (_clock_time(_number(snapshot.get("elapsed"))), "dim"),
