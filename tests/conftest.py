@@ -13,8 +13,23 @@ from aiohttp import web
 
 from skitter.settings import Settings
 from skitter.testing import TestCrawler, serve_app
+from skitter.testing._virtual import loop_factories
 
 Serve = Callable[[web.Application], Awaitable[str]]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "virtual_time: run on skitter.testing.VirtualTimeLoop (time jumps to the next timer; "
+        "the crawl takes virtual_clock())",
+    )
+
+
+def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> Any:
+    """The loop a test runs on (and its async fixtures with it): virtual time when
+    marked ``virtual_time``."""
+    return loop_factories(item.get_closest_marker("virtual_time") is not None)
 
 
 @pytest.fixture

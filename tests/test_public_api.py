@@ -39,6 +39,7 @@ PINNED = {
         "crawl",
         "every",
         "run_crawlers",
+        "version_info",
     ],
     "skitter.cli": [
         "main",
@@ -172,6 +173,7 @@ PINNED = {
     "skitter.exceptions": [
         "Blocked",
         "CallbackError",
+        "CannotResolveHostError",
         "CloseSpider",
         "CodecError",
         "ConfigError",
@@ -192,11 +194,14 @@ PINNED = {
         "InvalidURL",
         "JobStateLost",
         "NotConfigured",
+        "NotSupported",
         "RedirectError",
         "RequestError",
         "ResponseTooLarge",
         "RetryLater",
+        "ScrapyDeprecationWarning",
         "SkitterError",
+        "StopDownload",
         "StorageError",
         "TCPTimedOutError",
         "TLSCertificateError",
@@ -220,6 +225,7 @@ PINNED = {
     ],
     "skitter.http": [
         "FormRequest",
+        "Headers",
         "HtmlResponse",
         "JsonRequest",
         "JsonResponse",
@@ -234,6 +240,7 @@ PINNED = {
         "Scope",
         "TextResponse",
         "XmlResponse",
+        "XmlRpcRequest",
         "canonicalize_url",
         "fingerprint",
         "in_domain",
@@ -415,17 +422,23 @@ PINNED = {
     "skitter.utils.request": [
         "fingerprint",
         "request_from_dict",
+        "request_to_curl",
     ],
     "skitter.utils.response": [
         "get_base_url",
+        "get_meta_refresh",
         "open_in_browser",
+        "response_status_message",
     ],
     "skitter.testing": [
         "DictStats",
         "FakeClock",
         "FullDisk",
         "TestCrawler",
+        "VirtualClock",
+        "VirtualTimeLoop",
         "serve_app",
+        "virtual_clock",
     ],
 }
 
@@ -434,7 +447,7 @@ _TYPING_HELPERS = {"TYPE_CHECKING", "Any"}
 
 
 def test_top_level_all_is_the_lazy_exports() -> None:
-    assert set(skitter.__all__) == {"__version__", *skitter._EXPORTS}
+    assert set(skitter.__all__) == {"__version__", "version_info", *skitter._EXPORTS}
 
 
 @pytest.mark.parametrize("name", sorted(PINNED))

@@ -18,7 +18,7 @@ from skitter._types import CrawlStats, StartRecord
 from skitter.downloader import Downloader
 from skitter.engine._monitor import ProjectMonitor, TaskCounts
 from skitter.engine._starts import LocalStartRecord, judge_starts
-from skitter.exceptions import FatalError
+from skitter.exceptions import ConfigError, FatalError
 from skitter.frontier import FrontierCounts
 from skitter.pipelines import ItemPipelineManager
 from skitter.scheduler import ProjectScheduler
@@ -82,6 +82,8 @@ class Project:
     close_after: float = 0.0  # CLOSESPIDER_TIMEOUT
     #: Whether any callback of the spider has ``@config`` defaults to apply.
     has_callback_config: bool = False
+    #: CONCURRENT_ITEMS: items of one callback in the pipelines at once (``_items``).
+    concurrent_items: int = 1
     #: Active tasks, recent outcomes and windowed counts, for people watching.
     monitor: ProjectMonitor = field(default_factory=lambda: ProjectMonitor(SystemClock()))
     #: Where the project reads the time (CLOSESPIDER_TIMEOUT, the stats' times).
@@ -95,6 +97,9 @@ class Project:
     def __post_init__(self) -> None:
         self.has_callback_config = has_config_callbacks(self.spider)
         self.close_after = self.settings["CLOSESPIDER_TIMEOUT"]
+        self.concurrent_items = self.settings["CONCURRENT_ITEMS"]
+        if self.concurrent_items < 1:
+            raise ConfigError(f"CONCURRENT_ITEMS must be 1 or more, not {self.concurrent_items}")
         for setting, key, reason in (
             ("CLOSESPIDER_ITEMCOUNT", "item_scraped_count", "closespider_itemcount"),
             ("CLOSESPIDER_PAGECOUNT", "response_received_count", "closespider_pagecount"),
@@ -138,9 +143,17 @@ class Project:
         for key, limit, reason in self.limits:
             if stats.get(key, 0) >= limit:
                 self.request_close(reason)
-        timeout = self.close_after
-        if timeout and self.clock.monotonic() - self.started_at >= timeout:
+        left = self.time_left()
+        if left is not None and left <= 0:
             self.request_close("closespider_timeout")
+
+    def time_left(self) -> float | None:
+        """Seconds until CLOSESPIDER_TIMEOUT, for the engine to wake then (None: none
+        set). The one computation ``check_limits`` decides by too: a wake at the time it
+        gave always finds the timeout reached, even with float rounding."""
+        if not self.close_after:
+            return None
+        return max(0.0, (self.started_at + self.close_after) - self.clock.monotonic())
 
     def request_close(self, reason: str) -> bool:
         """Ask the project to close; True if this call started the closing."""

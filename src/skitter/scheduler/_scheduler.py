@@ -50,7 +50,7 @@ __all__ = ["DONE", "ProjectScheduler"]
 log = logging.getLogger("skitter.scheduler")
 
 _DUPLICATE = (PushOutcome.MERGED, PushOutcome.IGNORED)
-DONE = "tasks/done"  # the stats key counting tasks settled for good (ok, FAILED, BAD)
+DONE = "tasks/done"  # settled for good (ok, FAILED, BAD); a stale lease's settle adds 0
 
 
 class ProjectScheduler:
@@ -115,6 +115,11 @@ class ProjectScheduler:
     def rate(self) -> tuple[float | None, float | None]:
         """(rate, burst) of the project's token bucket; (None, None) when unlimited."""
         return self.gate.rate
+
+    @property
+    def held(self) -> int:
+        """Tasks leased here, waiting in their slot's queue for a download to start."""
+        return len(self._held)
 
     @property
     def paused(self) -> bool:
@@ -317,8 +322,7 @@ class ProjectScheduler:
         if self.breaker is not None:
             self.breaker.record_success()
             self._report_breaker()
-        if await self.frontier.ack(lease, self._clock.time()):
-            self._stats.inc(DONE)
+        self._stats.inc(DONE, int(await self.frontier.ack(lease, self._clock.time())))
 
     def _failed_attempt(self) -> None:
         if self.breaker is not None:
@@ -356,8 +360,7 @@ class ProjectScheduler:
         )
         if retry_at is None:
             self._stats.inc("retry/max_reached")
-            if await self.frontier.nack(lease, now, None, reason):
-                self._stats.inc(DONE)
+            self._stats.inc(DONE, int(await self.frontier.nack(lease, now, None, reason)))
             return False
         self._stats.inc("retry/count")
         self._stats.inc(f"retry/reason_count/{counted_as or reason}")
@@ -370,13 +373,12 @@ class ProjectScheduler:
     async def fail(self, lease: Lease, reason: str) -> None:
         """The task failed for good (not retryable): FAILED with ``reason``."""
         self._failed_attempt()
-        if await self.frontier.nack(lease, self._clock.time(), None, reason):
-            self._stats.inc(DONE)
+        settled = await self.frontier.nack(lease, self._clock.time(), None, reason)
+        self._stats.inc(DONE, int(settled))
 
     async def bad(self, lease: Lease, reason: str) -> None:
         """The task can never succeed (forbidden, unparseable): BAD with ``reason``."""
-        if await self.frontier.mark_bad(lease, self._clock.time(), reason):
-            self._stats.inc(DONE)
+        self._stats.inc(DONE, int(await self.frontier.mark_bad(lease, self._clock.time(), reason)))
 
     # -- idleness and housekeeping --------------------------------------------------------
     async def is_finished(self) -> bool:
@@ -397,9 +399,6 @@ class ProjectScheduler:
             reopens = breaker.reopens_at
             return max(0.0, reopens - now) if reopens is not None else None
         waits: list[float] = []
-        gate_wait = self.gate.wait_time()
-        if gate_wait is not None:
-            waits.append(gate_wait)
         due = await self.frontier.next_due()
         if due is not None:
             waits.append(max(0.0, due - self._clock.time()))
@@ -407,12 +406,12 @@ class ProjectScheduler:
             wait = self.slots.wait_time(now)
             if wait is not None:
                 waits.append(wait)
-        return min(waits) if waits else None
-
-    @property
-    def held(self) -> int:
-        """Tasks leased here, waiting in their slot's queue for a download to start."""
-        return len(self._held)
+        # A task goes when its slot lets it *and* the project's gate has a token: a
+        # slot ready now while the bucket is empty is a wait for the token, not a spin.
+        gate_wait = self.gate.wait_time()
+        if gate_wait is None:
+            return min(waits) if waits else None
+        return max(gate_wait, min(waits)) if waits else gate_wait
 
     @property
     def queued_estimate(self) -> int:
