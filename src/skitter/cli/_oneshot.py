@@ -32,7 +32,7 @@ from skitter.cli._logging import LogOptions, install_logging
 from skitter.cli._options import add_log_options, add_setting_options, cli_settings, pairs
 from skitter.cli._project import Project, load_project
 from skitter.cli._spiders import SpiderLoader
-from skitter.cli._targets import project_settings, spiders_for
+from skitter.cli._targets import project_settings, project_spiders, spiders_for
 from skitter.crawler import Crawler
 from skitter.exceptions import ConfigError, IgnoreRequest
 from skitter.http import Scope, in_domain
@@ -209,12 +209,14 @@ def build_crawlers(
         spider_arg, settings, several=several, for_url=for_url
     )
     spider_args: dict[str, Any] = pairs(args.spider_args, "-a")
+    readers = [*classes, *project_spiders(project)]  # a shared setting may be theirs
     crawlers = [
         Crawler(
             cls,
-            project.settings if project else None,
+            project.layer if project else None,
             cli_settings=settings,
             env=os.environ,
+            readers=readers,
             **spider_args,
         )
         for cls in classes

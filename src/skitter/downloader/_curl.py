@@ -47,7 +47,7 @@ from skitter.downloader._causes import (
     lookup_failed,
 )
 from skitter.downloader._decode import TruncatedBody
-from skitter.downloader._streaming import Head, StreamingTransport
+from skitter.downloader._streaming import Head, StreamingTransport, split_proxy
 from skitter.downloader._tls import (
     TlsSettings,
     certificate_refused,
@@ -218,6 +218,9 @@ class CurlTransport(StreamingTransport):
                 request=request,
             )
         _OPTIONS.set(await self._pin(request, proxy))
+        auth = None
+        if proxy is not None and "@" in proxy:  # the credentials as skitter reads them
+            proxy, auth = split_proxy(proxy)
         resp = await session.request(
             request.method,  # type: ignore[arg-type]
             str(request.parsed_url),  # the URL the scope check judged, sent as it is
@@ -229,6 +232,7 @@ class CurlTransport(StreamingTransport):
             accept_encoding=None,
             quote=False,
             proxy=proxy,
+            proxy_auth=auth,
             verify=self._verify,
             cert=self._cert,
             timeout=None,  # DOWNLOAD_TIMEOUT is the transport's (asyncio), the rest options

@@ -37,12 +37,12 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 
 from skitter._clock import Clock, SystemClock
-from skitter._secrets import mask_text, mask_url
+from skitter._secrets import authority_problem, mask_text, mask_url
 from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import ConfigError, StorageError
 from skitter.items import item_to_dict
@@ -75,6 +75,9 @@ def _choice(name: str, value: Any, choices: Any) -> str:
 
 class RedisPipeline:
     """Sends every item to a Redis list or stream; see the module docstring."""
+
+    #: scrapy-redis's serializer setting, read only to refuse it with what to set instead.
+    declared_settings: ClassVar[tuple[str, ...]] = ("REDIS_ITEMS_SERIALIZER",)
 
     def __init__(
         self,
@@ -110,6 +113,9 @@ class RedisPipeline:
                 f"REDIS_ITEMS_URL must be a redis://, rediss:// or unix:// URL, not "
                 f"{mask_url(url)!r}"
             )
+        problem = authority_problem(url)
+        if problem is not None:
+            raise ConfigError(f"REDIS_ITEMS_URL {mask_url(url)!r}: {problem}")
         self.url = url
         #: How ``url`` is reached: a Redis Cluster node, a sentinel, or the node itself.
         self._deployment = (cluster, sentinel_master)

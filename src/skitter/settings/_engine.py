@@ -37,6 +37,14 @@ GROUP: list[Setting] = [
         "SPIDER_MODULES).",
     ),
     Setting(
+        "DECLARED_SETTINGS",
+        [],
+        list,
+        "Names of the project's own settings that its code reads outside of the spider and "
+        "the components settings name ('API_KEY'; 'MYPROJECT_*' for every name with that "
+        "prefix). A name nothing declares is refused at start (see Settings).",
+    ),
+    Setting(
         "SPIDER_LOADER_WARN_ONLY",
         False,
         bool,
