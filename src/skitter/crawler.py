@@ -213,8 +213,9 @@ class Crawler:
             clock=self.clock,
             signals=self.signals,
         )
-        if cluster is not None:
-            self._project.start_claim = cluster.start_claim(settings["LEASE_SECONDS"])
+        if cluster is not None:  # the job's start claim, and its record of the outcomes
+            claim = self._project.start_claim = cluster.start_claim(settings["LEASE_SECONDS"])
+            self._project.starts = claim
             self._project.flush_feeds_before_ack = True
         self.control.attach(self._project, self._wake)
         return self._project
