@@ -216,6 +216,7 @@ class Crawler:
         if cluster is not None:  # the job's start claim, and its record of the outcomes
             claim = self._project.start_claim = cluster.start_claim(settings["LEASE_SECONDS"])
             self._project.starts = claim
+        if cluster is not None or self._project.pipelines.sinks:  # items stored, then ack
             self._project.flush_feeds_before_ack = True
         self.control.attach(self._project, self._wake)
         return self._project

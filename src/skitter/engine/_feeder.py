@@ -141,10 +141,14 @@ class StartFeeder:
                     await self._enqueue_patiently(request)
                     project.start_requests_queued += 1
                 elif is_item(request):  # Scrapy 2.13: start() may yield items too
-                    result = await project.pipelines.process_item(request, project.spider)
+                    result = await project.pipelines.process_item(
+                        request, project.spider, origin=f"start/{index}"
+                    )
                     if result.__class__ is MediaPending:
                         for media in result.requests:
                             await self._enqueue_patiently(media)
+                    if project.flush_feeds_before_ack:  # stored before its place is
+                        await project.pipelines.flush()
                 elif request is not None:
                     self._bad_output(project, request, "start")
                 index += 1

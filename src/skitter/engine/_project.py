@@ -65,8 +65,9 @@ class Project:
     #: This process queued every start request, first to last, in this run: it judges
     #: whether any got anywhere (``judge_starts``).
     fed_every_start: bool = False
-    #: Flush the feeds and item stores before each ack (a shared frontier acknowledges
-    #: at once, so the items must be in the file, or in Redis, by then).
+    #: Flush the feeds, item stores and sinks before each ack (a shared frontier
+    #: acknowledges at once, so the items must be in the file, or in Redis, by then; a
+    #: sink commits its items only when flushed).
     flush_feeds_before_ack: bool = False
     #: Why the project is closing (None while it runs); set once.
     closing: str | None = None

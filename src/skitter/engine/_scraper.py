@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterable, Awaitable, Callable
+from contextvars import ContextVar
 from typing import Any
 
 from skitter._failure import Failure
@@ -42,11 +43,14 @@ from skitter.pipelines import MEDIA_META, MediaPending
 from skitter.signals import spider_error
 from skitter.spider import aiter_output
 
-__all__ = ["Scraper"]
+__all__ = ["TASKID", "Scraper"]
 
 log = logging.getLogger("skitter.engine")
 
 _FLUSH_AT = 256  # requests yielded by one callback are queued in batches of this size
+#: The taskid of the task whose callback runs, set by the task runner only when a sink
+#: needs items' origins (``<taskid>/<place in the output>``: see ``pipelines._sinks``).
+TASKID: ContextVar[str] = ContextVar("skitter_taskid", default="")
 
 
 class Scraper:
@@ -166,7 +170,9 @@ class Scraper:
                     )
                 self._check_limits(project)
             else:
-                items += await self._consume(project, callback, alternative, batch, response)
+                items += await self._consume(
+                    project, callback, alternative, batch, response, first=items
+                )
         finally:
             if batch:
                 await self._enqueue(project, batch)
@@ -179,14 +185,18 @@ class Scraper:
         output: AsyncIterable[Any],
         batch: list[Request],
         response: Response | None,
+        first: int = 0,
     ) -> int:
         """Route a callback's output; returns how many items it held. Items go through
         the pipelines one at a time, or up to CONCURRENT_ITEMS at once when a pipeline
-        awaits (``_items``); all are through when this returns or raises."""
+        awaits (``_items``); all are through when this returns or raises. ``first`` is
+        the place of the first item in the task's output (after the callback's own when
+        this is a spider middleware's replacement for it)."""
         window = None
         if project.concurrent_items > 1 and project.pipelines.awaits:
             window = ItemWindow(project.concurrent_items)
         items = 0
+        taskid = TASKID.get() if project.pipelines.sinks else None
         try:
             async for obj in output:
                 if isinstance(obj, Request):
@@ -197,11 +207,12 @@ class Scraper:
                 elif obj is None:
                     continue
                 elif is_item(obj):
+                    origin = None if taskid is None else f"{taskid}/{first + items}"
                     items += 1
                     if window is None:
-                        await self._item(project, obj, batch, response)
+                        await self._item(project, obj, batch, response, origin)
                     else:
-                        await window.start(self._item(project, obj, batch, response))
+                        await window.start(self._item(project, obj, batch, response, origin))
                 else:
                     self.count_bad_output(project, obj, getattr(callback, "__qualname__", "?"))
         except Exception:
@@ -217,9 +228,14 @@ class Scraper:
         return items
 
     async def _item(
-        self, project: Project, item: Any, batch: list[Request], response: Response | None
+        self,
+        project: Project,
+        item: Any,
+        batch: list[Request],
+        response: Response | None,
+        origin: str | None,
     ) -> None:
-        result = await project.pipelines.process_item(item, project.spider, response)
+        result = await project.pipelines.process_item(item, project.spider, response, origin)
         if result.__class__ is MediaPending:
             batch.extend(result.requests)  # queued before the task is acked
         if project.limits:

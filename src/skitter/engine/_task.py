@@ -19,7 +19,7 @@ from functools import partial
 from skitter.engine._outage import OutageRider
 from skitter.engine._outcome import Kind, Verdict, classify
 from skitter.engine._project import Project
-from skitter.engine._scraper import Scraper
+from skitter.engine._scraper import TASKID, Scraper
 from skitter.engine._starts import START_META, start_ended
 from skitter.exceptions import FatalError, FrontierUnavailable
 from skitter.frontier import Lease
@@ -79,6 +79,8 @@ class TaskRunner:
         request = lease.request
         scheduler = project.scheduler
         monitor = project.monitor
+        if project.pipelines.sinks:
+            TASKID.set(lease.taskid)  # this task's own context: its items' origin
         monitor.started(lease.taskid, request.url, scheduler.slot_of(request), lease.retried + 1)
         verdict: Verdict | None = None
         status: int | None = None
@@ -166,6 +168,8 @@ class TaskRunner:
             else:
                 assert verdict.error is not None
                 items = await scraper.errback(project, lease.request, verdict.error)
+            if items and project.flush_feeds_before_ack:
+                await project.pipelines.flush()  # FAILED next: its items first
             await scheduler.retry(lease, verdict.reason, verdict.retry_delay, verdict.counted_as)
         elif kind is Kind.CLOSE_SPIDER:
             project.request_close(verdict.close_reason)
@@ -175,6 +179,8 @@ class TaskRunner:
         else:  # IGNORED, BAD_URL, FAILED: the errback hears of it first
             assert verdict.error is not None
             items = await scraper.errback(project, lease.request, verdict.error)
+            if items and project.flush_feeds_before_ack:
+                await project.pipelines.flush()
             if kind is Kind.FAILED:
                 await scheduler.fail(lease, verdict.reason)
             else:

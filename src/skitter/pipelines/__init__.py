@@ -1,5 +1,5 @@
-"""Item pipelines, feed exports (files, stdout, S3, GCS, FTP), items sent to Redis, and
-the media pipelines' seam.
+"""Item pipelines, feed exports (files, stdout, S3, GCS, FTP), items sent to Redis,
+sinks (databases and brokers, ``_sinks``), and the media pipelines' seam.
 
 ``FilesPipeline`` and ``ImagesPipeline`` live at Scrapy's paths,
 ``skitter.pipelines.files`` and ``skitter.pipelines.images``.

@@ -1,4 +1,5 @@
-"""The item pipeline: every item passes the user's pipelines in order, then the feeds.
+"""The item pipeline: every item passes the user's pipelines in order, then the feeds,
+then the sinks (databases and brokers: ``_sinks``).
 
 A pipeline is any object with some of Scrapy's methods, each sync or async::
 
@@ -29,6 +30,8 @@ reached the files: the items a feed had buffered when it failed are taken back o
 it (and counted as ``feedexport/lost_items``). A user pipeline that stores items the same
 way (it has ``failure`` and ``lost_items``, as ``RedisPipeline``) is treated alike, and
 its ``async flush()`` is awaited with the feeds' before a worker acknowledges a task.
+Sinks are stores too; every item that got through reaches them with its origin, and
+their ``flush()`` (a commit) comes before every task's ack.
 
 Whether ``process_item`` is a coroutine function is settled once, when the manager is
 built, so a sync pipeline costs one plain call per item.
@@ -49,6 +52,7 @@ from skitter.exceptions import CloseSpider, DropItem, FatalError, StorageError
 from skitter.pipelines._base import ItemHook, ItemPipeline, SpiderHook
 from skitter.pipelines._feeds import FeedExporter, build_feeds
 from skitter.pipelines._media import MEDIA_META, MediaPending, MediaPipeline
+from skitter.pipelines._sinks import Sink, build_sinks
 from skitter.signals import (
     SignalManager,
     feed_exporter_closed,
@@ -92,19 +96,25 @@ class ItemPipelineManager:
         pipelines: Sequence[ItemPipeline],
         *,
         feeds: Sequence[FeedExporter] = (),
+        sinks: Sequence[Sink] = (),
         stats: StatsSink,
         logger: Logger | None = None,
         signals: SignalManager | None = None,
     ) -> None:
-        #: Every pipeline in the order items see them; the feed exporters are last.
-        self.pipelines: list[ItemPipeline] = [*pipelines, *feeds]
+        #: Every pipeline in the order items see them: the feed exporters, then the
+        #: sinks, are last.
+        self.pipelines: list[ItemPipeline] = [*pipelines, *feeds, *sinks]
         self._user = list(pipelines)
         self._feeds = list(feeds)
+        #: The databases and brokers of SINKS: they take every item that got through,
+        #: with its origin (``process_item``), and ``flush`` commits them.
+        self.sinks = list(sinks)
         #: Feeds and the pipelines that store items like them (``RedisPipeline``): they
         #: say why they broke (``failure``) and how many items they lost (``lost_items``).
         self._stores: list[Any] = [
             *feeds,
             *(p for p in pipelines if hasattr(p, "failure") and hasattr(p, "lost_items")),
+            *sinks,
         ]
         #: The stores that buffer asynchronously: ``await flush()`` before an ack.
         self._async_flushes = [
@@ -205,6 +215,7 @@ class ItemPipelineManager:
         return cls(
             pipelines,
             feeds=build_feeds(crawler),
+            sinks=build_sinks(crawler),
             stats=crawler.stats,
             logger=crawler.logger,
             signals=getattr(crawler, "signals", None),
@@ -270,16 +281,20 @@ class ItemPipelineManager:
             errors.append(exc)
 
     # -- items ------------------------------------------------------------------------
-    async def process_item(self, item: Any, spider: Any, response: Any = None) -> Any | None:
+    async def process_item(
+        self, item: Any, spider: Any, response: Any = None, origin: str | None = None
+    ) -> Any | None:
         """The item as the last pipeline returned it, or None if it was dropped or a
         pipeline failed on it, or a ``MediaPending`` when a files or images pipeline
         holds it until its media tasks end (the caller queues its requests with the
-        task's other requests). Only ``CloseSpider``, a ``FatalError`` (a feed that
-        cannot be written) and cancellation propagate. ``response`` is the one the item
-        came from (None for a start item), for the item signals."""
+        task's other requests). Only ``CloseSpider``, a ``FatalError`` (a feed or sink
+        that cannot be written) and cancellation propagate. ``response`` is the one the
+        item came from (None for a start item), for the item signals; ``origin`` where
+        it came from (``<taskid>/<place in the callback's output>``, ``start/<place>``),
+        which makes the identity sinks write it under when it declares no key."""
         if self._feed_failure is not None:
             raise StorageError(self._feed_failure)
-        return await self._run(item, spider, response, 0, None)
+        return await self._run(item, spider, response, 0, None, origin)
 
     async def media_done(
         self,
@@ -307,7 +322,10 @@ class ItemPipelineManager:
             )  # fmt: skip
             self._stats.inc("item_error_count")
             return None
-        return await self._run(None, spider, response, stage, (request, response, error))
+        # The last media task of the item's chain has a taskid made from the item and
+        # its origin: the item's origin from here on (see ``MediaPipeline``).
+        origin = f"{request.taskid}/0" if self.sinks else None
+        return await self._run(None, spider, response, stage, (request, response, error), origin)
 
     async def _run(
         self,
@@ -316,6 +334,7 @@ class ItemPipelineManager:
         response: Any,
         start: int,
         media: tuple[Any, Any, BaseException | None] | None,
+        origin: str | None = None,
     ) -> Any | None:
         """The steps from ``start`` on; ``media`` is a media task's end, which the step
         at ``start`` (its media pipeline) finishes instead of taking ``item``."""
@@ -364,6 +383,13 @@ class ItemPipelineManager:
                 self._forgot_return(name)
             else:
                 current = result
+        if self.sinks:
+            try:
+                for sink in self.sinks:
+                    await sink.take(current, origin)
+            except FatalError:
+                self._check_feeds()
+                raise
         self._stats.inc("item_scraped_count")
         if item_scraped in self._signals.live:
             await self._signals.send_catch_log_async(

@@ -2,7 +2,7 @@
 
 Each group module (``_engine``, ``_politeness``, ``_scheduler``, ``_cluster``,
 ``_downloader``, ``_httpcache``, ``_network``, ``_spider``, ``_browser``, ``_components``,
-``_feeds``, ``_items``, ``_media``, ``_aws``, ``_output``, ``_sessions``) lists the
+``_feeds``, ``_items``, ``_media``, ``_aws``, ``_output``, ``_sessions``, ``_sinks``) lists the
 settings of one subsystem; a name is defined in exactly one of them (checked here at
 import). ``KNOWN_NAMES`` adds Scrapy's settings skitter refuses (``_scrapy``), so that a
 typo of either is caught.
@@ -28,6 +28,7 @@ from skitter.settings import (
     _politeness,
     _scheduler,
     _sessions,
+    _sinks,
     _spider,
 )
 from skitter.settings._scrapy import UNSUPPORTED
@@ -52,6 +53,7 @@ _GROUPS = (
     _network.GROUP,
     _sessions.GROUP,
     _media.GROUP,
+    _sinks.GROUP,
 )
 
 
