@@ -8,17 +8,15 @@ another or side by side in one process and one event loop (no ReactorNotRestarta
     stats = skitter.crawl(MySpider)            # the same, from synchronous code
     await run_crawlers([Crawler(A), Crawler(B)])  # several spiders on one engine
 
-A crawl that did not do what was asked (a feed that could not be written, the job's state
-lost, start requests that broke off) raises ``CrawlFailed`` once everything is closed; its
-``stats`` are the final statistics, ``finish_reason`` "failed" and ``finish_error`` saying
-why (``MonitorsFailed``: its monitors failed it). ``crawler.control`` (``ProjectControl``)
-is the live control panel of the dashboard, the CLI and heartbeats; ``crawler.probe()``
-the components without the engine, one request at a time (``engine.Probe``).
-
-Scrapy's names: ``crawler.signals`` (connect in ``from_crawler``), ``crawler.stats``
-(``inc_value``...), ``crawler.settings`` (``getbool``...), ``crawler.extensions``
-(EXTENSIONS) and, while it runs, ``crawler.engine`` (``crawl``, ``close_spider``);
-``CrawlerRunner`` and ``CrawlerProcess`` run crawls from a script as in Scrapy's docs.
+A crawl that did not do what was asked (a feed that could not be written, the job's state lost,
+start requests that broke off) raises ``CrawlFailed`` once everything is closed (``stats`` the
+final statistics, ``finish_reason`` "failed", ``finish_error`` why); one whose monitors failed
+it, ``MonitorsFailed``. ``crawler.control`` (``ProjectControl``) is the live control panel of
+the dashboard, the CLI and heartbeats; ``crawler.probe()`` the components without the engine,
+one request at a time (``engine.Probe``). Scrapy's names: ``crawler.signals`` (connect in
+``from_crawler``), ``crawler.stats`` (``inc_value``...), ``crawler.settings`` (``getbool``...),
+``crawler.extensions`` (EXTENSIONS) and, while it runs, ``crawler.engine`` (``crawl``,
+``close_spider``); ``CrawlerRunner`` and ``CrawlerProcess`` run crawls from a script.
 """
 
 from __future__ import annotations
@@ -214,8 +212,10 @@ class Crawler:
             clock=self.clock,
             signals=self.signals,
         )
-        if cluster is not None:
-            self._project.start_claim = cluster.start_claim(settings["LEASE_SECONDS"])
+        if cluster is not None:  # the job's start claim, and its record of the outcomes
+            claim = self._project.start_claim = cluster.start_claim(settings["LEASE_SECONDS"])
+            self._project.starts = claim
+        if cluster is not None or self._project.pipelines.sinks:  # items stored, then ack
             self._project.flush_feeds_before_ack = True
         self.control.attach(self._project, self._wake)
         Monitoring.from_crawler(self, self._project.pipelines)  # it listens to the signals

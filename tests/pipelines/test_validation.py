@@ -15,6 +15,7 @@ from pydantic import Field as ModelField
 
 from skitter import ConfigError, Crawler, Spider
 from skitter.item import Field, Item
+from skitter.pipelines._validation import validator_of
 
 PRODUCT_SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -216,7 +217,7 @@ def test_spidermons_pipeline_path_validates_with_spidermons_settings(tmp_path: P
         Yields,
         {"ITEM_PIPELINES": {pipeline: 800}, "SPIDERMON_VALIDATION_SCHEMAS": {dict: str(path)}},
     )
-    validator = crawler.build().pipelines.validator
+    validator = validator_of(crawler.build().pipelines.pipelines)
     assert validator is not None and validator.mode == "keep"  # Spidermon's default
     dropping = Crawler(
         Yields,
@@ -226,7 +227,7 @@ def test_spidermons_pipeline_path_validates_with_spidermons_settings(tmp_path: P
             "SPIDERMON_VALIDATION_DROP_ITEMS_WITH_ERRORS": True,
         },
     )
-    validator = dropping.build().pipelines.validator
+    validator = validator_of(dropping.build().pipelines.pipelines)
     assert validator is not None and validator.mode == "drop"
 
 
@@ -239,6 +240,6 @@ def test_spidermons_schemas_without_its_pipeline_are_refused(tmp_path: Path) -> 
 def test_a_crawl_without_validation_or_monitors_has_no_extra_step() -> None:
     crawler = Crawler(Yields)
     project = crawler.build()
-    assert project.pipelines.validator is None
+    assert validator_of(project.pipelines.pipelines) is None
     assert [name for name, *_ in project.pipelines._steps] == []
     assert not crawler.signals.live  # no monitoring listens to spider_opened/closed

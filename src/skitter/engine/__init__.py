@@ -8,6 +8,7 @@ from skitter.engine._monitor import (
     ActivityWindows,
     Outcome,
     ProjectMonitor,
+    TaskCounts,
     WindowCounts,
 )
 from skitter.engine._monitor_factory import make_monitor
@@ -26,6 +27,7 @@ __all__ = [
     "ProjectControl",
     "ProjectMonitor",
     "Stats",
+    "TaskCounts",
     "WindowCounts",
     "make_monitor",
 ]

@@ -22,11 +22,14 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterable, Awaitable, Callable
+from contextvars import ContextVar
 from typing import Any
 
 from skitter._failure import Failure
 from skitter.engine._items import ItemWindow
+from skitter.engine._outcome import failure_reason
 from skitter.engine._project import Project
+from skitter.engine._starts import START_META, start_accepted, start_ended
 from skitter.exceptions import (
     CloseSpider,
     FatalError,
@@ -40,11 +43,14 @@ from skitter.pipelines import MEDIA_META, MediaPending
 from skitter.signals import spider_error
 from skitter.spider import aiter_output
 
-__all__ = ["Scraper"]
+__all__ = ["TASKID", "Scraper"]
 
 log = logging.getLogger("skitter.engine")
 
 _FLUSH_AT = 256  # requests yielded by one callback are queued in batches of this size
+#: The taskid of the task whose callback runs, set by the task runner only when a sink
+#: needs items' origins (``<taskid>/<place in the output>``: see ``pipelines._sinks``).
+TASKID: ContextVar[str] = ContextVar("skitter_taskid", default="")
 
 
 class Scraper:
@@ -62,7 +68,8 @@ class Scraper:
         """Run the response through the spider; returns how many items it yielded."""
         request = response.request
         assert request is not None  # the downloader ties every response to its request
-        if request.meta and MEDIA_META in request.meta:
+        meta = request.meta
+        if meta and MEDIA_META in meta:
             return await self.media_done(project, request, response=response)
         try:
             await project.spider_mw.process_input(response)
@@ -71,7 +78,11 @@ class Scraper:
                 if "unchanged" in response.flags:
                     return 0  # a recrawl's 304: the page did not change, nothing failed
                 log.info("Ignoring response %s: HTTP status code is not handled", response)
+            if meta and meta.get(START_META):
+                await start_ended(project, request, _refusal(response, exc))
             return await self.errback(project, request, exc, response)
+        if meta and meta.get(START_META):
+            await start_accepted(project)
         callback = request.callback or project.spider.parse
         return await self.run_callback(project, response, callback, response, **request.cb_kwargs)
 
@@ -86,7 +97,7 @@ class Scraper:
             return await self.media_done(project, request, error=exc)
         if request.errback is None:
             if not isinstance(exc, HttpError | IgnoreRequest):
-                project.stats.inc(f"engine/failed_requests/{type(exc).__name__}")
+                _count_failed(project, exc)
             return 0
         if getattr(exc, "request", None) is None:
             with contextlib.suppress(AttributeError):
@@ -159,7 +170,9 @@ class Scraper:
                     )
                 self._check_limits(project)
             else:
-                items += await self._consume(project, callback, alternative, batch, response)
+                items += await self._consume(
+                    project, callback, alternative, batch, response, first=items
+                )
         finally:
             if batch:
                 await self._enqueue(project, batch)
@@ -172,14 +185,18 @@ class Scraper:
         output: AsyncIterable[Any],
         batch: list[Request],
         response: Response | None,
+        first: int = 0,
     ) -> int:
         """Route a callback's output; returns how many items it held. Items go through
         the pipelines one at a time, or up to CONCURRENT_ITEMS at once when a pipeline
-        awaits (``_items``); all are through when this returns or raises."""
+        awaits (``_items``); all are through when this returns or raises. ``first`` is
+        the place of the first item in the task's output (after the callback's own when
+        this is a spider middleware's replacement for it)."""
         window = None
         if project.concurrent_items > 1 and project.pipelines.awaits:
             window = ItemWindow(project.concurrent_items)
         items = 0
+        taskid = TASKID.get() if project.pipelines.sinks else None
         try:
             async for obj in output:
                 if isinstance(obj, Request):
@@ -190,11 +207,12 @@ class Scraper:
                 elif obj is None:
                     continue
                 elif is_item(obj):
+                    origin = None if taskid is None else f"{taskid}/{first + items}"
                     items += 1
                     if window is None:
-                        await self._item(project, obj, batch, response)
+                        await self._item(project, obj, batch, response, origin)
                     else:
-                        await window.start(self._item(project, obj, batch, response))
+                        await window.start(self._item(project, obj, batch, response, origin))
                 else:
                     self.count_bad_output(project, obj, getattr(callback, "__qualname__", "?"))
         except Exception:
@@ -210,9 +228,14 @@ class Scraper:
         return items
 
     async def _item(
-        self, project: Project, item: Any, batch: list[Request], response: Response | None
+        self,
+        project: Project,
+        item: Any,
+        batch: list[Request],
+        response: Response | None,
+        origin: str | None,
     ) -> None:
-        result = await project.pipelines.process_item(item, project.spider, response)
+        result = await project.pipelines.process_item(item, project.spider, response, origin)
         if result.__class__ is MediaPending:
             batch.extend(result.requests)  # queued before the task is acked
         if project.limits:
@@ -227,3 +250,20 @@ class Scraper:
             type(obj).__name__,
             obj,
         )
+
+
+def _count_failed(project: Project, exc: BaseException) -> None:
+    """A request failed for good and no errback took it: counted by the error's class
+    and, when known, by its cause under that (``.../ConnectError/Connection refused``)."""
+    key = f"engine/failed_requests/{type(exc).__name__}"
+    project.stats.inc(key)
+    cause = getattr(exc, "cause", None)
+    if isinstance(cause, str):
+        project.stats.inc(f"{key}/{cause}")
+
+
+def _refusal(response: Response, exc: BaseException) -> str:
+    """Why the spider did not take a response (a start request's, for the record)."""
+    if isinstance(exc, HttpError):
+        return f"HTTP {response.status}: a status the spider does not handle"
+    return failure_reason(exc)

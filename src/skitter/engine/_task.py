@@ -19,7 +19,8 @@ from functools import partial
 from skitter.engine._outage import OutageRider
 from skitter.engine._outcome import Kind, Verdict, classify
 from skitter.engine._project import Project
-from skitter.engine._scraper import Scraper
+from skitter.engine._scraper import TASKID, Scraper
+from skitter.engine._starts import START_META, start_ended
 from skitter.exceptions import FatalError, FrontierUnavailable
 from skitter.frontier import Lease
 from skitter.http import Request, Response
@@ -78,6 +79,8 @@ class TaskRunner:
         request = lease.request
         scheduler = project.scheduler
         monitor = project.monitor
+        if project.pipelines.sinks:
+            TASKID.set(lease.taskid)  # this task's own context: its items' origin
         monitor.started(
             lease.taskid, request.url, scheduler.slot_of(request), lease.retried + 1, request
         )
@@ -135,6 +138,8 @@ class TaskRunner:
         scraper = self._scraper
         kind = verdict.kind
         items = 0
+        if kind in _ENDS_WITHOUT_RESPONSE and _is_start(lease.request, verdict):
+            await start_ended(project, lease.request, verdict.reason, bug=kind is Kind.BUG)
         if kind is Kind.RESPONSE:
             assert verdict.response is not None
             if project.limits:
@@ -155,7 +160,7 @@ class TaskRunner:
             await self._enqueue(project, [redirect])
             await scheduler.complete(lease)
         elif kind is Kind.RETRY:
-            await scheduler.retry(lease, verdict.reason, verdict.retry_delay)
+            await scheduler.retry(lease, verdict.reason, verdict.retry_delay, verdict.counted_as)
         elif kind is Kind.GIVE_UP:
             # Out of retries: the spider hears of it, then the retry marks it FAILED.
             if verdict.response is not None:
@@ -165,7 +170,9 @@ class TaskRunner:
             else:
                 assert verdict.error is not None
                 items = await scraper.errback(project, lease.request, verdict.error)
-            await scheduler.retry(lease, verdict.reason, verdict.retry_delay)
+            if items and project.flush_feeds_before_ack:
+                await project.pipelines.flush()  # FAILED next: its items first
+            await scheduler.retry(lease, verdict.reason, verdict.retry_delay, verdict.counted_as)
         elif kind is Kind.CLOSE_SPIDER:
             project.request_close(verdict.close_reason)
             await scheduler.complete(lease)
@@ -174,11 +181,25 @@ class TaskRunner:
         else:  # IGNORED, BAD_URL, FAILED: the errback hears of it first
             assert verdict.error is not None
             items = await scraper.errback(project, lease.request, verdict.error)
+            if items and project.flush_feeds_before_ack:
+                await project.pipelines.flush()
             if kind is Kind.FAILED:
                 await scheduler.fail(lease, verdict.reason)
             else:
                 await scheduler.bad(lease, verdict.reason)
         return items
+
+
+#: Ends of a task that a start request's record hears of here; a response (also the
+#: last one given up on) is the scraper's to judge, as the spider middlewares see it.
+_ENDS_WITHOUT_RESPONSE = frozenset(
+    {Kind.GIVE_UP, Kind.IGNORED, Kind.BAD_URL, Kind.FAILED, Kind.BUG}
+)
+
+
+def _is_start(request: Request, verdict: Verdict) -> bool:
+    meta = request.meta
+    return bool(meta and meta.get(START_META)) and verdict.response is None
 
 
 async def _received(project: Project, response: Response) -> None:

@@ -44,6 +44,7 @@ from skitter.monitors._config import Plan, plan
 from skitter.monitors._history import RunHistory, RunRecord, open_history
 from skitter.monitors._report import render_html, report_paths, write_report
 from skitter.pipelines import ItemPipelineManager, coverage
+from skitter.pipelines._validation import validator_of
 from skitter.signals import spider_closed, spider_opened
 
 __all__ = ["Monitoring", "SpidermonExtension", "problem"]
@@ -107,7 +108,7 @@ class Monitoring:
             wrong = settings["ALERT_ON"]
             raise ConfigError(f"ALERT_ON must be fail, warn or always, not {wrong!r}")
         monitors = plan(crawler)
-        if not monitors and pipelines.validator is None:
+        if not monitors and validator_of(pipelines.pipelines) is None:
             for name in ("ALERT_WEBHOOKS", "ALERT_EMAIL_TO"):
                 if settings[name]:
                     raise ConfigError(f"{name} alerts on monitor results, and no monitor is set")
@@ -264,7 +265,7 @@ class Monitoring:
     ) -> dict[str, Any]:
         stats = self._stats.to_dict()
         validation: dict[str, Any] = {}
-        validator = self._pipelines.validator
+        validator = validator_of(self._pipelines.pipelines)
         if validator is not None:
             validation = {k: v for k, v in stats.items() if k.startswith("validation/")}
             validation["samples"] = list(validator.samples)

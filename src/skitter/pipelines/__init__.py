@@ -1,5 +1,6 @@
-"""Item pipelines, feed exports (files, stdout, S3, GCS, FTP), items sent to Redis, item
-validation and field coverage, and the media pipelines' seam.
+"""Item pipelines, feed exports (files, stdout, S3, GCS, FTP), items sent to Redis,
+sinks (databases and brokers, ``_sinks``), item validation and field coverage, and the
+media pipelines' seam.
 
 ``FilesPipeline`` and ``ImagesPipeline`` live at Scrapy's paths,
 ``skitter.pipelines.files`` and ``skitter.pipelines.images``.

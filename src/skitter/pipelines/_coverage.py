@@ -38,11 +38,12 @@ class FieldCoverage:
     def __init__(self, stats: StatsSink) -> None:
         self._stats = stats
 
-    def add(self, item: Any) -> None:
+    def add(self, item: Any, spider: Any = None) -> Any:
+        """Count ``item`` and pass it on (the manager's last step)."""
         kind = item.__class__.__name__
-        stats = self._stats
-        stats.inc(ITEMS + kind)
+        self._stats.inc(ITEMS + kind)
         self._fields(f"{FIELDS}{kind}/", item_to_dict(item))
+        return item
 
     def _fields(self, prefix: str, data: Mapping[str, Any]) -> None:
         for name, value in data.items():

@@ -1,4 +1,5 @@
-"""The item pipeline: every item passes the user's pipelines in order, then the feeds.
+"""The item pipeline: every item passes the user's pipelines in order, then the feeds,
+then the sinks (databases and brokers: ``_sinks``).
 
 A pipeline is any object with some of Scrapy's methods, each sync or async::
 
@@ -29,15 +30,15 @@ reached the files: the items a feed had buffered when it failed are taken back o
 it (and counted as ``feedexport/lost_items``). A user pipeline that stores items the same
 way (it has ``failure`` and ``lost_items``, as ``RedisPipeline``) is treated alike, and
 its ``async flush()`` is awaited with the feeds' before a worker acknowledges a task.
+Sinks are stores too; every item that got through reaches them with its origin, and
+their ``flush()`` (a commit) comes before every task's ack.
 
 Whether ``process_item`` is a coroutine function is settled once, when the manager is
 built, so a sync pipeline costs one plain call per item.
 
-Item validation (VALIDATION_SCHEMAS, ``_validation``) is one more pipeline, after the
-project's and before the feeds; an invalid item it routes (VALIDATION_INVALID = 'feed')
-is written to the feed of invalid items, which no other item reaches. Field coverage
-(``_coverage``) is a last step, after the feeds, added only when the monitors ask for it
-(``count_coverage``): a crawl that uses neither pays nothing for them.
+Item validation (``_validation``) is a pipeline before the feeds (its feed of invalid
+items is opened and closed with them); field coverage (``_coverage``) a last step, added
+when the monitors ask (``count_coverage``). A crawl without them pays nothing for them.
 """
 
 from __future__ import annotations
@@ -56,12 +57,8 @@ from skitter.pipelines._base import ItemHook, ItemPipeline, SpiderHook
 from skitter.pipelines._coverage import FieldCoverage
 from skitter.pipelines._feeds import FeedExporter, build_feeds
 from skitter.pipelines._media import MEDIA_META, MediaPending, MediaPipeline
-from skitter.pipelines._validation import (
-    InvalidItem,
-    ItemValidationPipeline,
-    build_invalid_feed,
-    validation_pipelines,
-)
+from skitter.pipelines._sinks import Sink, build_sinks
+from skitter.pipelines._validation import InvalidItem, validation_pipelines
 from skitter.signals import (
     SignalManager,
     feed_exporter_closed,
@@ -91,16 +88,6 @@ def _media_turn(item: Any, spider: Any) -> Any:
     raise AssertionError("a media pipeline's step is never called directly")
 
 
-def _counted(counter: FieldCoverage) -> ItemHook:
-    """The coverage step: count the item, pass it on."""
-
-    def count(item: Any, spider: Any) -> Any:
-        counter.add(item)
-        return item
-
-    return count
-
-
 async def _call(method: SpiderHook, spider: Any) -> None:
     result = method(spider)
     if inspect.isawaitable(result):
@@ -115,23 +102,27 @@ class ItemPipelineManager:
         pipelines: Sequence[ItemPipeline],
         *,
         feeds: Sequence[FeedExporter] = (),
+        sinks: Sequence[Sink] = (),
         stats: StatsSink,
         logger: Logger | None = None,
         signals: SignalManager | None = None,
-        invalid_feed: FeedExporter | None = None,
+        invalid_feeds: Sequence[FeedExporter] = (),
     ) -> None:
-        #: Every pipeline in the order items see them; the feed exporters are last (the
-        #: feed of invalid items is opened and closed with them, and sees only those).
-        self.pipelines: list[ItemPipeline] = [*pipelines, *feeds]
+        #: Every pipeline in the order items see them: the feed exporters, then the
+        #: sinks, are last (then the feeds of invalid items, which the validation writes).
+        self.pipelines: list[ItemPipeline] = [*pipelines, *feeds, *sinks]
         self._user = list(pipelines)
-        self._invalid_feed = invalid_feed
-        feeds = [*feeds, invalid_feed] if invalid_feed is not None else list(feeds)
+        feeds = [*feeds, *invalid_feeds]
         self._feeds = list(feeds)
+        #: The databases and brokers of SINKS: they take every item that got through,
+        #: with its origin (``process_item``), and ``flush`` commits them.
+        self.sinks = list(sinks)
         #: Feeds and the pipelines that store items like them (``RedisPipeline``): they
         #: say why they broke (``failure``) and how many items they lost (``lost_items``).
         self._stores: list[Any] = [
             *feeds,
             *(p for p in pipelines if hasattr(p, "failure") and hasattr(p, "lost_items")),
+            *sinks,
         ]
         #: The stores that buffer asynchronously: ``await flush()`` before an ack.
         self._async_flushes = [
@@ -142,11 +133,7 @@ class ItemPipelineManager:
         self._signals = signals if signals is not None else SignalManager()
         self._log: Logger = logger or logging.getLogger("skitter.pipelines")
         self._steps: list[_Step] = []
-        if invalid_feed is not None:
-            self.pipelines.append(invalid_feed)
         for pipeline in self.pipelines:
-            if pipeline is invalid_feed:
-                continue
             method = getattr(pipeline, "process_item", None)
             if isinstance(pipeline, MediaPipeline):
                 self._steps.append((_name(pipeline), _media_turn, True, pipeline))
@@ -156,6 +143,7 @@ class ItemPipelineManager:
         #: Whether an item may wait in a pipeline (an async or media one): only then do
         #: items of one response share the pipelines (CONCURRENT_ITEMS).
         self.awaits = any(is_async for _name, _method, is_async, _media in self._steps)
+        self.pipelines += invalid_feeds
         self._opened: list[ItemPipeline] = []
         self._returned_none: set[str] = set()
         #: Why a feed cannot be written (None while all can): every item is refused.
@@ -165,21 +153,13 @@ class ItemPipelineManager:
 
     @property
     def feeds(self) -> list[FeedExporter]:
-        """The feed exporters, last in the chain (and the feed of invalid items)."""
+        """The feed exporters, last in the chain (and the feeds of invalid items)."""
         return self._feeds
 
-    @property
-    def validator(self) -> ItemValidationPipeline | None:
-        """The item validation pipeline, if the crawl validates items."""
-        return next((p for p in self._user if isinstance(p, ItemValidationPipeline)), None)
-
     def count_coverage(self) -> None:
-        """Count the field coverage of every scraped item from now on (``_coverage``):
-        a last step, after the feeds."""
-        if any(name == "FieldCoverage" for name, *_ in self._steps):
-            return
-        counter = FieldCoverage(self._stats)
-        self._steps.append(("FieldCoverage", _counted(counter), False, None))
+        """Count every scraped item's field coverage (``_coverage``): a last step."""
+        if not any(name == "FieldCoverage" for name, *_ in self._steps):
+            self._steps.append(("FieldCoverage", FieldCoverage(self._stats).add, False, None))
 
     def flush_feeds(self) -> None:
         """Hand every feed's buffered items to the operating system (they survive the
@@ -248,15 +228,14 @@ class ItemPipelineManager:
         per FEEDS entry (and the feed of invalid items)."""
         pipelines = build_components({}, crawler.settings["ITEM_PIPELINES"], crawler)
         pipelines = validation_pipelines(pipelines, crawler)
-        validators = [p for p in pipelines if isinstance(p, ItemValidationPipeline)]
-        routes = any(v.mode == "feed" for v in validators)
         return cls(
             pipelines,
             feeds=build_feeds(crawler),
+            sinks=build_sinks(crawler),
             stats=crawler.stats,
             logger=crawler.logger,
             signals=getattr(crawler, "signals", None),
-            invalid_feed=build_invalid_feed(crawler) if routes else None,
+            invalid_feeds=[p.feed for p in pipelines if getattr(p, "feed", None)],
         )
 
     # -- lifecycle --------------------------------------------------------------------
@@ -319,16 +298,20 @@ class ItemPipelineManager:
             errors.append(exc)
 
     # -- items ------------------------------------------------------------------------
-    async def process_item(self, item: Any, spider: Any, response: Any = None) -> Any | None:
+    async def process_item(
+        self, item: Any, spider: Any, response: Any = None, origin: str | None = None
+    ) -> Any | None:
         """The item as the last pipeline returned it, or None if it was dropped or a
         pipeline failed on it, or a ``MediaPending`` when a files or images pipeline
         holds it until its media tasks end (the caller queues its requests with the
-        task's other requests). Only ``CloseSpider``, a ``FatalError`` (a feed that
-        cannot be written) and cancellation propagate. ``response`` is the one the item
-        came from (None for a start item), for the item signals."""
+        task's other requests). Only ``CloseSpider``, a ``FatalError`` (a feed or sink
+        that cannot be written) and cancellation propagate. ``response`` is the one the
+        item came from (None for a start item), for the item signals; ``origin`` where
+        it came from (``<taskid>/<place in the callback's output>``, ``start/<place>``),
+        which makes the identity sinks write it under when it declares no key."""
         if self._feed_failure is not None:
             raise StorageError(self._feed_failure)
-        return await self._run(item, spider, response, 0, None)
+        return await self._run(item, spider, response, 0, None, origin)
 
     async def media_done(
         self,
@@ -356,7 +339,10 @@ class ItemPipelineManager:
             )  # fmt: skip
             self._stats.inc("item_error_count")
             return None
-        return await self._run(None, spider, response, stage, (request, response, error))
+        # The last media task of the item's chain has a taskid made from the item and
+        # its origin: the item's origin from here on (see ``MediaPipeline``).
+        origin = f"{request.taskid}/0" if self.sinks else None
+        return await self._run(None, spider, response, stage, (request, response, error), origin)
 
     async def _run(
         self,
@@ -365,6 +351,7 @@ class ItemPipelineManager:
         response: Any,
         start: int,
         media: tuple[Any, Any, BaseException | None] | None,
+        origin: str | None = None,
     ) -> Any | None:
         """The steps from ``start`` on; ``media`` is a media task's end, which the step
         at ``start`` (its media pipeline) finishes instead of taking ``item``."""
@@ -386,9 +373,8 @@ class ItemPipelineManager:
                 if result.__class__ is MediaPending:
                     return result
             except DropItem as exc:
-                if exc.__class__ is InvalidItem and exc.routed and self._invalid_feed:
-                    self._route(current, spider)
-                    return None
+                if exc.__class__ is InvalidItem and exc.routed:
+                    return None  # in the feed of invalid items (counted there)
                 self._dropped(current, exc)
                 if item_dropped in self._signals.live:
                     await self._signals.send_catch_log_async(
@@ -416,21 +402,19 @@ class ItemPipelineManager:
                 self._forgot_return(name)
             else:
                 current = result
+        if self.sinks:
+            try:
+                for sink in self.sinks:
+                    await sink.take(current, origin)
+            except FatalError:
+                self._check_feeds()
+                raise
         self._stats.inc("item_scraped_count")
         if item_scraped in self._signals.live:
             await self._signals.send_catch_log_async(
                 item_scraped, item=current, response=response, spider=spider
             )
         return current
-
-    def _route(self, item: Any, spider: Any) -> None:
-        """An invalid item to the feed of invalid items (VALIDATION_INVALID = 'feed')."""
-        assert self._invalid_feed is not None
-        try:
-            self._invalid_feed.process_item(item, spider)
-        except FatalError:
-            self._check_feeds()
-            raise
 
     def _dropped(self, item: Any, exc: DropItem) -> None:
         self._stats.inc("item_dropped_count")

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 from skitter._types import CrawlContext, StatsSink
@@ -39,6 +40,7 @@ __all__ = [
     "SpidermonValidationPipeline",
     "build_invalid_feed",
     "validation_pipelines",
+    "validator_of",
 ]
 
 log = logging.getLogger("skitter.validation")
@@ -84,6 +86,9 @@ class ItemValidationPipeline:
         self._checked = 0
         self._invalid = 0
         self._errors: Counter[str] = Counter()
+        #: The feed invalid items go to (VALIDATION_INVALID = 'feed'): the manager opens
+        #: and closes it with the other feeds; only this pipeline writes to it.
+        self.feed: FeedExporter | None = None
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> ItemValidationPipeline:
@@ -93,12 +98,15 @@ class ItemValidationPipeline:
             raise ConfigError(
                 f"{cls.__name__} is in ITEM_PIPELINES, but {cls.schemas_setting} is empty"
             )
-        return cls(
+        pipeline = cls(
             schemas,
             mode=cls._mode(settings),
             stats=crawler.stats,
             samples=settings["VALIDATION_SAMPLES"],
         )
+        if pipeline.mode == "feed":
+            pipeline.feed = build_invalid_feed(crawler)
+        return pipeline
 
     @classmethod
     def _mode(cls, settings: Any) -> str:
@@ -140,9 +148,10 @@ class ItemValidationPipeline:
         if self.mode == "keep":
             stats.inc("validation/items/kept")
             return item
-        if self.mode == "feed":
+        if self.feed is not None:
             stats.inc("validation/items/routed")
-        raise InvalidItem(errors, routed=self.mode == "feed")
+            self.feed.process_item(item, spider)  # a FatalError fails the crawl, as a feed's
+        raise InvalidItem(errors, routed=self.feed is not None)
 
     def close_spider(self, spider: Any) -> None:
         if not self._invalid:
@@ -169,6 +178,11 @@ class SpidermonValidationPipeline(ItemValidationPipeline):
     @classmethod
     def _mode(cls, settings: Any) -> str:
         return "drop" if settings["SPIDERMON_VALIDATION_DROP_ITEMS_WITH_ERRORS"] else "keep"
+
+
+def validator_of(pipelines: Iterable[Any]) -> ItemValidationPipeline | None:
+    """The item validation pipeline among ``pipelines``, if the crawl validates items."""
+    return next((p for p in pipelines if isinstance(p, ItemValidationPipeline)), None)
 
 
 def validation_pipelines(pipelines: list[Any], crawler: CrawlContext) -> list[Any]:

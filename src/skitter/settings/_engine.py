@@ -69,6 +69,15 @@ GROUP: list[Setting] = [
     Setting("CLOSESPIDER_ERRORCOUNT", 0, int, "Stop after this many errors; 0 = never."),
     Setting("CLOSESPIDER_TIMEOUT", 0.0, float, "Stop after this many seconds; 0 = never."),
     Setting(
+        "FAIL_WHEN_NO_START_SUCCEEDS",
+        True,
+        bool,
+        "A crawl that ends with not one start request answered by a response the spider "
+        "accepted (every one unreachable, refused, 404...; a failure the request's errback "
+        "handles counts as handled) fails: exit 1. A WARNING names them and their causes "
+        "either way; False ends such a crawl as finished.",
+    ),
+    Setting(
         "SHUTDOWN_TIMEOUT",
         30.0,
         float,

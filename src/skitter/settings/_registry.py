@@ -2,11 +2,11 @@
 
 Each group module (``_engine``, ``_politeness``, ``_scheduler``, ``_cluster``,
 ``_downloader``, ``_httpcache``, ``_network``, ``_spider``, ``_browser``, ``_components``,
-``_feeds``, ``_items``, ``_media``, ``_aws``, ``_output``, ``_sessions``, ``_monitors``,
-``_alerts``, ``_spidermon``) lists the settings of one subsystem; a name is defined in
-exactly one of them (checked here at import). ``REFUSED`` are the settings of Scrapy
-(``_scrapy``) and Spidermon (``_spidermon``) that skitter refuses; ``KNOWN_NAMES`` adds
-them, so that a typo of either is caught.
+``_feeds``, ``_items``, ``_media``, ``_aws``, ``_output``, ``_sessions``, ``_sinks``,
+``_monitors``, ``_alerts``, ``_spidermon``) lists the settings of one subsystem; a name
+is defined in exactly one of them (checked here at import). ``REFUSED`` are the
+settings of Scrapy (``_scrapy``) and Spidermon (``_spidermon``) that skitter refuses;
+``KNOWN_NAMES`` adds them, so that a typo of either is caught.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from skitter.settings import (
     _politeness,
     _scheduler,
     _sessions,
+    _sinks,
     _spider,
     _spidermon,
 )
@@ -56,6 +57,7 @@ _GROUPS = (
     _network.GROUP,
     _sessions.GROUP,
     _media.GROUP,
+    _sinks.GROUP,
     _monitors.GROUP,
     _alerts.GROUP,
     _spidermon.GROUP,
