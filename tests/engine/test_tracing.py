@@ -157,3 +157,53 @@ def test_a_crawl_without_tracing_neither_imports_nor_calls_opentelemetry() -> No
         check=True,
     )
     assert out.stdout.strip() == "[]"
+
+
+async def test_spans_reach_a_collector_over_otlp(serve: Any) -> None:
+    """A collector on 127.0.0.1 (an aiohttp app standing in for one) receives the spans
+    as OTLP/HTTP protobuf at TRACING_OTLP_ENDPOINT, with the service's name."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    received: list[ExportTraceServiceRequest] = []
+
+    async def collect(request: web.Request) -> web.Response:
+        assert request.content_type == "application/x-protobuf"
+        message = ExportTraceServiceRequest()
+        message.ParseFromString(await request.read())
+        received.append(message)
+        return web.Response(body=b"", content_type="application/x-protobuf")
+
+    async def page(request: web.Request) -> web.Response:
+        return web.Response(text="<html>ok</html>", content_type="text/html")
+
+    app = web.Application()
+    app.router.add_post("/v1/traces", collect)
+    app.router.add_get("/page", page)
+    base = await serve(app)
+
+    class One(Spider):
+        name = "one"
+        start_urls = [f"{base}/page"]
+
+        def parse(self, response: Any) -> None:
+            return None
+
+    settings = {
+        "TRACING_ENABLED": True,
+        "TRACING_OTLP_ENDPOINT": f"{base}/v1/traces",
+        "TRACING_SERVICE_NAME": "shop-crawler",
+    }
+    await Crawler(One, settings).run()
+    spans = [
+        (resource.resource, span)
+        for message in received
+        for resource in message.resource_spans
+        for scope in resource.scope_spans
+        for span in scope.spans
+    ]
+    assert sorted(span.name for _, span in spans) == ["skitter.callback", "skitter.request"]
+    resource = spans[0][0]
+    names = {a.key: a.value.string_value for a in resource.attributes}
+    assert names["service.name"] == "shop-crawler"
