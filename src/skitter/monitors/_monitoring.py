@@ -27,6 +27,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, cast
 
+from skitter._secrets import mask_text
 from skitter._tasks import cancel_and_wait
 from skitter._types import CrawlContext, CrawlStats
 from skitter.exceptions import ConfigError, NotConfigured
@@ -250,7 +251,7 @@ class Monitoring:
         }
         return Alert(
             subject=f"[skitter] {self.spider_name}: monitors {status}{when}",
-            text="\n".join(lines),
+            text=mask_text("\n".join(lines)),  # a project's monitor may quote a URL
             status=status,
             summary=summary,
             html=page,
