@@ -40,8 +40,15 @@ _COMPONENT_MAPS = (
     "EXTENSIONS",
     "ITEM_PIPELINES",
     "SPIDER_CONTRACTS",
+    "MONITORS",  # {monitor: level}, or a list of monitors
 )
-_COMPONENT_PATHS = ("DNS_RESOLVER", "HTTPCACHE_STORAGE", "HTTPCACHE_POLICY")
+_COMPONENT_PATHS = (
+    "DNS_RESOLVER",
+    "HTTPCACHE_STORAGE",
+    "HTTPCACHE_POLICY",
+    "MONITOR_HISTORY",
+    "TRACING_EXPORTER",
+)
 
 log = logging.getLogger("skitter.components")
 
@@ -140,6 +147,13 @@ def _scrapys(spec: Any) -> bool:
     return isinstance(spec, str) and spec.partition(".")[0] == "scrapy"
 
 
+def _entries(named: Any) -> list[tuple[Any, Any]]:
+    """A components setting's (component, order) pairs (MONITORS may be a list)."""
+    if isinstance(named, Mapping):
+        return list(named.items())
+    return [(spec, 0) for spec in named] if isinstance(named, list | tuple) else []
+
+
 def named_components(settings: Settings) -> list[Any]:
     """The classes (or objects) the settings name as components, loaded but not built:
     what the settings check asks which settings they read. One that cannot be loaded is
@@ -147,7 +161,7 @@ def named_components(settings: Settings) -> list[Any]:
     specs = [
         spec
         for name in _COMPONENT_MAPS
-        for spec, order in settings[name].items()
+        for spec, order in _entries(settings[name])
         if order is not None and not _scrapys(spec)
     ]
     specs += [

@@ -290,3 +290,29 @@ async def test_periodic_runs_are_on_the_crawls_clock(serve: Serve, tmp_path: Pat
     assert seen[-1][1] is True and len(seen) == 4
     assert stats["monitors/periodic_runs"] == 3
     assert VirtualTimeLoop.START > 0
+
+
+class StockMonitor:
+    """A project's monitor class with a setting of its own, read in from_crawler."""
+
+    name = "stock"
+
+    def __init__(self, minimum: int) -> None:
+        self.minimum = minimum
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> StockMonitor:
+        return cls(crawler.settings.getint("STOCK_MIN_ITEMS"))
+
+    def check(self, run: Run) -> str | None:
+        count = run.stats.get("item_scraped_count", 0)
+        return None if count >= self.minimum else f"{count} < {self.minimum}"
+
+
+async def test_a_monitor_classs_own_setting_is_declared_by_reading_it(tmp_path: Path) -> None:
+    settings = {"MONITORS": [StockMonitor], "STOCK_MIN_ITEMS": 3}
+    settings["MONITOR_REPORT_DIR"] = str(tmp_path)
+    stats = await Crawler(Items, settings).run()
+    assert stats["monitors/passed"] == 1
+    with pytest.raises(ConfigError, match="STOCK_MIN_ITEM"):
+        Crawler(Items, {"MONITORS": [StockMonitor], "STOCK_MIN_ITEM": 3})
