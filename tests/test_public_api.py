@@ -423,6 +423,8 @@ PINNED = {
         "DictStats",
         "FakeClock",
         "FullDisk",
+        "MockResponse",
+        "MockTransport",
         "TestCrawler",
         "serve_app",
     ],

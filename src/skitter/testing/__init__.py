@@ -1,8 +1,11 @@
 """Helpers for testing crawls and skitter itself.
 
-``FakeClock`` moves only when told to; ``serve_app`` runs an aiohttp app on a free
-loopback port; ``TestCrawler`` stands in for the crawler when testing one component;
-``FullDisk`` opens feed files on a disk that fills up.
+``MockTransport`` answers a crawl's requests with a handler function instead of a
+server (``{"DOWNLOAD_TRANSPORT": MockTransport(handler)}``), through the same response
+path as the network; ``MockResponse`` is what a handler answers. ``FakeClock`` moves
+only when told to; ``serve_app`` runs an aiohttp app on a free loopback port;
+``TestCrawler`` stands in for the crawler when testing one component; ``FullDisk``
+opens feed files on a disk that fills up.
 The reusable frontier contract suite needs pytest, so it is imported explicitly:
 ``from skitter.testing.frontier_contract import FrontierContract``.
 """
@@ -11,5 +14,14 @@ from skitter._clock import FakeClock
 from skitter.testing._context import DictStats, TestCrawler
 from skitter.testing._disk import FullDisk
 from skitter.testing._server import serve_app
+from skitter.testing._transport import MockResponse, MockTransport
 
-__all__ = ["DictStats", "FakeClock", "FullDisk", "TestCrawler", "serve_app"]
+__all__ = [
+    "DictStats",
+    "FakeClock",
+    "FullDisk",
+    "MockResponse",
+    "MockTransport",
+    "TestCrawler",
+    "serve_app",
+]
