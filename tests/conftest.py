@@ -1,20 +1,30 @@
-"""Shared fixtures: real HTTP servers on 127.0.0.1, started per test."""
+"""Shared fixtures (real HTTP servers on 127.0.0.1, started per test) and the markers
+that say what a test needs, put on every test as it is collected."""
 
 from __future__ import annotations
 
 import inspect
+import re
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pytest
 from aiohttp import web
+from hypothesis import settings
 
 from skitter.settings import Settings
 from skitter.testing import TestCrawler, serve_app
 
 Serve = Callable[[web.Application], Awaitable[str]]
+
+# No per-example deadline: it is a wall-clock tolerance, and on a loaded machine (or under
+# coverage) an example that takes 250 ms would fail a property that says nothing of time.
+settings.register_profile("skitter", deadline=None)
+settings.load_profile("skitter")
 
 
 @pytest.fixture
@@ -88,3 +98,47 @@ async def host_site() -> AsyncIterator[HostSiteFactory]:
             return site, int(base.rsplit(":", 1)[1])
 
         yield start
+
+
+# -- markers: what a test needs, read from what it uses ------------------------------------
+#: A fixture (or one it depends on) -> the marker of what it starts.
+NEEDS_BY_FIXTURE = {
+    "redis_server": "redis",
+    "redis_url": "redis",
+    "chromium": "browser",
+    "browser": "browser",
+    "cli": "subprocess",
+    "serve": "network",
+    "host_site": "network",
+}
+#: What a test module calls directly (not through a fixture) -> the marker, for each of
+#: its tests: a module that starts its own redis-server, subprocess or server.
+NEEDS_BY_SOURCE = {
+    "redis": re.compile(r"skitter\.testing\._redis"),
+    "subprocess": re.compile(r"create_subprocess_exec|\bsubprocess\.|sys\.executable|\brun_cli\b"),
+    "network": re.compile(r"\bserve_app\b|\bTCPSite\b|\bstart_server\b|MotoServer|FTPServer"),
+}
+#: Markers whose tests need more than this process: the slow tier (``-m e2e``).
+E2E = frozenset({"redis", "browser", "subprocess", "slow"})
+
+
+@cache
+def _source_needs(path: Path) -> frozenset[str]:
+    text = path.read_text(encoding="utf-8")
+    return frozenset(name for name, pattern in NEEDS_BY_SOURCE.items() if pattern.search(text))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test by what it needs (``redis``, ``browser``, ``subprocess``,
+    ``network``; ``e2e`` for the first three and ``slow``), from the fixtures it uses
+    and what its module starts, so a new test is marked without anyone remembering to."""
+    for item in items:
+        needs = {
+            NEEDS_BY_FIXTURE[f] for f in getattr(item, "fixturenames", ()) if f in NEEDS_BY_FIXTURE
+        }
+        needs |= _source_needs(item.path)
+        needs |= {mark.name for mark in item.iter_markers() if mark.name in E2E}
+        if needs & E2E:
+            needs.add("e2e")
+        for name in sorted(needs):
+            item.add_marker(name)
