@@ -426,6 +426,7 @@ PINNED = {
         "MockResponse",
         "MockTransport",
         "TestCrawler",
+        "refused_port",
         "serve_app",
     ],
 }

@@ -3,7 +3,8 @@
 ``MockTransport`` answers a crawl's requests with a handler function instead of a
 server (``{"DOWNLOAD_TRANSPORT": MockTransport(handler)}``), through the same response
 path as the network; ``MockResponse`` is what a handler answers. ``FakeClock`` moves
-only when told to; ``serve_app`` runs an aiohttp app on a free loopback port;
+only when told to; ``serve_app`` runs an aiohttp app on a free loopback port,
+``refused_port`` gives one where connections are refused;
 ``TestCrawler`` stands in for the crawler when testing one component; ``FullDisk``
 opens feed files on a disk that fills up.
 The reusable frontier contract suite needs pytest, so it is imported explicitly:
@@ -13,7 +14,7 @@ The reusable frontier contract suite needs pytest, so it is imported explicitly:
 from skitter._clock import FakeClock
 from skitter.testing._context import DictStats, TestCrawler
 from skitter.testing._disk import FullDisk
-from skitter.testing._server import serve_app
+from skitter.testing._server import refused_port, serve_app
 from skitter.testing._transport import MockResponse, MockTransport
 
 __all__ = [
@@ -23,5 +24,6 @@ __all__ = [
     "MockResponse",
     "MockTransport",
     "TestCrawler",
+    "refused_port",
     "serve_app",
 ]
