@@ -1,5 +1,6 @@
-"""HTTP Basic auth (issue 16): HttpAuthMiddleware sends credentials to its domain only,
-and RedirectMiddleware drops credential headers when a redirect changes origin."""
+"""HTTP Basic auth (issue 16): HttpAuthMiddleware sends credentials to its domain only
+(host and port, as Scrapy matches them: issue 27), and RedirectMiddleware drops
+credential headers when a redirect changes origin."""
 
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ def auth_of(mw: HttpAuthMiddleware, url: str, **kwargs: Any) -> str | None:
 def test_credentials_go_to_the_domain_and_its_subdomains_only() -> None:
     mw = middleware(HTTPAUTH_USER="crawler", HTTPAUTH_PASS=PASSWORD, HTTPAUTH_DOMAIN="example.com")
     assert auth_of(mw, "https://example.com/") == BASIC
-    assert auth_of(mw, "http://example.com:8080/x") == BASIC  # every port, as allowed_domains
+    assert auth_of(mw, "http://example.com/x") == BASIC
+    assert auth_of(mw, "http://example.com:80/x") == BASIC  # the default port, written out
     assert auth_of(mw, "https://deep.sub.EXAMPLE.com/") == BASIC
     assert auth_of(mw, "https://other.com/") is None
     assert auth_of(mw, "https://notexample.com/") is None
@@ -47,13 +49,36 @@ def test_credentials_go_to_the_domain_and_its_subdomains_only() -> None:
     assert auth_of(mw, "https://user@evil.net/?example.com") is None
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://example.com:8080/x",
+        "https://example.com:8443/",
+        "https://example.com:80/",  # port 80 is not https's
+        "http://sub.example.com:8080/",
+        "http://example.com:443/",
+    ],
+)
+def test_a_domain_without_a_port_is_the_default_port_only_as_scrapy_matches_it(url: str) -> None:
+    """Scrapy compares the URL's host[:port] with the domain: another port of the same
+    host is another server, and gets no credentials."""
+    mw = middleware(HTTPAUTH_USER="u", HTTPAUTH_PASS="p", HTTPAUTH_DOMAIN="example.com")
+    assert auth_of(mw, url) is None
+    spider = middleware(Intranet())
+    assert auth_of(spider, url.replace("example.com", "intranet.example.com")) is None
+    assert auth_of(spider, "https://intranet.example.com/") is not None
+
+
 def test_a_domain_with_a_port_is_that_port_only_and_an_ip_has_no_subdomains() -> None:
     mw = middleware(HTTPAUTH_USER="u", HTTPAUTH_PASS="p", HTTPAUTH_DOMAIN="example.com:8443")
     assert auth_of(mw, "https://api.example.com:8443/") is not None
     assert auth_of(mw, "https://example.com/") is None
     ip = middleware(HTTPAUTH_USER="u", HTTPAUTH_PASS="p", HTTPAUTH_DOMAIN="10.0.0.1")
-    assert auth_of(ip, "http://10.0.0.1:81/") is not None
+    assert auth_of(ip, "http://10.0.0.1/") is not None
+    assert auth_of(ip, "http://10.0.0.1:81/") is None
     assert auth_of(ip, "http://x.10.0.0.1/") is None
+    ip_port = middleware(HTTPAUTH_USER="u", HTTPAUTH_PASS="p", HTTPAUTH_DOMAIN="10.0.0.1:81")
+    assert auth_of(ip_port, "http://10.0.0.1:81/") is not None
 
 
 def test_none_sends_them_everywhere_but_only_when_asked_for() -> None:
@@ -203,7 +228,7 @@ async def test_a_crawl_sends_credentials_to_its_domain_only(
         custom_settings = {
             "HTTPAUTH_USER": "crawler",
             "HTTPAUTH_PASS": PASSWORD,
-            "HTTPAUTH_DOMAIN": "127.0.0.1",
+            "HTTPAUTH_DOMAIN": f"127.0.0.1:{port}",
         }
 
         def parse(self, response: Any) -> Any:
@@ -226,7 +251,7 @@ async def test_a_crawl_sends_credentials_to_its_domain_only(
 async def test_downloader_has_the_middleware_at_scrapys_order(
     make_downloader: MakeDownloader,
 ) -> None:
-    settings = {"HTTPAUTH_USER": "u", "HTTPAUTH_PASS": "p", "HTTPAUTH_DOMAIN": "127.0.0.1"}
+    settings = {"HTTPAUTH_USER": "u", "HTTPAUTH_PASS": "p", "HTTPAUTH_DOMAIN": "127.0.0.1:8080"}
     downloader = await make_downloader(settings)
     assert downloader.middleware(HttpAuthMiddleware) is not None
 
@@ -255,7 +280,7 @@ async def test_subdomains_get_credentials_and_other_domains_do_not(serve: Any) -
     class Shop(Spider):
         name = "shop"
         start_urls = tuple(f"http://{host}:{port}/" for host in hosts)
-        http_user, http_pass, http_auth_domain = "crawler", PASSWORD, "shop.test"
+        http_user, http_pass, http_auth_domain = "crawler", PASSWORD, f"shop.test:{port}"
 
         def parse(self, response: Any) -> Any:
             yield {"url": response.url}
@@ -269,3 +294,46 @@ async def test_subdomains_get_credentials_and_other_domains_do_not(serve: Any) -
         "shop.test.evil.test": None,
         "x.test": None,
     }
+
+
+async def test_a_redirect_to_another_port_of_the_domain_gets_no_credentials(serve: Any) -> None:
+    """Issue 27: with ``http_auth_domain = "auth.test"``, neither a server of that host
+    on another port nor a redirect to one gets the credentials; with the port named,
+    that port does and a redirect to another port does not."""
+    seen: list[tuple[int | None, str, str | None]] = []
+    ports: dict[str, int] = {}
+
+    async def page(request: web.Request) -> web.Response:
+        seen.append((request.url.port, request.path, request.headers.get("Authorization")))
+        if request.path == "/moved":
+            raise web.HTTPFound(f"http://auth.test:{ports['other']}/landed")
+        return web.Response(text="<html>ok</html>", content_type="text/html")
+
+    for name in ("main", "other"):
+        app = web.Application()
+        app.router.add_get("/{tail:.*}", page)
+        ports[name] = int((await serve(app)).rsplit(":", 1)[1])
+    main, other = ports["main"], ports["other"]
+
+    def spider(domain: str) -> type[Spider]:
+        class Auth(Spider):
+            name = "auth"
+            start_urls = (f"http://auth.test:{main}/", f"http://auth.test:{main}/moved")
+            http_user, http_pass, http_auth_domain = "crawler", PASSWORD, domain
+
+            def parse(self, response: Any) -> Any:
+                yield {"url": response.url}
+
+        return Auth
+
+    stats = await Crawler(spider("auth.test"), {"DNS_RESOLVER": Loopback}).run()
+    assert stats["item_scraped_count"] == 2
+    assert sorted(seen) == sorted(
+        [(main, "/", None), (main, "/moved", None), (other, "/landed", None)]
+    )
+    seen.clear()
+    stats = await Crawler(spider(f"auth.test:{main}"), {"DNS_RESOLVER": Loopback}).run()
+    assert stats["item_scraped_count"] == 2
+    assert sorted(seen) == sorted(
+        [(main, "/", BASIC), (main, "/moved", BASIC), (other, "/landed", None)]
+    )

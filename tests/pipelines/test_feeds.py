@@ -18,7 +18,7 @@ import attrs
 import pydantic
 import pytest
 
-from skitter.exceptions import ConfigError
+from skitter.exceptions import ConfigError, StorageError
 from skitter.pipelines import FeedExporter, parse_feeds
 from skitter.pipelines._feeds import FLUSH_SECONDS, build_feeds
 
@@ -117,7 +117,7 @@ def test_an_item_that_cannot_be_encoded_is_refused_whole(tmp_path) -> None:
     feed = FeedExporter(opts)
     feed.open_spider(None)
     feed.process_item({"ok": 1}, None)
-    with pytest.raises(ValueError, match="JSON"):
+    with pytest.raises(StorageError, match=r"field 'nan' .*JSON has no NaN"):
         feed.process_item({"big": 2**70, "nan": float("nan")}, None)
     feed.process_item({"ok": 2}, None)
     feed.close_spider(None)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import logging
 import tracemalloc
 from typing import Any
 
@@ -9,7 +11,7 @@ import pytest
 
 from skitter import Request, Response
 from skitter.spiders import CSVFeedSpider, XMLFeedSpider
-from skitter.spiders._iterators import csv_rows, xml_nodes
+from skitter.spiders._iterators import _readable_rows, csv_rows, xml_nodes
 
 from ._site import Site, crawl_items
 
@@ -144,6 +146,72 @@ async def test_csv_delimiter_quotechar_and_headers(serve: Any) -> None:
 
     items, _ = await crawl_items(Spider)
     assert items == [{"n": "1", "v": "a;b"}, {"n": "2", "v": "c"}]
+
+
+async def test_a_field_over_the_csv_modules_limit_loses_no_row(serve: Any) -> None:
+    """Issue 27: a field over Python's csv limit (131,072 characters) raised inside the
+    iterator, and that row and every row after it were lost with the crawl "finished".
+    The field limit is the body's, which DOWNLOAD_MAXSIZE bounds; the process's own
+    limit is left as it was."""
+    long = "x" * 300_000
+    body = f'id,text\n1,short\n2,"{long}"\n3,{long}\n4,after\n'.encode()
+    site = Site({"/big.csv": ("text/csv", body)})
+    base = await serve(site.app)
+
+    class Spider(CSVFeedSpider):
+        name = "long"
+        start_urls = [base + "/big.csv"]
+
+        def parse_row(self, response: Response, row: dict[str, str]) -> Any:
+            return {"id": row["id"], "length": len(row["text"])}
+
+    before = csv.field_size_limit()
+    items, stats = await crawl_items(Spider)
+    assert items == [
+        {"id": "1", "length": 5},
+        {"id": "2", "length": 300_000},
+        {"id": "3", "length": 300_000},
+        {"id": "4", "length": 5},
+    ]
+    assert stats["finish_reason"] == "finished"
+    assert "spider_exceptions/count" not in stats
+    assert csv.field_size_limit() == before
+
+
+async def test_a_feed_of_bare_carriage_returns_is_rows(serve: Any) -> None:
+    """Old Mac exports end lines with \\r alone: rows, not one unreadable line (quoted
+    line breaks stay in their field)."""
+    body = b'id,text\r1,one\r2,"two\rlines"\r3,three\r'
+    site = Site({"/mac.csv": ("text/csv", body)})
+    base = await serve(site.app)
+
+    class Spider(CSVFeedSpider):
+        name = "mac"
+        start_urls = [base + "/mac.csv"]
+
+        def parse_row(self, response: Response, row: dict[str, str]) -> Any:
+            return row
+
+    items, _ = await crawl_items(Spider)
+    assert items == [
+        {"id": "1", "text": "one"},
+        {"id": "2", "text": "two\rlines"},
+        {"id": "3", "text": "three"},
+    ]
+
+
+def test_an_unreadable_row_is_skipped_with_a_warning_naming_its_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    response = Response("http://x/f.csv", body=b"")
+    lines = ["a,b\n", "1," + "y" * 50 + "\n", "2,ok\n", "3," + "z" * 50 + "\n", "4,end\n"]
+    with caplog.at_level(logging.WARNING):
+        rows = list(_readable_rows(csv.reader(lines), 20, response))
+    assert rows == [["a", "b"], ["2", "ok"], ["4", "end"]]
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 2
+    assert "line 2 of" in warnings[0] and "field larger than field limit" in warnings[0]
+    assert "line 4 of" in warnings[1]
 
 
 def test_iternodes_with_registered_namespaces_matches_xml() -> None:

@@ -17,7 +17,7 @@ from skitter._clock import Clock, SystemClock
 from skitter._types import CrawlStats
 from skitter.downloader import Downloader
 from skitter.engine._monitor import ProjectMonitor
-from skitter.exceptions import FatalError
+from skitter.exceptions import ConfigError, FatalError
 from skitter.pipelines import ItemPipelineManager
 from skitter.scheduler import ProjectScheduler
 from skitter.settings import Settings
@@ -72,6 +72,8 @@ class Project:
     close_after: float = 0.0  # CLOSESPIDER_TIMEOUT
     #: Whether any callback of the spider has ``@config`` defaults to apply.
     has_callback_config: bool = False
+    #: CONCURRENT_ITEMS: items of one callback in the pipelines at once (``_items``).
+    concurrent_items: int = 1
     #: Active tasks, recent outcomes and windowed counts, for people watching.
     monitor: ProjectMonitor = field(default_factory=lambda: ProjectMonitor(SystemClock()))
     #: Where the project reads the time (CLOSESPIDER_TIMEOUT, the stats' times).
@@ -82,6 +84,9 @@ class Project:
     def __post_init__(self) -> None:
         self.has_callback_config = has_config_callbacks(self.spider)
         self.close_after = self.settings["CLOSESPIDER_TIMEOUT"]
+        self.concurrent_items = self.settings["CONCURRENT_ITEMS"]
+        if self.concurrent_items < 1:
+            raise ConfigError(f"CONCURRENT_ITEMS must be 1 or more, not {self.concurrent_items}")
         for setting, key, reason in (
             ("CLOSESPIDER_ITEMCOUNT", "item_scraped_count", "closespider_itemcount"),
             ("CLOSESPIDER_PAGECOUNT", "response_received_count", "closespider_pagecount"),

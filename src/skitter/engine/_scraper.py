@@ -1,11 +1,12 @@
 """The scraper: runs a spider's callbacks and errbacks, and routes what they yield.
 
 Requests go to the scheduler in batches (one push per callback, or per 256 requests of a
-long one), items to the pipelines one by one (so CLOSESPIDER_ITEMCOUNT and the pipelines'
-back-pressure hold), and anything else is reported with the callback's name and counted:
-the crawl goes on. A frontier that cannot be reached and a ``FatalError`` (a feed that
-cannot be written) are the errors passed up: the task's children or items could not be
-stored, so the task must not be acknowledged.
+long one), items to the pipelines one by one, or up to CONCURRENT_ITEMS at once when a
+pipeline awaits (``_items``; the pipelines' back-pressure holds: the callback's output is
+taken no faster than its items get through), and anything else is reported with the
+callback's name and counted: the crawl goes on. A frontier that cannot be reached and a
+``FatalError`` (a feed that cannot be written) are the errors passed up: the task's
+children or items could not be stored, so the task must not be acknowledged.
 
 A media request (``meta[MEDIA_META]``, made by the files and images pipelines) is not
 the spider's: its response or error goes to ``media_done``, which hands it to the
@@ -24,6 +25,7 @@ from collections.abc import AsyncIterable, Awaitable, Callable
 from typing import Any
 
 from skitter._failure import Failure
+from skitter.engine._items import ItemWindow
 from skitter.engine._project import Project
 from skitter.exceptions import (
     CloseSpider,
@@ -170,28 +172,50 @@ class Scraper:
         batch: list[Request],
         response: Response | None,
     ) -> int:
-        """Route a callback's output; returns how many items it held."""
-        pipelines = project.pipelines
-        spider = project.spider
+        """Route a callback's output; returns how many items it held. Items go through
+        the pipelines one at a time, or up to CONCURRENT_ITEMS at once when a pipeline
+        awaits (``_items``); all are through when this returns or raises."""
+        window = None
+        if project.concurrent_items > 1 and project.pipelines.awaits:
+            window = ItemWindow(project.concurrent_items)
         items = 0
-        async for obj in output:
-            if isinstance(obj, Request):
-                batch.append(obj)
-                if len(batch) >= _FLUSH_AT:
-                    await self._enqueue(project, batch[:])
-                    batch.clear()
-            elif obj is None:
-                continue
-            elif is_item(obj):
-                items += 1
-                result = await pipelines.process_item(obj, spider, response)
-                if result.__class__ is MediaPending:
-                    batch.extend(result.requests)  # queued before the task is acked
-                if project.limits:
-                    self._check_limits(project)
-            else:
-                self.count_bad_output(project, obj, getattr(callback, "__qualname__", "?"))
+        try:
+            async for obj in output:
+                if isinstance(obj, Request):
+                    batch.append(obj)
+                    if len(batch) >= _FLUSH_AT:
+                        await self._enqueue(project, batch[:])
+                        batch.clear()
+                elif obj is None:
+                    continue
+                elif is_item(obj):
+                    items += 1
+                    if window is None:
+                        await self._item(project, obj, batch, response)
+                    else:
+                        await window.start(self._item(project, obj, batch, response))
+                else:
+                    self.count_bad_output(project, obj, getattr(callback, "__qualname__", "?"))
+        except Exception:
+            if window is not None:
+                await window.finish()  # an item's error is the one to raise
+            raise
+        except BaseException:  # cancelled: so are the items it started
+            if window is not None:
+                await window.cancel()
+            raise
+        if window is not None:
+            await window.finish()
         return items
+
+    async def _item(
+        self, project: Project, item: Any, batch: list[Request], response: Response | None
+    ) -> None:
+        result = await project.pipelines.process_item(item, project.spider, response)
+        if result.__class__ is MediaPending:
+            batch.extend(result.requests)  # queued before the task is acked
+        if project.limits:
+            self._check_limits(project)
 
     def count_bad_output(self, project: Project, obj: object, where: str) -> None:
         project.stats.inc(f"spider_exceptions/CallbackError/{type(obj).__name__}")

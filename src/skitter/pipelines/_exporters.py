@@ -10,15 +10,24 @@ JSON is written with orjson. Values it cannot encode natively go through ``json_
 (nested attrs/pydantic items become dicts, sets lists, anything else ``str()``), so a
 ``Decimal`` or an odd object never stops an export; the few inputs orjson refuses outright
 (integers beyond 64 bits, non-string keys, lone surrogates) fall back to the standard
-library encoder for that one item.
+library encoder for that one item. NaN and infinities, which JSON cannot hold (orjson
+would write ``null`` and lose them without a word), are refused.
+
+An exporter writes an item whole or not at all: it raises before writing anything when
+the item cannot be encoded (a NaN in JSON, a character the feed's encoding lacks in CSV,
+a ``Decimal`` in marshal). The feed then fails the crawl (``FeedExporter``) with
+``unwritable``'s message, which names the field: a feed is never silently shorter than
+the items it was given.
 """
 
 from __future__ import annotations
 
 import codecs
 import csv
+import io
 import json
 import logging
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from datetime import date, datetime, time
@@ -35,6 +44,7 @@ __all__ = [
     "ItemExporter",
     "JsonExporter",
     "JsonLinesExporter",
+    "dumps_item_json",
     "dumps_json",
     "json_default",
 ]
@@ -73,6 +83,15 @@ def dumps_json(data: Any, *, newline: bool = False) -> bytes:
         pass
     text = json.dumps(data, default=_stdlib_default, allow_nan=False)
     return (text + "\n").encode() if newline else text.encode()
+
+
+def dumps_item_json(data: dict[str, Any], *, newline: bool = False) -> bytes:
+    """``dumps_json`` of an item, refusing NaN and infinities (ValueError): orjson writes
+    them as null, and a reader could not tell them from None. Feeds and Redis use it."""
+    out = dumps_json(data, newline=newline)
+    if b"null" in out:
+        _check_finite(data)
+    return out
 
 
 class ItemExporter(ABC):
@@ -115,6 +134,25 @@ class ItemExporter(ABC):
         """Complete the document (closing bracket, pending bytes)."""
         return  # JSON lines and CSV are complete after every row
 
+    def unwritable(self, item: Any, exc: Exception) -> str:
+        """Why ``item`` could not be exported (``export`` raised ``exc``), naming the
+        first field this format cannot write on its own, found by trying each alone."""
+        data = item if isinstance(item, dict) else exported_dict(item)
+        blamed = ""
+        for name, value in data.items():
+            try:
+                type(self)(io.BytesIO(), encoding=self.encoding, indent=self.indent).export(
+                    {name: value}
+                )
+            except Exception:
+                blamed = f", field {str(name)!r} ({type(value).__name__})"
+                break
+        return (
+            f"cannot write a {type(item).__name__} item as {self.format}{blamed}: "
+            f"{type(exc).__name__}: {exc}; convert the value in an item pipeline, or use a "
+            "format that holds it"
+        )
+
     # -- helpers ---------------------------------------------------------------------
     def _encode_text(self, text: str) -> bytes:
         return self._encoder.encode(text)
@@ -134,14 +172,20 @@ class ItemExporter(ABC):
         orjson refuses go through the standard library.
         """
         data = self._select(item)
-        pretty = bool(self.indent)
-        if self._utf8 and not pretty:
-            return dumps_json(data, newline=newline)
+        try:
+            return self._json(data, newline)
+        except ValueError:
+            _check_finite(data)  # the reason, when that is the reason
+            raise
+
+    def _json(self, data: dict[str, Any], newline: bool) -> bytes:
+        if self._utf8 and not self.indent:
+            return dumps_item_json(data, newline=newline)
         text = json.dumps(
             data,
             default=_stdlib_default,
-            ensure_ascii=not (self._utf8 and pretty),
-            allow_nan=False,  # NaN is not JSON: an error for this item beats a broken file
+            ensure_ascii=not (self._utf8 and self.indent),
+            allow_nan=False,  # NaN is not JSON: refused, rather than a broken file
             indent=self.indent or None,
         )
         if newline:
@@ -153,6 +197,24 @@ class ItemExporter(ABC):
             raise ConfigError(
                 f"a {self.format} feed needs an ASCII-compatible encoding, not {self.encoding}"
             )
+
+
+def _check_finite(data: dict[str, Any]) -> None:
+    """ValueError if a value is a NaN or an infinity, which JSON has no way to write."""
+    if any(_non_finite(value) for value in data.values()):
+        raise ValueError("JSON has no NaN or Infinity")
+
+
+def _non_finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if is_item(value):
+        value = item_to_dict(value)
+    if isinstance(value, dict):
+        return any(_non_finite(inner) for inner in value.values())
+    if isinstance(value, list | tuple | set | frozenset):
+        return any(_non_finite(inner) for inner in value)
+    return False
 
 
 class JsonLinesExporter(ItemExporter):
@@ -235,7 +297,9 @@ class CsvExporter(ItemExporter):
 
     Keys that are not columns are left out (one warning per feed, as Scrapy does);
     missing ones are empty cells. A list or tuple of strings is joined with ``,`` (Scrapy's
-    ``join_multivalued``), so ``["a", "b"]`` is the cell ``a,b``; other nested values
+    ``join_multivalued``), so ``["a", "b"]`` is the cell ``a,b``, unless a string holds a
+    comma (``["a,b", "c"]`` would read back as three): then it is JSON text, as other nested
+    values
     (lists of numbers, dicts, items) are JSON text, which reads back unambiguously.
     """
 
@@ -317,7 +381,9 @@ def _cell(value: Any) -> Any:
         return bytes(value).decode("utf-8", "backslashreplace")
     if isinstance(value, datetime | date | time):
         return value.isoformat()
-    if (cls is list or cls is tuple) and all(part.__class__ is str for part in value):
+    if (cls is list or cls is tuple) and all(
+        part.__class__ is str and "," not in part for part in value
+    ):
         return ",".join(value)
     if isinstance(value, list | tuple | set | frozenset | dict) or is_item(value):
         try:

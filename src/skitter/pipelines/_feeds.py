@@ -20,7 +20,8 @@ buffer held is lost (those items are taken back out of the counts, and counted a
 what a job checkpoint records, raises instead of reporting a size past the last flush
 that succeeded. ``close()`` cuts the file back to that flush and finishes the document
 there if the disk takes the few bytes it needs, then raises. A path that cannot be
-opened at all is a ``ConfigError``, before the crawl starts.
+opened at all is a ``ConfigError``, before the crawl starts. An item the format cannot
+hold fails the crawl too, but leaves the file whole (``ItemExporter.unwritable``).
 
 Batches (``batch_item_count``) finish the document after that many items and start the
 next file. A remote or compressed feed is staged: written locally as above, stored when
@@ -95,9 +96,8 @@ class FeedExporter:
         #: Why the feed cannot be written any more (None while it can).
         self._failure: str | None = None
         self._count_key = f"feedexport/item_count/{options.format}"
-        #: When resuming a job: the size the file had at the job's last checkpoint.
-        #: Everything after it was written for tasks whose completion was not recorded,
-        #: which will be crawled again, so it is cut off on open.
+        #: When resuming a job: the file's size at the job's last checkpoint. What follows
+        #: was written for tasks that were not recorded done, so it is cut off on open.
         self.resume_at: int | None = None
         #: When resuming a job: the batch its last checkpoint was in; and the job's
         #: ``feeds/`` folder, where a staged feed keeps its files (else a temporary one).
@@ -140,6 +140,9 @@ class FeedExporter:
             exporter.export(item)
         except OSError as exc:
             raise self._broken("write", exc) from exc
+        except Exception as exc:  # the item's fault, not the file's: the feed stays whole
+            why = exporter.unwritable(item, exc)
+            raise StorageError(f"feed {shown(self.options.uri)}: {why}") from exc
         if self._pending + 1 >= FLUSH_ITEMS or self._clock.monotonic() - self._flushed_at >= (
             FLUSH_SECONDS
         ):
@@ -400,7 +403,7 @@ class FeedExporter:
     def _salvage(self) -> None:
         """After a failure: release the file, cut it back to the last good flush (a
         record half written is dropped) and finish the document there if possible."""
-        path = self._path
+        path, uri = self._path, shown(self.options.uri)
         assert self._file is not None and self._exporter is not None
         if path is None:
             return  # standard output: what went out is out
@@ -419,14 +422,10 @@ class FeedExporter:
             log.warning(
                 "Feed %s could not be finished after the failure (%s): it ends after its "
                 "last complete item",
-                shown(self.options.uri),
+                uri,
                 exc,
             )
-        log.error(
-            "Feed %s holds the %d items written before the failure",
-            shown(self.options.uri),
-            self.item_count,
-        )
+        log.error("Feed %s holds the %d items written before the failure", uri, self.item_count)
 
     def __repr__(self) -> str:
         return f"<FeedExporter {self.options.format} {mask_url(self.options.uri)}>"

@@ -7,11 +7,22 @@ narrower than IMAGES_MIN_WIDTH or lower than IMAGES_MIN_HEIGHT is an ``ImageExce
 (logged, left out of the results). The checksum is the MD5 of the stored full image.
 Pillow (``skitter[images]``) is imported when the pipeline is built, so a crawl without
 it is refused at start. Decoding and encoding run in a thread.
+
+A small file can decode to gigabytes (a 22 KB PNG of 9500x9500 pixels takes 400 MB), and
+images decode on several threads at once, so the pixel count is checked before anything
+is decoded: from the header, against IMAGES_MAX_PIXELS, and again after loading (some
+formats choose their size as they load). Pillow's own check is an error too: the
+pipeline turns its ``DecompressionBombWarning`` into an exception for the process (a
+warning would let the image through), and raises ``PIL.Image.MAX_IMAGE_PIXELS`` to
+IMAGES_MAX_PIXELS when that is higher, so that the setting is the limit. A refused image
+is logged, counted in ``images/too_many_pixels`` and ``image_status_count/failed``, and
+nothing of it is stored.
 """
 
 from __future__ import annotations
 
 import asyncio
+import warnings
 from collections.abc import Iterator
 from io import BytesIO
 from typing import Any, ClassVar
@@ -26,7 +37,11 @@ __all__ = ["ImageException", "ImagesPipeline"]
 
 
 class ImageException(FileException):
-    """An image that cannot be used: too small, or not an image Pillow can read."""
+    """An image that cannot be used: too small, too large, or not an image Pillow can read."""
+
+
+class _TooManyPixels(ImageException):
+    """More pixels than IMAGES_MAX_PIXELS (or Pillow's bomb check) allows."""
 
 
 def _pillow() -> Any:
@@ -35,6 +50,17 @@ def _pillow() -> Any:
     except ImportError:
         raise ConfigError("ImagesPipeline needs Pillow: pip install 'skitter[images]'") from None
     return Image
+
+
+def _guard_pillow(pil: Any, max_pixels: Any) -> int:
+    """IMAGES_MAX_PIXELS, checked; Pillow's bomb warning made an error and its limit
+    raised to the setting when lower (process-wide: Pillow has no other place)."""
+    if isinstance(max_pixels, bool) or not isinstance(max_pixels, int) or max_pixels < 1:
+        raise ConfigError(f"IMAGES_MAX_PIXELS must be a positive number, not {max_pixels!r}")
+    warnings.filterwarnings("error", category=pil.DecompressionBombWarning)
+    if pil.MAX_IMAGE_PIXELS is not None and max_pixels > pil.MAX_IMAGE_PIXELS:
+        pil.MAX_IMAGE_PIXELS = max_pixels
+    return max_pixels
 
 
 class ImagesPipeline(FilesPipeline):
@@ -49,6 +75,7 @@ class ImagesPipeline(FilesPipeline):
         super().__init__(store_uri, settings=settings, stats=stats)
         self.min_width: int = settings["IMAGES_MIN_WIDTH"]
         self.min_height: int = settings["IMAGES_MIN_HEIGHT"]
+        self.max_pixels = _guard_pillow(self._image, settings["IMAGES_MAX_PIXELS"])
         self.thumbs: dict[str, tuple[int, int]] = {}
         for name, size in dict(settings["IMAGES_THUMBS"]).items():
             try:
@@ -89,9 +116,14 @@ class ImagesPipeline(FilesPipeline):
         self, response: Response, request: Request, info: MediaInfo, *, item: Any = None
     ) -> str:
         """Store the image and its thumbnails; the checksum of the full image."""
-        images = await asyncio.to_thread(
-            lambda: list(self.get_images(response, request, info, item=item))
-        )
+        try:
+            images = await asyncio.to_thread(
+                lambda: list(self.get_images(response, request, info, item=item))
+            )
+        except _TooManyPixels:
+            if self._stats is not None:
+                self._stats.inc("images/too_many_pixels")
+            raise
         checksum: str | None = None
         for path, _image, buf in images:
             data = buf.getvalue()
@@ -106,11 +138,7 @@ class ImagesPipeline(FilesPipeline):
     ) -> Iterator[tuple[str, Any, BytesIO]]:
         """The full image, then each thumbnail: (path, image, JPEG bytes)."""
         path = self.file_path(request, response=response, info=info, item=item)
-        try:
-            original = self._image.open(BytesIO(response.body))
-            original.load()
-        except Exception as exc:
-            raise ImageException(f"not an image: {exc}") from None
+        original = self._decode(response.body)
         width, height = original.size
         if width < self.min_width or height < self.min_height:
             raise ImageException(
@@ -122,6 +150,31 @@ class ImagesPipeline(FilesPipeline):
             thumb_path = self.thumb_path(request, thumb_id, response=response, info=info, item=item)
             thumb, thumb_buf = self.convert_image(image, size)
             yield thumb_path, thumb, thumb_buf
+
+    def _decode(self, body: bytes) -> Any:
+        """The image, loaded only once its header's pixel count has passed the limit
+        (and checked again after loading); ImageException when it cannot be had."""
+        pil = self._image
+        try:
+            image = pil.open(BytesIO(body))
+            self._check_pixels(image.size)
+            image.load()
+        except (pil.DecompressionBombWarning, pil.DecompressionBombError) as exc:
+            raise _TooManyPixels(f"Image too large: {exc}") from None
+        except ImageException:
+            raise
+        except Exception as exc:
+            raise ImageException(f"not an image: {exc}") from None
+        self._check_pixels(image.size)
+        return image
+
+    def _check_pixels(self, size: tuple[int, int]) -> None:
+        width, height = size
+        if width * height > self.max_pixels:
+            raise _TooManyPixels(
+                f"Image too large ({width}x{height} = {width * height:,} pixels > "
+                f"IMAGES_MAX_PIXELS {self.max_pixels:,})"
+            )
 
     def convert_image(
         self,

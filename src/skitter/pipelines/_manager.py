@@ -122,6 +122,9 @@ class ItemPipelineManager:
             elif callable(method):
                 is_async = inspect.iscoroutinefunction(method)
                 self._steps.append((_name(pipeline), method, is_async, None))
+        #: Whether an item may wait in a pipeline (an async or media one): only then do
+        #: items of one response share the pipelines (CONCURRENT_ITEMS).
+        self.awaits = any(is_async for _name, _method, is_async, _media in self._steps)
         self._opened: list[ItemPipeline] = []
         self._returned_none: set[str] = set()
         #: Why a feed cannot be written (None while all can): every item is refused.

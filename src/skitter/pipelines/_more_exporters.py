@@ -6,19 +6,33 @@ item) as child elements. ``indent=None`` writes no line breaks, ``0`` puts each 
 its own line, more indents every level. Like a JSON array, an existing file is continued
 by reopening it before its ``</items>``.
 
+Scrapy writes whatever the item holds, so one form feed (``\x0c``, common in pages) makes
+the whole file unreadable. Here every document is XML 1.0, and every value comes back
+whole, in two documented forms beside Scrapy's:
+
+- text holding a character XML 1.0 cannot carry (the C0 controls but tab and line
+  breaks, lone surrogates, U+FFFE, U+FFFF) is written as a JSON string, marked
+  ``encoding="json"``: ``<note encoding="json">"page\fbreak"</note>``, read back with
+  ``json.loads(element.text)``. A carriage return, which a parser would turn into a line
+  feed, is written ``&#13;``;
+- a field (or dict key) that is not an XML name is written ``<field name="2nd price">``.
+
 marshal and pickle exist because Scrapy has them; they are written only when a feed asks
 for them by name (never from a file extension), with a warning: pickle runs code when it
-is read back, and both can be read only by Python.
+is read back, and both can be read only by Python. marshal holds Python's basic types
+only: an item with anything else (a ``Decimal``, a ``datetime``) cannot be written, and
+the feed fails the crawl (``FeedExporter``) rather than leave it out.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import marshal
 import pickle
 import re
 from typing import IO, Any
-from xml.sax.saxutils import escape
+from xml.sax.saxutils import escape, quoteattr
 
 from skitter.exceptions import ConfigError
 from skitter.items import exported_dict, is_item
@@ -28,8 +42,14 @@ __all__ = ["MarshalExporter", "PickleExporter", "XmlExporter"]
 
 log = logging.getLogger("skitter.feeds")
 
-#: XML names skitter writes as elements (field names that are not are refused per item).
+#: Names written as elements; any other is ``<field name="...">``. No colon: a prefix
+#: would need a namespace declaration.
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
+#: What XML 1.0 cannot carry at all (its ``Char`` production, negated).
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_ESCAPES = {"\r": "&#13;"}  # kept as a carriage return: a parser reads a raw one as \n
+#: In an attribute a parser turns raw tabs and line breaks into spaces.
+_ATTRIBUTE_ESCAPES = {"\t": "&#9;", "\n": "&#10;", "\r": "&#13;"}
 _CLOSE = b"</items>"
 
 
@@ -86,23 +106,43 @@ class XmlExporter(ItemExporter):
         parts.append("\n" + " " * (indent * depth))
 
     def _field(self, parts: list[str], name: str, value: Any, depth: int) -> None:
-        if not _NAME.match(name):
-            raise ValueError(f"{name!r} cannot be an XML element name")
+        tag, attributes = _tag(name)
         self._newline(parts, depth)
-        parts.append(f"<{name}>")
         if is_item(value) and not isinstance(value, dict):
             value = exported_dict(value)
         if isinstance(value, dict):
+            parts.append(f"<{tag}{attributes}>")
             for key, inner in value.items():
                 self._field(parts, str(key), inner, depth + 1)
             self._newline(parts, depth)
         elif isinstance(value, list | tuple | set | frozenset):
+            parts.append(f"<{tag}{attributes}>")
             for inner in value:
                 self._field(parts, "value", inner, depth + 1)
             self._newline(parts, depth)
         else:
-            parts.append(escape(_text(value)))
-        parts.append(f"</{name}>")
+            text = _text(value)
+            if _NOT_XML.search(text):
+                attributes += ' encoding="json"'
+                text = _json_text(text)
+            parts.append(f"<{tag}{attributes}>{escape(text, _ESCAPES)}")
+        parts.append(f"</{tag}>")
+
+
+def _tag(name: str) -> tuple[str, str]:
+    """The element name and attributes for a field: itself, or ``field`` with the name
+    in an attribute when it is not an XML name (ValueError if even that cannot hold it)."""
+    if _NAME.match(name):
+        return name, ""
+    if _NOT_XML.search(name):
+        raise ValueError(f"field name {name!r} holds a character XML 1.0 cannot carry")
+    return "field", f" name={quoteattr(name, _ATTRIBUTE_ESCAPES)}"
+
+
+def _json_text(text: str) -> str:
+    """``text`` as a JSON string literal without a character XML 1.0 cannot carry: JSON
+    escapes the controls itself, the rest (U+FFFE, U+FFFF, lone surrogates) as \\uXXXX."""
+    return _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
 
 
 def _text(value: Any) -> str:

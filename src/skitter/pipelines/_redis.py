@@ -21,7 +21,9 @@ cure (a wrong type, a missing right), the pipeline is broken for good: the items
 are counted lost (``redis_items/lost``, and taken back out of ``item_scraped_count`` by
 the manager), every later item is refused with ``StorageError`` (a ``FatalError``: the
 crawl fails and the task at hand is not acknowledged), and close raises it too. No item
-is dropped silently: it is sent, counted lost, or its task is not acknowledged. A batch
+is dropped silently: it is sent, counted lost, or its task is not acknowledged; an item
+the format cannot encode (a NaN in JSON, an integer past 64 bits in msgpack) fails the
+crawl the same way, as it does a feed. A batch
 whose reply was lost may have been stored and is sent again (at least once).
 
 ``REDIS_ITEMS_MAXLEN`` keeps the newest N: ``LTRIM`` for a list, ``XTRIM MAXLEN ~``
@@ -44,7 +46,7 @@ from skitter._secrets import mask_text, mask_url
 from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import ConfigError, StorageError
 from skitter.items import item_to_dict
-from skitter.pipelines._exporters import dumps_json, json_default
+from skitter.pipelines._exporters import dumps_item_json, json_default
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -59,7 +61,7 @@ RETRY_FIRST, RETRY_MAX = 0.25, 5.0
 REDIS_ITEMS_TYPES = ("list", "stream")
 _msgpack = msgspec.msgpack.Encoder(enc_hook=json_default)
 REDIS_ITEMS_FORMATS: dict[str, Callable[[Any], bytes]] = {
-    "json": dumps_json,
+    "json": dumps_item_json,
     "msgpack": _msgpack.encode,
 }
 
@@ -201,7 +203,13 @@ class RedisPipeline:
         if self._failure is not None:
             raise StorageError(self._failure)
         data = item if item.__class__ is dict else item_to_dict(item)
-        self._buffer.append(self._encode(data))  # an item that cannot be encoded raises
+        try:
+            self._buffer.append(self._encode(data))
+        except Exception as exc:  # never an item left out with the crawl going on
+            raise StorageError(
+                f"RedisPipeline cannot encode a {type(item).__name__} item as {self.format}: "
+                f"{type(exc).__name__}: {exc}; convert the value in an item pipeline"
+            ) from exc
         if len(self._buffer) >= self._flush_items:
             await self.flush()
         elif self._kick is None:

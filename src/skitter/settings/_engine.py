@@ -9,6 +9,14 @@ __all__ = ["GROUP"]
 GROUP: list[Setting] = [
     Setting("CONCURRENT_REQUESTS", 16, int, "Downloads in flight at once, over all hosts."),
     Setting(
+        "CONCURRENT_ITEMS",
+        100,
+        int,
+        "Items of one response in the item pipelines at once (Scrapy's), when a pipeline "
+        "awaits (async def process_item, media); the feeds then get them in the order they "
+        "get through, 1 = the order the callback yields them.",
+    ),
+    Setting(
         "BOT_NAME",
         "skitter",
         str,

@@ -48,6 +48,14 @@ GROUP: list[Setting] = [
     ),
     Setting("IMAGES_MIN_HEIGHT", 0, int, "ImagesPipeline: lower images are dropped from results."),
     Setting(
+        "IMAGES_MAX_PIXELS",
+        25_000_000,
+        int,
+        "ImagesPipeline: images of more pixels (width x height, read from the header before "
+        "decoding) are refused, logged, counted in images/too_many_pixels and not stored: "
+        "a small file can decode to gigabytes. 25 MP is a 5000x5000 image.",
+    ),
+    Setting(
         "MEDIA_ALLOW_REDIRECTS",
         False,
         bool,

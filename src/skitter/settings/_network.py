@@ -65,7 +65,8 @@ GROUP: list[Setting] = [
         "HTTPAUTH_DOMAIN",
         None,
         str,
-        "Domain (and subdomains) that gets HTTPAUTH_USER's credentials; must be set with "
-        "them; None = every domain.",
+        "Domain (and subdomains) that gets HTTPAUTH_USER's credentials, on the scheme's "
+        "default port unless it names one (host:port), as Scrapy; must be set with them; "
+        "None = every domain.",
     ),
 ]

@@ -82,11 +82,6 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
     ),
     **_group("COMMANDS_MODULE", "custom commands are not supported", ""),
     **_group(
-        "CONCURRENT_ITEMS",
-        "items are handled one at a time, in the order a callback "
-        "yields them; there is nothing to set",
-    ),
-    **_group(
         "CRAWLSPIDER_FOLLOW_LINKS",
         "deprecated in Scrapy; set follow=False on the CrawlSpider's rules instead",
         True,

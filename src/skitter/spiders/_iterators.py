@@ -5,6 +5,12 @@ the whole tree nor the whole decoded text is ever built: XML nodes come from lxm
 ``iterparse`` (each one serialized into its own small selector, then cleared from the
 tree, with the nodes before it), CSV rows from a ``csv.reader`` over the body decoded
 piece by piece. The XML is read with entities unresolved and no network access.
+
+CSV fields have no length limit of their own: the csv module's (131,072 characters, a
+process-wide setting) is raised to the body's length while each row is read, and put
+back after, so the only limit is the download's (DOWNLOAD_MAXSIZE). A row the csv
+module cannot read is skipped with a warning naming its line, and the rows after it
+are read: one bad row never ends a feed.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import codecs
 import csv
 import logging
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,6 +33,9 @@ __all__ = ["csv_rows", "xml_nodes"]
 log = logging.getLogger("skitter.spiders.feed")
 
 _CHUNK = 64 * 1024
+#: Where a file opened with ``newline=""`` (what the csv module asks for) ends a line:
+#: after ``\n``, and after a ``\r`` that is not the first half of ``\r\n``.
+_LINE_END = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
 
 
 class _BodyReader:
@@ -121,19 +131,42 @@ def _valid_utf8(body: bytes) -> bool:
 
 
 def _lines(response: Response) -> Iterator[str]:
-    """The decoded body as lines ending in ``\\n`` (as a file gives them: ``\\r`` and
-    other line breaks are left to ``csv.reader``, which knows quoting)."""
+    """The decoded body as lines, each with its line break, split where a file opened
+    with ``newline=""`` splits them (``\r\n``, ``\r`` or ``\n``), as the csv module
+    expects: it keeps the breaks inside quoted fields, and a file of bare ``\r`` (old
+    Mac exports) is rows, not one unreadable line."""
     pending = ""
     for piece in _text_pieces(response):
         pending += piece
-        if "\n" not in piece:
+        if "\n" not in piece and "\r" not in piece:
             continue
-        lines = pending.split("\n")
-        pending = lines.pop()  # the last line may go on in the next piece
-        for line in lines:
-            yield line + "\n"
+        lines = _LINE_END.split(pending)
+        pending = lines.pop()
+        if not pending and lines[-1].endswith("\r"):
+            pending = lines.pop()  # maybe the first half of a \r\n cut by the piece
+        yield from lines
     if pending:
-        yield pending
+        yield from (line for line in _LINE_END.split(pending) if line)
+
+
+def _readable_rows(reader: Any, size: int, response: Response) -> Iterator[list[str]]:
+    """``reader``'s rows, each read with a field limit of ``size`` (the body's length,
+    which no field can exceed), the process's limit put back after each; a row the
+    csv module refuses is skipped with a warning, and reading goes on."""
+    while True:
+        previous = csv.field_size_limit(size)
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            log.warning(
+                "skipping an unreadable row at line %d of %s: %s", reader.line_num, response, exc
+            )
+            continue
+        finally:
+            csv.field_size_limit(previous)
+        yield row
 
 
 def csv_rows(
@@ -143,19 +176,20 @@ def csv_rows(
     quotechar: str | None = None,
 ) -> Iterator[dict[str, str]]:
     """A dict per row, keyed by ``headers`` (else by the first row). Rows whose length
-    differs from the headers' are skipped with a warning, as in Scrapy."""
+    differs from the headers' are skipped with a warning, as in Scrapy, and so are rows
+    the csv module cannot read."""
     options: dict[str, Any] = {}
     if delimiter:
         options["delimiter"] = delimiter
     if quotechar:
         options["quotechar"] = quotechar
     reader = csv.reader(_lines(response), **options)
+    rows = _readable_rows(reader, len(response.body) + 1, response)
     if not headers:
-        try:
-            headers = next(reader)
-        except StopIteration:
+        headers = next(rows, None)
+        if headers is None:
             return
-    for row in reader:
+    for row in rows:
         if len(row) != len(headers):
             log.warning(
                 "ignoring row %d of %s (length: %d, should be: %d)",

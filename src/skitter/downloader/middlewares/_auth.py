@@ -6,13 +6,18 @@ attributes, which win when set (older Scrapy spiders carry them). A request whos
 host is the domain or one of its subdomains gets ``Authorization: Basic ...``, unless
 it has an ``Authorization`` header already; every other request goes without.
 
+The domain is matched against the host *and the port*, as Scrapy does (it compares the
+URL's ``host[:port]`` with the domain): ``example.com`` is that host and its subdomains
+on the default port of the URL's scheme (80 for http, 443 for https), so a link or a
+redirect to ``example.com:8080`` (another server, perhaps another owner) gets no
+credentials; ``example.com:8443`` is that host and its subdomains on port 8443 only.
+
 The domain must be named whenever credentials are: HTTPAUTH_DOMAIN set (None means
 every domain, on purpose), or the ``http_auth_domain`` attribute present. Scrapy 2.5 to
 2.12 guessed the domain of the first request instead; Scrapy 2.13 refuses a spider
 without it, and so does skitter, at start: a guess is how credentials leak. The domain
-reads as an ``allowed_domains`` entry does (``skitter.http.Scope``): ``example.com`` is
-that host and its subdomains on every port, ``example.com:8443`` that port only, an IP
-address that address only.
+is written as an ``allowed_domains`` entry is (``skitter.http.Scope``), and an IP
+address is that address only (no subdomains).
 
 Scrapy's per-request ``meta["http_user"]`` / ``meta["http_pass"]`` are refused: meta is
 stored with the request (the job database, Redis), and a password must not be. A
@@ -41,12 +46,14 @@ _MISSING = object()
 class HttpAuthMiddleware:
     """Adds Basic credentials to the requests of one domain (and its subdomains)."""
 
-    __slots__ = ("_header", "_scope")
+    __slots__ = ("_default_port_only", "_header", "_scope")
 
     def __init__(self, user: str, password: str, domain: str | None) -> None:
         self._header = basic_auth_header(user, password).decode("ascii")
         #: None: every domain (HTTPAUTH_DOMAIN = None, asked for explicitly).
         self._scope = None if domain is None else Scope([domain])
+        #: A domain without a port is for the scheme's default port only (Scrapy's).
+        self._default_port_only = self._scope is not None and self._scope.entries[0].port is None
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> HttpAuthMiddleware:
@@ -85,8 +92,11 @@ class HttpAuthMiddleware:
         if request.has_headers and "Authorization" in request.headers:
             return
         scope = self._scope
-        if scope is None or scope.allows(request.parsed_url):
-            request.headers["Authorization"] = self._header
+        if scope is not None:
+            url = request.parsed_url
+            if not scope.allows(url) or (self._default_port_only and not url.is_default_port()):
+                return
+        request.headers["Authorization"] = self._header
 
     def __repr__(self) -> str:
         where = "every domain" if self._scope is None else str(self._scope.entries[0])
