@@ -12,11 +12,16 @@ from functools import cache
 from typing import Any
 
 import pytest
-from aiohttp import web
-from hypothesis import settings
 
-from skitter.settings import Settings
-from skitter.testing import TestCrawler, serve_app
+# The frontier contract suite lives in the package (tests/frontier and tests/cluster run
+# it): have pytest rewrite its asserts, before any test module imports it.
+pytest.register_assert_rewrite("skitter.testing.frontier_contract")
+
+from aiohttp import web  # noqa: E402
+from hypothesis import settings  # noqa: E402
+
+from skitter.settings import Settings  # noqa: E402
+from skitter.testing import TestCrawler, serve_app  # noqa: E402
 
 Serve = Callable[[web.Application], Awaitable[str]]
 

@@ -12,7 +12,7 @@ from skitter.exceptions import ConnectError, DownloadTimeout, InvalidURL, RetryL
 from skitter.http import Request, Response
 from skitter.testing import refused_port
 
-from .conftest import MakeDownloader
+from ..conftest import MakeDownloader
 
 HITS = web.AppKey("hits", list[str])
 

@@ -14,7 +14,7 @@ from skitter.exceptions import IgnoreRequest, RetryLater
 from skitter.http import Request, Response
 from skitter.testing import refused_port
 
-from .conftest import MakeDownloader, MemoryStats
+from ..conftest import MakeDownloader, MemoryStats
 
 ROBOTS = b"""
 User-agent: *

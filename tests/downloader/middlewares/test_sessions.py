@@ -21,7 +21,7 @@ from skitter.downloader import ProxyPoolMiddleware, SessionMiddleware
 from skitter.exceptions import Blocked, ConfigError
 from skitter.testing import refused_port
 
-from .conftest import MakeDownloader
+from ..conftest import MakeDownloader
 
 PAGES = 40
 LIMIT = 5  # requests per session before the site blocks it
