@@ -87,6 +87,7 @@ plain = st.recursive(
 header_name = st.text(alphabet="abcdefghijklmnopqrstuvwxyz-", min_size=1, max_size=10)
 
 
+@pytest.mark.slow  # a large search: seconds even on an idle machine
 @settings(max_examples=200, deadline=None)
 @given(
     path=st.text(max_size=30),
