@@ -122,6 +122,8 @@ NEEDS_BY_NAME = {
     "redis": {"RedisServer", "require_redis_server", "RedisClusterSet", "SentinelSet"},
     "subprocess": {"create_subprocess_exec", "run_cli", "Popen", "check_output", "executable"},
     "network": {"serve_app", "TCPSite", "start_server", "ThreadedMotoServer", "FTPServer"},
+    "browser": {"browser_problem", "chromium_pids", "kill_chromium"},
+    "slow": {"ThreadedMotoServer"},  # moto's S3 server: seconds to start and to answer
 }
 #: Markers whose tests need more than this process: the slow tier (``-m e2e``).
 E2E = frozenset({"redis", "browser", "subprocess", "slow"})
