@@ -11,7 +11,7 @@ from typing import Any
 from aiohttp import web
 
 from skitter import Crawler, Request, Spider
-from skitter.testing import MockResponse, MockTransport
+from skitter.testing import MockResponse, MockTransport, refused_port
 
 FAST = {"RETRY_DELAYS": [0.0], "CONCURRENT_REQUESTS": 4}
 
@@ -24,7 +24,9 @@ class Site:
     ``settings``; a handler takes the skitter Request), or as an aiohttp app (``app``; a
     handler takes the aiohttp request)."""
 
-    base = "http://site.test"
+    #: 127.0.0.1 (what ported spiders allow) on a port where nothing listens: a request
+    #: that reached the network instead of ``MockTransport`` would be refused.
+    base = f"http://127.0.0.1:{refused_port()}"
 
     def __init__(self, pages: dict[str, Any]) -> None:
         self.pages = pages
