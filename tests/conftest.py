@@ -22,6 +22,7 @@ from hypothesis import settings  # noqa: E402
 
 from skitter.settings import Settings  # noqa: E402
 from skitter.testing import TestCrawler, serve_app  # noqa: E402
+from skitter.testing._virtual import loop_factories  # noqa: E402
 
 Serve = Callable[[web.Application], Awaitable[str]]
 
@@ -29,6 +30,20 @@ Serve = Callable[[web.Application], Awaitable[str]]
 # coverage) an example that takes 250 ms would fail a property that says nothing of time.
 settings.register_profile("skitter", deadline=None)
 settings.load_profile("skitter")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "virtual_time: run on skitter.testing.VirtualTimeLoop (time jumps to the next timer; "
+        "the crawl takes virtual_clock())",
+    )
+
+
+def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> Any:
+    """The loop a test runs on (and its async fixtures with it): virtual time when
+    marked ``virtual_time``."""
+    return loop_factories(item.get_closest_marker("virtual_time") is not None)
 
 
 @pytest.fixture

@@ -39,6 +39,7 @@ PINNED = {
         "crawl",
         "every",
         "run_crawlers",
+        "version_info",
     ],
     "skitter.cli": [
         "main",
@@ -171,6 +172,7 @@ PINNED = {
     "skitter.exceptions": [
         "Blocked",
         "CallbackError",
+        "CannotResolveHostError",
         "CloseSpider",
         "CodecError",
         "ConfigError",
@@ -191,11 +193,14 @@ PINNED = {
         "InvalidURL",
         "JobStateLost",
         "NotConfigured",
+        "NotSupported",
         "RedirectError",
         "RequestError",
         "ResponseTooLarge",
         "RetryLater",
+        "ScrapyDeprecationWarning",
         "SkitterError",
+        "StopDownload",
         "StorageError",
         "TCPTimedOutError",
         "TLSCertificateError",
@@ -219,6 +224,7 @@ PINNED = {
     ],
     "skitter.http": [
         "FormRequest",
+        "Headers",
         "HtmlResponse",
         "JsonRequest",
         "JsonResponse",
@@ -233,6 +239,7 @@ PINNED = {
         "Scope",
         "TextResponse",
         "XmlResponse",
+        "XmlRpcRequest",
         "canonicalize_url",
         "fingerprint",
         "in_domain",
@@ -414,10 +421,13 @@ PINNED = {
     "skitter.utils.request": [
         "fingerprint",
         "request_from_dict",
+        "request_to_curl",
     ],
     "skitter.utils.response": [
         "get_base_url",
+        "get_meta_refresh",
         "open_in_browser",
+        "response_status_message",
     ],
     "skitter.testing": [
         "DictStats",
@@ -426,8 +436,11 @@ PINNED = {
         "MockResponse",
         "MockTransport",
         "TestCrawler",
+        "VirtualClock",
+        "VirtualTimeLoop",
         "refused_port",
         "serve_app",
+        "virtual_clock",
     ],
 }
 
@@ -436,7 +449,7 @@ _TYPING_HELPERS = {"TYPE_CHECKING", "Any"}
 
 
 def test_top_level_all_is_the_lazy_exports() -> None:
-    assert set(skitter.__all__) == {"__version__", *skitter._EXPORTS}
+    assert set(skitter.__all__) == {"__version__", "version_info", *skitter._EXPORTS}
 
 
 @pytest.mark.parametrize("name", sorted(PINNED))

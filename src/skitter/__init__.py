@@ -12,6 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from skitter._version import __version__
 
+#: The version as a tuple of ints (and strings for parts such as ``dev1``), as Scrapy's.
+version_info = tuple(int(part) if part.isdigit() else part for part in __version__.split("."))
+
 _EXPORTS = {
     "CloseSpider": "skitter.exceptions",
     "ConfigError": "skitter.exceptions",
@@ -59,6 +62,7 @@ __all__ = [  # literal, so tools see it; tests/test_public_api.py pins it to _EX
     "crawl",
     "every",
     "run_crawlers",
+    "version_info",
 ]
 
 if TYPE_CHECKING:

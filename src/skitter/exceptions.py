@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Blocked",
     "CallbackError",
+    "CannotResolveHostError",
     "CloseSpider",
     "CodecError",
     "ConfigError",
@@ -73,11 +74,14 @@ __all__ = [
     "InvalidURL",
     "JobStateLost",
     "NotConfigured",
+    "NotSupported",
     "RedirectError",
     "RequestError",
     "ResponseTooLarge",
     "RetryLater",
+    "ScrapyDeprecationWarning",
     "SkitterError",
+    "StopDownload",
     "StorageError",
     "TCPTimedOutError",
     "TLSCertificateError",
@@ -112,8 +116,10 @@ class RequestError(SkitterError):
         self.request = request
 
 
-class InvalidURL(RequestError):
-    """The URL cannot be fetched: no scheme or host, an unsupported scheme, bad syntax."""
+class InvalidURL(RequestError, ValueError):
+    """The URL cannot be fetched: no scheme or host, an unsupported scheme, bad syntax.
+
+    Also a ValueError, as Scrapy raises one for a URL it cannot take."""
 
 
 class TransportError(RequestError):
@@ -126,6 +132,10 @@ class ConnectError(TransportError):
 
 class DNSLookupError(ConnectError):
     """The host name could not be resolved (Twisted's name, which Scrapy errbacks check)."""
+
+
+#: Scrapy 2.14's name for a host name that does not resolve.
+CannotResolveHostError = DNSLookupError
 
 
 class DownloadTimeout(TransportError, builtins.TimeoutError):
@@ -297,6 +307,28 @@ class CloseSpider(CrawlControl):
     def __init__(self, reason: str = "cancelled") -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class StopDownload(CrawlControl):
+    """Scrapy's way for a ``headers_received``/``bytes_received`` handler to stop a
+    download. skitter's downloads do not stop so yet: raised from a handler it is that
+    handler's error, logged and counted (``signals/errors``), and the download goes on.
+    Defined so that code naming it imports and ``fail`` reads as in Scrapy."""
+
+    def __init__(self, *, fail: bool = True) -> None:
+        super().__init__()
+        self.fail = fail
+
+
+class NotSupported(Exception):
+    """An operation the object cannot do, such as ``.css()`` on a non-text response
+    (Scrapy's)."""
+
+
+class ScrapyDeprecationWarning(Warning):
+    """Scrapy's warning category for deprecated APIs: code that filters or raises it
+    keeps working under skitter. Not a DeprecationWarning, as in Scrapy, so it is shown
+    by default."""
 
 
 class DontCloseSpider(CrawlControl):

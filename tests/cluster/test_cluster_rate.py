@@ -1,24 +1,24 @@
 """The project's rate and burst come from the job's control record (issue 14): the bucket
 script reads them, so a rate set from ``skitter dashboard --redis`` (or one worker's UI)
-holds for every worker from its next token on. A real redis-server; at the end, real
-``skitter worker`` processes against a real HTTP server that counts arrivals."""
+holds for every worker from its next token on. A real redis-server; at the end, two
+workers in this process on virtual time (the job's scripts on the caller's clock)
+against a real HTTP server that stamps arrivals, so the rates are asserted exactly."""
 
 from __future__ import annotations
 
 import asyncio
 import math
-import time
-from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 from redis.asyncio import Redis
-from test_workers import Site, finish, start, worker
 
+from skitter import Crawler, Request, Response, Spider
 from skitter.cluster import RedisPoliteness
 from skitter.cluster._control import JobControl
 from skitter.frontier._redis import JobKeys
-from skitter.testing._redis import RedisServer, require_redis_server
+from skitter.testing import VirtualTimeLoop, virtual_clock
 
 T0 = 1_700_000_000.0
 
@@ -104,78 +104,82 @@ async def test_junk_in_the_record_reads_as_unlimited_as_the_workers_read_it(
 
 
 # -- end to end ------------------------------------------------------------------------------
-@pytest.fixture
-def live_redis() -> Any:
-    with RedisServer(binary=require_redis_server()) as server:
-        yield server
+class Tree(Spider):
+    """Page n links to 2n+1 and 2n+2: more work than any rate here can fetch."""
+
+    name = "tree"
+    base = ""
+
+    def start_requests(self) -> Any:
+        yield Request(self.base + "/p/0")
+
+    def parse(self, response: Response) -> Any:
+        n = int(response.url.rsplit("/", 1)[1])
+        for m in (2 * n + 1, 2 * n + 2):
+            yield response.follow(f"/p/{m}")
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+def steps(start: float, step: float, count: int) -> list[float]:
+    return [round(start + step * n, 6) for n in range(count)]
 
 
-async def _from_the_dashboard(redis_url: str, ui: str) -> None:
-    client = Redis.from_url(redis_url)
-    try:
-        # What the dashboard's set_rate writes, after its limits check.
-        await JobControl(client, JobKeys.for_job("tree", "test")).set_rate(8.0, 1.0, time.time())
-    finally:
-        await client.aclose()
+def virtual_worker(redis_url: str, base: str, **settings: Any) -> Crawler:
+    """A worker of job "test" in this process, on the loop's virtual time: the job's
+    scripts decide by the caller's clock, which is that time."""
+    crawler = Crawler(
+        Tree,
+        {"CONCURRENT_REQUESTS": 4, "STATS_DUMP": False, "WORKER_IDLE_TIMEOUT": 2, **settings},
+        clock=virtual_clock(),
+        redis_url=redis_url,
+        job="test",
+        base=base,
+    )
+    assert crawler.cluster is not None
+    crawler.cluster.time_source = "caller"
+    return crawler
 
 
-async def _through_a_workers_ui(redis_url: str, ui: str) -> None:
-    import aiohttp
+def arrivals_site() -> tuple[web.Application, list[float]]:
+    """A site that stamps each arrival with the virtual seconds since the test began."""
+    arrivals: list[float] = []
 
-    headers = {"Authorization": "Bearer t0ken-for-the-rate-test"}
-    async with aiohttp.ClientSession() as session:
-        url = f"{ui}/api/projects/tree/rate"
-        async with session.post(url, json={"rate": 8, "burst": 1}, headers=headers) as reply:
-            assert reply.status == 200, await reply.text()
+    async def page(request: web.Request) -> web.Response:
+        arrivals.append(round(asyncio.get_running_loop().time() - VirtualTimeLoop.START, 6))
+        return web.Response(text="<html>ok</html>", content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/p/{n}", page)
+    return app, arrivals
 
 
-@pytest.mark.parametrize(
-    "change", [_from_the_dashboard, _through_a_workers_ui], ids=["dashboard", "worker-ui"]
-)
-async def test_a_rate_set_from_the_dashboard_or_one_workers_ui_reaches_every_worker_within_2_s(
-    serve: Any, tmp_path: Path, live_redis: RedisServer, change: Any
+@pytest.mark.virtual_time
+async def test_a_rate_set_in_the_jobs_record_holds_for_every_worker_from_its_next_token(
+    serve: Any, redis_url: str, client: Redis
 ) -> None:
-    from test_workers import SPIDER
-
-    spider_file = tmp_path / "tree.py"
-    spider_file.write_text(SPIDER)
-    site = Site(latency=0.0)
-    base = await serve(site.app)
-    outs = [tmp_path / f"w{i}.jsonl" for i in range(2)]
-    # The crawl must outlast the window measured after the change (change + 6 s), which
-    # comes ~4-5 s after the first worker starts, later on a loaded machine: 10 s cut it
-    # short (24 of 32 requests counted in a CI run).
-    slow = ("RATE=2", "BURST=1", "CLOSESPIDER_TIMEOUT=15")
-    port = _free_port()
-    ui = ["--ui", "--ui-port", str(port), "--ui-token", "t0ken-for-the-rate-test"]
-    cmds = [worker(spider_file, live_redis.url, out, base, *slow) for out in outs]
-    procs = [await start([*cmds[0], *ui]), await start(cmds[1])]
-    async with asyncio.timeout(30):  # both crawling
-        while len(site.served) < 6:  # noqa: ASYNC110
-            await asyncio.sleep(0.05)
-    await asyncio.sleep(1.0)
-    await change(live_redis.url, f"http://127.0.0.1:{port}")
-    changed = time.monotonic()
-    for proc in procs:
-        await finish(proc)
-    times = sorted(t for t, _ in site.served)
-    before = [t for t in times if changed - 2.0 <= t < changed]
-    after = [t for t in times if changed + 2.0 <= t < changed + 6.0]
-    assert 3 <= len(before) <= 5, before  # 2/s for the two workers together
-    # 8/s for the two together, not 16/s, nor the old 2/s (8 in the window). The rate is
-    # a ceiling: workers slowed by a loaded machine crawl below it (28 of 32 in a CI run),
-    # so the floor only shows the new rate took over from the old one.
-    assert 8 * 4 * 0.6 <= len(after) <= 8 * 4 * 1.1, len(after)
-    settled = [t for t in times if changed + 0.5 <= t < changed + 2.0]
-    assert len(settled) >= 8, len(settled)  # the new rate already holds within 2 s
+    app, arrivals = arrivals_site()
+    base = await serve(app)
+    slow = {"RATE": 2, "BURST": 1, "CLOSESPIDER_TIMEOUT": 7.9}  # not at a token's instant
+    workers = [virtual_worker(redis_url, base, **slow) for _ in range(2)]
+    crawls = [asyncio.create_task(worker.run()) for worker in workers]
+    await asyncio.sleep(4.25)  # virtual: between two tokens (at 2/s: 4.0 and 4.5)
+    # What the dashboard's set_rate and a worker's UI write (after their limits check).
+    control = JobControl(client, JobKeys.for_job("tree", "test"))
+    await control.set_rate(8.0, 1.0, virtual_clock().time())
+    stats = await asyncio.gather(*crawls)
+    assert all(s["response_received_count"] > 0 for s in stats)  # both crawled
+    # 2/s for the two together, to 4.5 s (the token each waited for since 4.0), then
+    # 8/s from each one's next token on; until CLOSESPIDER_TIMEOUT at 7.9 s. Which
+    # worker's Redis reply comes first is real, not virtual: one that took a token before
+    # it had a task keeps it until it has one (ClusterGate.admit: a token is never
+    # wasted), so a token instant may see two arrivals, never more (one in hand each).
+    slow_phase = [t for t in arrivals if t <= 4.5]
+    fast_phase = [t for t in arrivals if t > 4.5]
+    assert all(t * 2 == int(t * 2) for t in slow_phase), slow_phase  # on 2/s's instants
+    assert all(t * 8 == int(t * 8) for t in fast_phase), fast_phase  # on 8/s's instants
+    assert fast_phase[0] == 4.625  # the new rate from the first token after 4.5 s
+    for limit in (*steps(0.5, 0.5, 9), *steps(4.625, 0.125, 27)):
+        tokens = 1 + 2 * min(limit, 4.5) + 8 * max(0.0, limit - 4.5)  # burst + earned
+        assert tokens - 2 <= sum(1 for t in arrivals if t <= limit) <= tokens, limit
 
 
 async def test_a_workers_ui_rate_is_written_to_the_record(client: Redis, keys: JobKeys) -> None:

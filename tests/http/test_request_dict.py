@@ -160,7 +160,19 @@ def test_a_class_this_process_does_not_define_is_refused() -> None:
 def test_the_wire_format_has_a_field_for_every_request_attribute() -> None:
     """A Request attribute without a wire field would be lost in the SQLite and Redis
     frontiers: adding one to Request.attributes must add it to the codec."""
-    assert set(Request.attributes) <= set(_Wire.__struct_fields__)
+    # flags travel in ``extra`` (a plain request without flags pays nothing for them)
+    assert set(Request.attributes) - {"flags"} <= set(_Wire.__struct_fields__)
+
+
+def test_flags_are_stored_and_read_back_for_a_request_and_a_subclass() -> None:
+    for request in (
+        Request("http://e.com/", flags=["cached"]),
+        Tagged("http://e.com/", tag="x", flags=["a", "b"]),
+    ):
+        back = decode_request(encode_request(request))
+        assert back.flags == request.flags
+        assert type(back) is type(request)
+    assert decode_request(encode_request(Request("http://e.com/"))).flags == []
 
 
 def test_a_stored_subclass_nobody_defines_any_more_is_a_codec_error() -> None:

@@ -2,16 +2,14 @@
 delays, the circuit breaker's pause and probes, token-bucket rates (also changed live),
 fair share between projects, @config and serve mode (@every, auto-recrawl).
 
-Timing assertions here are behaviour the issue specifies (a rate is a rate); each has a
-strict side that cannot flake (a retry never comes early, a paused project sends
-nothing) and a generous other side.
+Every test runs on virtual time (``VirtualTimeLoop``; the crawl's clock is the loop's):
+the server stamps each arrival with the loop's time, so a delay, a pause or a rate is
+asserted exactly, never within a tolerance of the wall clock.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
-import time
 from collections import Counter
 from typing import Any
 
@@ -19,6 +17,15 @@ import pytest
 from aiohttp import web
 
 from skitter import Crawler, Request, Response, Spider, config, every, run_crawlers
+from skitter.testing import VirtualTimeLoop, virtual_clock
+
+pytestmark = pytest.mark.virtual_time
+
+
+def now() -> float:
+    """Virtual seconds since the test started, to the microsecond (the rounding only
+    drops float noise: virtual time has no jitter)."""
+    return round(asyncio.get_running_loop().time() - VirtualTimeLoop.START, 6)
 
 
 class Arrivals:
@@ -31,7 +38,7 @@ class Arrivals:
         self.app.router.add_get("/{tail:.*}", self.handle)
 
     async def handle(self, request: web.Request) -> web.Response:
-        self.log.append((time.monotonic(), request.path))
+        self.log.append((now(), request.path))
         for prefix, status in self.status_for.items():
             if request.path.startswith(prefix):
                 return web.Response(status=status, text="no")
@@ -61,24 +68,19 @@ async def test_retries_arrive_at_the_configured_delays(serve: Any) -> None:
     site = Arrivals({"/down": 500})
     base = await serve(site.app)
     spider = spider_for(base, ["/down"], retry_delay=[0.3, 0.6])
-    stats = await Crawler(spider, {"RETRY_TIMES": 2}).run()
-    t = site.times("/down")
-    assert len(t) == 3
-    gaps = [b - a for a, b in itertools.pairwise(t)]
-    assert 0.3 <= gaps[0] < 0.3 + 0.5
-    assert 0.6 <= gaps[1] < 0.6 + 0.5
+    stats = await Crawler(spider, {"RETRY_TIMES": 2}, clock=virtual_clock()).run()
+    assert site.times("/down") == [0.0, 0.3, 0.9]
     assert stats["retry/attempt_count/1"] == 1
     assert stats["retry/attempt_count/2"] == 1
     assert stats["retry/max_reached"] == 1
 
 
 async def test_retry_after_header_sets_the_minimum_delay(serve: Any) -> None:
-    hits = 0
+    site = Arrivals()
 
     async def handle(request: web.Request) -> web.Response:
-        nonlocal hits
-        hits += 1
-        if hits == 1:
+        await site.handle(request)
+        if len(site.log) == 1:
             return web.Response(status=429, headers={"Retry-After": "1"})
         return web.Response(text="ok")
 
@@ -86,10 +88,8 @@ async def test_retry_after_header_sets_the_minimum_delay(serve: Any) -> None:
     app.router.add_get("/", handle)
     base = await serve(app)
     spider = spider_for(base, ["/"], retry_delay=[0.0])
-    started = time.monotonic()
-    stats = await Crawler(spider).run()
-    assert hits == 2
-    assert time.monotonic() - started >= 1.0
+    stats = await Crawler(spider, clock=virtual_clock()).run()
+    assert site.times() == [0.0, 1.0]
     assert stats["retry/reason_count/HTTP 429"] == 1
 
 
@@ -105,62 +105,54 @@ async def test_breaker_pauses_then_sends_exactly_the_probes(serve: Any) -> None:
         "BREAKER_PROBES": 2,
         "CLOSESPIDER_TIMEOUT": 3.6,
     }
-    stats = await Crawler(spider, settings).run()
-    t = site.times()
-    # 3 failures, a pause of >= 1 s, 2 probes (which fail), a pause, 2 probes, ...
-    assert len(t) >= 7
-    assert t[3] - t[2] >= 1.0
-    assert t[4] - t[3] < 0.5
-    assert t[5] - t[4] >= 1.0
-    assert stats["scheduler/breaker/paused"] >= 2
-    assert stats["scheduler/breaker/probing"] >= 2
+    stats = await Crawler(spider, settings, clock=virtual_clock()).run()
+    # 3 failures, a pause of 1 s, 2 probes (which fail), a pause, 2 probes, ...
+    assert site.times() == [0.0, 0.0, 0.0, 1.0, 1.0, 2.0, 2.0, 3.0, 3.0]
+    assert stats["scheduler/breaker/paused"] == 4
+    assert stats["scheduler/breaker/probing"] == 3
+    assert (stats["finish_reason"], stats["elapsed_time_seconds"]) == ("closespider_timeout", 3.6)
 
 
-@pytest.mark.slow
 async def test_rate_limit_holds_over_twenty_seconds(serve: Any) -> None:
     site = Arrivals()
     base = await serve(site.app)
     spider = spider_for(base, [f"/p{i}" for i in range(400)], rate=5, burst=5)
-    crawler = Crawler(spider, {"CLOSESPIDER_TIMEOUT": 21.5})
+    crawler = Crawler(spider, {"CLOSESPIDER_TIMEOUT": 21.5}, clock=virtual_clock())
     await crawler.run()
-    t = site.times()
-    assert len(t) >= 100
-    start = t[5]  # the bucket starts full: five go at once, then five per second
-    window = [x for x in t if start <= x < start + 20]
-    assert 95 <= len(window) <= 105, len(window)
+    # the bucket starts full: five go at once, then one every 0.2 s until the timeout
+    assert site.times() == [0.0] * 5 + [round(0.2 * n, 6) for n in range(1, 108)]
 
 
-async def test_live_rate_change_applies_within_a_second(serve: Any) -> None:
+async def test_live_rate_change_applies_from_the_next_token(serve: Any) -> None:
     site = Arrivals()
     base = await serve(site.app)
     spider = spider_for(base, [f"/p{i}" for i in range(1000)])
-    crawler = Crawler(spider, {"RATE": 20, "BURST": 1})
+    crawler = Crawler(spider, {"RATE": 20, "BURST": 1}, clock=virtual_clock())
     task = asyncio.create_task(crawler.run())
-    await asyncio.sleep(1.5)
-    changed = time.monotonic()
+    await asyncio.sleep(1.5)  # virtual
     crawler.control.set_rate(2, 1)
-    await asyncio.sleep(4.0)
+    await asyncio.sleep(4.0)  # virtual
     crawler.control.set_rate(40, 1)
-    sped_up = time.monotonic()
-    await asyncio.sleep(2.0)
+    await asyncio.sleep(1.99)  # virtual; stopped just before the token at 7.5
     crawler.stop()
     await task
-    t = site.times()
-    before = [x for x in t if changed - 1.0 <= x < changed]
-    slow = [x for x in t if changed + 1.0 <= x < changed + 4.0]
-    fast = [x for x in t if sped_up + 1.0 <= x < sped_up + 2.0]
-    assert len(before) >= 15  # 20/s before the change
-    assert len(slow) <= 8  # 2/s for 3 s, plus slack
-    assert len(fast) >= 25  # 40/s again
+    # 20/s; from 1.5 s, 2/s (the token taken at 1.5 s is the last at 20/s); from 5.5 s,
+    # 40/s: each rate holds from the token after the change
+    assert site.times() == (
+        [round(0.05 * n, 6) for n in range(31)]
+        + [round(1.5 + 0.5 * n, 6) for n in range(1, 9)]
+        + [round(5.5 + 0.025 * n, 6) for n in range(1, 80)]
+    )
 
 
 async def test_rate_change_above_the_cap_is_refused(serve: Any) -> None:
     site = Arrivals()
     base = await serve(site.app)
     spider = spider_for(base, [f"/p{i}" for i in range(50)])
-    crawler = Crawler(spider, {"RATE": 10, "MAX_RATE": 20, "MAX_BURST": 50})
+    settings = {"RATE": 10, "MAX_RATE": 20, "MAX_BURST": 50}
+    crawler = Crawler(spider, settings, clock=virtual_clock())
     task = asyncio.create_task(crawler.run())
-    await asyncio.sleep(0.2)
+    await asyncio.sleep(0.2)  # virtual: the crawl is under way
     with pytest.raises(Exception, match="above MAX_RATE"):
         crawler.control.set_rate(30)
     with pytest.raises(Exception, match="above MAX_BURST"):
@@ -178,6 +170,7 @@ async def test_three_backlogged_projects_share_dispatches(serve: Any) -> None:
         Crawler(
             spider_for(base, [f"/{name}/{i}" for i in range(n)], name=name),
             {"CONCURRENT_REQUESTS": 1},
+            clock=virtual_clock(),
         )
         for name, n in sizes.items()
     ]
@@ -207,7 +200,7 @@ async def test_config_gives_defaults_to_requests_of_a_callback(serve: Any) -> No
         def detail(self, response: Response) -> None:
             seen.append((response.meta["kind"], response.request.priority))
 
-    await Crawler(Configured).run()
+    await Crawler(Configured, clock=virtual_clock()).run()
     assert sorted(seen) == [("detail", 3), ("detail", 7)]
 
 
@@ -235,12 +228,12 @@ async def test_serve_mode_runs_every_and_recrawls_by_age(serve: Any) -> None:
         def parse(self, response: Response) -> None:
             return None
 
-    crawler = Crawler(Service, {"CONCURRENT_REQUESTS": 4})
+    crawler = Crawler(Service, {"CONCURRENT_REQUESTS": 4}, clock=virtual_clock())
     task = asyncio.create_task(run_crawlers([crawler], mode="serve"))
-    await asyncio.sleep(2.2)
+    await asyncio.sleep(2.2)  # virtual
     assert not task.done()  # a service does not end when idle
     crawler.stop()
     await task
-    assert runs >= 4
-    assert len(site.times("/tick/")) >= 4
-    assert len(site.times("/fresh")) >= 3  # recrawled every ~0.5 s
+    assert runs == 6
+    assert site.times("/tick/") == [0.0, 0.4, 0.8, 1.2, 1.6, 2.0]  # @every(seconds=0.4)
+    assert site.times("/fresh") == [0.0, 0.5, 1.0, 1.5, 2.0]  # recrawled at age 0.5 s

@@ -95,7 +95,8 @@ def run_fetch(args: argparse.Namespace, console: Console) -> int:
         return 1
     out = sys.stdout.buffer
     if args.headers:
-        for prefix, headers in ((b">", response.request.headers), (b"<", response.headers)):
+        sent = response.request.headers if response.request is not None else {}
+        for prefix, headers in ((b">", sent), (b"<", response.headers)):
             for name, value in headers.items():
                 out.write(f"{prefix.decode()} {name}: {mask_header(name, value)}\n".encode())
             if prefix == b">":

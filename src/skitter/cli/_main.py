@@ -60,6 +60,12 @@ def _build_parser() -> argparse.ArgumentParser:
         prog="skitter", description="An asyncio-native web crawling framework."
     )
     parser.add_argument("--version", action="version", version=f"skitter {__version__}")
+    parser.add_argument(
+        "--scrapy-alias",
+        action="store_true",
+        help="make 'import scrapy' load skitter, to run a Scrapy project unedited "
+        "(first argument only; or SKITTER_SCRAPY_ALIAS=1)",
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     crawl = commands.add_parser(

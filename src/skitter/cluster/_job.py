@@ -18,7 +18,6 @@ import asyncio
 import logging
 import os
 import socket
-import time
 import uuid
 from typing import Any
 
@@ -38,6 +37,7 @@ from skitter.cluster._validators import RedisValidators
 from skitter.exceptions import ConfigError, FrontierOutage, FrontierUnavailable, JobStateLost
 from skitter.frontier._redis import RedisTarget, ShardedRedisFrontier
 from skitter.frontier._redis._errors import check_access
+from skitter.frontier._redis._lua import TimeSource, check_time_source
 from skitter.settings import Settings
 
 __all__ = ["ClusterJob", "worker_id"]
@@ -56,13 +56,18 @@ def worker_id() -> str:
 
 
 class ClusterJob:
-    """One worker's membership in a distributed crawl on Redis."""
+    """One worker's membership in a distributed crawl on Redis.
 
-    def __init__(self, redis_url: str, job: str) -> None:
+    ``time_source`` is whose clock the job's scripts decide by: Redis's own (``"redis"``,
+    every real worker), or the caller's (``"caller"``: workers in one test process on
+    virtual time, whose leases, permits and tokens must follow that time)."""
+
+    def __init__(self, redis_url: str, job: str, *, time_source: TimeSource = "redis") -> None:
         if not job:
             raise ConfigError("a distributed crawl needs a job name (--job NAME)")
         self.redis_url = redis_url
         self.job = job
+        self.time_source = check_time_source(time_source)
         self.owner = worker_id()
         self.frontier: ShardedRedisFrontier | None = None
         self._stats: RedisStats | None = None
@@ -89,6 +94,7 @@ class ClusterJob:
                 bad_max=settings["REDIS_BAD_MAX"],
                 shards=settings["REDIS_SHARDS"],
                 create=True,  # a worker has the spider: it may start the job
+                time_source=self.time_source,
             )
         except ValueError as exc:  # a REDIS_* setting it cannot work with
             raise ConfigError(f"worker settings: {exc}") from None
@@ -120,7 +126,9 @@ class ClusterJob:
     def politeness(self) -> RedisPoliteness:
         """The job's slot permits and token bucket, shared by every worker."""
         assert self.frontier is not None
-        return RedisPoliteness(self.frontier.client, self.frontier.keys, owner=self.owner)
+        return RedisPoliteness(
+            self.frontier.client, self.frontier.keys, owner=self.owner, time_source=self.time_source
+        )
 
     def robots_cache(self) -> RedisRobotsCache:
         """robots.txt fetched once per origin for the job (RobotsTxtMiddleware's cache)."""
@@ -191,7 +199,7 @@ class ClusterJob:
             await self.sessions().clear()  # and starts with no session (nor cookie)
             if self._stats is not None:
                 await self._stats.clear()
-        await self._join(frontier, settings["FRONTIER_OUTAGE_TIMEOUT"])
+        await self._join(frontier, settings["FRONTIER_OUTAGE_TIMEOUT"], project.clock)
         if self._stats is not None:
             self._stats_task = asyncio.create_task(self._stats.run(), name="skitter-stats")
         if control is not None:
@@ -200,19 +208,21 @@ class ClusterJob:
             await self._presence.beat()  # a pause or rate set beforehand holds from the start
             self._presence_task = asyncio.create_task(self._presence.run(), name="skitter-presence")
 
-    async def _join(self, frontier: ShardedRedisFrontier, outage_timeout: float) -> None:
+    async def _join(
+        self, frontier: ShardedRedisFrontier, outage_timeout: float, clock: Clock
+    ) -> None:
         """Join the job (creating it if it does not exist yet) and say which: a Redis
         that is not up yet is waited for as the engine waits out an outage."""
-        started = time.monotonic()
+        started = clock.monotonic()
         delay = 0.5
         created = False
         while True:
             try:
-                created = await frontier.open_job(create=True) or created
-                counts = await frontier.counts(time.time())
+                created = await frontier.open_job(create=True, now=clock.time()) or created
+                counts = await frontier.counts(clock.time())
                 break
             except FrontierUnavailable as exc:
-                waited = time.monotonic() - started
+                waited = clock.monotonic() - started
                 if outage_timeout > 0 and waited >= outage_timeout:
                     raise FrontierOutage(
                         f"cannot join job {self.job!r}: Redis has been unavailable for "

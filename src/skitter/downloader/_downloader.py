@@ -316,7 +316,7 @@ class Downloader:
 
     async def fetch(self, request: Request) -> DownloadResult:
         """Download ``request`` through every middleware."""
-        return await self._handler(request)
+        return _tied(await self._handler(request), request)
 
     async def download(
         self, request: Request, report: Callable[[DownloadReport], Awaitable[None]]
@@ -329,7 +329,7 @@ class Downloader:
         retry_after: float | None = None
         ok = False
         try:
-            result = await self._handler(request)
+            result = _tied(await self._handler(request), request)
             if isinstance(result, Response):
                 status = result.status
             ok = True
@@ -381,3 +381,11 @@ async def _signalled(
             await signals.send_catch_log_async(
                 request_left_downloader, request=request, spider=spider
             )
+
+
+def _tied(result: DownloadResult, request: Request) -> DownloadResult:
+    """A response a middleware made without a request answers this one (as Scrapy's
+    engine ties them): callbacks read its meta and cb_kwargs."""
+    if isinstance(result, Response) and result.request is None:
+        result.request = request
+    return result

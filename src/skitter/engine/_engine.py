@@ -236,7 +236,9 @@ class Engine:
                 async with asyncio.timeout(timeout):
                     await self._wakeup.wait()
             except TimeoutError:
-                pass
+                for project in self.projects:  # woken by the clock: CLOSESPIDER_TIMEOUT?
+                    if project.closing is None:
+                        project.check_limits()
         return False
 
     async def _pick(self) -> tuple[Project, Lease] | None:
@@ -347,6 +349,9 @@ class Engine:
                     return 0.0
                 if wait is not None:
                     waits.append(wait)
+                left = project.time_left()
+                if left is not None:
+                    waits.append(left)
         return min(waits) if waits else None
 
     async def _drain(self) -> None:

@@ -110,9 +110,17 @@ class Project:
         for key, limit, reason in self.limits:
             if stats.get(key, 0) >= limit:
                 self.request_close(reason)
-        timeout = self.close_after
-        if timeout and self.clock.monotonic() - self.started_at >= timeout:
+        left = self.time_left()
+        if left is not None and left <= 0:
             self.request_close("closespider_timeout")
+
+    def time_left(self) -> float | None:
+        """Seconds until CLOSESPIDER_TIMEOUT, for the engine to wake then (None: none
+        set). The one computation ``check_limits`` decides by too: a wake at the time it
+        gave always finds the timeout reached, even with float rounding."""
+        if not self.close_after:
+            return None
+        return max(0.0, (self.started_at + self.close_after) - self.clock.monotonic())
 
     def request_close(self, reason: str) -> bool:
         """Ask the project to close; True if this call started the closing."""

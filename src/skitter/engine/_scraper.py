@@ -61,6 +61,7 @@ class Scraper:
     async def handle_response(self, project: Project, response: Response) -> int:
         """Run the response through the spider; returns how many items it yielded."""
         request = response.request
+        assert request is not None  # the downloader ties every response to its request
         if request.meta and MEDIA_META in request.meta:
             return await self.media_done(project, request, response=response)
         try:

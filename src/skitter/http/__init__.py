@@ -1,6 +1,7 @@
 """Requests, responses, URL canonicalization and fingerprints, and the crawl's scope."""
 
 from skitter.http._form import FormRequest
+from skitter.http._headers import Headers
 from skitter.http._json_request import JsonRequest
 from skitter.http._link import Link
 from skitter.http._referrer import ReferrerPolicies, ReferrerPolicy
@@ -15,10 +16,12 @@ from skitter.http._response_types import (
 )
 from skitter.http._scope import SCHEMES, Scope
 from skitter.http._url import LinkResolver, canonicalize_url, fingerprint, in_domain, url_host
+from skitter.http._xmlrpc import XmlRpcRequest
 
 __all__ = [
     "SCHEMES",
     "FormRequest",
+    "Headers",
     "HtmlResponse",
     "JsonRequest",
     "JsonResponse",
@@ -32,6 +35,7 @@ __all__ = [
     "Scope",
     "TextResponse",
     "XmlResponse",
+    "XmlRpcRequest",
     "canonicalize_url",
     "fingerprint",
     "in_domain",

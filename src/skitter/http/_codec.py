@@ -104,7 +104,9 @@ class _Wire(msgspec.Struct, array_like=True):
     render: bool | Literal["auto"] = False
     encoding: str | None = None  # appended, like the next two; None: UTF-8
     cls: str | None = None  # a Request subclass, by ``class_name``; None = Request
-    extra: dict[str, Any] | None = None  # the subclass's ``extra_attributes``
+    # the subclass's ``extra_attributes``, and ``flags`` (Scrapy's log labels) when a
+    # request has any: a plain request pays nothing for them
+    extra: dict[str, Any] | None = None
 
 
 class _Head(msgspec.Struct, array_like=True):
@@ -221,6 +223,9 @@ def encode_request(request: Request, spider: object | None = None) -> bytes:
     cls = extra = None
     if request.__class__ is not Request:
         cls, extra = _subclass_fields(request)
+    flags = _flags(request)
+    if flags is not None:
+        extra = {**(extra or {}), "flags": flags}
     headers = None
     if request.has_headers:
         headers = []
@@ -259,6 +264,15 @@ def encode_request(request: Request, spider: object | None = None) -> bytes:
         return _encoder.encode(wire)
     except (TypeError, OverflowError, RecursionError, msgspec.EncodeError) as exc:
         raise CodecError(f"cannot encode {request!r}: {exc}", request=request) from None
+
+
+def _flags(request: Request) -> list[str] | None:
+    """The request's flags, checked to be a list of str (None when there are none)."""
+    flags = request._flags
+    if not flags:
+        return None
+    _check_plain("the flags", flags, request, list)
+    return flags
 
 
 def _subclass_fields(request: Request) -> tuple[str, dict[str, Any] | None]:
@@ -356,12 +370,10 @@ def _rebuild(
 ) -> Request:
     """The request through its class's constructor: Request's, or a subclass's with the
     attributes that subclass adds."""
-    cls: type[Request] = Request
-    extra: dict[str, Any] = {}
-    if wire.cls is not None:
-        cls = request_class(wire.cls)
-        extra = wire.extra or {}
-        unknown = extra.keys() - set(cls.extra_attributes)
+    cls: type[Request] = Request if wire.cls is None else request_class(wire.cls)
+    extra: dict[str, Any] = wire.extra or {}
+    if extra:
+        unknown = extra.keys() - {*cls.extra_attributes, "flags"}
         if unknown:
             raise ValueError(f"{cls.__name__} has no attributes {sorted(unknown)}")
         where = _impurity(extra)

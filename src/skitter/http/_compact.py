@@ -10,7 +10,7 @@ Only requests that come back *identical in meaning* are packed, so packing never
 
 - a plain ``Request`` (a subclass may carry state of its own), keyed by its fingerprint
   (an explicit taskid stays with the object), with no headers but the Referer, no
-  cookies, no ``cb_kwargs`` and the default encoding;
+  cookies, no ``cb_kwargs``, no ``flags`` and the default encoding;
 - a ``meta`` whose values are immutable scalars (str, int, float, bool, None, bytes, by
   exact type): a list or dict in ``meta`` may be shared with the spider, which may change
   it after yielding the request and expect the callback to see the change, as it would
@@ -120,6 +120,7 @@ def pack_request(request: Request, callbacks: Callbacks) -> bytes | None:
         or request._body.__class__ is not bytes  # a bytearray would come back as bytes
         or request.cookies is not None
         or request._cb_kwargs
+        or request._flags
         or request.encoding != "utf-8"
         or request.priority.__class__ is not int
     ):
@@ -182,6 +183,7 @@ def unpack_request(
     request.encoding = "utf-8"
     request.cookies = None
     request._cb_kwargs = None
+    request._flags = None
     request._taskid = None
     request._parsed = None
     return request

@@ -18,6 +18,7 @@ from yarl import URL
 
 from skitter._secrets import mask_url
 from skitter.exceptions import InvalidURL
+from skitter.http._headers import header_pairs
 from skitter.http._methods import method_name
 from skitter.http._url import canonicalize_url, fingerprint
 
@@ -26,7 +27,7 @@ __all__ = ["RenderMode", "Request", "request_class"]
 #: How a request is downloaded: False over HTTP, True rendered in the browser, "auto"
 #: over HTTP first and rendered only when the spider's check says the page needs it.
 RenderMode = bool | Literal["auto"]
-HeadersInit = Mapping[str, str] | Iterable[tuple[str, str]] | None
+HeadersInit = Mapping[Any, Any] | Iterable[tuple[Any, Any]] | None
 Callback = Callable[..., Any]
 
 # Every Request subclass by its class name (module.qualname), so a stored or dict'ed
@@ -68,6 +69,7 @@ class Request:
         "dont_filter",
         "errback",
         "cb_kwargs",
+        "flags",
         "exetime",
         "retries",
         "age",
@@ -81,6 +83,7 @@ class Request:
     __slots__ = (
         "_body",
         "_cb_kwargs",
+        "_flags",
         "_fp",
         "_headers",
         "_parsed",
@@ -118,6 +121,7 @@ class Request:
         errback: Callback | None = None,
         cb_kwargs: dict[str, Any] | None = None,
         *,
+        flags: list[str] | None = None,
         exetime: float = 0.0,
         retries: int | None = None,
         age: float = -1,
@@ -140,7 +144,7 @@ class Request:
         self._url = url
         self.callback = callback
         self.method = method.upper()
-        self._headers: CIMultiDict[str] | None = CIMultiDict(headers) if headers else None
+        self._headers: CIMultiDict[str] | None = _header_dict(headers) if headers else None
         self._referer: str | None = None
         self._body = body.encode(encoding) if isinstance(body, str) else (body or b"")
         self.encoding = encoding
@@ -150,6 +154,7 @@ class Request:
         self.dont_filter = dont_filter
         self.errback = errback
         self._cb_kwargs = cb_kwargs
+        self._flags = flags
         self.exetime = exetime
         self.retries = retries
         self.age = age
@@ -190,6 +195,19 @@ class Request:
     @cb_kwargs.setter
     def cb_kwargs(self, value: dict[str, Any]) -> None:
         self._cb_kwargs = value
+
+    @property
+    def flags(self) -> list[str]:
+        """Labels for logs (Scrapy's ``flags``), such as ``["cached"]``; made on first
+        use, as ``cb_kwargs`` is."""
+        flags = self._flags
+        if flags is None:
+            flags = self._flags = []
+        return flags
+
+    @flags.setter
+    def flags(self, value: list[str]) -> None:
+        self._flags = value
 
     @property
     def body(self) -> bytes:
@@ -271,6 +289,7 @@ class Request:
             "dont_filter": self.dont_filter,
             "errback": self.errback,
             "cb_kwargs": dict(self._cb_kwargs) if self._cb_kwargs else {},
+            "flags": list(self._flags) if self._flags else [],
             "exetime": self.exetime,
             "retries": self.retries,
             "age": self.age,
@@ -303,6 +322,25 @@ class Request:
     def copy(self) -> Self:
         return self.replace()
 
+    def to_curl(self) -> str:
+        """This request as a ``curl`` command line (``skitter.utils.request.request_to_curl``)."""
+        from skitter.http._curl import request_to_curl
+
+        return request_to_curl(self)
+
+    @classmethod
+    def from_curl(
+        cls, curl_command: str, ignore_unknown_options: bool = True, **kwargs: Any
+    ) -> Self:
+        """A request from a ``curl ...`` command line (Scrapy's ``Request.from_curl``):
+        ``kwargs`` override what the command says. Unknown curl options are warned
+        about, or refused with ``ignore_unknown_options=False``."""
+        from skitter.http._curl import curl_to_request_kwargs  # imports w3lib and argparse
+
+        request_kwargs = curl_to_request_kwargs(curl_command, ignore_unknown_options)
+        request_kwargs.update(kwargs)
+        return cls(**request_kwargs)
+
     def to_dict(self, *, spider: object | None = None) -> dict[str, Any]:
         """This request as a dict of plain values (Scrapy's ``Request.to_dict``), which
         ``skitter.utils.request.request_from_dict`` turns back into an equal request.
@@ -332,6 +370,14 @@ class Request:
         # Every log line names requests so: credentials in the URL are shown masked.
         url = self._url
         return f"<{self.method} {mask_url(url, query=False) if '@' in url else url}>"
+
+
+def _header_dict(headers: Mapping[Any, Any] | Iterable[tuple[Any, Any]]) -> CIMultiDict[str]:
+    """A request's headers: a copy of a CIMultiDict as it is; anything else (Scrapy's
+    ``Headers``, bytes, lists of values) through ``header_pairs``."""
+    if isinstance(headers, CIMultiDict):
+        return headers.copy()
+    return CIMultiDict(header_pairs(headers))
 
 
 def class_name(cls: type[Request]) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import codecs
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any, ClassVar, Self
 from urllib.parse import urljoin
@@ -24,6 +24,7 @@ from w3lib.encoding import (
     to_unicode,
 )
 
+from skitter.http._headers import header_pairs
 from skitter.http._link import Link
 from skitter.http._request import Callback, Request
 from skitter.http._url import LinkResolver
@@ -76,6 +77,18 @@ class Response:
 
     #: The parsel selector type; None: XML for an XML Content-Type, else HTML.
     selector_type: ClassVar[str | None] = None
+    #: The constructor arguments that are also attributes (Scrapy's name): ``replace``
+    #: and ``copy`` carry them. A subclass with arguments of its own appends them.
+    attributes: ClassVar[tuple[str, ...]] = (
+        "url",
+        "status",
+        "headers",
+        "body",
+        "flags",
+        "request",
+        "ip_address",
+        "protocol",
+    )
 
     __slots__ = (
         "_encoding",
@@ -96,7 +109,7 @@ class Response:
         self,
         url: str,
         status: int = 200,
-        headers: CIMultiDict[str] | CIMultiDictProxy[str] | dict[str, str] | None = None,
+        headers: CIMultiDict[str] | CIMultiDictProxy[str] | Mapping[Any, Any] | None = None,
         body: bytes | str = b"",
         request: Request | None = None,
         *,
@@ -110,10 +123,12 @@ class Response:
         if headers is None:
             headers = CIMultiDict()
         elif not isinstance(headers, CIMultiDict | CIMultiDictProxy):
-            headers = CIMultiDict(headers)
+            headers = CIMultiDict(header_pairs(headers))  # Scrapy's Headers, bytes, lists
         self.headers = headers
         self.body = body if isinstance(body, bytes) else _body_bytes(body, encoding, self)
-        self.request = request if request is not None else Request(url)
+        #: The request this response answers; None for a response made by hand without
+        #: one (as in Scrapy: nothing is invented).
+        self.request: Request | None = request
         self.flags = flags if flags is not None else []
         self.ip_address = ip_address
         #: What was spoken: ``"HTTP/1.1"``, ``"HTTP/2"`` (Scrapy's attribute); None
@@ -129,11 +144,19 @@ class Response:
     # -- request shortcuts ------------------------------------------------------------
     @property
     def meta(self) -> dict[str, Any]:
-        return self.request.meta
+        return self._request("meta").meta
 
     @property
     def cb_kwargs(self) -> dict[str, Any]:
-        return self.request.cb_kwargs
+        return self._request("cb_kwargs").cb_kwargs
+
+    def _request(self, attribute: str) -> Request:
+        request = self.request
+        if request is None:
+            raise AttributeError(
+                f"Response.{attribute} not available, this response is not tied to any request"
+            )
+        return request
 
     # -- text ----------------------------------------------------------------------------
     @property
@@ -291,8 +314,15 @@ class Response:
             "ip_address": self.ip_address,
             "protocol": self.protocol,
         }
+        for name in type(self).attributes:
+            if name not in kwargs:
+                kwargs[name] = getattr(self, name)
         kwargs.update(changes)
         return (type(self) if cls is None else cls)(**kwargs)
+
+    def copy(self) -> Self:
+        """A copy of this response, of the same class (Scrapy's ``Response.copy``)."""
+        return self.replace()
 
     def __repr__(self) -> str:
         return f"<{self.status} {self.url}>"

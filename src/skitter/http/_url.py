@@ -12,6 +12,7 @@ their order), non-ASCII and unsafe characters percent-encoded as UTF-8.
 
 from __future__ import annotations
 
+import re
 from hashlib import sha1
 from urllib.parse import SplitResult, urljoin, urlsplit
 
@@ -20,6 +21,7 @@ from w3lib.url import safe_url_string
 __all__ = ["LinkResolver", "canonicalize_url", "fingerprint", "in_domain", "url_host"]
 
 _DEFAULT_PORT_NUMBERS = {"http": "80", "https": "443"}
+_HAS_SCHEME = re.compile(r"^\w+://", re.IGNORECASE)
 
 
 def canonicalize_url(url: str) -> str:
@@ -137,6 +139,13 @@ def url_host(url: str) -> str:
     if colon >= 0:
         netloc = netloc[:colon]
     return netloc.lower()
+
+
+def add_http_if_no_scheme(url: str) -> str:
+    """``url`` with ``http:`` in front when it has no scheme (``//host`` included)."""
+    if _HAS_SCHEME.match(url):
+        return url
+    return ("http:" if url.startswith("//") else "http://") + url
 
 
 def in_domain(url: str, domain: str) -> bool:

@@ -145,7 +145,7 @@ class LocalGate:
 
     async def admit(self) -> bool:
         bucket = self._bucket
-        return bucket is None or bucket.tokens >= 1
+        return bucket is None or bucket.holds()
 
     def dispatched(self) -> None:
         if self._bucket is not None:
@@ -168,7 +168,7 @@ class LocalGate:
 
     def wait_time(self) -> float | None:
         bucket = self._bucket
-        if bucket is None or bucket.tokens >= 1:
+        if bucket is None or bucket.holds():
             return None
         return bucket.wait_time()
 

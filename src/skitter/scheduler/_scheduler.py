@@ -395,9 +395,6 @@ class ProjectScheduler:
             reopens = breaker.reopens_at
             return max(0.0, reopens - now) if reopens is not None else None
         waits: list[float] = []
-        gate_wait = self.gate.wait_time()
-        if gate_wait is not None:
-            waits.append(gate_wait)
         due = await self.frontier.next_due()
         if due is not None:
             waits.append(max(0.0, due - self._clock.time()))
@@ -405,7 +402,12 @@ class ProjectScheduler:
             wait = self.slots.wait_time(now)
             if wait is not None:
                 waits.append(wait)
-        return min(waits) if waits else None
+        # A task goes when its slot lets it *and* the project's gate has a token: a
+        # slot ready now while the bucket is empty is a wait for the token, not a spin.
+        gate_wait = self.gate.wait_time()
+        if gate_wait is None:
+            return min(waits) if waits else None
+        return max(gate_wait, min(waits)) if waits else gate_wait
 
     @property
     def queued_estimate(self) -> int:

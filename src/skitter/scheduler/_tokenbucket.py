@@ -129,9 +129,15 @@ class TokenBucket:
         """Tokens available now (``inf`` when unlimited)."""
         return self._refill()
 
+    def holds(self, n: float = 1) -> bool:
+        """Whether ``n`` tokens are there now: what ``try_take`` and ``wait_time`` decide
+        by (to within float rounding), so a caller that asks first never waits 0 s for a
+        token it would then be refused."""
+        return self._refill() + _EPSILON >= n
+
     def try_take(self, n: float = 1) -> bool:
         """Take ``n`` tokens if the bucket holds them; never takes part of them."""
-        if self._refill() + _EPSILON >= n:
+        if self.holds(n):
             self._tokens = max(0.0, self._tokens - n)
             return True
         return False

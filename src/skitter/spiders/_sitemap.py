@@ -124,7 +124,7 @@ class SitemapSpider(Spider):
         """The sitemap's XML, or None when the response is not a sitemap."""
         body = response.body
         if body[:2] == GZIP_MAGIC:
-            meta = response.meta
+            meta = response.request.meta if response.request is not None else {}
             limit = meta.get("download_maxsize", self._max_size)
             warn = meta.get("download_warnsize", self._warn_size)
             try:

@@ -7,13 +7,16 @@ import os
 import re
 import tempfile
 import webbrowser
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
+import w3lib.html
+
 from skitter.http import HtmlResponse, Response, TextResponse, response_class
 
-__all__ = ["get_base_url", "open_in_browser"]
+__all__ = ["get_base_url", "get_meta_refresh", "open_in_browser", "response_status_message"]
 
 _DOCTYPE = re.compile(rb"\s*<!doctype[^<>]*>", re.IGNORECASE)
 
@@ -21,6 +24,28 @@ _DOCTYPE = re.compile(rb"\s*<!doctype[^<>]*>", re.IGNORECASE)
 def get_base_url(response: Response) -> str:
     """The URL the page's relative links are relative to (its ``<base href>``, if any)."""
     return response.base_url
+
+
+def get_meta_refresh(
+    response: TextResponse, ignore_tags: Iterable[str] = ("script", "noscript")
+) -> tuple[float | None, str | None]:
+    """The page's ``<meta http-equiv="refresh">`` as (seconds, absolute URL), read from
+    its first 4 KB, as Scrapy does; ``(None, None)`` when it has none."""
+    delay, url = w3lib.html.get_meta_refresh(
+        response.text[:4096], response.base_url, response.encoding, ignore_tags=ignore_tags
+    )
+    return delay, url
+
+
+def response_status_message(status: int | str) -> str:
+    """``"404 Not Found"``: the status and its reason phrase (``Unknown Status`` for a
+    code HTTP does not name)."""
+    code = int(status)
+    try:
+        phrase = HTTPStatus(code).phrase
+    except ValueError:
+        phrase = "Unknown Status"
+    return f"{code} {phrase}"
 
 
 def open_in_browser(response: Response, _openfunc: Callable[[str], Any] = webbrowser.open) -> Any:

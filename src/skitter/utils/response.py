@@ -1,5 +1,11 @@
-"""Scrapy's ``scrapy.utils.response``: a response opened in a browser, its base URL."""
+"""Scrapy's ``scrapy.utils.response``: a response opened in a browser, its base URL,
+its meta refresh, a status as text."""
 
-from skitter.utils._response import get_base_url, open_in_browser
+from skitter.utils._response import (
+    get_base_url,
+    get_meta_refresh,
+    open_in_browser,
+    response_status_message,
+)
 
-__all__ = ["get_base_url", "open_in_browser"]
+__all__ = ["get_base_url", "get_meta_refresh", "open_in_browser", "response_status_message"]

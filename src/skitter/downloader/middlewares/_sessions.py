@@ -37,6 +37,7 @@ import asyncio
 import logging
 from typing import Any
 
+from skitter._clock import Clock
 from skitter._types import CrawlContext, StatsSink
 from skitter.downloader._middleware import DownloadHandler, DownloadResult
 from skitter.downloader.middlewares._blocks import BlockDetector
@@ -68,13 +69,14 @@ class SessionMiddleware:
         max_block_retries: int = 10,
         delay: float = 0.0,
         store: SessionStore | None = None,
+        clock: Clock | None = None,
     ) -> None:
         check_scope(scope)
         if max_block_retries < 0:
             raise ConfigError(f"SESSION_MAX_BLOCK_RETRIES must be >= 0, got {max_block_retries!r}")
         self.pool = pool
         #: The job's pool, shared with the other workers (None: this crawl's own).
-        self.shared = SharedSessions(store, pool) if store is not None else None
+        self.shared = SharedSessions(store, pool, clock=clock) if store is not None else None
         self.scope = scope
         self.max_block_retries = max_block_retries
         self._blocks = blocks
@@ -114,6 +116,7 @@ class SessionMiddleware:
             max_block_retries=int(settings["SESSION_MAX_BLOCK_RETRIES"]),
             delay=float(settings["DOWNLOAD_DELAY"] or 0),
             store=getattr(crawler, "session_store", None),
+            clock=crawler.clock,
         )
 
     def bind_inner(self, fetch: DownloadHandler) -> None:

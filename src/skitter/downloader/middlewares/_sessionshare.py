@@ -26,11 +26,11 @@ import json
 import math
 import os
 import tempfile
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from skitter._clock import Clock, SystemClock
 from skitter.downloader.middlewares._sessionpool import Session, SessionPool, jar_key
 
 if TYPE_CHECKING:
@@ -100,8 +100,16 @@ class _Held:
 class SharedSessions:
     """The sessions this worker holds leases of, over a ``SessionStore``."""
 
-    def __init__(self, store: SessionStore, pool: SessionPool, *, fresh: float = FRESH) -> None:
+    def __init__(
+        self,
+        store: SessionStore,
+        pool: SessionPool,
+        *,
+        fresh: float = FRESH,
+        clock: Clock | None = None,
+    ) -> None:
         self.store = store
+        self._clock: Clock = clock or SystemClock()
         self.fresh = fresh
         self._news_at = -math.inf
         #: The pool's settings (size, SESSION_MAX_USES, fingerprints); its sessions are
@@ -119,9 +127,9 @@ class SharedSessions:
         """A session of ``scope`` with a use left for this worker, and whether it is new
         (job-wide): one held already when it can, else one leased from the store."""
         name = None if wanted is None else str(wanted)
-        if self._held and time.monotonic() - self._news_at >= self.fresh:
+        if self._held and self._clock.monotonic() - self._news_at >= self.fresh:
             self._gone(await self.store.news(), cookies)
-            self._news_at = time.monotonic()
+            self._news_at = self._clock.monotonic()
         held = self._held.get(name) if name is not None else None
         if held is not None and held.session.scope == scope and held.left > 0:
             return held.session, False
@@ -133,7 +141,7 @@ class SharedSessions:
         known = {h.session.id: h.version for h in self._held.values() if h.session.scope == scope}
         lease = await self.store.lease(self.pool, scope, name, known)
         self._gone([g for g in lease.gone if g[0] != lease.session.id], cookies)
-        self._news_at = time.monotonic()
+        self._news_at = self._clock.monotonic()
         session = lease.session
         held = self._held.get(session.id)
         if held is None:

@@ -229,17 +229,18 @@ class RedisFrontier(JobListing, Frontier):
 
     # -- the job ----------------------------------------------------------------------------
     @translated
-    async def open_job(self, create: bool | None = None) -> bool:
+    async def open_job(self, create: bool | None = None, now: float | None = None) -> bool:
         """Join the job, creating it if it has no epoch yet and ``create`` (default: the
         constructor's): True if this call created it. ``JobStateLost`` when it does not
         exist and is not to be created, or when this frontier had joined it before and
-        its epoch has gone or changed since (then it is never created again here)."""
-        return await self._open(self._create if create is None else create)
+        its epoch has gone or changed since (then it is never created again here).
+        ``now``: the caller's clock (default: the system's)."""
+        return await self._open(self._create if create is None else create, now)
 
-    async def _open(self, create: bool) -> bool:
+    async def _open(self, create: bool, now: float | None = None) -> bool:
         known = self.epoch
         args: list[EncodableT] = [
-            *self._header(time.time()),
+            *self._header(time.time() if now is None else now),
             "1" if create and known is None else "0",
         ]
         args += [uuid.uuid4().hex, FORMAT_VERSION, "" if self.shards is None else self.shards]

@@ -149,22 +149,22 @@ class ShardedRedisFrontier(Frontier):
 
     # -- the job ----------------------------------------------------------------------------
     @translated
-    async def open_job(self, create: bool | None = None) -> bool:
+    async def open_job(self, create: bool | None = None, now: float | None = None) -> bool:
         """Join the job (every shard), creating it if ``create`` (default: the
         constructor's): True if this call created it. See ``RedisFrontier.open_job``."""
         async with self._joining:
-            return await self._open(self._create if create is None else create)
+            return await self._open(self._create if create is None else create, now)
 
-    async def _open(self, create: bool) -> bool:
+    async def _open(self, create: bool, now: float | None = None) -> bool:
         first = self._parts[0]
-        created = await first.open_job(create)
+        created = await first.open_job(create, now)
         count = first.shards
         assert count is not None  # opening learns it
         if len(self._parts) != count:
             self._parts[1:] = [self._part(k, count) for k in range(1, count)]
             self.stats = self._stats
         for index, part in enumerate(self._parts[1:], start=1):
-            await part.open_job(create)
+            await part.open_job(create, now)
             await self._check_shard_epoch(index, part)
         self._joined = True
         return created

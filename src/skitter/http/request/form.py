@@ -1,0 +1,5 @@
+"""Scrapy's ``scrapy.http.request.form``."""
+
+from skitter.http._form import FormRequest
+
+__all__ = ["FormRequest"]
