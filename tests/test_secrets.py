@@ -7,9 +7,17 @@ from typing import Any
 
 import pytest
 
-from skitter._secrets import is_secret_name, mask_header, mask_setting, mask_text, mask_url
+from skitter._secrets import (
+    authority_problem,
+    is_secret_name,
+    mask_header,
+    mask_page_url,
+    mask_setting,
+    mask_text,
+    mask_url,
+)
 from skitter.exceptions import ConfigError
-from skitter.http import Request
+from skitter.http import Request, Response
 from skitter.pipelines import parse_feeds
 from skitter.settings import Settings
 
@@ -25,25 +33,64 @@ from skitter.settings import Settings
         ("http://proxy/?api_key=k&x=1&token=t", "http://proxy/?api_key=***&x=1&token=***"),
         ("redis://host:6379/0", "redis://host:6379/0"),  # nothing to mask: unchanged
         ("unix:///run/redis.sock?db=0", "unix:///run/redis.sock?db=0"),
+        # a secret with a '/' (half of AWS's): masked whole, to the last @
+        ("s3://AKID:wJal/rXUt/nFEMI@bucket/k.jsonl", "s3://AKID:***@bucket/k.jsonl"),
+        ("ftp://user:pa/ss?w#rd@host/x.csv", "ftp://user:***@host/x.csv"),
+        ("http://tok/en@proxy:3128", "http://***@proxy:3128"),
     ],
 )
 def test_mask_url(url: str, shown: str) -> None:
     assert mask_url(url) == shown
 
 
-def test_mask_url_can_leave_a_crawled_pages_query_alone() -> None:
-    assert mask_url("https://u:p@site/?key=page2", query=False) == "https://u:***@site/?key=page2"
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https://u:p@site/?key=page2", "https://u:***@site/?key=page2"),  # the site's query
+        ("https://www.youtube.com/@channel/videos", "https://www.youtube.com/@channel/videos"),
+        ("https://u:p@medium.com/@user", "https://u:***@medium.com/@user"),
+        ("https://user:pa/ss@example.com/", "https://user:***@example.com/"),  # not a host:port
+    ],
+)
+def test_a_crawled_pages_url_is_masked_as_its_client_reads_it(url: str, shown: str) -> None:
+    assert mask_page_url(url) == shown
 
 
 def test_mask_text_masks_every_url_quoted_in_a_message() -> None:
     text = (
         "404, message='Not Found', url='http://bob:hunter2@127.0.0.1:3128' "
-        "then redis://:pw@h/0?token=t; mail bob@example.com at http://example.com/x@y"
+        "then redis://:pw@h/0?token=t; mail bob@example.com at http://example.com/x "
+        '{"s3://AKID:wJal/rXUt@bucket/k": {}} http://h:1,http://u:pw@h2:2,http://v:pw@h3:3'
     )
     assert mask_text(text) == (
         "404, message='Not Found', url='http://bob:***@127.0.0.1:3128' "
-        "then redis://:***@h/0?token=***; mail bob@example.com at http://example.com/x@y"
+        "then redis://:***@h/0?token=***; mail bob@example.com at http://example.com/x "
+        '{"s3://AKID:***@bucket/k": {}} http://h:1,http://u:***@h2:2,http://v:***@h3:3'
     )
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "s3://AKID:wJal/rXUt@bucket/k.jsonl",
+        "ftp://user:Zq?9x@host/x.csv",
+        "ftp://user:Zq9x@host/a@b.csv",  # an @ in the path: read as the userinfo's end
+        "redis://:Zq9x@host:Zq9y/0",  # no port number
+    ],
+)
+def test_a_configured_uri_that_libraries_would_misread_is_explained_not_quoted(uri: str) -> None:
+    problem = authority_problem(uri)
+    assert problem is not None and "percent-encode" in problem
+    for part in ("wJal", "rXUt", "Zq", "AKID"):
+        assert part not in problem
+
+
+@pytest.mark.parametrize(
+    "uri",
+    ["s3://AKID:wJal%2FrXUt@bucket/k", "ftp://u:p@ss@[::1]:21/x", "unix:///run/r.sock", "/tmp/x"],
+)
+def test_a_well_written_uri_has_no_problem(uri: str) -> None:
+    assert authority_problem(uri) is None
 
 
 @pytest.mark.parametrize(
@@ -118,6 +165,7 @@ def test_a_requests_repr_masks_credentials_in_its_url() -> None:
     request = Request("https://user:hunter2@example.com/a?key=page2")
     assert repr(request) == "<GET https://user:***@example.com/a?key=page2>"
     assert request.url == "https://user:hunter2@example.com/a?key=page2"  # still sent
+    assert repr(Response(request.url, 407)) == "<407 https://user:***@example.com/a?key=page2>"
 
 
 @pytest.mark.parametrize(
@@ -139,3 +187,16 @@ def test_a_requests_repr_masks_credentials_in_its_url() -> None:
 )
 def test_header_values_that_carry_credentials_are_masked(name: str, value: str, shown: str) -> None:
     assert mask_header(name, value) == shown
+
+
+def test_a_redis_url_with_a_slash_in_its_password_is_refused_without_showing_it() -> None:
+    """redis-py would read 'pa' as the port and print it in its error."""
+    from skitter.frontier._redis._client import RedisTarget
+    from skitter.pipelines import RedisPipeline
+
+    url = "redis://:pa/Zq9x@127.0.0.1:6380/0"
+    for make in (lambda: RedisTarget(url), lambda: RedisPipeline(url)):
+        with pytest.raises(ConfigError, match="percent-encode") as raised:
+            make()
+        assert "redis://:***@127.0.0.1:6380/0" in str(raised.value)
+        assert "Zq9x" not in str(raised.value) and "pa/" not in str(raised.value)

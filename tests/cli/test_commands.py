@@ -244,6 +244,22 @@ async def test_settings_prints_the_resolved_value_with_secrets_masked(tmp_path: 
     assert out.strip() == "quotesbot"  # from anywhere inside the project
 
 
+async def test_settings_masks_a_secret_with_a_slash_in_a_feed_uri_whole(tmp_path: Path) -> None:
+    """Half of all AWS secret keys hold a '/': the authority does not end there."""
+    feeds = '{"s3://AKIDEXAMPLE:wJalrX/UtnFEMI/K7MDENG@feeds/%(name)s.jsonl": {}}'
+    code, out, err = await run_cli(
+        "settings", "--get", "FEEDS", "-s", f"FEEDS={feeds}", "-s",
+        "FILES_STORE=s3://AKIDEXAMPLE:wJalrX/UtnFEMI@media/files", cwd=tmp_path,
+    )  # fmt: skip
+    assert code == 0, err
+    assert out.strip() == '{"s3://AKIDEXAMPLE:***@feeds/%(name)s.jsonl": {}}'
+    code, out, err = await run_cli(
+        "settings", "--get", "FILES_STORE", "-s",
+        "FILES_STORE=s3://AKIDEXAMPLE:wJalrX/UtnFEMI@media/files", cwd=tmp_path,
+    )  # fmt: skip
+    assert (code, out.strip()) == (0, "s3://AKIDEXAMPLE:***@media/files"), err
+
+
 async def test_version(tmp_path: Path) -> None:
     code, out, _ = await run_cli("version", cwd=tmp_path)
     assert code == 0 and out.startswith("skitter ")

@@ -6,15 +6,17 @@ import datetime
 import enum
 import pickle
 from typing import Any
+from unittest.mock import ANY
 
 import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skitter.exceptions import CodecError, SkitterError, UnknownCallback
+from skitter.exceptions import CodecError, FatalError, SkitterError, UnknownCallback
 from skitter.http import Request
 from skitter.http._codec import FORMAT_VERSION, decode_request, encode_request
+from skitter.http._proxyauth import MARK, restore
 
 
 class Spider:
@@ -511,10 +513,36 @@ def test_credentials_in_a_proxy_url_are_never_stored() -> None:
     data = encode_request(request)
     assert SECRET.encode() not in data and b"user" not in data
     decoded = decode_request(data)
-    assert decoded.meta == {"proxy": "http://proxy.example:3128", "other": 1}
+    assert decoded.meta == {"proxy": "http://proxy.example:3128", "other": 1, MARK: ANY}
     assert request.meta["proxy"] == f"http://user:{SECRET}@proxy.example:3128"
     ipv6 = Request("http://example.com/", meta={"proxy": f"http://u:{SECRET}@[::1]:8080"})
-    assert decode_request(encode_request(ipv6)).meta == {"proxy": "http://[::1]:8080"}
+    assert decode_request(encode_request(ipv6)).meta["proxy"] == "http://[::1]:8080"
+
+
+def test_a_stored_proxy_gets_back_the_credentials_this_process_was_given() -> None:
+    """The mark stands for the user; this process holds the password of each."""
+    proxy = "http://proxy.example:3128"
+    for user in ("anna", "bob"):
+        request = Request(
+            "http://example.com/", meta={"proxy": proxy.replace("//", f"//{user}:{SECRET}-{user}@")}
+        )
+        decoded = decode_request(encode_request(request))
+        restore(decoded)
+        assert decoded.meta == {"proxy": request.meta["proxy"]}
+    a_slash = Request("http://example.com/", meta={"proxy": f"http://u:a/{SECRET}@[::1]:8080"})
+    data = encode_request(a_slash)  # a secret with a '/': stripped whole all the same
+    assert SECRET.encode() not in data and b"a/" not in data
+    decoded = decode_request(data)
+    assert decoded.meta["proxy"] == "http://[::1]:8080"
+    restore(decoded)
+    assert decoded.meta["proxy"] == a_slash.meta["proxy"]
+
+
+def test_a_stored_proxy_whose_credentials_this_process_lacks_is_never_sent_without() -> None:
+    elsewhere = Request("http://example.com/", meta={"proxy": "http://h.example:1", MARK: "x"})
+    with pytest.raises(FatalError, match=r"PROXY_CREDENTIALS") as raised:
+        restore(elsewhere)
+    assert "http://***@h.example:1" in str(raised.value)
 
 
 def test_a_proxy_from_this_workers_environment_is_not_stored_at_all() -> None:

@@ -233,6 +233,70 @@ async def test_a_refused_upload_is_stored_when_the_job_resumes(ftp, tmp_path, mo
     assert sorted(tree) == ["p-1.jsonl", "p-2.jsonl", "p-3.jsonl"]
 
 
+SLASHED = "wJal/rXUtnFEMI/K7MDENG"  # an AWS-style secret: about half of them hold a '/'
+ENCODED = SLASHED.replace("/", "%2F")
+
+
+def assert_not_shown(text: str) -> None:
+    for part in (*SLASHED.split("/"), ENCODED):
+        assert part not in text, text
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        f"s3://AKIDEXAMPLE:{SLASHED}@feeds/items.jsonl",
+        f"ftp://user:{SLASHED}@127.0.0.1:21/items.jsonl",
+        f"gs://user:{SLASHED}@feeds/items.jsonl",
+        "ftp://user:pw@127.0.0.1:21/a@b.jsonl",  # the last @ ends the userinfo
+    ],
+)
+def test_a_remote_feed_uri_a_storage_would_misread_is_refused_at_start(uri: str) -> None:
+    """urlsplit ends the authority at the secret's '/': the bucket (or FTP host) would be
+    named after the access key, and the rest of the secret be the object key."""
+    with pytest.raises(ConfigError, match="percent-encode") as raised:
+        parse_feeds({uri: {}})
+    assert ":***@" in str(raised.value)
+    assert_not_shown(str(raised.value))
+
+
+def test_a_gcs_feed_uri_takes_no_credentials() -> None:
+    with pytest.raises(ConfigError, match="GOOGLE_APPLICATION_CREDENTIALS") as raised:
+        parse_feeds({f"gs://user:{ENCODED}@feeds/items.jsonl": {}})
+    assert_not_shown(str(raised.value))
+
+
+async def test_an_s3_secret_with_a_slash_percent_encoded_is_used_and_never_shown(
+    s3, caplog
+) -> None:
+    endpoint, client = s3
+    # With placeholders, a '%' is written '%%', as in Scrapy: each %% is one %.
+    client.create_bucket(Bucket="slashed")  # moto's buckets outlive its servers: a new one
+    template = f"s3://testing:{ENCODED}@slashed/by%40name/%(name)s.jsonl"
+    with pytest.raises(ConfigError, match="%%2F") as raised:
+        parse_feeds({template: {}})
+    assert_not_shown(str(raised.value))
+    feeds = {template.replace("%2F", "%%2F").replace("%40", "%%40"): {}}
+    settings = {"FEEDS": feeds, "AWS_ENDPOINT_URL": endpoint, "AWS_REGION_NAME": "us-east-1"}
+    with caplog.at_level(logging.DEBUG):
+        await Crawler(Numbers, settings).run()
+    [stored] = client.list_objects_v2(Bucket="slashed")["Contents"]
+    assert stored["Key"] == "by@name/numbers.jsonl"  # percent-decoded, as FTP and GCS paths
+    assert "in: s3://testing:***@slashed/by%40name/numbers.jsonl" in caplog.text
+    assert_not_shown(caplog.text)
+
+
+async def test_an_ftp_password_with_a_slash_percent_encoded_logs_in(ftp, caplog) -> None:
+    port, home, handler = ftp
+    handler.authorizer.add_user("slash", SLASHED, str(home), perm="elradfmwMT")
+    feeds = {f"ftp://slash:{ENCODED}@127.0.0.1:{port}/s.jsonl": {}}
+    with caplog.at_level(logging.DEBUG):
+        await Crawler(Numbers, {"FEEDS": feeds}).run()
+    assert sorted(lines_of(read_tree(home)["s.jsonl"])) == list(range(ITEMS))
+    assert "slash:***@127.0.0.1" in caplog.text
+    assert_not_shown(caplog.text)
+
+
 def test_aws_verify_reads_text_as_a_boolean() -> None:
     from skitter.pipelines._s3 import S3Config
 

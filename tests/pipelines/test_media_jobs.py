@@ -16,7 +16,7 @@ import pytest
 from moto.server import ThreadedMotoServer
 
 from skitter import Crawler, Request, Spider
-from skitter.exceptions import ConfigError
+from skitter.exceptions import ConfigError, CrawlFailed
 from skitter.item import Field, Item
 from skitter.pipelines.files import FilesPipeline
 from skitter.pipelines.images import ImagesPipeline
@@ -107,6 +107,41 @@ async def test_files_go_to_s3_with_their_checksums_and_fresh_ones_stay(
     assert [f["status"] for f in again["files"]] == ["uptodate", "uptodate"]
     assert [f["checksum"] for f in again["files"]] == [md5(b"on s3"), md5(jpeg(9, 9))]
     assert site.hits["/doc.txt"] == 1
+
+
+async def test_a_media_store_uri_gives_its_s3_keys_and_never_shows_them(
+    serve: Any, tmp_path: Path, s3_endpoint: str, monkeypatch: pytest.MonkeyPatch, caplog: Any
+) -> None:
+    """``s3://KEY:SECRET@bucket/prefix``, as a feed URI: the keys are the client's (no
+    other credentials anywhere), the bucket is the host, and no message shows them."""
+    from aiobotocore.session import get_session
+
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    site = MediaSite({"/doc.txt": ("text/plain", b"on s3")})
+    base = await serve(site.app)
+    site.items = [{"file_urls": [f"{base}/doc.txt"]}]
+    secret = "wJal/rXUt"
+    client_args = {"endpoint_url": s3_endpoint, "region_name": "us-east-1",
+                   "aws_access_key_id": "testing", "aws_secret_access_key": "testing"}  # fmt: skip
+    async with get_session().create_client("s3", **client_args) as client:
+        await client.create_bucket(Bucket="media")
+        store = f"s3://testing:{secret.replace('/', '%2F')}@media/crawl"
+        settings = {"BASE": base, "ITEM_PIPELINES": FILES, "FILES_STORE": store,
+                    "AWS_ENDPOINT_URL": s3_endpoint, "AWS_REGION_NAME": "us-east-1"}  # fmt: skip
+        with caplog.at_level(logging.DEBUG):
+            [item], _stats = await crawl(settings)
+        [stored] = item["files"]
+        got = await client.get_object(Bucket="media", Key=f"crawl/{stored['path']}")
+        assert await got["Body"].read() == b"on s3"
+        settings["FILES_STORE"] = f"s3://testing:{secret.replace('/', '%2F')}@nobucket/crawl"
+        with caplog.at_level(logging.DEBUG), pytest.raises(CrawlFailed) as raised:
+            await crawl(settings)
+    assert "media store s3://nobucket/crawl" in raised.value.reason
+    for shown in (caplog.text, raised.value.reason):
+        assert "wJal" not in shown and "rXUt" not in shown
 
 
 class Product(Item):

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from skitter._secrets import mask_url
+from skitter._secrets import authority_problem, mask_url
 from skitter.exceptions import ConfigError
 
 if TYPE_CHECKING:
@@ -105,6 +105,9 @@ def redis_url(args: argparse.Namespace, environ: Mapping[str, str] | None = None
             f"{mask_url(url)} is not a Redis URL: use redis://[user:password@]host:port/db "
             "(or rediss:// for TLS, unix:///path/to/socket)"
         )
+    problem = authority_problem(url)
+    if problem is not None:
+        raise ConfigError(f"Redis URL {mask_url(url)}: {problem}")
     return url
 
 

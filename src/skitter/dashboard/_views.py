@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from skitter._secrets import mask_text, mask_url
+from skitter._secrets import mask_page_url, mask_text
 
 if TYPE_CHECKING:
     from skitter.dashboard._live import LiveProject
@@ -160,7 +160,7 @@ def _failed(task: TaskInfo) -> dict[str, Any]:
 
 
 def _url(url: str) -> str:
-    return mask_url(url, query=False) if "@" in url else url
+    return mask_page_url(url) if "@" in url else url
 
 
 def host_of(url: str) -> str:

@@ -58,6 +58,7 @@ import logging
 import ssl
 import time
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 import aiohttp
 from aiohttp.http_exceptions import BadHttpMessage, LineTooLong
@@ -74,6 +75,7 @@ from skitter.downloader._exchange import (
     signal_head,
     warn_length,
 )
+from skitter.downloader._streaming import split_proxy
 from skitter.downloader._tls import tls_context, tls_error
 from skitter.downloader._transport import TransportStats
 from skitter.exceptions import (
@@ -247,7 +249,7 @@ class AiohttpTransport:
             warnsize = meta.get("download_warnsize", warnsize)
             proxy = meta.get("proxy")
             if proxy:
-                kwargs["proxy"] = proxy
+                kwargs["proxy"] = _encoded_proxy(proxy) if "@" in proxy else proxy
         started = time.monotonic()
         async with session.request(
             request.method,
@@ -329,6 +331,17 @@ def _peer_ip(resp: aiohttp.ClientResponse) -> str | None:
         return None
     peer = transport.get_extra_info("peername")
     return peer[0] if peer else None
+
+
+def _encoded_proxy(proxy: str) -> str:
+    """The proxy URL with its credentials as skitter reads them (``split_proxy``: up to
+    the last ``@``) percent-encoded, so that yarl reads them the same: a password with an
+    unescaped ``/`` must not become a host and a port."""
+    bare, auth = split_proxy(proxy)
+    if auth is None:
+        return proxy
+    scheme, _, rest = bare.partition("://")
+    return f"{scheme}://{quote(auth[0], safe='')}:{quote(auth[1], safe='')}@{rest}"
 
 
 def _has_secrets(exc: BaseException) -> bool:

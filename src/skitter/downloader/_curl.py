@@ -41,7 +41,7 @@ from curl_cffi.requests.impersonate import resolve_latest_browser_type
 from multidict import CIMultiDict
 
 from skitter.downloader._decode import TruncatedBody
-from skitter.downloader._streaming import Head, StreamingTransport
+from skitter.downloader._streaming import Head, StreamingTransport, split_proxy
 from skitter.downloader._tls import TlsSettings, certificate_refused, tls_context
 from skitter.exceptions import (
     ConfigError,
@@ -211,6 +211,9 @@ class CurlTransport(StreamingTransport):
                 request=request,
             )
         _OPTIONS.set(await self._pin(request, proxy))
+        auth = None
+        if proxy is not None and "@" in proxy:  # the credentials as skitter reads them
+            proxy, auth = split_proxy(proxy)
         resp = await session.request(
             request.method,  # type: ignore[arg-type]
             str(request.parsed_url),  # the URL the scope check judged, sent as it is
@@ -222,6 +225,7 @@ class CurlTransport(StreamingTransport):
             accept_encoding=None,
             quote=False,
             proxy=proxy,
+            proxy_auth=auth,
             verify=self._verify,
             cert=self._cert,
             timeout=None,  # DOWNLOAD_TIMEOUT is the transport's (asyncio), the rest options

@@ -81,15 +81,19 @@ from skitter.downloader.middlewares import (
     ConditionalRecrawlMiddleware,
     CookiesMiddleware,
     HttpCacheMiddleware,
+    HttpProxyMiddleware,
     OffsiteGuard,
     OffsiteMiddleware,
+    ProxyPoolMiddleware,
     RobotsTxtMiddleware,
     SessionMiddleware,
     render_default,
 )
+from skitter.downloader.middlewares._proxies import proxy_urls
 from skitter.exceptions import ConfigError, FatalError, RetryLater
 from skitter.http import Request, Response, Scope, url_host
-from skitter.settings import DownloaderSettings
+from skitter.http._proxyauth import HELD, MARK, restore
+from skitter.settings import DownloaderSettings, Settings
 from skitter.signals import (
     SignalManager,
     request_left_downloader,
@@ -220,6 +224,8 @@ class Downloader:
             return local_fetch(request)
 
         def http_only(request: Request) -> Awaitable[DownloadResult]:
+            if MARK in request.meta:
+                restore(request)  # a stored request's proxy credentials (_proxyauth)
             if check is not None:
                 check(request)
             return http_fetch(request)
@@ -248,7 +254,10 @@ class Downloader:
                 check(request)  # the last word on scope, whatever the middlewares did
             if request.render == "auto" and not auto:
                 raise FatalError(_NO_AUTO.format(what=repr(request)))
-            name = request.meta.get("transport")
+            meta = request.meta
+            if MARK in meta:
+                restore(request)  # a stored request's proxy credentials (_proxyauth)
+            name = meta.get("transport")
             fetch: DownloadHandler
             if name is None or request.render is True:
                 fetch = browser_fetch if wants_render(request, default) else http_fetch
@@ -267,6 +276,7 @@ class Downloader:
             if callable(bind):  # render='auto', sessions, proxy pools: as the crawl would
                 bind(compose(inner, route, spider))
         self._handler: DownloadHandler = compose(self.middlewares, route, spider)
+        self._hold_proxy_credentials(settings)
         self._clock = crawler.clock
         #: ROBOTSTXT_OBEY's middleware: its Crawl-delay per host goes into each report.
         self._robots: RobotsTxtMiddleware | None = self.middleware(RobotsTxtMiddleware)
@@ -277,6 +287,21 @@ class Downloader:
             for mw in self.middlewares
             if isinstance(mw, HttpCacheMiddleware | ConditionalRecrawlMiddleware)
         ]
+
+    def _hold_proxy_credentials(self, settings: Settings) -> None:
+        """Hold the proxy credentials every process of a job can be given alike
+        (PROXY_CREDENTIALS, PROXY_LIST, the environment's proxies), for the stored
+        requests whose proxy needs them back (``_proxyauth``); ConfigError at start for
+        one that cannot be read."""
+        given = [("PROXY_CREDENTIALS", url) for url in proxy_urls(settings, "PROXY_CREDENTIALS")]
+        pool = self.middleware(ProxyPoolMiddleware)
+        if pool is not None:
+            given += [("PROXY_LIST", proxy.url) for proxy in pool.pool.proxies]
+        environment = self.middleware(HttpProxyMiddleware)
+        if environment is not None:
+            given += [(f"{scheme}_proxy", url) for scheme, url in environment.proxies.items()]
+        for source, url in given:
+            HELD.hold(url, source)
 
     def _offsite_guard(self, crawler: CrawlContext) -> OffsiteGuard | None:
         """The centre's guard: OffsiteMiddleware's own (one count and log per host), or

@@ -19,11 +19,11 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 from multidict import CIMultiDict
 
-from skitter._secrets import mask_text
+from skitter._secrets import mask_text, split_userinfo
 from skitter.downloader._body import decoder_for_body, read_body
 from skitter.downloader._dns import CrawlResolver, crawl_resolver
 from skitter.downloader._exchange import (
@@ -221,13 +221,12 @@ def content_length(headers: CIMultiDict[str]) -> int | None:
 
 
 def split_proxy(proxy: str) -> tuple[str, tuple[str, str] | None]:
-    """A proxy URL without its credentials, and the credentials (percent-decoded)."""
-    parts = urlsplit(proxy)
-    if parts.username is None and parts.password is None:
+    """A proxy URL without its credentials, and the credentials (percent-decoded). The
+    userinfo is read by skitter's one rule (``split_userinfo``: up to the last ``@``), so
+    a password with an unescaped ``/`` is sent as the password, never taken for a host
+    and port (whose error would quote part of it)."""
+    prefix, userinfo, rest = split_userinfo(proxy)
+    if userinfo is None:
         return proxy, None
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = host if parts.port is None else f"{host}:{parts.port}"
-    bare = parts._replace(netloc=netloc).geturl()
-    return bare, (unquote(parts.username or ""), unquote(parts.password or ""))
+    user, _, password = userinfo.partition(":")
+    return prefix + rest, (unquote(user), unquote(password))

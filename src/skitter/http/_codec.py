@@ -40,10 +40,12 @@ data only, never code: no pickle, no eval, no import by name.
   credentials in ``meta["proxy"]``, nor a proxy the worker took from its environment
   (``meta["_scheme_proxy"]``: another worker has its own). They are put back at download
   time by what put them there: CookiesMiddleware rebuilds ``Cookie`` from its jar,
-  HttpProxyMiddleware the proxy (credentials included) from the environment. A request
-  that needs a header or proxy credentials of the spider's own (an API token, say) gets
-  them from a downloader middleware (``process_request``) of the spider, at download
-  time; set on the request itself, they last only until it is stored.
+  HttpProxyMiddleware the proxy (credentials included) from the environment. The
+  credentials of a proxy of the spider's own are stored as a mark and held in memory
+  (``_proxyauth``): the Downloader puts them back, or stops the crawl when this process
+  was never given them. A header of the spider's own (an API token, say) comes from a
+  downloader middleware (``process_request``) of the spider, at download time; set on
+  the request itself, it lasts only until the request is stored.
 
 Every failure is a ``CodecError`` (``UnknownCallback`` for a name the spider no longer
 has, which the engine turns into a BAD task) whose message names the request.
@@ -55,12 +57,12 @@ import codecs
 import math
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
-from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 
 from skitter.exceptions import CodecError, InvalidURL, UnknownCallback
 from skitter.http._methods import method_name, spider_method
+from skitter.http._proxyauth import HELD, MARK
 from skitter.http._request import Request, class_name, request_class
 
 __all__ = ["FORMAT_VERSION", "decode_request", "encode_request"]
@@ -287,21 +289,18 @@ def _subclass_fields(request: Request) -> tuple[str, dict[str, Any] | None]:
 
 def _without_proxy_secrets(meta: dict[str, Any]) -> dict[str, Any]:
     """``meta`` as it may be stored: without a proxy from this worker's environment
-    (HttpProxyMiddleware picks the decoding worker's own), and without the credentials in
-    a proxy URL of the spider's."""
+    (HttpProxyMiddleware picks the decoding worker's own), and with the credentials in
+    a proxy URL of the spider's replaced by their mark (``_proxyauth``)."""
     meta = dict(meta)
     if meta.pop(_ENV_PROXY_FLAG, None):
         meta.pop("proxy", None)
+        meta.pop(MARK, None)
         return meta
     proxy = meta.get("proxy")
     if isinstance(proxy, str) and "@" in proxy:
-        parts = urlsplit(proxy)
-        if parts.username is not None or parts.password is not None:
-            host = parts.hostname or ""
-            if ":" in host:
-                host = f"[{host}]"
-            netloc = host if parts.port is None else f"{host}:{parts.port}"
-            meta["proxy"] = urlunsplit(parts._replace(netloc=netloc))
+        stripped = HELD.strip(proxy)
+        if stripped is not None:
+            meta["proxy"], meta[MARK] = stripped
     return meta
 
 

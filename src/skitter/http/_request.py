@@ -16,7 +16,7 @@ from multidict import CIMultiDict
 from w3lib.url import safe_url_string
 from yarl import URL
 
-from skitter._secrets import mask_url
+from skitter._secrets import mask_page_url
 from skitter.exceptions import InvalidURL
 from skitter.http._headers import header_pairs
 from skitter.http._methods import method_name
@@ -369,7 +369,7 @@ class Request:
     def __repr__(self) -> str:
         # Every log line names requests so: credentials in the URL are shown masked.
         url = self._url
-        return f"<{self.method} {mask_url(url, query=False) if '@' in url else url}>"
+        return f"<{self.method} {mask_page_url(url) if '@' in url else url}>"
 
 
 def _header_dict(headers: Mapping[Any, Any] | Iterable[tuple[Any, Any]]) -> CIMultiDict[str]:

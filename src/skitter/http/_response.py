@@ -24,6 +24,7 @@ from w3lib.encoding import (
     to_unicode,
 )
 
+from skitter._secrets import mask_page_url
 from skitter.http._headers import header_pairs
 from skitter.http._link import Link
 from skitter.http._request import Callback, Request
@@ -325,7 +326,9 @@ class Response:
         return self.replace()
 
     def __repr__(self) -> str:
-        return f"<{self.status} {self.url}>"
+        # As a request's: log lines name responses so, credentials in the URL masked.
+        url = self.url
+        return f"<{self.status} {mask_page_url(url) if '@' in url else url}>"
 
 
 def _body_bytes(body: object, encoding: str | None, response: Response) -> bytes:

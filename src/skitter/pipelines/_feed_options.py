@@ -30,7 +30,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from skitter._components import load_object
-from skitter._secrets import mask_url
+from skitter._secrets import authority_problem, mask_url, split_userinfo
 from skitter.exceptions import ConfigError
 from skitter.extensions import _postprocessing as postprocessing
 from skitter.pipelines._exporters import (
@@ -74,6 +74,8 @@ _STORAGES: Mapping[str, tuple[bool, str | None]] = {
     "gs": (True, "gcloud.aio.storage"),
     "ftp": (True, None),
 }
+#: Storages whose URI names a server or bucket, credentials included.
+_REMOTE = frozenset({"s3", "gs", "ftp"})
 _POSTPROCESSING_PREFIXES = (
     "skitter.extensions.postprocessing.",
     "scrapy.extensions.postprocessing.",
@@ -209,6 +211,8 @@ def _parse_one(
             "%(batch_id)d or %(batch_time)s, so that each batch has its own name"
         )
     first = _resolve(uri, {**params, **_PROBE, "batch_id": 1}, uri_params, None)
+    if scheme in _REMOTE:
+        _check_remote(uri, first, scheme)
     path = _local_path(uri, first) if scheme == "file" else None
     fmt = options.get("format")
     if fmt is None:
@@ -286,6 +290,23 @@ def _parse_one(
     )
 
 
+def _check_remote(uri: str, target: str, scheme: str) -> None:
+    """A remote feed's URI must read the same for skitter's masking and for the storage
+    (``split_userinfo``): a secret with an unescaped ``/`` would otherwise name the
+    bucket after the access key, and print the rest of the secret as the object key."""
+    problem = authority_problem(target)
+    if problem is not None:
+        raise ConfigError(
+            f"FEEDS[{shown(uri)}]: {problem} (as in {scheme}://user:pa%2Fss@host/path, "
+            "or pa%%2Fss in a URI with %(placeholders)s)"
+        )
+    if scheme == "gs" and split_userinfo(target)[1] is not None:
+        raise ConfigError(
+            f"FEEDS[{shown(uri)}]: gs:// takes no user:password@; Google's credentials "
+            "come from GOOGLE_APPLICATION_CREDENTIALS (or the metadata server)"
+        )
+
+
 def _nonempty(path: Path) -> bool:
     try:
         return path.stat().st_size > 0
@@ -359,10 +380,16 @@ def _resolve(
     if "%(" in uri:
         try:
             uri = uri % params
-        except (KeyError, ValueError, TypeError) as exc:
+        except KeyError as exc:
             raise ConfigError(
-                f"FEEDS[{shown(uri)}]: bad placeholder ({exc}); use %(name)s, %(time)s, "
+                f"FEEDS[{shown(uri)}]: no placeholder {exc}; use %(name)s, %(time)s, "
                 "%(batch_id)d, %(batch_time)s or an attribute of the spider"
+            ) from None
+        except (ValueError, TypeError):  # its message may quote the URI: a password
+            raise ConfigError(
+                f"FEEDS[{shown(uri)}]: a '%' that is not a placeholder: in a URI with "
+                "%(placeholders)s, a percent-encoded character is written with two "
+                "(%%2F for a '/' in a password), as in Scrapy"
             ) from None
     return uri
 

@@ -21,6 +21,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, Protocol
 
+from skitter._secrets import mask_text, mask_url
 from skitter.exceptions import ConfigError, StorageError
 from skitter.pipelines._s3 import S3Location, open_s3_client, require_aiobotocore
 from skitter.utils._files import write_whole
@@ -92,17 +93,19 @@ class FSFilesStore:
 
 class S3FilesStore:
     """Files as objects under ``s3://bucket/prefix`` (skitter[s3]); the checksum of a
-    stored object is its ETag, which for a single-part upload is the MD5 of its bytes."""
+    stored object is its ETag, which for a single-part upload is the MD5 of its bytes.
+    ``s3://KEY:SECRET@bucket/prefix`` gives the keys, as a feed URI does."""
 
     def __init__(self, uri: str, settings: Any) -> None:
-        require_aiobotocore(f"the media store {uri}")
         self.location = S3Location(uri)
+        require_aiobotocore(f"the media store {self.location}")
         self._settings = settings
         self._stack = AsyncExitStack()
         self._client: Any = None
 
     async def open(self) -> None:
-        self._client = await self._stack.enter_async_context(open_s3_client(self._settings))
+        client = open_s3_client(self._settings, self.location)
+        self._client = await self._stack.enter_async_context(client)
 
     async def close(self) -> None:
         self._client = None
@@ -136,8 +139,8 @@ class S3FilesStore:
             raise self._failed(exc) from exc
 
     def _failed(self, exc: Exception) -> StorageError:
-        where = f"s3://{self.location.bucket}/{self.location.prefix}"
-        return StorageError(f"media store {where}: {type(exc).__name__}: {exc}")
+        reason = mask_text(f"{type(exc).__name__}: {exc}")
+        return StorageError(f"media store {self.location}: {reason}")
 
 
 def store_for(uri: str, settings: Any) -> FilesStore:
@@ -147,4 +150,6 @@ def store_for(uri: str, settings: Any) -> FilesStore:
         return S3FilesStore(uri, settings)
     if scheme in {"", "file"}:
         return FSFilesStore(uri)
-    raise ConfigError(f"media store {uri!r}: only a directory or s3://bucket/prefix is supported")
+    raise ConfigError(
+        f"media store {mask_url(uri)!r}: only a directory or s3://bucket/prefix is supported"
+    )

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from skitter._clock import Clock, SystemClock
-from skitter._secrets import mask_text, mask_url
+from skitter._secrets import authority_problem, mask_text, mask_url
 from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import ConfigError, StorageError
 from skitter.items import item_to_dict
@@ -110,6 +110,9 @@ class RedisPipeline:
                 f"REDIS_ITEMS_URL must be a redis://, rediss:// or unix:// URL, not "
                 f"{mask_url(url)!r}"
             )
+        problem = authority_problem(url)
+        if problem is not None:
+            raise ConfigError(f"REDIS_ITEMS_URL {mask_url(url)!r}: {problem}")
         self.url = url
         #: How ``url`` is reached: a Redis Cluster node, a sentinel, or the node itself.
         self._deployment = (cluster, sentinel_master)

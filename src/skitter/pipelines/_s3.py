@@ -6,7 +6,8 @@ S3 feed storage and the S3 media store. Imported only when something uses S3
 API, moto); an endpoint given by IP address or ``localhost`` gets path-style addressing
 (``http://host/bucket/key``), since a bucket cannot be a subdomain of an IP. Keys left
 unset fall back to botocore's usual chain (environment, shared files, instance role).
-``s3://KEY:SECRET@bucket/path`` in a feed URI is accepted too, as in Scrapy.
+``s3://KEY:SECRET@bucket/path`` in a feed URI (as in Scrapy) or a media store gives the
+keys too, percent-encoded (``split_s3_uri``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from skitter._secrets import authority_problem, mask_url
 from skitter.exceptions import ConfigError
 
 __all__ = [
@@ -65,7 +67,8 @@ class S3Config:
         )
 
     def __repr__(self) -> str:
-        return f"S3Config(endpoint_url={self.endpoint_url!r}, region={self.region!r})"
+        endpoint = None if self.endpoint_url is None else mask_url(self.endpoint_url)
+        return f"S3Config(endpoint_url={endpoint!r}, region={self.region!r})"
 
 
 def _verify(value: Any) -> bool | str | None:
@@ -78,30 +81,37 @@ def _verify(value: Any) -> bool | str | None:
 
 
 def split_s3_uri(uri: str) -> tuple[str, str, str | None, str | None]:
-    """``s3://[KEY:SECRET@]bucket/path`` as (bucket, key, access key, secret key)."""
+    """``s3://[KEY:SECRET@]bucket/path`` as (bucket, key, access key, secret key), all
+    percent-decoded (a secret's ``/`` is written ``%2F``, a key's ``@`` ``%40``). A URI
+    whose userinfo ``urlsplit`` would misread is refused (``authority_problem``)."""
+    problem = authority_problem(uri)
+    if problem is not None:
+        raise ConfigError(f"S3 URI {mask_url(uri)!r}: {problem}")
     parts = urlsplit(uri)
     if parts.scheme != "s3" or not parts.hostname:
-        raise ConfigError("an S3 URI is s3://bucket/key")
+        raise ConfigError(f"not an S3 URI: {mask_url(uri)!r} (expected s3://bucket/key)")
     user = unquote(parts.username) if parts.username else None
     password = unquote(parts.password) if parts.password else None
-    return parts.hostname, parts.path.lstrip("/"), user, password
+    return parts.hostname, unquote(parts.path.lstrip("/")), user, password
 
 
 class S3Location:
-    """``s3://bucket/prefix`` split into its bucket and key prefix (no leading slash)."""
+    """``s3://[KEY:SECRET@]bucket/prefix`` (a media store) split by ``split_s3_uri``:
+    its bucket, key prefix (no leading slash) and the keys it carries, if any."""
 
-    __slots__ = ("bucket", "prefix")
+    __slots__ = ("access_key", "bucket", "prefix", "secret_key")
 
     def __init__(self, uri: str) -> None:
-        parts = urlsplit(uri)
-        if parts.scheme != "s3" or not parts.netloc:
-            raise ConfigError(f"not an S3 location: {uri!r} (expected s3://bucket/prefix)")
-        self.bucket = parts.netloc
-        self.prefix = parts.path.strip("/")
+        self.bucket, prefix, self.access_key, self.secret_key = split_s3_uri(uri)
+        self.prefix = prefix.strip("/")
 
     def key(self, path: str) -> str:
         """The object key of ``path`` (a store-relative path like ``full/<sha1>.jpg``)."""
         return f"{self.prefix}/{path}" if self.prefix else path
+
+    def __str__(self) -> str:
+        """Where it is, as messages name it: never its keys."""
+        return f"s3://{self.bucket}/{self.prefix}"
 
 
 def require_aiobotocore(what: str) -> None:
@@ -165,9 +175,16 @@ async def s3_client(
         yield client
 
 
-def open_s3_client(settings: Mapping[str, Any]) -> Any:
-    """An S3 client (an async context manager) from the crawl's ``AWS_*`` settings."""
-    return s3_client(S3Config.from_settings(settings))
+def open_s3_client(settings: Mapping[str, Any], location: S3Location | None = None) -> Any:
+    """An S3 client (an async context manager) from the crawl's ``AWS_*`` settings, with
+    the keys of ``location``'s URI, when it has some, instead of theirs."""
+    if location is None:
+        return s3_client(S3Config.from_settings(settings))
+    return s3_client(
+        S3Config.from_settings(settings),
+        access_key=location.access_key,
+        secret_key=location.secret_key,
+    )
 
 
 class S3FeedStorage:

@@ -83,6 +83,14 @@ GROUP: list[Setting] = [
         "handles 304.",
     ),
     Setting(
+        "HTTPCACHE_STORE_SECRETS",
+        False,
+        bool,
+        "Store in cache entries the headers that carry credentials or a session (Set-Cookie, "
+        "...) and a URL's user:password; off, they are left out. Cookies of a response "
+        "served from the cache never go into the cookie jar either way.",
+    ),
+    Setting(
         "HTTPCACHE_GZIP",
         False,
         bool,

@@ -76,6 +76,14 @@ GROUP: list[Setting] = [
         "path to a callable returning either; None = no proxy pool.",
     ),
     Setting(
+        "PROXY_CREDENTIALS",
+        None,
+        object,
+        "Proxy URLs with their credentials (`http://user:pass@host:port`; a list, a file "
+        "or comma-separated, as PROXY_LIST) that stored requests get back: a request's "
+        "meta['proxy'] is stored without its password; see Sessions and proxy pools.",
+    ),
+    Setting(
         "PROXY_ROTATION",
         "round_robin",
         str,

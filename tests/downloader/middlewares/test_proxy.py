@@ -19,7 +19,7 @@ from skitter.downloader import HttpProxyMiddleware
 from skitter.exceptions import ConnectError
 from skitter.http import Request, Response
 
-from ..conftest import MakeDownloader
+from ..conftest import HTTP_TRANSPORTS, MakeDownloader
 
 ELSEWHERE = "http://target.test/page?q=1"  # never resolved: the proxy answers for it
 
@@ -103,6 +103,19 @@ async def test_credentials_in_the_proxy_url_become_proxy_authorization(
     with_auth = proxy.replace("http://", "http://user:p%40ss@")
     await get(downloader, Request(ELSEWHERE, meta={"proxy": with_auth}))
     assert proxy_app[SEEN][0]["auth"] == "Basic dXNlcjpwQHNz"  # user:p@ss
+
+
+@pytest.mark.parametrize("transport", HTTP_TRANSPORTS)
+async def test_a_password_with_an_unescaped_slash_is_sent_as_the_password(
+    proxy: str, proxy_app: web.Application, make_downloader: MakeDownloader, transport: str
+) -> None:
+    """The userinfo runs to the last @ (skitter's one rule): urlsplit would take 'pa' for
+    a port and quote it in its error."""
+    downloader = await make_downloader({"DOWNLOAD_TRANSPORT": transport})
+    with_auth = proxy.replace("http://", "http://user:pa/Zq9x@")
+    response = await get(downloader, Request(ELSEWHERE, meta={"proxy": with_auth}))
+    assert response.text == "answered by proxy"
+    assert proxy_app[SEEN][0]["auth"] == "Basic " + base64.b64encode(b"user:pa/Zq9x").decode()
 
 
 async def test_environment_proxy_is_used(

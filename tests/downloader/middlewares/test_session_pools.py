@@ -223,6 +223,7 @@ def test_proxy_list_forms(tmp_path: Path) -> None:
         (["socks5://a.test:1080"], "not an http"),
         (["http://user:hunter2@:80"], "with a host"),
         (["http://a.test:99999"], "not a proxy URL"),
+        (["http://user:hunter2/x@a.test:1"], "percent-encode"),  # a '/' in the password
         ([A, [B]], "list of lists"),
         ([1], "list of lists"),
         ("/no/such/proxies.txt", "no such file"),

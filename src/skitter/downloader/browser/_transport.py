@@ -66,6 +66,7 @@ from typing import TYPE_CHECKING, Any
 from multidict import CIMultiDict
 from yarl import URL
 
+from skitter.downloader._streaming import split_proxy
 from skitter.downloader._transport import TransportStats, headers_too_large
 from skitter.downloader.browser._cookies import cookies_for_browser, store_browser_cookies
 from skitter.downloader.browser._errors import is_playwright_error, timed_out, translate
@@ -371,11 +372,10 @@ def _context_options(request: Request) -> dict[str, Any]:
             options["user_agent"] = user_agent
     proxy = request.meta.get("proxy")
     if proxy:
-        url = URL(proxy)
-        server: dict[str, str] = {"server": str(url.with_user(None).with_path(""))}
-        if url.user:
-            server["username"] = url.user
-            server["password"] = url.password or ""
+        bare, auth = split_proxy(proxy)  # the credentials as skitter reads them
+        server: dict[str, str] = {"server": str(URL(bare).with_path(""))}
+        if auth is not None:
+            server["username"], server["password"] = auth
         options["proxy"] = server
     return options
 

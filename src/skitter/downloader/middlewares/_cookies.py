@@ -40,6 +40,7 @@ from aiohttp import CookieJar
 from yarl import URL
 
 from skitter._types import CrawlContext
+from skitter.downloader.middlewares._httpcache import CACHED_COOKIES
 from skitter.exceptions import NotConfigured
 from skitter.http import Request, Response
 from skitter.settings import DownloaderSettings
@@ -119,7 +120,7 @@ class CookiesMiddleware:
         if meta.get("dont_merge_cookies"):
             return response
         set_cookie = response.headers.getall("Set-Cookie", ())
-        if set_cookie:
+        if set_cookie and not meta.pop(CACHED_COOKIES, False):  # a cache's are not this run's
             key = meta.get("cookiejar")
             self.jar(key).update_cookies_from_headers(set_cookie, URL(response.url))
             self.dirty.add(key)

@@ -22,6 +22,18 @@ its statistics and its meta keys:
 - ``process_exception``: a network error with a stale entry at hand serves the entry
   (``httpcache/errorrecovery``).
 
+What is stored holds no secret unless HTTPCACHE_STORE_SECRETS says so: the headers that
+carry credentials or a session (``Set-Cookie`` first: COOKIES_PERSIST = False promises
+to keep cookies off the disk) are left out, and so is a user:password in the URL (the
+response served for that URL gets it back); an entry an older version wrote with them
+is served without them. With the setting, they are stored and served, but the cookies
+of a response served from the cache never go into a cookie jar (``CACHED_COOKIES``):
+they were set for an earlier run, and replaying them would log a new one in, or out.
+
+An entry over the request's size limit (``meta["download_maxsize"]``, DOWNLOAD_MAXSIZE)
+is a miss (``httpcache/too_large``): the limit is the crawl's, whatever an earlier run
+allowed, and the download decides, as it would without the cache.
+
 An entry that is there but not whole (``CorruptEntry``: a damaged file) counts as a
 miss and as ``httpcache/corrupt``, and the download stores a good one over it. A read
 or write that fails (a full disk, a directory that cannot be made) is counted
@@ -46,6 +58,7 @@ from typing import Any, TypeVar
 
 from multidict import CIMultiDict
 
+from skitter._secrets import is_secret_header, page_url_without_userinfo
 from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import IgnoreRequest, NotConfigured, TransportError
 from skitter.extensions.httpcache import (
@@ -55,8 +68,12 @@ from skitter.extensions.httpcache import (
     storage_class,
 )
 from skitter.http import Request, Response
+from skitter.settings import DownloaderSettings
 
-__all__ = ["HttpCacheMiddleware"]
+__all__ = ["CACHED_COOKIES", "HttpCacheMiddleware"]
+
+#: meta key: the ``Set-Cookie`` headers of the response are the cache's, not this run's.
+CACHED_COOKIES = "_cached_set_cookie"
 
 log = logging.getLogger("skitter.httpcache")
 
@@ -74,11 +91,24 @@ _THREADS = 8
 class HttpCacheMiddleware:
     """Serves responses from HTTPCACHE_STORAGE as HTTPCACHE_POLICY allows."""
 
-    def __init__(self, policy: Any, storage: Any, stats: StatsSink, ignore_missing: bool) -> None:
+    def __init__(
+        self,
+        policy: Any,
+        storage: Any,
+        stats: StatsSink,
+        ignore_missing: bool,
+        *,
+        store_secrets: bool = False,
+        maxsize: int = 0,
+    ) -> None:
         self.policy = policy
         self.storage = storage
         self.stats = stats
         self.ignore_missing = ignore_missing
+        #: HTTPCACHE_STORE_SECRETS: keep credential headers and URLs' user:password.
+        self.store_secrets = store_secrets
+        #: DOWNLOAD_MAXSIZE (0: none), which ``meta["download_maxsize"]`` overrides.
+        self.maxsize = maxsize
         self._executor: ThreadPoolExecutor | None = None
         self._spider: Any = None
         self._warned: set[str] = set()
@@ -90,7 +120,14 @@ class HttpCacheMiddleware:
             raise NotConfigured
         policy = build(policy_class(settings["HTTPCACHE_POLICY"]), crawler)
         storage = build(storage_class(settings["HTTPCACHE_STORAGE"]), crawler)
-        return cls(policy, storage, crawler.stats, bool(settings["HTTPCACHE_IGNORE_MISSING"]))
+        return cls(
+            policy,
+            storage,
+            crawler.stats,
+            bool(settings["HTTPCACHE_IGNORE_MISSING"]),
+            store_secrets=bool(settings["HTTPCACHE_STORE_SECRETS"]),
+            maxsize=settings.view(DownloaderSettings).download_maxsize,
+        )
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
         executor = self._executor
@@ -135,6 +172,8 @@ class HttpCacheMiddleware:
             self.stats.inc("httpcache/retrieve_failed")
             self._failed("read", request, exc)
             cached = None
+        if cached is not None:
+            cached = self._usable(request, cached)
         if cached is None:
             self.stats.inc("httpcache/miss")
             if self.ignore_missing:
@@ -144,9 +183,31 @@ class HttpCacheMiddleware:
         cached.flags.append("cached")
         if self.policy.is_cached_response_fresh(cached, request):
             self.stats.inc("httpcache/hit")
+            if self.store_secrets:
+                self._mark_cached_cookies(request, cached)
             return cached
         meta["cached_response"] = cached
         return None
+
+    def _usable(self, request: Request, cached: Response) -> Response | None:
+        """The entry as it may answer ``request``: None (a miss) when its body is over
+        the request's size limit; without the secrets an older version stored, unless
+        they may be kept; the user:password of the request's URL back in its URL."""
+        meta = request.meta
+        limit = meta.get("download_maxsize", self.maxsize) if meta else self.maxsize
+        if limit and len(cached.body) > limit:
+            self.stats.inc("httpcache/too_large")
+            log.debug(
+                "cached %r is larger than DOWNLOAD_MAXSIZE (%d bytes): downloading it",
+                request,
+                limit,
+            )
+            return None
+        if not self.store_secrets:
+            cached = _without_secrets(cached)
+        if "@" in request.url and cached.url == page_url_without_userinfo(request.url):
+            cached = cached.replace(url=request.url)
+        return cached
 
     async def process_response(self, request: Request, response: Response, spider: Any) -> Response:
         meta = request.meta
@@ -164,6 +225,8 @@ class HttpCacheMiddleware:
             if response.status == 304:
                 cached = _refreshed(cached, response)
                 await self._store(spider, request, cached)
+            if self.store_secrets:
+                self._mark_cached_cookies(request, cached, fresh=response)
             return cached
         self.stats.inc("httpcache/invalidate")
         await self._store(spider, request, response)
@@ -175,8 +238,19 @@ class HttpCacheMiddleware:
         cached: Response | None = request.meta.pop("cached_response", None)
         if cached is not None and isinstance(exception, TransportError):
             self.stats.inc("httpcache/errorrecovery")
+            if self.store_secrets:
+                self._mark_cached_cookies(request, cached)
             return cached
         return None
+
+    @staticmethod
+    def _mark_cached_cookies(
+        request: Request, served: Response, fresh: Response | None = None
+    ) -> None:
+        """Tell CookiesMiddleware that the ``Set-Cookie`` headers of ``served`` are the
+        cache's (a 304 that sent its own replaced them: those are this run's)."""
+        if "Set-Cookie" in served.headers and (fresh is None or "Set-Cookie" not in fresh.headers):
+            request.meta[CACHED_COOKIES] = True
 
     def _failed(self, what: str, request: Request, exc: BaseException) -> None:
         """A warning for the first failure of each kind, then debug lines (the stats
@@ -192,6 +266,10 @@ class HttpCacheMiddleware:
         if not self.policy.should_cache_response(response, request):
             self.stats.inc("httpcache/uncacheable")
             return
+        if not self.store_secrets:
+            response = _without_secrets(response)
+            if "@" in response.url:
+                response = response.replace(url=page_url_without_userinfo(response.url))
         try:
             await self._run(self.storage.store_response, spider, request, response)
         except (OSError, sqlite3.Error) as exc:
@@ -199,6 +277,16 @@ class HttpCacheMiddleware:
             self._failed("store", request, exc)
             return
         self.stats.inc("httpcache/store")
+
+
+def _without_secrets(response: Response) -> Response:
+    """``response`` without the headers that carry credentials or a session (the same
+    copy when it has none)."""
+    headers = response.headers
+    if not any(is_secret_header(name) for name in headers):
+        return response
+    kept = CIMultiDict((k, v) for k, v in headers.items() if not is_secret_header(k))
+    return response.replace(headers=kept)
 
 
 def _refreshed(cached: Response, fresh: Response) -> Response:

@@ -23,17 +23,17 @@ from __future__ import annotations
 import collections
 import dataclasses
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from skitter._clock import Clock
 from skitter._components import load_object
-from skitter._secrets import mask_url
+from skitter._secrets import authority_problem, mask_url
 from skitter.exceptions import ConfigError
 
-__all__ = ["ROTATIONS", "Proxy", "ProxyPool", "check_rotation", "proxy_tiers"]
+__all__ = ["ROTATIONS", "Proxy", "ProxyPool", "check_rotation", "proxy_tiers", "proxy_urls"]
 
 ROTATIONS = ("round_robin", "tiered")
 _SCHEMES = ("http", "https")
@@ -204,62 +204,74 @@ def _down_until(proxy: Proxy) -> float:
     return proxy.down_until
 
 
-def proxy_tiers(value: Any) -> list[list[str]]:
-    """PROXY_LIST as tiers of checked proxy URLs; ConfigError (at start) for anything
-    else. A flat list is one tier; a string is URLs separated by commas, a file (one
-    URL a line, ``#`` comments) or a dotted path to a callable returning a list."""
+def proxy_tiers(value: Any, setting: str = "PROXY_LIST") -> list[list[str]]:
+    """PROXY_LIST (or ``setting``, which takes the same) as tiers of checked proxy URLs;
+    ConfigError (at start) for anything else. A flat list is one tier; a string is URLs
+    separated by commas, a file (one URL a line, ``#`` comments) or a dotted path to a
+    callable returning a list."""
     if isinstance(value, str):
         if "://" in value:  # from the command line or the environment: URLs, comma-separated
             value = [url for url in re.split(r"[\s,]+", value) if url]
         else:
-            value = _from_file_or_callable(value)
+            value = _from_file_or_callable(value, setting)
     elif callable(value):
         value = value()
     if not isinstance(value, list | tuple) or not value:
-        raise ConfigError(f"PROXY_LIST must be a non-empty list of proxy URLs, got {_shown(value)}")
+        raise ConfigError(f"{setting} must be a non-empty list of proxy URLs, got {_shown(value)}")
     if all(isinstance(v, str) for v in value):
         tiers = [list(value)]
     elif all(isinstance(v, list | tuple) for v in value):
         tiers = [list(v) for v in value]
     else:
-        raise ConfigError("PROXY_LIST must be a list of proxy URLs or a list of lists (tiers)")
+        raise ConfigError(f"{setting} must be a list of proxy URLs or a list of lists (tiers)")
     for tier in tiers:
         for url in tier:
-            _check(url)
+            _check(url, setting)
     return tiers
 
 
-def _from_file_or_callable(value: str) -> Any:
+def proxy_urls(settings: Mapping[str, Any], setting: str) -> list[str]:
+    """The proxy URLs a setting that takes what PROXY_LIST takes gives, tiers flattened;
+    none for None."""
+    value = settings[setting]
+    if value is None:
+        return []
+    return [url for tier in proxy_tiers(value, setting) for url in tier]
+
+
+def _from_file_or_callable(value: str, setting: str) -> Any:
     """A file's lines, or what a callable returns (the string names one or the other)."""
     path = Path(value).expanduser()
     if path.is_file():
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"PROXY_LIST: cannot read {path}: {exc}") from None
+            raise ConfigError(f"{setting}: cannot read {path}: {exc}") from None
         lines = [line.strip() for line in text.splitlines()]
         return [line for line in lines if line and not line.startswith("#")]
     if "/" in value or "." not in value.strip("."):
-        raise ConfigError(f"PROXY_LIST: no such file {value!r}")
+        raise ConfigError(f"{setting}: no such file {value!r}")
     factory: Callable[[], Any] = load_object(value)
     if not callable(factory):
-        raise ConfigError(f"PROXY_LIST: {value!r} is not a file nor a callable")
+        raise ConfigError(f"{setting}: {value!r} is not a file nor a callable")
     return factory()
 
 
-def _check(url: Any) -> None:
+def _check(url: Any, setting: str) -> None:
     if not isinstance(url, str):
-        raise ConfigError(f"PROXY_LIST: a proxy is a URL string, not {_shown(url)}")
+        raise ConfigError(f"{setting}: a proxy is a URL string, not {_shown(url)}")
+    problem = authority_problem(url)
+    if problem is not None:  # checked first: urlsplit's own errors quote the password
+        raise ConfigError(f"{setting}: {mask_url(url)!r}: {problem}")
+    parts = urlsplit(url)
     try:
-        parts = urlsplit(url)
-        port = parts.port
+        parts.port  # noqa: B018  # raises for a port out of range
     except ValueError as exc:
-        raise ConfigError(f"PROXY_LIST: {mask_url(url)!r} is not a proxy URL ({exc})") from None
+        raise ConfigError(f"{setting}: {mask_url(url)!r} is not a proxy URL ({exc})") from None
     if parts.scheme.lower() not in _SCHEMES or not parts.hostname:
         raise ConfigError(
-            f"PROXY_LIST: {mask_url(url)!r} is not an http:// or https:// proxy URL with a host"
+            f"{setting}: {mask_url(url)!r} is not an http:// or https:// proxy URL with a host"
         )
-    del port
 
 
 def _labels(urls: list[str]) -> list[str]:

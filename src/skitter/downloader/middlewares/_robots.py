@@ -45,6 +45,7 @@ from skitter._types import CrawlContext, StatsSink
 from skitter.downloader._middleware import DownloadHandler
 from skitter.exceptions import CrawlControl, IgnoreRequest, NotConfigured, RequestError
 from skitter.http import Request, Response, Scope, url_host
+from skitter.http._proxyauth import MARK
 from skitter.settings import DownloaderSettings
 
 __all__ = ["RobotsCache", "RobotsTxtMiddleware"]
@@ -184,7 +185,9 @@ class RobotsTxtMiddleware:
             "dont_retry": True,
             "dont_render": True,
         }
-        for key in ("proxy", "allow_offsite"):  # allow_offsite: the same origin
+        # allow_offsite: the same origin; MARK: a stored request's proxy credentials,
+        # which the Downloader puts back (``_proxyauth``) for robots.txt too.
+        for key in ("proxy", MARK, "allow_offsite"):
             if request.meta.get(key) is not None:
                 meta[key] = request.meta[key]
         robots: Request = Request(f"{origin}/robots.txt", meta=meta, dont_filter=True)

@@ -33,7 +33,7 @@ from redis.asyncio.sentinel import Sentinel
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import AuthenticationError, ConnectionError, TimeoutError
 
-from skitter._secrets import mask_url
+from skitter._secrets import authority_problem, mask_url
 from skitter.exceptions import ConfigError
 
 if TYPE_CHECKING:
@@ -75,6 +75,9 @@ class RedisTarget:
             )
         if self.cluster and self.url.startswith("unix:"):
             raise ConfigError(f"{mask_url(self.url)}: a Redis Cluster is reached over TCP")
+        problem = authority_problem(self.url)
+        if problem is not None:  # redis-py would connect to a host named after the password
+            raise ConfigError(f"Redis URL {mask_url(self.url)}: {problem}")
 
     @classmethod
     def of(cls, redis: str | RedisTarget) -> RedisTarget:
