@@ -3,6 +3,7 @@ port where connections are refused."""
 
 from __future__ import annotations
 
+import atexit
 import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -13,6 +14,13 @@ __all__ = ["refused_port", "serve_app"]
 
 #: The sockets behind ``refused_port``: bound, never listening, kept until the process ends.
 _HELD: list[socket.socket] = []
+
+
+@atexit.register
+def _release() -> None:
+    """Close the held sockets as the process ends (no ResourceWarning at exit)."""
+    while _HELD:
+        _HELD.pop().close()
 
 
 @asynccontextmanager
