@@ -167,6 +167,7 @@ PINNED = {
         "ProjectControl",
         "ProjectMonitor",
         "Stats",
+        "TaskCounts",
         "WindowCounts",
     ],
     "skitter.exceptions": [

@@ -13,15 +13,35 @@ if it has one, so a component can read settings, report stats and connect signal
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skitter._types import CrawlContext
 from skitter.exceptions import ConfigError, NotConfigured
 
-__all__ = ["build_component", "build_components", "load_object", "merge_components"]
+if TYPE_CHECKING:
+    from skitter.settings import Settings
+
+__all__ = [
+    "build_component",
+    "build_components",
+    "load_object",
+    "merge_components",
+    "named_components",
+]
+
+#: The settings that name components, as {path or class: order}, and as one path.
+_COMPONENT_MAPS = (
+    "DOWNLOADER_MIDDLEWARES",
+    "SPIDER_MIDDLEWARES",
+    "EXTENSIONS",
+    "ITEM_PIPELINES",
+    "SPIDER_CONTRACTS",
+)
+_COMPONENT_PATHS = ("DNS_RESOLVER", "HTTPCACHE_STORAGE", "HTTPCACHE_POLICY")
 
 log = logging.getLogger("skitter.components")
 
@@ -101,4 +121,32 @@ def build_components(
         except NotConfigured as exc:
             name = getattr(obj, "__qualname__", obj)
             log.debug("Not using %s (NotConfigured): %s", name, exc or "switched off")
+    return out
+
+
+def _scrapys(spec: Any) -> bool:
+    """Whether ``spec`` is Scrapy's path of a built-in, which skitter maps to its own
+    (nothing to load: Scrapy need not be installed)."""
+    return isinstance(spec, str) and spec.partition(".")[0] == "scrapy"
+
+
+def named_components(settings: Settings) -> list[Any]:
+    """The classes (or objects) the settings name as components, loaded but not built:
+    what the settings check asks which settings they read. One that cannot be loaded is
+    left out: building it fails later with its own message."""
+    specs = [
+        spec
+        for name in _COMPONENT_MAPS
+        for spec, order in settings[name].items()
+        if order is not None and not _scrapys(spec)
+    ]
+    specs += [
+        settings[name]
+        for name in _COMPONENT_PATHS
+        if not _scrapys(settings[name]) and "." in str(settings[name])
+    ]
+    out = []
+    for spec in specs:
+        with contextlib.suppress(ConfigError):
+            out.append(load_object(spec))
     return out

@@ -6,19 +6,30 @@ satisfies it; tests can pass anything that does.
 
 ``DownloadReport`` is the feedback a download leaves for the scheduler's slots; it lives
 here because the downloader writes it and the scheduler reads it, and those two are
-peers that never import each other.
+peers that never import each other. ``StartRecord`` likewise: the engine writes and
+reads it, a worker's is the cluster's.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
 from skitter._clock import Clock
 from skitter.settings import Settings
 
-__all__ = ["CrawlContext", "CrawlStats", "DownloadReport", "ScrapyStatsNames", "StatsSink"]
+__all__ = [
+    "LISTED_STARTS",
+    "CrawlContext",
+    "CrawlStats",
+    "DownloadReport",
+    "ScrapyStatsNames",
+    "StartOutcomes",
+    "StartRecord",
+    "StatsSink",
+]
 
 
 class StatsSink(Protocol):
@@ -116,3 +127,32 @@ class DownloadReport(NamedTuple):
     robots: bool = False
     #: robots.txt's Crawl-delay for the request's host (None: none asked, or not known yet).
     crawl_delay: float | None = None
+
+
+#: Refused start requests a ``StartRecord`` keeps to name (the rest are counted).
+LISTED_STARTS = 20
+
+
+@dataclass
+class StartOutcomes:
+    """What became of a crawl's start requests so far."""
+
+    accepted: bool = False
+    refused: int = 0
+    #: (URL, reason) of the first refused ones.
+    listed: list[tuple[str, str]] = field(default_factory=list)
+
+
+class StartRecord(Protocol):
+    """Where the outcomes of a crawl's start requests are kept (``engine._starts``):
+    this process's, or a distributed job's (``cluster.StartClaim``)."""
+
+    async def accepted(self) -> None:
+        """A start request's response reached its callback."""
+        ...
+
+    async def refused(self, url: str, reason: str) -> None:
+        """A start request's task ended without a response the spider accepted."""
+        ...
+
+    async def outcomes(self) -> StartOutcomes: ...

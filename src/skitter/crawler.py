@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skitter._clock import Clock, SystemClock
+from skitter._components import named_components
 from skitter._job import JobDir
 from skitter._logsetup import configure_logging
 from skitter._loop import loop_factory, run
@@ -68,6 +69,7 @@ from skitter.scheduler import (
     slot_key_function,
 )
 from skitter.settings import Settings
+from skitter.settings._declared import check_declared
 from skitter.signals import SignalManager
 from skitter.spider import Spider, SpiderMiddlewareManager
 
@@ -86,11 +88,11 @@ class Crawler:
     """One spider class, its settings and its statistics. Satisfies ``CrawlContext``.
 
     Settings are resolved here, once: ``settings`` (the project's) < the spider's
-    ``custom_settings`` < ``env`` < ``cli_settings``. ``env`` is a mapping of
-    environment variables whose ``SKITTER_<NAME>`` entries are settings; it defaults to
-    none, so a library ``Crawler`` never reads ``os.environ``. The CLI passes
-    ``os.environ``, which is why ``SKITTER_CONCURRENT_REQUESTS=4 skitter crawl ...``
-    works there.
+    ``custom_settings`` < ``env`` < ``cli_settings``; a name that neither skitter nor the
+    spider nor a component it names reads is refused (``settings._declared``), but for
+    a shared layer's name that ``readers`` (the run's other spiders) read. ``env``
+    maps environment variables whose ``SKITTER_<NAME>`` entries are settings; by default
+    none, so a library ``Crawler`` never reads ``os.environ`` (the CLI passes it).
     """
 
     def __init__(
@@ -105,18 +107,15 @@ class Crawler:
         job_mode: str = "resume",
         redis_url: str | None = None,
         job: str | None = None,
+        readers: Sequence[object] = (),
         **spider_kwargs: Any,
     ) -> None:
         if not (isinstance(spidercls, type) and issubclass(spidercls, Spider)):
             raise TypeError(f"Crawler needs a Spider subclass, got {spidercls!r}")
-        project = dict(settings) if isinstance(settings, Settings) else settings
         self.spidercls = spidercls
-        self.settings = Settings.resolve(
-            project=project,
-            spider=getattr(spidercls, "custom_settings", None),
-            env=env,
-            cli=cli_settings,
-        )
+        custom = getattr(spidercls, "custom_settings", None)
+        self.settings = Settings.resolve(project=settings, spider=custom, env=env, cli=cli_settings)
+        check_declared(self.settings, [spidercls, *named_components(self.settings)], readers)
         loop_factory(self.settings["ASYNCIO_EVENT_LOOP"])  # a bad value is refused now
         self.stats: CrawlStats = Stats()
         #: Scrapy's signals for this crawl (see ``skitter.signals``).
@@ -131,8 +130,8 @@ class Crawler:
         self.control = ProjectControl(name, self.settings, self.stats, self.clock)
         self._spider_kwargs = spider_kwargs
         self._engine: Engine | None = None
-        if job_dir is None and self.settings["JOBDIR"]:
-            job_dir = self.settings["JOBDIR"]  # Scrapy's name for --job-dir
+        if job_dir is None and self.settings["JOBDIR"]:  # Scrapy's name for --job-dir
+            job_dir = self.settings["JOBDIR"]
         #: Where the crawl keeps its state to stop and go on (None: in memory only).
         self.job = JobDir(job_dir, job_mode) if job_dir is not None else None
         #: Set for a worker of a distributed crawl (``skitter worker``).
@@ -214,8 +213,9 @@ class Crawler:
             clock=self.clock,
             signals=self.signals,
         )
-        if cluster is not None:
-            self._project.start_claim = cluster.start_claim(settings["LEASE_SECONDS"])
+        if cluster is not None:  # the job's start claim, and its record of the outcomes
+            claim = self._project.start_claim = cluster.start_claim(settings["LEASE_SECONDS"])
+            self._project.starts = claim
             self._project.flush_feeds_before_ack = True
         self.control.attach(self._project, self._wake)
         return self._project

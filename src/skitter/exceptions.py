@@ -109,11 +109,34 @@ class ConfigError(SkitterError):
 
 
 class RequestError(SkitterError):
-    """Something went wrong with one request; the crawl goes on."""
+    """Something went wrong with one request; the crawl goes on.
 
-    def __init__(self, message: str, *, request: Request | None = None) -> None:
+    ``cause``, when known, is what failed in the words of the OS or the TLS library,
+    without host or port (``"Connection refused"``, ``"[SSL: WRONG_VERSION_NUMBER]
+    wrong version number"``): few distinct values, so the stats count failures by it.
+    The message says it too, with whatever helps the reader act on it."""
+
+    #: What failed, as the OS or TLS library said it (None when not known).
+    cause: str | None = None
+
+    def __init__(
+        self, message: str, *, request: Request | None = None, cause: str | None = None
+    ) -> None:
         super().__init__(message)
         self.request = request
+        if cause:
+            self.cause = cause
+
+    @property
+    def detail(self) -> str:
+        """The message without the request it starts with (``"<GET url>: "``), for a
+        line or a record that names the request already."""
+        text = str(self)
+        if self.request is not None:
+            prefix = f"{self.request!r}: "
+            if text.startswith(prefix):
+                return text[len(prefix) :]
+        return text
 
 
 class InvalidURL(RequestError, ValueError):

@@ -310,3 +310,32 @@ async def test_crawl_a_directory_runs_its_spiders_side_by_side(
     ]
     code, out = await run_cli("crawl", str(spiders), "-O", "same.jsonl", cwd=tmp_path)
     assert code == 2 and "{name}" in out
+
+
+async def test_runspider_runs_a_file_as_scrapy_runspider_does(
+    serve: Any, tmp_path: Path, spider_file: Path
+) -> None:
+    """``scrapy runspider FILE -o ...`` is what Scrapy users type daily: the same words
+    work, with crawl's options; anything but a Python file is refused, saying why."""
+    base = await serve(site(5))
+    code, out = await run_cli(
+        "runspider",
+        f"{spider_file.name}:Catalogue",
+        "-O",
+        "items.jsonl",
+        "-s",
+        f"BASE={base}",
+        "-a",
+        "category=books",
+        cwd=tmp_path,
+    )
+    assert code == 0, out
+    items = [json.loads(line) for line in (tmp_path / "items.jsonl").read_text().splitlines()]
+    assert sorted(i["n"] for i in items) == list(range(5))
+    assert {i["category"] for i in items} == {"books"}
+    code, out = await run_cli("runspider", "catalogue", cwd=tmp_path)
+    assert code == 2 and "takes a spider file" in out and "skitter crawl NAME" in out, out
+    code, out = await run_cli("runspider", "missing.py", cwd=tmp_path)
+    assert code == 2 and "no such spider file: missing.py" in out, out
+    code, out = await run_cli("runspider", spider_file.name, cwd=tmp_path)
+    assert code == 2 and "several spiders" in out, out

@@ -122,10 +122,16 @@ def test_rate_meter_uses_a_sliding_window() -> None:
     assert meter.rate() == pytest.approx(2.0)
 
 
+def test_progress_line_shows_delayed_tasks_only_when_there_are_some() -> None:
+    line = render_progress({"waiting": 96, "delayed": 4, "leased": 3, "in_flight": 1}, 0)
+    assert "waiting 96 (+4 delayed) · for a slot 3 · in flight 1 · done 0" in line.plain
+
+
 def test_progress_line_tolerates_odd_snapshots() -> None:
     line = render_progress({"pages": "12", "items": None, "errors": 3, "elapsed": 3725}, 2.5)
     assert line.plain == (
-        "12 pages (2.5/s)  │  0 items  │  3 errors  │  queue 0  │  in flight 0  │  1:02:05"
+        "12 pages (2.5/s)  │  0 items  │  3 errors  │  waiting 0 · for a slot 0 · "
+        "in flight 0 · done 0  │  1:02:05"
     )
 
 

@@ -68,7 +68,7 @@ async def test_job_shows_a_redis_jobs_counts_and_its_failed_and_bad_tasks(
     assert "Job 'nightly' of spider 'tree'" in text and job.epoch in text
     assert "Failed tasks" in text and "http://a.example/1" in text and "HTTP 500" in text
     assert "Bad tasks" in text and "http://b.example/2" in text and "parse_old" in text
-    assert "queued (due) │ 1" in text
+    assert "waiting (due) │ 1" in text
 
 
 async def test_job_requeues_a_redis_jobs_bad_and_failed_tasks_by_filter(

@@ -134,7 +134,9 @@ async def test_dateformat_and_no_hard_wrap_off_a_terminal(spider: Path, base: st
         "-s",
         "LOG_SHORT_NAMES=True",
         "-s",
-        "x" * 120 + "_NOT_A_SETTING=1",
+        "DECLARED_SETTINGS=" + "X" * 120 + "_OWN_SETTING",
+        "-s",
+        "X" * 120 + "_OWN_SETTING=1",
         "-a",
         "long=" + "y" * 200,
     )

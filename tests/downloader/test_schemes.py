@@ -14,6 +14,7 @@ from aiohttp import web
 from skitter import Crawler, Request, Response, Spider
 from skitter.exceptions import (
     ConfigError,
+    CrawlFailed,
     IgnoreRequest,
     InvalidURL,
     RequestError,
@@ -215,9 +216,10 @@ async def test_a_crawl_reads_data_and_file_urls_and_follows_to_http(
         name = "closed"
         allowed_schemes = frozenset()
 
-    with caplog.at_level(logging.INFO):
-        crawler = Crawler(Closed)
-        stats = await crawler.run()
+    crawler = Crawler(Closed)
+    with caplog.at_level(logging.INFO), pytest.raises(CrawlFailed) as failed:
+        await crawler.run()  # not one of its start requests was fetched
+    stats = failed.value.stats
     assert stats.get("item_scraped_count", 0) == 0
     assert stats["offsite/filtered"] == 2
     assert "not in allowed_schemes" in caplog.text

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from skitter import Crawler, Request, Response, Spider, every, run_crawlers
+from skitter.exceptions import CrawlFailed
 
 FAST = {"RETRY_DELAYS": [0.0], "CONCURRENT_REQUESTS": 4, "LOG_LEVEL": "WARNING"}
 
@@ -71,7 +72,8 @@ async def test_a_start_url_redirecting_offsite_keeps_no_exemption(host_site: Any
         yield Request(f"http://localhost:{port}/forced", dont_filter=True)
 
     spider.parse = parse  # type: ignore[method-assign]
-    await Crawler(spider, FAST).run()
+    with pytest.raises(CrawlFailed, match="start request got no response"):
+        await Crawler(spider, FAST).run()  # its one start request went offsite
     assert site.on("localhost") == 0
 
 
@@ -138,9 +140,10 @@ async def test_an_offsite_start_url_is_refused_with_one_warning_per_host(
         def parse(self, response: Response) -> None:
             return None
 
-    with caplog.at_level(logging.WARNING):
-        crawler = Crawler(Misconfigured, FAST)
-        stats = await crawler.run()
+    crawler = Crawler(Misconfigured, FAST)
+    with caplog.at_level(logging.WARNING), pytest.raises(CrawlFailed) as failed:
+        await crawler.run()  # not one start request got anywhere: the crawl failed
+    stats = failed.value.stats
     assert site.on("localhost") == 0
     warnings = [r.getMessage() for r in caplog.records if "Start URL" in r.getMessage()]
     assert len(warnings) == 1
@@ -184,7 +187,9 @@ async def test_an_ipv6_entry_no_longer_allows_every_host(host_site: Any) -> None
     site, port = await host_site({})
     site.pages["/"] = links(f"http://localhost:{port}/x")
     spider = collecting_spider(f"http://127.0.0.1:{port}/", ["::1"])
-    stats = await Crawler(spider, FAST).run()
+    with pytest.raises(CrawlFailed) as failed:
+        await Crawler(spider, FAST).run()  # its one start request is offsite
+    stats = failed.value.stats
     assert site.on("127.0.0.1") == site.on("localhost") == 0
     assert spider.items == []
     assert stats["offsite/filtered"] == 1

@@ -69,7 +69,7 @@ def test_retry_later_is_retried_with_its_delay_and_status() -> None:
     assert verdict.response is None and verdict.error is None  # the spider hears nothing
     assert verdict.log is not None
     assert verdict.log.level == logging.DEBUG
-    assert verdict.log.args == (3, "503 Service Unavailable")  # failed 3 times
+    assert verdict.log.args == ("failed 3 times", "503 Service Unavailable")
     assert not verdict.ok
 
 
@@ -81,7 +81,7 @@ def test_retry_later_out_of_retries_gives_the_spider_the_last_response() -> None
     assert verdict.status == 503
     assert verdict.counts == ("response_received_count",)
     assert verdict.log is not None and verdict.log.level == logging.ERROR
-    assert verdict.log.args == (4, "503")
+    assert verdict.log.args == ("failed 4 times", "503")
     assert not verdict.ok
 
 
@@ -95,6 +95,25 @@ def test_retry_later_out_of_retries_without_a_response_goes_to_the_errback() -> 
     assert verdict.counts == ()
     assert verdict.status is None
     assert classify(RetryLater("x"), out_of_retries=True).error is not None
+
+
+def test_a_retry_names_its_cause_and_is_counted_by_its_class() -> None:
+    request = Request("http://127.0.0.1:1/")
+    cause = ConnectError(
+        f"{request!r}: cannot connect: Connection refused",
+        request=request,
+        cause="Connection refused",
+    )
+    for out_of_retries in (False, True):
+        verdict = classify(
+            RetryLater("ConnectError", cause=cause), retried=0, out_of_retries=out_of_retries
+        )
+        assert verdict.reason == "ConnectError: cannot connect: Connection refused"
+        assert verdict.counted_as == "ConnectError"
+        assert verdict.log is not None
+        assert verdict.log.args == ("failed once", verdict.reason)
+    other = classify(RetryLater("captcha", cause=ValueError("no form")), out_of_retries=True)
+    assert other.reason == "captcha (ValueError: no form)"
 
 
 def test_ignore_request_is_bad_and_counted() -> None:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from skitter.exceptions import CodecError, FatalError, SkitterError, UnknownCallback
 from skitter.http import Request
-from skitter.http._codec import FORMAT_VERSION, decode_request, encode_request
+from skitter.http._codec import FORMAT_VERSION, SECRET_HEADERS, decode_request, encode_request
 from skitter.http._proxyauth import MARK, restore
 
 
@@ -86,7 +86,10 @@ plain = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(text, inner, max_size=4),
     max_leaves=12,
 )
-header_name = st.text(alphabet="abcdefghijklmnopqrstuvwxyz-", min_size=1, max_size=10)
+# Secret headers are never stored (their own tests below): a round trip drops them.
+header_name = st.text(alphabet="abcdefghijklmnopqrstuvwxyz-", min_size=1, max_size=13).filter(
+    lambda name: name not in SECRET_HEADERS
+)
 
 
 @pytest.mark.slow  # a large search: seconds even on an idle machine

@@ -226,10 +226,10 @@ async def test_pause_and_requeued_tasks_go_through_methods(
     assert gate.calls == [], "a paused project asks the gate nothing"
     sched.resume()
     lease = await sched.next_request()
-    assert lease is not None and sched.backlog == 0
+    assert lease is not None and sched.queued_estimate == 0
     await sched.fail(lease, "HTTP 500")
     assert await sched.retry_failed(domain="a.example") == 1
-    assert sched.backlog == 1
+    assert sched.queued_estimate == 1
     assert await sched.next_request() is not None
 
 

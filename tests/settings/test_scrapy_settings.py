@@ -83,11 +83,11 @@ def test_a_refusal_says_what_to_use_instead(setting: str, value: Any, hint: str)
 
 def test_a_typo_of_an_unsupported_name_is_still_caught() -> None:
     with pytest.raises(ConfigError, match="did you mean 'HTTPCACHE_ENABLED'"):
-        Settings({"HTTPCACHE_ENABLE": True})
+        Crawler(Spider, {"HTTPCACHE_ENABLE": True})
 
 
 def test_names_of_the_projects_own_are_kept() -> None:
-    settings = Settings({"MYPROJECT_API_KEY": "k", "lowercase": 1})
+    settings = Settings({"MYPROJECT_API_KEY": "k"})
     assert settings["MYPROJECT_API_KEY"] == "k"
 
 

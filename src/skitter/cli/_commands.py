@@ -1,5 +1,6 @@
 """The small commands: ``list``, ``settings``, ``version``; and the wiring of
-``startproject``, ``genspider`` (``_generate``) and ``bench`` (``_bench``).
+``startproject``, ``genspider`` (``_generate``), ``bench`` (``_bench``) and ``practice``
+(``_practicecmd``).
 
 Each command sets its handler with ``set_defaults(handler=...)``; a handler takes the
 parsed arguments and the stderr console and returns the exit status. What a command
@@ -22,7 +23,7 @@ from rich.console import Console
 
 from skitter._secrets import MASK, is_secret_name, mask_text
 from skitter._version import __version__
-from skitter.cli import _bench, _generate
+from skitter.cli import _bench, _generate, _practicecmd
 from skitter.cli._options import pairs
 from skitter.cli._project import load_project
 from skitter.cli._spiders import SpiderLoader
@@ -132,3 +133,4 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     version.set_defaults(handler=_cmd_version)
 
     _bench.add_parser(commands)
+    _practicecmd.add_parser(commands)

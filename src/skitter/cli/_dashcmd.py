@@ -15,7 +15,7 @@ import signal
 
 from rich.console import Console
 
-__all__ = ["run_dashboard"]
+__all__ = ["run_dashboard", "until_signalled"]
 
 
 async def run_dashboard(args: argparse.Namespace, console: Console) -> int:
@@ -33,11 +33,12 @@ async def run_dashboard(args: argparse.Namespace, console: Console) -> int:
         console.print(f"Dashboard: {dashboard.url}{login}", highlight=False)
         names = ", ".join(project.name for project in source) or "none yet"
         console.print(f"Jobs on {args.redis_target}: {names}", highlight=False)
-        await _until_signalled()
+        await until_signalled()
     return 0
 
 
-async def _until_signalled() -> None:
+async def until_signalled() -> None:
+    """Until Ctrl-C or SIGTERM: how a command that serves (dashboard, practice) ends."""
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     installed = []

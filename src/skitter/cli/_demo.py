@@ -21,6 +21,13 @@ from skitter.crawler import Crawler
 
 __all__ = ["compare_items", "run_demo"]
 
+#: Said before the crawl, so that the one ERROR the shop provokes on purpose is not
+#: taken for a fault of skitter or of the machine.
+_EXPECTED = (
+    "Expected on the way: one ERROR, for /gift-cards: the shop answers that page with 500 "
+    "every time, to show how a failing page is retried, then reported."
+)
+
 
 def _key(item: dict[str, Any]) -> bytes:
     return orjson.dumps(item, option=orjson.OPT_SORT_KEYS)
@@ -58,6 +65,7 @@ async def run_demo(args: argparse.Namespace, console: Console) -> int:
     output.parent.mkdir(parents=True, exist_ok=True)
     async with serve_demo_site() as base_url:
         console.print(f"[bold]skitter demo[/bold]: the demo shop is serving at {base_url}")
+        console.print(_EXPECTED, highlight=False)
         crawler = Crawler(
             DemoSpider,
             cli_settings={"FEEDS": {str(output): {"format": "jsonl", "overwrite": True}}},

@@ -1,15 +1,18 @@
 """What a person watching the crawl sees: a live progress line and the final stats table.
 
 On a terminal, ``ProgressDisplay`` keeps one rich line up to date ~4 times a second:
-pages, pages/s over the last few seconds, items, errors, queue, in flight, elapsed. Off
-a terminal (CI logs, ``nohup``, a pipe) a redrawn line is noise, so it logs Scrapy's
-LogStats line every LOGSTATS_INTERVAL seconds instead.
+pages, pages/s over the last few seconds, items, errors, the tasks by where they are
+(waiting in the frontier, and delayed there when any are; leased and waiting for a
+download slot; in flight; done: ``engine.TaskCounts``), elapsed. Off a terminal (CI
+logs, ``nohup``, a pipe) a redrawn line is noise, so it logs Scrapy's LogStats line
+every LOGSTATS_INTERVAL seconds instead.
 
 The display only reads: it calls a snapshot function supplied by the caller and never
 touches the engine. The snapshot is a mapping with the keys ``pages``, ``items``,
-``errors``, ``in_flight``, ``queued`` and ``elapsed`` (seconds; when missing, the time
-since the display started); other missing or odd values read as 0, and an exception
-from the snapshot skips one refresh, so a display can never take a crawl down.
+``errors``, ``waiting``, ``delayed``, ``leased``, ``in_flight``, ``done`` and
+``elapsed`` (seconds; when missing, the time since the display started); other missing
+or odd values read as 0, and an exception from the snapshot skips one refresh, so a
+display can never take a crawl down.
 """
 
 from __future__ import annotations
@@ -121,19 +124,32 @@ class RateMeter:
 
 def render_progress(snapshot: Mapping[str, Any], pages_per_second: float) -> Text:
     """The live line for one snapshot."""
+
+    def count(key: str) -> str:
+        return f"{int(_number(snapshot.get(key))):,}"
+
     errors = int(_number(snapshot.get("errors")))
+    delayed = int(_number(snapshot.get("delayed")))
     parts: list[tuple[str, str] | str] = [
-        (f"{int(_number(snapshot.get('pages'))):,}", "bold"),
+        (count("pages"), "bold"),
         " pages ",
         (f"({pages_per_second:,.1f}/s)", "cyan"),
         "  │  ",
-        (f"{int(_number(snapshot.get('items'))):,}", "bold green"),
+        (count("items"), "bold green"),
         " items  │  ",
         (f"{errors:,}", "bold red" if errors else "dim"),
-        " errors  │  queue ",
-        (f"{int(_number(snapshot.get('queued'))):,}", "bold"),
-        "  │  in flight ",
-        (f"{int(_number(snapshot.get('in_flight'))):,}", "bold"),
+        " errors  │  waiting ",
+        (count("waiting"), "bold"),
+    ]
+    if delayed:
+        parts += [" (", (f"+{delayed:,}", "bold"), " delayed)"]
+    parts += [
+        " · for a slot ",
+        (count("leased"), "bold"),
+        " · in flight ",
+        (count("in_flight"), "bold"),
+        " · done ",
+        (count("done"), "bold"),
         "  │  ",
         (_clock_time(_number(snapshot.get("elapsed"))), "dim"),
     ]

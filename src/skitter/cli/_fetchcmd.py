@@ -20,7 +20,13 @@ from rich.console import Console
 from rich.markup import escape
 
 from skitter._secrets import mask_header
-from skitter.cli._oneshot import add_common_options, build_crawler, describe_error, guess_url
+from skitter.cli._oneshot import (
+    ForUrl,
+    add_common_options,
+    build_crawler,
+    describe_error,
+    guess_url,
+)
 from skitter.crawler import Crawler
 from skitter.http import Request, Response, TextResponse
 from skitter.utils.response import open_in_browser
@@ -78,7 +84,7 @@ async def download_one(crawler: Crawler, url: str, local: bool, redirect: bool) 
 
 def _fetched(args: argparse.Namespace, console: Console) -> Response | None:
     url, local = guess_url(args.url)
-    crawler = build_crawler(args, console, args.spider)
+    crawler = build_crawler(args, console, args.spider, for_url=ForUrl(args.url))
     try:
         response = asyncio.run(download_one(crawler, url, local, not args.no_redirect))
     except Exception as exc:

@@ -87,7 +87,7 @@ async def _show_directory(args: argparse.Namespace, console: Console) -> None:
             f"Job {args.directory}",
             [
                 ("queued", counts.queued),
-                ("in flight (reclaimed on resume)", counts.processing),
+                ("leased (reclaimed on resume)", counts.processing),
                 ("succeeded", counts.succeeded),
                 ("failed", counts.failed),
                 ("bad", counts.bad),
@@ -147,9 +147,9 @@ async def _show_redis(args: argparse.Namespace, console: Console) -> None:
             console,
             f"Job {args.job!r} of spider {project!r} on {frontier.where} (epoch {frontier.epoch})",
             [
-                ("queued (due)", counts.ready),
+                ("waiting (due)", counts.ready),
                 ("delayed", counts.delayed),
-                ("in flight", counts.processing),
+                ("leased (waiting for a slot, or in flight)", counts.processing),
                 ("failed", int(failed)),
                 ("bad", int(bad)),
                 ("moved aside as unreadable", moved),

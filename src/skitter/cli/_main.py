@@ -43,7 +43,7 @@ from skitter.cli._redis_option import (
 )
 from skitter.cli._run import finish, run_with_signals
 from skitter.cli._shellcmd import add_shell_command
-from skitter.cli._targets import spiders_for
+from skitter.cli._targets import project_spiders, spiders_for
 from skitter.crawler import Crawler
 from skitter.exceptions import ConfigError, SkitterError
 from skitter.spider import Spider
@@ -83,6 +83,17 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     add_run_options(crawl)
     add_ui_options(crawl, always_on=False)
+
+    runspider = commands.add_parser(
+        "runspider",
+        help="run the spider of one file, as `scrapy runspider` (the same as crawl FILE)",
+        description="Runs the spider defined in FILE, as `scrapy runspider FILE` does, with "
+        "crawl's options (-o, -O, -a, -s, ...). A file holding several spiders needs "
+        "FILE:Name; `skitter crawl` also takes spiders by name and directories.",
+    )
+    runspider.add_argument("targets", nargs=1, metavar="FILE", help="spider.py, or spider.py:Name")
+    add_run_options(runspider)
+    add_ui_options(runspider, always_on=False)
 
     serve = commands.add_parser(
         "serve",
@@ -211,6 +222,20 @@ def _cmd_crawl(args: argparse.Namespace, console: Console) -> int:
     return _run(spider_classes, args, console, "crawl", project)
 
 
+def _cmd_runspider(args: argparse.Namespace, console: Console) -> int:
+    """Scrapy's ``runspider``: a file only (``scrapy runspider`` refuses anything but a
+    Python file), so a bare word is not looked up as a spider's name."""
+    path = split_target(args.targets[0])[0]
+    if Path(path).suffix not in (".py", ".pyw"):
+        raise ConfigError(
+            f"skitter runspider takes a spider file (spider.py), not {path!r}; "
+            "to run a project's spider by name: skitter crawl NAME"
+        )
+    if not Path(path).is_file():
+        raise ConfigError(f"no such spider file: {path}")
+    return _cmd_crawl(args, console)
+
+
 def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
     if not Path(args.directory).is_dir():
         raise ConfigError(f"skitter serve takes a directory of spiders: {args.directory}")
@@ -228,6 +253,7 @@ def _run(
     from_cli = cli_settings(args)
     spider_args: dict[str, Any] = pairs(args.spider_args, "-a")
     several = len(spider_classes) > 1
+    readers = [*spider_classes, *project_spiders(project)]  # a shared setting is theirs
     crawlers = []
     for cls in spider_classes:
         settings: dict[str, Any] = {**from_cli, **target_settings(args)}
@@ -240,13 +266,14 @@ def _run(
         crawlers.append(
             Crawler(
                 cls,
-                project.settings if project else None,
+                project.layer if project else None,
                 cli_settings=settings,
                 env=os.environ,  # the CLI edge: SKITTER_<NAME> variables are settings
                 job_dir=job_dir,
                 job_mode=args.job_mode,
                 redis_url=getattr(args, "redis", None),
                 job=getattr(args, "job", None),
+                readers=readers,
                 **spider_args,
             )
         )
@@ -327,6 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     console = make_console()
     handlers = {
         "crawl": _cmd_crawl,
+        "runspider": _cmd_runspider,
         "serve": _cmd_serve,
         "worker": _cmd_worker,
         "push": _cmd_push,

@@ -24,7 +24,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from skitter.cli._oneshot import add_common_options, build_crawler, describe_error
+from skitter.cli._oneshot import ForUrl, add_common_options, build_crawler, describe_error
 from skitter.crawler import Crawler
 from skitter.engine import Probe
 from skitter.exceptions import ConfigError, HttpError
@@ -227,7 +227,9 @@ def run_parse(args: argparse.Namespace, console: Console) -> int:
             forced["FEEDS"][path] = {"overwrite": overwrite}
     if not args.pipelines:
         forced["ITEM_PIPELINES"] = {}
-    crawler = build_crawler(args, console, args.spider, forced=forced)
+    crawler = build_crawler(
+        args, console, args.spider, forced=forced, for_url=ForUrl(args.url, required=True)
+    )
     request = Request(args.url, dont_filter=True, meta=meta, cb_kwargs=cb_kwargs)
     results = asyncio.run(_parse(crawler, args, request))
     _print(results, args)

@@ -26,6 +26,7 @@ in its ``SPIDER_MODULES`` (``_spiders.SpiderLoader``).
 from __future__ import annotations
 
 import configparser
+import dataclasses
 import importlib
 import sys
 import tomllib
@@ -49,12 +50,14 @@ class Project:
 
     ``root`` is None only when an environment variable names the settings module and
     no project file was found; ``origin`` is what named the module (a file or a
-    variable); ``settings`` are the module's UPPERCASE names, empty until loaded."""
+    variable); ``settings`` are the module's UPPERCASE names, empty until loaded;
+    ``layer`` the same as a crawl's project layer, whose refusals name the file."""
 
     root: Path | None
     settings_module: str | None
     origin: str
     settings: Mapping[str, Any] = field(default_factory=dict)
+    layer: Settings | None = None
 
     @property
     def name(self) -> str:
@@ -197,8 +200,8 @@ def _module_settings(project: Project) -> Project:
     file = Path(getattr(module, "__file__", None) or project.settings_module)
     if project.root is not None and file.is_relative_to(project.root):
         file = file.relative_to(project.root)
-    Settings(values, origin=f"{file} of project {named.name!r}")  # refuse what must be
-    return named
+    layer = Settings(values, origin=f"{file} of project {named.name!r}")  # refuses what must be
+    return dataclasses.replace(named, layer=layer)
 
 
 def load_project(paths: Sequence[Path], cwd: Path, environ: Mapping[str, str]) -> Project | None:

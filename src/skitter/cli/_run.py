@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import io
 import logging
 import signal
@@ -112,8 +113,10 @@ async def _run_until_signalled(
 
 
 def _snapshot(crawlers: list[Crawler]) -> dict[str, Any]:
-    """The figures the progress line shows, summed over the crawlers."""
-    total: dict[str, Any] = {"pages": 0, "items": 0, "errors": 0, "queued": 0, "in_flight": 0}
+    """The figures the progress line shows, summed over the crawlers: pages, items,
+    errors, and the tasks by where they are (``engine.TaskCounts``; the frontier's part
+    as the engine last looked, about once a second)."""
+    total: dict[str, Any] = dict.fromkeys(("pages", "items", "errors"), 0)
     for crawler in crawlers:
         stats = crawler.stats
         total["pages"] += stats.get("response_received_count", 0)
@@ -121,15 +124,19 @@ def _snapshot(crawlers: list[Crawler]) -> dict[str, Any]:
         total["errors"] += sum(
             value
             for key, value in ((k, stats.get(k)) for k in stats)
-            if key.startswith(("spider_exceptions/", "engine/failed_requests/"))
-            and key != "spider_exceptions/count"
-            and isinstance(value, int)
+            if _counts_errors(key) and isinstance(value, int)
         )
-        engine = crawler.engine
-        if engine is not None:
-            total["in_flight"] = engine.in_flight
-            total["queued"] = sum(p.scheduler.backlog for p in engine.projects)
+        for field, value in dataclasses.asdict(crawler.control.task_counts()).items():
+            total[field] = total.get(field, 0) + value
     return total
+
+
+def _counts_errors(key: str) -> bool:
+    """Whether a stats key counts errors of one class (``spider_exceptions/ValueError``,
+    ``engine/failed_requests/ConnectError``), not a total or a breakdown by cause
+    (``engine/failed_requests/ConnectError/Connection refused``) counted already."""
+    family, _, name = key.rpartition("/")
+    return family in ("spider_exceptions", "engine/failed_requests") and name != "count"
 
 
 def finish(

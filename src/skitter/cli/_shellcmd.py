@@ -7,7 +7,13 @@ import traceback
 
 from rich.console import Console
 
-from skitter.cli._oneshot import add_common_options, build_crawler, describe_error, guess_url
+from skitter.cli._oneshot import (
+    ForUrl,
+    add_common_options,
+    build_crawler,
+    describe_error,
+    guess_url,
+)
 from skitter.shell import LoopThread, Shell
 
 __all__ = ["add_shell_command"]
@@ -32,7 +38,7 @@ def add_shell_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
 
 
 def run_shell(args: argparse.Namespace, console: Console) -> int:
-    crawler = build_crawler(args, console, args.spider)
+    crawler = build_crawler(args, console, args.spider, for_url=ForUrl(args.url))
     loop = LoopThread()
     shell = Shell(
         crawler, loop=loop, code=args.code, url_for=guess_url, describe_error=describe_error

@@ -26,6 +26,7 @@ __all__ = [
     "named_spider",
     "project_here",
     "project_settings",
+    "project_spiders",
     "spiders_for",
 ]
 
@@ -71,6 +72,19 @@ def project_here(cwd: Path, environ: Mapping[str, str], what: str) -> Project:
             "create one with `skitter startproject NAME`, or give a spider file"
         )
     return project
+
+
+def project_spiders(project: Project | None) -> list[type[Spider]]:
+    """Every spider of ``project`` (its SPIDER_MODULES), for the settings check: a name in
+    the project's settings that one spider reads is set for it, not refused when another
+    runs. A module that fails to import is left out (``crawl NAME`` says why)."""
+    if project is None or not project.settings.get("SPIDER_MODULES"):
+        return []
+    try:
+        loader = SpiderLoader.from_settings(project.settings)
+    except ConfigError:
+        return []
+    return [loader.load(name) for name in loader.list()]
 
 
 def project_settings(

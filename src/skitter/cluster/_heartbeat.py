@@ -87,6 +87,10 @@ class Heartbeat(msgspec.Struct, frozen=True, kw_only=True):
     #: from when it is asked until every worker has it).
     rate_seq: int = 0
     pause_seq: int = 0
+    #: This worker's tasks leased and waiting for a download slot, and in flight (all
+    #: of them: ``active`` lists the oldest few).
+    leased: int = 0
+    in_flight: int = 0
     active: list[TaskBeat] = []
     recent: list[OutcomeBeat] = []
     failures: list[OutcomeBeat] = []

@@ -277,7 +277,7 @@ class ClusterJob:
             counts = await frontier.counts(0.0)
             if not (counts.ready or counts.delayed or counts.processing):
                 await frontier.drop(keep_epoch=CLEARED_JOB_TTL)
-                await self.start_claim(1.0).clear()
+                await self.start_claim(1.0).retire(CLEARED_JOB_TTL)
                 await self.politeness().clear()  # a new run reads robots.txt afresh
                 await self.validators().clear()  # and every page whole
                 await self.sessions().clear()  # with no session (nor cookie) of this run

@@ -3,8 +3,9 @@
 Once a second (``interval``) a worker of a distributed crawl publishes what a dashboard
 in another process needs to show and steer it (``skitter dashboard --redis``): its
 status, its rate and burst now and by default, the MAX_RATE and MAX_BURST it would
-refuse beyond, what it is downloading, its latest results and failures, its busiest
-slots (a ``Heartbeat``, see ``_heartbeat``). In the same round trip it reads the job's
+refuse beyond, how many tasks it holds waiting for a slot and has in flight, what it
+is downloading, its latest results and failures, its busiest slots (a ``Heartbeat``,
+see ``_heartbeat``). In the same round trip it reads the job's
 control record and applies what changed since it last looked, through the same
 ``ProjectControl`` methods a local dashboard calls (``apply_rate``: ``set_rate`` for
 this process alone, ``pause``, ``resume``). A rate set on this worker's own UI is
@@ -126,6 +127,15 @@ class Steered(Protocol):
 
     def slot_stats(self) -> list[dict[str, Any]]: ...
 
+    def task_counts(self) -> _Counts: ...
+
+
+class _Counts(Protocol):
+    @property
+    def leased(self) -> int: ...
+    @property
+    def in_flight(self) -> int: ...
+
 
 class WorkerPresence:
     """Heartbeats for one worker's project, and the job's control record applied to it."""
@@ -224,6 +234,7 @@ class WorkerPresence:
             rows = project.slot_stats()
             rows.sort(key=lambda s: s["in_flight"] + s["queued"], reverse=True)
             slots = [msgspec.convert(row, SlotBeat) for row in rows[:_SLOTS]]
+        counts = project.task_counts()
         return Heartbeat(
             seen=project.clock.time(),
             started=self._started,
@@ -240,6 +251,8 @@ class WorkerPresence:
             control_error=self._error,
             rate_seq=self._rate_seq,
             pause_seq=self._pause_seq,
+            leased=counts.leased,
+            in_flight=counts.in_flight,
             active=active,
             recent=recent,
             failures=failures,

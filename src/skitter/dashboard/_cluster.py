@@ -4,12 +4,17 @@
 in other processes, as ``ProjectControl`` is of one in this process, so the views, the
 API and ``/metrics`` serve it unchanged. Where each figure comes from:
 
-- queue sizes, failed tasks, retries and tasks in flight: the job's ``ShardedRedisFrontier``
-  (``counts``, ``tasks(FAILED)``, ``retry_failed``, ``leased``);
-- status, rate and burst, MAX_RATE/MAX_BURST, recent results and failures, download
-  slots: the workers' ``Heartbeat``s (``P:workers``) and the control record
-  (``P:control``), read by ``refresh`` once a second; slots and results are what the
-  live workers report of themselves (each its busiest slots and latest outcomes);
+- queue sizes, failed tasks, retries: the job's ``ShardedRedisFrontier`` (``counts``,
+  ``tasks(FAILED)``, ``retry_failed``);
+- status, rate and burst, MAX_RATE/MAX_BURST, tasks leased and waiting for a slot and
+  tasks in flight, recent results and failures, download slots: the workers'
+  ``Heartbeat``s (``P:workers``) and the control record (``P:control``), read by
+  ``refresh`` once a second; counts are the live workers' added up, slots, the tasks in
+  flight listed and results are what they report of themselves (each its busiest
+  slots, its oldest tasks in flight and its latest outcomes);
+- the tasks by where they are (``TaskCounts``): waiting and delayed from the frontier,
+  leased and in flight from the live workers, done from the job's shared stats; the
+  stats' ``tasks/...`` values are these, not one worker's;
 - successes and failures over 5 minutes and an hour, and pages/s: the job's shared
   counters ``task_attempts/*``, sampled by ``refresh`` into ``ActivityWindows`` (the
   monitor's own buckets); the windows therefore start when the dashboard did, and
@@ -39,16 +44,21 @@ from skitter.cluster import (
     JobControl,
     OutcomeBeat,
     RedisStats,
-    TaskBeat,
 )
-from skitter.dashboard._views import host_of
-from skitter.engine import ActiveTask, ActivityWindows, Outcome, Stats, WindowCounts
+from skitter.engine import (
+    ActiveTask,
+    ActivityWindows,
+    Outcome,
+    Stats,
+    TaskCounts,
+    WindowCounts,
+)
 from skitter.exceptions import FrontierUnavailable, JobStateLost
 from skitter.frontier import FrontierCounts, TaskInfo, TaskState
 from skitter.frontier._redis import JobKeys, ShardedRedisFrontier
 from skitter.frontier._redis._errors import REDIS_ERRORS, redis_errors_translated
-from skitter.frontier._redis._records import LeasedTask
 from skitter.scheduler import RateLimits
+from skitter.scheduler._scheduler import DONE
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -57,8 +67,6 @@ __all__ = ["ClusterMonitor", "ClusterProject"]
 
 log = logging.getLogger("skitter.dashboard")
 
-#: Tasks in flight listed per job.
-ACTIVE_LIMIT = 200
 #: A worker whose last heartbeat is older than this many intervals is counted as gone.
 ALIVE_BEATS = 5
 
@@ -142,7 +150,6 @@ class ClusterProject:
         self._record = ControlRecord()
         self._workers: dict[str, Heartbeat] = {}
         self._counts = FrontierCounts(0, 0, 0)
-        self._first_seen: dict[str, float] = {}
         self._refreshed = False
 
     @property
@@ -159,19 +166,17 @@ class ClusterProject:
 
     # -- reading Redis ------------------------------------------------------------------------
     async def refresh(self) -> None:
-        """Read the job's totals, control record, roster, queue and leases (the source
-        calls this once a second; five round trips)."""
+        """Read the job's totals, control record, roster and queue (the source calls
+        this once a second; four round trips)."""
         now = self.clock.time()
         with self._reading():
             totals = await self._cluster_stats.totals()
             self._record, self._workers = await self.control.read()
             try:
                 self._counts = await self.frontier.counts(now)
-                leased = await self.frontier.leased(ACTIVE_LIMIT)
                 self.lost = None
             except JobStateLost as exc:
                 self._state_gone(exc)
-                leased = []
         self._refreshed = True
         if self.status not in ("done", "failed"):  # a finished worker's reason is not the job's
             totals.pop("finish_reason", None)
@@ -179,8 +184,9 @@ class ClusterProject:
         if self.lost is not None:
             totals["finish_error"] = self.lost
         self.stats.values = totals
+        totals.update(self.task_counts().stats())  # the job's, not the last writer's
         self._monitor.sample(now, int(totals.get(SUCCEEDED, 0)), int(totals.get(FAILED, 0)))
-        self._monitor.active = self._active(leased, now)
+        self._monitor.active = self._in_flight()
         beats = list(self._workers.values())
         self._monitor.recent = _outcomes(beat.recent for beat in beats)
         self._monitor.failures = _outcomes(beat.failures for beat in beats)
@@ -195,28 +201,31 @@ class ClusterProject:
             self.lost = str(exc)
             self.frontier.forget()
 
-    def _active(self, leased: Iterable[LeasedTask], now: float) -> dict[str, ActiveTask]:
-        """Tasks leased in Redis, with slot and start time from the heartbeat of the
-        worker downloading it; a task leased but not started yet (parked in a worker's
-        slot queue) shows since when the dashboard has seen it."""
-        downloading: dict[str, TaskBeat] = {
-            task.taskid: task for beat in self.alive_workers().values() for task in beat.active
-        }
+    def _in_flight(self) -> dict[str, ActiveTask]:
+        """The tasks the live workers are downloading or processing, as each reports its
+        oldest ones (a task leased and waiting for a slot is not one: it is counted in
+        ``task_counts().leased``)."""
         active: dict[str, ActiveTask] = {}
-        for lease in leased:
-            taskid = lease.taskid
-            task = downloading.get(taskid)
-            if task is not None:
-                active[taskid] = ActiveTask(
-                    taskid, lease.url, task.slot, task.attempt, task.started
+        for beat in self.alive_workers().values():
+            for task in beat.active:
+                active[task.taskid] = ActiveTask(
+                    task.taskid, task.url, task.slot, task.attempt, task.started
                 )
-            else:
-                started = self._first_seen.get(taskid, now)
-                active[taskid] = ActiveTask(
-                    taskid, lease.url, host_of(lease.url), lease.retried + 1, started
-                )
-        self._first_seen = {taskid: task.started for taskid, task in active.items()}
         return active
+
+    def task_counts(self, counts: FrontierCounts | None = None) -> TaskCounts:
+        """The job's tasks by where they are: waiting and delayed in its frontier
+        (``counts``, else as last read), leased and in flight on its live workers, done
+        by all of them."""
+        counts = counts if counts is not None else self._counts
+        alive = self.alive_workers().values()
+        return TaskCounts(
+            waiting=counts.ready,
+            delayed=counts.delayed,
+            leased=sum(beat.leased for beat in alive),
+            in_flight=sum(beat.in_flight for beat in alive),
+            done=int(self.stats.get(DONE, 0) or 0),
+        )
 
     def alive_workers(self) -> dict[str, Heartbeat]:
         """Workers whose last heartbeat is recent and did not say they were done (or had

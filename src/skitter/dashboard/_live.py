@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from skitter._clock import Clock
-    from skitter.engine import ActiveTask, Outcome, WindowCounts
+    from skitter.engine import ActiveTask, Outcome, TaskCounts, WindowCounts
     from skitter.frontier import FrontierCounts, TaskInfo
 
 __all__ = ["LiveMonitor", "LiveProject", "LiveStats"]
@@ -74,6 +74,11 @@ class LiveProject(Protocol):
     def monitor(self) -> LiveMonitor | None: ...
 
     async def queue_counts(self) -> FrontierCounts: ...
+
+    def task_counts(self, counts: FrontierCounts | None = None) -> TaskCounts:
+        """Tasks by where they are (``engine.TaskCounts``), the frontier's part from
+        ``counts`` when given (read once for a whole view)."""
+        ...
 
     async def failed_tasks(self, limit: int = 100) -> list[TaskInfo]: ...
 

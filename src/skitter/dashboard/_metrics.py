@@ -6,7 +6,11 @@ Three kinds of series, each with a ``project`` label:
   status_count/200`` becomes ``skitter_downloader_response_status_count_200_total``);
   the few stats that are values rather than counts (start and finish times, elapsed
   seconds, maxima) become gauges;
-- project gauges: status as a state set, rate and burst, queue sizes, active tasks;
+- project gauges: status as a state set, rate and burst, queue sizes, active tasks,
+  and ``skitter_tasks{state=...}``: the tasks by where they are (``TaskCounts``:
+  waiting, delayed, leased and waiting for a download slot, in flight), from the same
+  read of the frontier (the stats' ``tasks/...`` values are these, so they are not
+  exported twice; ``tasks/done`` is the counter ``skitter_tasks_done_total``);
 - per-slot gauges, one per numeric key that ``slot_stats()`` reports (so the
   slots issue's ``queued`` or breaker fields appear without a change here); a string
   value becomes a state-set sample labelled with it.
@@ -34,6 +38,9 @@ STATUSES = ("new", "running", "paused", "checking", "idle", "done", "failed")
 
 #: Stats that hold a value at a point in time, not a count that only grows.
 _GAUGE_STATS = frozenset({"start_time", "finish_time", "elapsed_time_seconds"})
+#: The tasks by where they are, of which ``skitter_tasks`` is the exposition.
+_TASK_STATES = ("waiting", "delayed", "leased", "in_flight")
+_TASK_STATS = frozenset(f"tasks/{state}" for state in _TASK_STATES)
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_]+")
 _UNSAFE_LABEL = re.compile(r"[^a-zA-Z0-9_]+")
 
@@ -133,6 +140,8 @@ async def render_metrics(projects: Iterable[LiveProject]) -> str:
 def _stats(out: _Exposition, crawler: LiveProject, project: str) -> None:
     labels = {"project": project}
     for key, value in crawler.stats.to_dict().items():
+        if key in _TASK_STATS:
+            continue
         if _is_gauge_stat(key):
             out.add(metric_name(key), "gauge", f"stats value {key}", labels, value)
         else:
@@ -176,15 +185,24 @@ async def _project(out: _Exposition, crawler: LiveProject, project: str) -> None
             {**labels, "queue": queue},
             getattr(counts, queue),
         )
-    monitor = crawler.monitor
-    if monitor is not None:
+    tasks = crawler.task_counts(counts)
+    for state in _TASK_STATES:
         out.add(
-            PREFIX + "project_active_tasks",
+            PREFIX + "tasks",
             "gauge",
-            "tasks being downloaded or processed",
-            labels,
-            len(monitor.active),
+            "tasks by where they are: waiting (due in the frontier), delayed (not due "
+            "yet), leased (waiting for a download slot), in_flight (downloading or "
+            "processed)",
+            {**labels, "state": state},
+            getattr(tasks, state),
         )
+    out.add(
+        PREFIX + "project_active_tasks",
+        "gauge",
+        "tasks being downloaded or processed",
+        labels,
+        tasks.in_flight,
+    )
 
 
 def _slots(out: _Exposition, crawler: LiveProject, project: str) -> None:

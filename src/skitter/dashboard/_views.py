@@ -14,10 +14,12 @@ quotes.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from skitter._secrets import mask_page_url, mask_text
+from skitter.engine import TaskCounts
 
 if TYPE_CHECKING:
     from skitter.dashboard._live import LiveProject
@@ -43,7 +45,8 @@ def _is_live(project: LiveProject) -> bool:
 
 
 async def project_summary(project: LiveProject) -> dict[str, Any]:
-    """One row of the projects table: status, rate, queues, counters, pages/s."""
+    """One row of the projects table: status, rate, queues, the tasks by where they
+    are (``tasks``; ``active`` is their ``in_flight``), counters, pages/s."""
     rate, burst = project.rate
     settings = project.settings
     summary: dict[str, Any] = {
@@ -54,6 +57,8 @@ async def project_summary(project: LiveProject) -> dict[str, Any]:
         "max_rate": settings["MAX_RATE"],
         "max_burst": settings["MAX_BURST"],
         "queue": {"ready": 0, "delayed": 0, "processing": 0},
+        # waiting, delayed, leased (waiting for a slot), in flight, done: TaskCounts
+        "tasks": dataclasses.asdict(TaskCounts()),
         "counts": {key: {"success": 0, "failure": 0} for key, _ in _WINDOWS},
         "pages_per_second": [],
         "speed": 0.0,
@@ -76,6 +81,9 @@ async def project_summary(project: LiveProject) -> dict[str, Any]:
         "delayed": counts.delayed,
         "processing": counts.processing,
     }
+    tasks = project.task_counts(counts)
+    summary["tasks"] = dataclasses.asdict(tasks)
+    summary["active"] = tasks.in_flight
     monitor = project.monitor
     if monitor is not None:
         for key, seconds in _WINDOWS:
@@ -86,7 +94,6 @@ async def project_summary(project: LiveProject) -> dict[str, Any]:
         series = monitor.pages_per_second(SERIES_MINUTES)[:-1]
         summary["pages_per_second"] = series
         summary["speed"] = series[-1] if series else 0.0
-        summary["active"] = len(monitor.active)
     return summary
 
 
@@ -95,6 +102,8 @@ async def project_detail(project: LiveProject) -> dict[str, Any]:
     recent failures, failed tasks, download slots and proxies (PROXY_LIST)."""
     detail: dict[str, Any] = {
         "name": project.name,
+        # all of them: ``active`` may list only some (a job's: each worker's oldest 50)
+        "in_flight": 0,
         "active": [],
         "recent": [],
         "failures": [],
@@ -105,6 +114,7 @@ async def project_detail(project: LiveProject) -> dict[str, Any]:
     if not _is_live(project):
         return detail
     now = project.clock.time()
+    detail["in_flight"] = project.task_counts().in_flight
     monitor = project.monitor
     if monitor is not None:
         active = sorted(monitor.active.values(), key=lambda task: task.started)

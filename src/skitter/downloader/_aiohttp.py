@@ -66,6 +66,14 @@ from multidict import CIMultiDict, CIMultiDictProxy
 
 from skitter._secrets import mask_text
 from skitter.downloader._body import DATALOSS_HINT, decoder_for_body, read_body
+from skitter.downloader._causes import (
+    connect_failed,
+    connect_timeout,
+    lookup_failed,
+    os_cause,
+    read_timeout,
+    took_too_long,
+)
 from skitter.downloader._dns import AiohttpResolver, CrawlResolver, crawl_resolver
 from skitter.downloader._exchange import (
     NO_BODY_STATUSES,
@@ -81,8 +89,6 @@ from skitter.downloader._transport import TransportStats
 from skitter.exceptions import (
     ConnectError,
     ConnectionLost,
-    DNSLookupError,
-    DownloadTimeout,
     InvalidURL,
     RequestError,
     ResponseTooLarge,
@@ -355,24 +361,20 @@ def _translate(exc: BaseException, request: Request, total: float | None) -> Req
     if isinstance(exc, aiohttp.InvalidURL | aiohttp.NonHttpUrlClientError):
         return InvalidURL(f"cannot download {request!r}: invalid URL ({detail})", request=request)
     if isinstance(exc, aiohttp.ConnectionTimeoutError):
-        return DownloadTimeout(f"{request!r}: connect timeout ({detail})", request=request)
+        return connect_timeout(request, detail)
     if isinstance(exc, aiohttp.SocketTimeoutError):
-        return DownloadTimeout(
-            f"{request!r}: read timeout: the server sent nothing for too long", request=request
-        )
+        return read_timeout(request)
     if isinstance(exc, TimeoutError):
-        return DownloadTimeout(
-            f"{request!r}: download took longer than {total} seconds", request=request
-        )
+        return took_too_long(request, total)
     tls = tls_error(exc, request, detail)
     if tls is not None:
         return tls
     if isinstance(exc, aiohttp.ClientConnectorDNSError):
         reason = exc.os_error.strerror or str(exc.os_error) or type(exc.os_error).__name__
-        return DNSLookupError(
-            f"{request!r}: DNS lookup of {exc.host!r} failed: {mask_text(reason)}",
-            request=request,
-        )
+        return lookup_failed(request, exc.host, mask_text(reason))
+    cause = os_cause(exc)
+    if isinstance(exc, aiohttp.ClientConnectorError) and cause is not None:
+        return connect_failed(request, cause, cause)
     if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ClientHttpProxyError):
         return ConnectError(f"{request!r}: cannot connect: {detail}", request=request)
     if isinstance(exc, aiohttp.ClientPayloadError):
@@ -389,7 +391,9 @@ def _translate(exc: BaseException, request: Request, total: float | None) -> Req
             )
         return ConnectionLost(f"{request!r}: invalid HTTP response: {exc.message}", request=request)
     if isinstance(exc, aiohttp.ClientError | OSError):
-        return ConnectionLost(f"{request!r}: connection lost: {detail}", request=request)
+        return ConnectionLost(
+            f"{request!r}: connection lost: {cause or detail}", request=request, cause=cause
+        )
     return RequestError(f"cannot send {request!r}: {detail}", request=request)
 
 

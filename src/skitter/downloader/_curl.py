@@ -40,12 +40,22 @@ from curl_cffi.requests import utils as curl_utils
 from curl_cffi.requests.impersonate import resolve_latest_browser_type
 from multidict import CIMultiDict
 
+from skitter.downloader._causes import (
+    connect_failed,
+    curl_cause,
+    curl_detail,
+    lookup_failed,
+)
 from skitter.downloader._decode import TruncatedBody
 from skitter.downloader._streaming import Head, StreamingTransport, split_proxy
-from skitter.downloader._tls import TlsSettings, certificate_refused, tls_context
+from skitter.downloader._tls import (
+    TlsSettings,
+    certificate_refused,
+    handshake_failed,
+    tls_context,
+)
 from skitter.exceptions import (
     ConfigError,
-    ConnectError,
     ConnectionLost,
     DNSLookupError,
     DownloadTimeout,
@@ -191,10 +201,7 @@ class CurlTransport(StreamingTransport):
             address = (await self.resolver.resolve(host))[0]
         except OSError as exc:
             reason = exc.strerror or str(exc) or type(exc).__name__
-            raise DNSLookupError(
-                f"{request!r}: DNS lookup of {url_host(request.url)!r} failed: {reason}",
-                request=request,
-            ) from None
+            raise lookup_failed(request, url_host(request.url), reason) from None
         if ":" in address:
             address = f"[{address}]"
         return {**self._options, CurlOpt.RESOLVE: [f"{host}:{url.port}:{address}"]}
@@ -253,34 +260,38 @@ class CurlTransport(StreamingTransport):
 
     def _translate(self, exc: BaseException, request: Request, detail: str) -> RequestError:
         code = getattr(exc, "code", 0)
+        text = curl_detail(detail)  # libcurl's words, without curl_cffi's frame
         if code == CurlECode.COULDNT_RESOLVE_HOST:
-            return DNSLookupError(f"{request!r}: DNS lookup failed: {detail}", request=request)
+            return DNSLookupError(
+                f"{request!r}: DNS lookup failed: {text}",
+                request=request,
+                cause="Could not resolve host",
+            )
         if code in (CurlECode.UNSUPPORTED_PROTOCOL, CurlECode.URL_MALFORMAT):
-            return InvalidURL(f"cannot download {request!r}: {detail}", request=request)
+            return InvalidURL(f"cannot download {request!r}: {text}", request=request)
         if code == CurlECode.OPERATION_TIMEDOUT:
-            return DownloadTimeout(f"{request!r}: timeout ({detail})", request=request)
+            return DownloadTimeout(
+                f"{request!r}: timeout ({text})", request=request, cause=curl_cause(detail)
+            )
         if "Too large response headers" in detail:
             return ResponseTooLarge(
                 f"{request!r}: response headers over libcurl's limit (300 KiB); not downloaded",
                 request=request,
             )
         if code == CurlECode.PEER_FAILED_VERIFICATION:
-            return certificate_refused(request, detail)
+            return certificate_refused(request, text)
         if code in _TLS_FAILED:
-            return ConnectError(f"{request!r}: TLS handshake failed: {detail}", request=request)
-        if (
-            code
-            in (
-                CurlECode.COULDNT_CONNECT,
-                CurlECode.COULDNT_RESOLVE_PROXY,
-                CurlECode.PROXY,
-            )
-            or "CONNECT" in detail
-        ):
-            return ConnectError(f"{request!r}: cannot connect: {detail}", request=request)
+            return handshake_failed(request, text, curl_cause(detail))
+        if code == CurlECode.COULDNT_RESOLVE_PROXY:
+            return connect_failed(request, text, "Could not resolve proxy")
+        if code in (CurlECode.COULDNT_CONNECT, CurlECode.PROXY) or "CONNECT" in detail:
+            return connect_failed(request, text, curl_cause(detail))
         if isinstance(exc, CurlError | OSError):
-            return ConnectionLost(f"{request!r}: connection lost: {detail}", request=request)
-        return RequestError(f"cannot send {request!r}: {detail}", request=request)
+            cause = curl_cause(detail)
+            return ConnectionLost(
+                f"{request!r}: connection lost: {text}", request=request, cause=cause
+            )
+        return RequestError(f"cannot send {request!r}: {text}", request=request)
 
 
 async def _raw(resp: Any) -> AsyncIterator[bytes]:

@@ -33,15 +33,19 @@ import h2  # noqa: F401  # httpcore's HTTP/2 needs it: missing, the extra is mis
 import httpcore
 from multidict import CIMultiDict
 
+from skitter.downloader._causes import (
+    connect_failed,
+    connect_timeout,
+    lookup_failed,
+    os_cause,
+    read_timeout,
+)
 from skitter.downloader._decode import TruncatedBody
 from skitter.downloader._dns import CrawlResolver
 from skitter.downloader._streaming import Head, StreamingTransport, split_proxy
 from skitter.downloader._tls import handshake_error, tls_context
 from skitter.exceptions import (
-    ConnectError,
     ConnectionLost,
-    DNSLookupError,
-    DownloadTimeout,
     InvalidURL,
     RequestError,
     ResponseTooLarge,
@@ -194,23 +198,19 @@ class HttpxTransport(StreamingTransport):
 
     def _translate(self, exc: BaseException, request: Request, detail: str) -> RequestError:
         if isinstance(exc, _LookupFailed):
-            return DNSLookupError(
-                f"{request!r}: DNS lookup of {exc.host!r} failed: {detail}", request=request
-            )
+            return lookup_failed(request, exc.host, detail)
         if isinstance(exc, httpcore.UnsupportedProtocol):
             return InvalidURL(f"cannot download {request!r}: {detail}", request=request)
         if isinstance(exc, httpcore.ConnectTimeout | httpcore.PoolTimeout):
-            return DownloadTimeout(f"{request!r}: connect timeout ({detail})", request=request)
+            return connect_timeout(request, detail)
         if isinstance(exc, httpcore.TimeoutException):
-            return DownloadTimeout(
-                f"{request!r}: read timeout: the server sent nothing for too long",
-                request=request,
-            )
+            return read_timeout(request)
         tls = handshake_error(exc, request, detail)
         if tls is not None:
             return tls
+        cause = os_cause(exc)
         if isinstance(exc, httpcore.ConnectError | httpcore.ProxyError):
-            return ConnectError(f"{request!r}: cannot connect: {detail}", request=request)
+            return connect_failed(request, cause or detail, cause)
         if isinstance(exc, httpcore.RemoteProtocolError) and "buffer too long" in detail:
             return ResponseTooLarge(
                 f"{request!r}: response head over h11's limit ({_MAX_HEAD // 1024} KiB); "
@@ -220,7 +220,9 @@ class HttpxTransport(StreamingTransport):
         if isinstance(exc, httpcore.ProtocolError):
             return ConnectionLost(f"{request!r}: invalid HTTP response: {detail}", request=request)
         if isinstance(exc, httpcore.NetworkError | OSError):
-            return ConnectionLost(f"{request!r}: connection lost: {detail}", request=request)
+            return ConnectionLost(
+                f"{request!r}: connection lost: {cause or detail}", request=request, cause=cause
+            )
         return RequestError(f"cannot send {request!r}: {detail}", request=request)
 
 

@@ -25,6 +25,7 @@ from multidict import CIMultiDict
 
 from skitter._secrets import mask_text, split_userinfo
 from skitter.downloader._body import decoder_for_body, read_body
+from skitter.downloader._causes import took_too_long
 from skitter.downloader._dns import CrawlResolver, crawl_resolver
 from skitter.downloader._exchange import (
     NO_BODY_STATUSES,
@@ -35,7 +36,7 @@ from skitter.downloader._exchange import (
     warn_length,
 )
 from skitter.downloader._transport import TransportStats
-from skitter.exceptions import DownloadTimeout, InvalidURL, RequestError
+from skitter.exceptions import InvalidURL, RequestError
 from skitter.http import Request, Response
 from skitter.signals import SignalManager
 
@@ -139,9 +140,7 @@ class StreamingTransport:
             stats.exception(exc)
             raise
         except TimeoutError:  # the whole exchange's bound (DOWNLOAD_TIMEOUT)
-            error: RequestError = DownloadTimeout(
-                f"{request!r}: download took longer than {total} seconds", request=request
-            )
+            error: RequestError = took_too_long(request, total)
             stats.exception(error)
             raise error from None
         except caught as exc:

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 import aiohttp
 
+from skitter.downloader._causes import os_cause, tls_hint
 from skitter.exceptions import ConfigError, ConnectError, RequestError, TLSCertificateError
 from skitter.settings import View
 
@@ -49,6 +50,7 @@ __all__ = [
     "certificate_problem",
     "certificate_refused",
     "handshake_error",
+    "handshake_failed",
     "tls_context",
     "tls_error",
 ]
@@ -196,7 +198,16 @@ def _refused(exc: BaseException, request: Request, detail: str) -> RequestError:
     problem = certificate_problem(exc)
     if problem is not None:
         return certificate_refused(request, problem)
-    return ConnectError(f"{request!r}: TLS handshake failed: {detail}", request=request)
+    cause = os_cause(exc)
+    return handshake_failed(request, cause or detail, cause)
+
+
+def handshake_failed(request: Request, text: str, cause: str | None) -> ConnectError:
+    """A TLS handshake that failed for another reason than the certificate: ``text``
+    says why, with a hint when the server seems to speak plain HTTP."""
+    return ConnectError(
+        f"{request!r}: TLS handshake failed: {text}{tls_hint(text)}", request=request, cause=cause
+    )
 
 
 def certificate_refused(request: Request, problem: str) -> TLSCertificateError:

@@ -61,7 +61,8 @@ class TransportStats:
     ``downloader/request_count``, ``downloader/request_method_count/<M>``,
     ``downloader/response_count``, ``downloader/response_status_count/<N>``,
     ``downloader/response_bytes`` (the body as handed on, i.e. decoded),
-    ``downloader/exception_count``, ``downloader/exception_type_count/<class>``. The
+    ``downloader/exception_count``, ``downloader/exception_type_count/<class>`` (and
+    ``.../<class>/<cause>``, see ``RequestError.cause``). The
     per-method and per-status keys are built once each, not per request (hot path).
     """
 
@@ -96,9 +97,16 @@ class TransportStats:
         stats.inc("downloader/response_bytes", len(response.body))
 
     def exception(self, exc: BaseException) -> None:
-        """The exchange failed with ``exc`` (the skitter error the transport raises)."""
-        self._stats.inc("downloader/exception_count")
-        self._stats.inc(f"downloader/exception_type_count/{type(exc).__name__}")
+        """The exchange failed with ``exc`` (the skitter error the transport raises):
+        counted by its class (Scrapy's key) and, when the transport knows it, by its
+        cause under that (``.../ConnectError/Connection refused``)."""
+        stats = self._stats
+        stats.inc("downloader/exception_count")
+        key = f"downloader/exception_type_count/{type(exc).__name__}"
+        stats.inc(key)
+        cause = getattr(exc, "cause", None)
+        if isinstance(cause, str):
+            stats.inc(f"{key}/{cause}")
 
 
 def headers_too_large(request: Request, size: int, limit: int) -> ResponseTooLarge:

@@ -15,6 +15,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from skitter.downloader import RetryMiddleware
+from skitter.downloader.middlewares._retry import failed_times as _failed_times
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -56,15 +57,19 @@ def get_retry_request(
     if retry_times > max_retry_times:
         stats.inc(f"{stats_base_key}/max_reached")
         logger.error(
-            "Gave up retrying %s (failed %d times): %s",
+            "Gave up retrying %s (%s): %s",
             request,
-            retry_times,
+            _failed_times(retry_times),
             reason,
             extra={"spider": spider},
         )
         return None
     logger.debug(
-        "Retrying %s (failed %d times): %s", request, retry_times, reason, extra={"spider": spider}
+        "Retrying %s (%s): %s",
+        request,
+        _failed_times(retry_times),
+        reason,
+        extra={"spider": spider},
     )
     if priority_adjust is None:
         priority_adjust = settings.getint("RETRY_PRIORITY_ADJUST", 0)

@@ -8,6 +8,7 @@ from skitter.engine._monitor import (
     ActivityWindows,
     Outcome,
     ProjectMonitor,
+    TaskCounts,
     WindowCounts,
 )
 from skitter.engine._probe import Probe
@@ -25,5 +26,6 @@ __all__ = [
     "ProjectControl",
     "ProjectMonitor",
     "Stats",
+    "TaskCounts",
     "WindowCounts",
 ]

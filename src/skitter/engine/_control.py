@@ -24,7 +24,7 @@ from typing import Any
 from skitter._clock import Clock
 from skitter._types import CrawlStats
 from skitter.downloader import ProxyPoolMiddleware
-from skitter.engine._monitor import ProjectMonitor
+from skitter.engine._monitor import ProjectMonitor, TaskCounts
 from skitter.engine._project import Project
 from skitter.frontier import FrontierCounts, TaskInfo, TaskState
 from skitter.scheduler import ProjectScheduler
@@ -132,6 +132,15 @@ class ProjectControl:
     async def queue_counts(self) -> FrontierCounts:
         """Tasks ready, delayed and processing in the project's frontier."""
         return await self._scheduler().frontier.counts(self.clock.time())
+
+    def task_counts(self, counts: FrontierCounts | None = None) -> TaskCounts:
+        """The project's tasks by where they are: waiting, delayed, leased (waiting for
+        a download slot), in flight, done (see ``TaskCounts``); the frontier's part from
+        ``counts``, else as the engine last looked (about once a second). All zero
+        before the run."""
+        if self._project is None:
+            return TaskCounts()
+        return self._project.task_counts(counts)
 
     async def failed_tasks(self, limit: int = 100) -> list[TaskInfo]:
         """The latest FAILED tasks with their reasons."""

@@ -376,6 +376,7 @@ class Engine:
                 if project.closing is None:
                     try:
                         await project.scheduler.maintain(project.running)
+                        await project.look()
                     except FrontierUnavailable as exc:
                         self._outage.report(exc)
                     except FatalError as exc:

@@ -6,9 +6,10 @@ queue is low (``project.hungry``), so a spider with a million start URLs never h
 them all.
 
 ``project.start_offset`` counts the start requests queued so far; a resumed job skips
-that many. A ``dont_filter`` start request gets a taskid from its position
-(``own_taskid``, the scheduler's rule), so one queued again after a crash merges with
-itself instead of running twice.
+that many. Each start request is marked ``meta["is_start_request"]`` (Scrapy's key),
+which is how its outcome is recognized wherever it runs (``_starts``). A ``dont_filter``
+start request gets a taskid from its position (``own_taskid``, the scheduler's rule), so
+one queued again after a crash merges with itself instead of running twice.
 
 A worker of a distributed crawl feeds only while it holds the job's claim on the start
 requests: a ``FeedClaim``, given by the composition (``skitter.cluster.StartClaim``; the
@@ -25,6 +26,7 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from skitter.engine._project import Project
+from skitter.engine._starts import START_META
 from skitter.exceptions import FatalError, FrontierUnavailable, InvalidURL
 from skitter.http import Request
 from skitter.items import is_item
@@ -87,6 +89,7 @@ class StartFeeder:
         if project.start_exhausted:  # a resumed job that had queued them all
             return False
         claim = self._claim
+        first: int | None = None  # where this process began queueing
         try:
             while True:
                 if claim is not None:
@@ -94,11 +97,15 @@ class StartFeeder:
                     if offset is None:  # another worker queued them all
                         break
                     project.start_offset = offset
+                if first is None:
+                    first = project.start_offset
                 outcome = await self._feed_from()
                 if outcome == "closing":
                     return False  # not exhausted: a resumed job goes on from here
                 if outcome == "exhausted":
+                    project.fed_every_start = first == 0
                     break
+                first = -1  # another worker queued some of them meanwhile
                 log.warning(
                     "Spider %s: another worker took the start requests over (this one's "
                     "claim lapsed at position %d); waiting for a turn again",
@@ -127,10 +134,12 @@ class StartFeeder:
                     index += 1
                     continue
                 if isinstance(request, Request):
+                    request.meta.setdefault(START_META, True)
                     if request.dont_filter:
                         with contextlib.suppress(InvalidURL):  # enqueue reports it
                             own_taskid(request, f"s{index}")
                     await self._enqueue_patiently(request)
+                    project.start_requests_queued += 1
                 elif is_item(request):  # Scrapy 2.13: start() may yield items too
                     result = await project.pipelines.process_item(request, project.spider)
                     if result.__class__ is MediaPending:

@@ -17,7 +17,14 @@ from typing import NamedTuple
 
 from skitter._clock import Clock
 
-__all__ = ["ActiveTask", "ActivityWindows", "Outcome", "ProjectMonitor", "WindowCounts"]
+__all__ = [
+    "ActiveTask",
+    "ActivityWindows",
+    "Outcome",
+    "ProjectMonitor",
+    "TaskCounts",
+    "WindowCounts",
+]
 
 BUCKET_SECONDS = 10
 HOUR_BUCKETS = 360
@@ -45,6 +52,35 @@ class Outcome:
     reason: str
     items: int
     at: float  # epoch seconds
+
+
+@dataclass(slots=True, frozen=True)
+class TaskCounts:
+    """A project's tasks by where they are, four numbers that never overlap: what the
+    progress line, the stats (``tasks/...``), ``/metrics`` and the dashboard show.
+
+    ``waiting`` are due in the frontier and leased by nobody; ``delayed`` wait there for
+    their time (retries, recrawls); ``leased`` were taken from the frontier and wait in
+    their download slot's queue for a download to start (its concurrency, delay, rate);
+    ``in_flight`` are downloading or being processed (callback, pipelines); ``done``
+    were settled for good (succeeded, FAILED or BAD). For a distributed job, ``leased``
+    and ``in_flight`` add up every live worker's."""
+
+    waiting: int = 0
+    delayed: int = 0
+    leased: int = 0
+    in_flight: int = 0
+    done: int = 0
+
+    def stats(self) -> dict[str, int]:
+        """The counts as the stats' ``tasks/...`` keys."""
+        return {
+            "tasks/waiting": self.waiting,
+            "tasks/delayed": self.delayed,
+            "tasks/leased": self.leased,
+            "tasks/in_flight": self.in_flight,
+            "tasks/done": self.done,
+        }
 
 
 class WindowCounts(NamedTuple):

@@ -32,6 +32,7 @@ import enum
 import logging
 from typing import NamedTuple
 
+from skitter.downloader.middlewares._retry import failed_times
 from skitter.exceptions import (
     CloseSpider,
     FatalError,
@@ -43,7 +44,7 @@ from skitter.exceptions import (
 )
 from skitter.http import Request, Response
 
-__all__ = ["Kind", "LogLine", "Verdict", "classify"]
+__all__ = ["Kind", "LogLine", "Verdict", "classify", "failure_reason", "retry_reason"]
 
 _RECEIVED = ("response_received_count",)
 
@@ -95,6 +96,9 @@ class Verdict(NamedTuple):
     error: BaseException | None = None
     #: Why the spider asked to close (CloseSpider).
     close_reason: str = ""
+    #: What a retry is counted as in the stats (``retry/reason_count/<this>``): few
+    #: values, where ``reason`` names the cause in full.
+    counted_as: str = ""
 
     @property
     def ok(self) -> bool:
@@ -146,9 +150,9 @@ def classify(
     if isinstance(exc, RequestError):
         return Verdict(
             Kind.FAILED,
-            reason=f"{type(exc).__name__}: {exc}",
+            reason=failure_reason(exc),
             status=status,
-            log=LogLine(logging.ERROR, "Error downloading %s: %s", (exc,)),
+            log=LogLine(logging.ERROR, "Error downloading %s: %s", (failure_reason(exc),)),
             error=exc,
         )
     if isinstance(exc, CloseSpider):
@@ -174,28 +178,49 @@ def classify(
 def _retry(exc: RetryLater, retried: int, out_of_retries: bool) -> Verdict:
     """Retry by the table; or, out of retries, give the spider the last response (the
     HTTP error filter decides whether its callback or errback sees it) or the error,
-    and then mark the task FAILED."""
+    and then mark the task FAILED. The reason names the cause (``"ConnectError:
+    cannot connect: Connection refused"``); the stats count by ``exc.reason`` alone."""
     response = exc.response
     status = response.status if response is not None else None
+    reason = retry_reason(exc)
     if not out_of_retries:
         return Verdict(
             Kind.RETRY,
-            reason=exc.reason,
+            reason=reason,
             status=status,
             retry_delay=exc.delay,
-            log=LogLine(
-                logging.DEBUG, "Retrying %s (failed %d times): %s", (retried + 1, exc.reason)
-            ),
+            log=LogLine(logging.DEBUG, "Retrying %s (%s): %s", (failed_times(retried + 1), reason)),
+            counted_as=exc.reason,
         )
     return Verdict(
         Kind.GIVE_UP,
-        reason=exc.reason,
+        reason=reason,
         status=status,
         retry_delay=exc.delay,
         counts=_RECEIVED if response is not None else (),
         log=LogLine(
-            logging.ERROR, "Gave up retrying %s (failed %d times): %s", (retried + 1, exc.reason)
+            logging.ERROR, "Gave up retrying %s (%s): %s", (failed_times(retried + 1), reason)
         ),
         response=response,
         error=exc.cause or exc,
+        counted_as=exc.reason,
     )
+
+
+def retry_reason(exc: RetryLater) -> str:
+    """``exc.reason`` ("ConnectError", "HTTP 503"), with what its cause says when that
+    is more."""
+    cause = exc.cause
+    if cause is None:
+        return exc.reason
+    full = failure_reason(cause)
+    return full if full.startswith(exc.reason) else f"{exc.reason} ({full})"
+
+
+def failure_reason(exc: BaseException) -> str:
+    """Why a task failed, as its record, the dashboard and the log lines show it: the
+    error's class and what it says (the request left out, as its URL is shown beside:
+    ``"ConnectError: cannot connect: Connection refused"``)."""
+    text = exc.detail if isinstance(exc, RequestError) else str(exc)
+    name = type(exc).__name__
+    return f"{name}: {text}" if text else name

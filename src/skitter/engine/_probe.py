@@ -24,6 +24,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from skitter.downloader.middlewares._retry import failed_times
+from skitter.engine._outcome import retry_reason
 from skitter.engine._project import Project
 from skitter.exceptions import RetryLater
 from skitter.http import Request, Response
@@ -77,8 +79,8 @@ class Probe:
                         return await self._received(exc.response)
                     raise (exc.cause or exc) from None
                 wait = max(policy.delay(retried), exc.delay or 0.0)
-                log.info("Retrying %s in %.1fs (failed %d times): %s", request, wait,
-                         retried + 1, exc.reason)  # fmt: skip
+                log.info("Retrying %s in %.1fs (%s): %s", request, wait,
+                         failed_times(retried + 1), retry_reason(exc))  # fmt: skip
                 retried += 1
                 await asyncio.sleep(wait)
                 continue

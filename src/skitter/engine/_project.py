@@ -14,12 +14,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from skitter._clock import Clock, SystemClock
-from skitter._types import CrawlStats
+from skitter._types import CrawlStats, StartRecord
 from skitter.downloader import Downloader
-from skitter.engine._monitor import ProjectMonitor
+from skitter.engine._monitor import ProjectMonitor, TaskCounts
+from skitter.engine._starts import LocalStartRecord, judge_starts
 from skitter.exceptions import ConfigError, FatalError
+from skitter.frontier import FrontierCounts
 from skitter.pipelines import ItemPipelineManager
 from skitter.scheduler import ProjectScheduler
+from skitter.scheduler._scheduler import DONE
 from skitter.settings import Settings
 from skitter.signals import SignalManager, spider_closed, spider_opened
 from skitter.spider import SpiderMiddlewareManager, has_config_callbacks
@@ -55,6 +58,13 @@ class Project:
     #: For workers of a distributed crawl: who feeds the start requests (the cluster's
     #: ``StartClaim``).
     start_claim: FeedClaim | None = None
+    #: How the start requests ended (``_starts``): this process's record, or the job's.
+    starts: StartRecord = field(default_factory=LocalStartRecord)
+    #: Start requests (not items) this process queued in this run.
+    start_requests_queued: int = 0
+    #: This process queued every start request, first to last, in this run: it judges
+    #: whether any got anywhere (``judge_starts``).
+    fed_every_start: bool = False
     #: Flush the feeds and item stores before each ack (a shared frontier acknowledges
     #: at once, so the items must be in the file, or in Redis, by then).
     flush_feeds_before_ack: bool = False
@@ -80,6 +90,9 @@ class Project:
     clock: Clock = field(default_factory=SystemClock)
     #: The crawler's signals (``crawler.signals``): the engine sends through them.
     signals: SignalManager = field(default_factory=SignalManager)
+    #: The frontier's counts at the last look (``look``: the engine's upkeep, about once
+    #: a second, and the end of the crawl).
+    frontier_counts: FrontierCounts = field(default_factory=lambda: FrontierCounts(0, 0, 0))
 
     def __post_init__(self) -> None:
         self.has_callback_config = has_config_callbacks(self.spider)
@@ -103,6 +116,26 @@ class Project:
         await self.pipelines.open_spider(self.spider)
         if spider_opened in self.signals.live:
             await self.signals.send_catch_log_async(spider_opened, spider=self.spider)
+
+    def task_counts(self, counts: FrontierCounts | None = None) -> TaskCounts:
+        """The project's tasks by where they are (see ``TaskCounts``), with the
+        frontier's ``counts`` (default: those of the last look)."""
+        counts = counts if counts is not None else self.frontier_counts
+        return TaskCounts(
+            waiting=counts.ready,
+            delayed=counts.delayed,
+            leased=self.scheduler.held,
+            in_flight=len(self.running),
+            done=int(self.stats.get(DONE, 0) or 0),
+        )
+
+    async def look(self) -> None:
+        """Read the frontier's counts, and set the stats' ``tasks/...`` values from them
+        (``tasks/done`` is counted as tasks are settled)."""
+        self.frontier_counts = await self.scheduler.frontier.counts(self.clock.time())
+        for key, value in self.task_counts().stats().items():
+            if key != DONE:
+                self.stats.set(key, value)
 
     def check_limits(self) -> None:
         """The CLOSESPIDER_* settings, checked where their counters move."""
@@ -155,6 +188,11 @@ class Project:
         the frontier's last write) fails the crawl; the others are only logged."""
         if self.closed:
             return
+        await judge_starts(self)
+        try:
+            await self.look()  # the tasks/... values as the crawl leaves them
+        except Exception as exc:  # the store out of reach: they stay as last seen
+            log.debug("Cannot count the tasks of %s at the end: %s", self.name, exc)
         self.closed = True
         reason = self.closing or "finished"
         steps: list[tuple[str, Any, bool]] = [

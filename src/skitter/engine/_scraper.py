@@ -26,7 +26,9 @@ from typing import Any
 
 from skitter._failure import Failure
 from skitter.engine._items import ItemWindow
+from skitter.engine._outcome import failure_reason
 from skitter.engine._project import Project
+from skitter.engine._starts import START_META, start_accepted, start_ended
 from skitter.exceptions import (
     CloseSpider,
     FatalError,
@@ -62,7 +64,8 @@ class Scraper:
         """Run the response through the spider; returns how many items it yielded."""
         request = response.request
         assert request is not None  # the downloader ties every response to its request
-        if request.meta and MEDIA_META in request.meta:
+        meta = request.meta
+        if meta and MEDIA_META in meta:
             return await self.media_done(project, request, response=response)
         try:
             await project.spider_mw.process_input(response)
@@ -71,7 +74,11 @@ class Scraper:
                 if "unchanged" in response.flags:
                     return 0  # a recrawl's 304: the page did not change, nothing failed
                 log.info("Ignoring response %s: HTTP status code is not handled", response)
+            if meta and meta.get(START_META):
+                await start_ended(project, request, _refusal(response, exc))
             return await self.errback(project, request, exc, response)
+        if meta and meta.get(START_META):
+            await start_accepted(project)
         callback = request.callback or project.spider.parse
         return await self.run_callback(project, response, callback, response, **request.cb_kwargs)
 
@@ -86,7 +93,7 @@ class Scraper:
             return await self.media_done(project, request, error=exc)
         if request.errback is None:
             if not isinstance(exc, HttpError | IgnoreRequest):
-                project.stats.inc(f"engine/failed_requests/{type(exc).__name__}")
+                _count_failed(project, exc)
             return 0
         if getattr(exc, "request", None) is None:
             with contextlib.suppress(AttributeError):
@@ -227,3 +234,20 @@ class Scraper:
             type(obj).__name__,
             obj,
         )
+
+
+def _count_failed(project: Project, exc: BaseException) -> None:
+    """A request failed for good and no errback took it: counted by the error's class
+    and, when known, by its cause under that (``.../ConnectError/Connection refused``)."""
+    key = f"engine/failed_requests/{type(exc).__name__}"
+    project.stats.inc(key)
+    cause = getattr(exc, "cause", None)
+    if isinstance(cause, str):
+        project.stats.inc(f"{key}/{cause}")
+
+
+def _refusal(response: Response, exc: BaseException) -> str:
+    """Why the spider did not take a response (a start request's, for the record)."""
+    if isinstance(exc, HttpError):
+        return f"HTTP {response.status}: a status the spider does not handle"
+    return failure_reason(exc)

@@ -20,6 +20,7 @@ from skitter.engine._outage import OutageRider
 from skitter.engine._outcome import Kind, Verdict, classify
 from skitter.engine._project import Project
 from skitter.engine._scraper import Scraper
+from skitter.engine._starts import START_META, start_ended
 from skitter.exceptions import FatalError, FrontierUnavailable
 from skitter.frontier import Lease
 from skitter.http import Request, Response
@@ -133,6 +134,8 @@ class TaskRunner:
         scraper = self._scraper
         kind = verdict.kind
         items = 0
+        if kind in _ENDS_WITHOUT_RESPONSE and _is_start(lease.request, verdict):
+            await start_ended(project, lease.request, verdict.reason, bug=kind is Kind.BUG)
         if kind is Kind.RESPONSE:
             assert verdict.response is not None
             if project.limits:
@@ -153,7 +156,7 @@ class TaskRunner:
             await self._enqueue(project, [redirect])
             await scheduler.complete(lease)
         elif kind is Kind.RETRY:
-            await scheduler.retry(lease, verdict.reason, verdict.retry_delay)
+            await scheduler.retry(lease, verdict.reason, verdict.retry_delay, verdict.counted_as)
         elif kind is Kind.GIVE_UP:
             # Out of retries: the spider hears of it, then the retry marks it FAILED.
             if verdict.response is not None:
@@ -163,7 +166,7 @@ class TaskRunner:
             else:
                 assert verdict.error is not None
                 items = await scraper.errback(project, lease.request, verdict.error)
-            await scheduler.retry(lease, verdict.reason, verdict.retry_delay)
+            await scheduler.retry(lease, verdict.reason, verdict.retry_delay, verdict.counted_as)
         elif kind is Kind.CLOSE_SPIDER:
             project.request_close(verdict.close_reason)
             await scheduler.complete(lease)
@@ -177,6 +180,18 @@ class TaskRunner:
             else:
                 await scheduler.bad(lease, verdict.reason)
         return items
+
+
+#: Ends of a task that a start request's record hears of here; a response (also the
+#: last one given up on) is the scraper's to judge, as the spider middlewares see it.
+_ENDS_WITHOUT_RESPONSE = frozenset(
+    {Kind.GIVE_UP, Kind.IGNORED, Kind.BAD_URL, Kind.FAILED, Kind.BUG}
+)
+
+
+def _is_start(request: Request, verdict: Verdict) -> bool:
+    meta = request.meta
+    return bool(meta and meta.get(START_META)) and verdict.response is None
 
 
 async def _received(project: Project, response: Response) -> None:

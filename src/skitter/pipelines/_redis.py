@@ -37,7 +37,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 
@@ -75,6 +75,9 @@ def _choice(name: str, value: Any, choices: Any) -> str:
 
 class RedisPipeline:
     """Sends every item to a Redis list or stream; see the module docstring."""
+
+    #: scrapy-redis's serializer setting, read only to refuse it with what to set instead.
+    declared_settings: ClassVar[tuple[str, ...]] = ("REDIS_ITEMS_SERIALIZER",)
 
     def __init__(
         self,

@@ -45,11 +45,12 @@ from skitter.scheduler._slots import slot_key
 from skitter.scheduler._taskid import own_taskid
 from skitter.scheduler._tokenbucket import RateLimits
 
-__all__ = ["ProjectScheduler"]
+__all__ = ["DONE", "ProjectScheduler"]
 
 log = logging.getLogger("skitter.scheduler")
 
 _DUPLICATE = (PushOutcome.MERGED, PushOutcome.IGNORED)
+DONE = "tasks/done"  # settled for good (ok, FAILED, BAD); a stale lease's settle adds 0
 
 
 class ProjectScheduler:
@@ -116,15 +117,14 @@ class ProjectScheduler:
         return self.gate.rate
 
     @property
+    def held(self) -> int:
+        """Tasks leased here, waiting in their slot's queue for a download to start."""
+        return len(self._held)
+
+    @property
     def paused(self) -> bool:
         """Paused by a person (``pause``): no dispatches until ``resume``."""
         return self._paused
-
-    @property
-    def backlog(self) -> int:
-        """Tasks this process queued and has not leased yet: a cheap, local estimate
-        used to pace start requests (the frontier's own counts may cost a round trip)."""
-        return self._backlog
 
     @property
     def status(self) -> str:
@@ -322,7 +322,7 @@ class ProjectScheduler:
         if self.breaker is not None:
             self.breaker.record_success()
             self._report_breaker()
-        await self.frontier.ack(lease, self._clock.time())
+        self._stats.inc(DONE, int(await self.frontier.ack(lease, self._clock.time())))
 
     def _failed_attempt(self) -> None:
         if self.breaker is not None:
@@ -348,8 +348,11 @@ class ProjectScheduler:
                 self._stats.inc("scheduler/breaker/resumed")
                 log.info("Project %s resumed", self.name)
 
-    async def retry(self, lease: Lease, reason: str, delay: float | None = None) -> bool:
-        """A failed attempt: True if the task was queued again, False if it is FAILED."""
+    async def retry(
+        self, lease: Lease, reason: str, delay: float | None = None, counted_as: str = ""
+    ) -> bool:
+        """A failed attempt: True if the task was queued again, False if it is FAILED.
+        ``reason`` is for its record; the stats count it by ``counted_as`` or ``reason``."""
         self._failed_attempt()
         now = self._clock.time()
         retry_at = self.retry_policy.next_attempt(
@@ -357,10 +360,10 @@ class ProjectScheduler:
         )
         if retry_at is None:
             self._stats.inc("retry/max_reached")
-            await self.frontier.nack(lease, now, None, reason)
+            self._stats.inc(DONE, int(await self.frontier.nack(lease, now, None, reason)))
             return False
         self._stats.inc("retry/count")
-        self._stats.inc(f"retry/reason_count/{reason}")
+        self._stats.inc(f"retry/reason_count/{counted_as or reason}")
         self._stats.inc(f"retry/attempt_count/{lease.retried + 1}")
         await self.frontier.nack(lease, now, retry_at, reason)
         self._backlog += 1
@@ -370,11 +373,12 @@ class ProjectScheduler:
     async def fail(self, lease: Lease, reason: str) -> None:
         """The task failed for good (not retryable): FAILED with ``reason``."""
         self._failed_attempt()
-        await self.frontier.nack(lease, self._clock.time(), None, reason)
+        settled = await self.frontier.nack(lease, self._clock.time(), None, reason)
+        self._stats.inc(DONE, int(settled))
 
     async def bad(self, lease: Lease, reason: str) -> None:
         """The task can never succeed (forbidden, unparseable): BAD with ``reason``."""
-        await self.frontier.mark_bad(lease, self._clock.time(), reason)
+        self._stats.inc(DONE, int(await self.frontier.mark_bad(lease, self._clock.time(), reason)))
 
     # -- idleness and housekeeping --------------------------------------------------------
     async def is_finished(self) -> bool:
@@ -411,7 +415,8 @@ class ProjectScheduler:
 
     @property
     def queued_estimate(self) -> int:
-        """Tasks waiting here or in the frontier, as far as this process knows."""
+        """Tasks waiting here or in the frontier, as far as this process knows: paces
+        start requests without the round trip the frontier's counts may cost."""
         return self._backlog + len(self._held)
 
     async def maintain(self, in_flight: Iterable[Lease] = ()) -> None:

@@ -8,7 +8,9 @@ assembled (``_registry``) from one module per subsystem: ``_engine``, ``_politen
 ``_downloader``, ``_spider``, ``_browser``, ``_components``, ``_output``. Scrapy's
 settings skitter refuses are in ``_scrapy``. ``DownloaderSettings`` and
 ``BrowserSettings`` are frozen views (``_views``) a subsystem gets with
-``settings.view(...)``.
+``settings.view(...)``. ``_declared`` is the check a Crawler runs at start: a name that
+neither the registry nor a component of the crawl reads (found in its code by ``_scan``,
+or in its ``declared_settings``) is refused, with the name meant (``_suggest``).
 """
 
 from skitter.settings._registry import SETTINGS

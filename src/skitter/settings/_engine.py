@@ -37,6 +37,14 @@ GROUP: list[Setting] = [
         "SPIDER_MODULES).",
     ),
     Setting(
+        "DECLARED_SETTINGS",
+        [],
+        list,
+        "Names of the project's own settings that its code reads outside of the spider and "
+        "the components settings name ('API_KEY'; 'MYPROJECT_*' for every name with that "
+        "prefix). A name nothing declares is refused at start (see Settings).",
+    ),
+    Setting(
         "SPIDER_LOADER_WARN_ONLY",
         False,
         bool,
@@ -60,6 +68,15 @@ GROUP: list[Setting] = [
     Setting("CLOSESPIDER_PAGECOUNT", 0, int, "Stop after this many responses; 0 = never."),
     Setting("CLOSESPIDER_ERRORCOUNT", 0, int, "Stop after this many errors; 0 = never."),
     Setting("CLOSESPIDER_TIMEOUT", 0.0, float, "Stop after this many seconds; 0 = never."),
+    Setting(
+        "FAIL_WHEN_NO_START_SUCCEEDS",
+        True,
+        bool,
+        "A crawl that ends with not one start request answered by a response the spider "
+        "accepted (every one unreachable, refused, 404...; a failure the request's errback "
+        "handles counts as handled) fails: exit 1. A WARNING names them and their causes "
+        "either way; False ends such a crawl as finished.",
+    ),
     Setting(
         "SHUTDOWN_TIMEOUT",
         30.0,

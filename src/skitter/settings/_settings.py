@@ -11,11 +11,14 @@ The ``env`` layer is whatever mapping the caller passes: the CLI passes ``os.env
 behind its back. Nothing in the library reads ``os.environ`` for settings.
 
 Values coming from strings (environment, command line) are converted by the type of the
-registered setting, so ``-s RETRY_HTTP_CODES=500,503`` is a list of ints. Unknown names
-are kept (spiders and plugins may define their own) but a name within a typo of a known
-one is refused, because a silently ignored ``CONCURENT_REQUESTS`` costs users hours. So
-is every Scrapy setting skitter does not implement (``_scrapy``), with what to use
-instead: a ported project's ``HTTPCACHE_ENABLED = True`` must not be a no-op.
+registered setting, so ``-s RETRY_HTTP_CODES=500,503`` is a list of ints. A lower-case
+name is refused (Scrapy reads upper-case names only: ``-s download_delay=2`` would do
+nothing), and so is every Scrapy setting skitter does not implement (``_scrapy``), with
+what to use instead: a ported project's ``FEED_URI`` must not be a no-op. Other names are
+kept here: spiders and plug-ins read their own. Whether something reads them is known
+once the crawl's components are (``_declared.check_declared``, run by the Crawler): a
+name nothing declares is refused then, because a silently ignored ``DEPTH_MAX`` costs
+users hours. The components' typed declarations are laid in with ``declare``.
 
 A subsystem reads its settings through a frozen view (``Settings.view``, ``_views``),
 built once per resolved Settings, rather than by name in every constructor. A project's
@@ -26,15 +29,16 @@ Scrapy's rules, not the registry's: a component written for Scrapy gets what it 
 
 from __future__ import annotations
 
-import difflib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from skitter._secrets import mask_setting, mask_text
 from skitter.exceptions import ConfigError
 from skitter.settings._registry import KNOWN_NAMES, SETTINGS
 from skitter.settings._scrapy import UNSUPPORTED
+from skitter.settings._setting import Setting
+from skitter.settings._suggest import suggest
 
 if TYPE_CHECKING:
     from skitter.settings._views import View
@@ -47,11 +51,10 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
 
-def _parse_str(name: str, raw: str, kind: type) -> Any:
+def _parse_str(spec: Setting, raw: str) -> Any:
     """Turn a string from the environment or command line into the setting's type."""
-    text = raw.strip()
-    spec = SETTINGS.get(name)
-    if spec is not None and spec.default is None and text.lower() in ("", "none", "null"):
+    name, kind, text = spec.name, spec.kind, raw.strip()
+    if spec.default is None and text.lower() in ("", "none", "null"):
         return None
     try:
         if kind is bool:
@@ -91,12 +94,13 @@ def _scalar(part: str) -> Any:
     return part
 
 
-def _coerce(name: str, value: Any) -> Any:
-    spec = SETTINGS.get(name)
+def _coerce(spec: Setting | None, value: Any) -> Any:
+    """``value`` as the declared setting's type (a string parsed, an int as a float...)."""
     if spec is None:
         return value
+    name = spec.name
     if isinstance(value, str) and spec.kind is not str:
-        return _parse_str(name, value, spec.kind)
+        return _parse_str(spec, value)
     if spec.kind is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if spec.kind is list and isinstance(value, tuple | set | frozenset):
@@ -109,21 +113,25 @@ def _coerce(name: str, value: Any) -> Any:
     return value
 
 
-def _check(name: str, value: Any) -> None:
-    """Refuse a Scrapy setting skitter does not implement, and a typo of a known name."""
-    if name in SETTINGS or not name.isupper():
+def _check(name: Any, value: Any) -> None:
+    """Refuse a name that is not upper case, and a Scrapy setting skitter does not
+    implement. (A name nothing declares is refused once the crawl's components are
+    known: ``_declared.check_declared``.)"""
+    if not isinstance(name, str) or not name.isupper():
+        close = suggest(name.upper(), SETTINGS) if isinstance(name, str) else []
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(
+            f"setting {name!r}: setting names are upper case (Scrapy reads only upper-case "
+            f"names, so a lower-case one would do nothing){hint}"
+        )
+    if name in SETTINGS:
         return
     unsupported = UNSUPPORTED.get(name)
-    if unsupported is not None:
-        if unsupported.allows(value):
-            return
+    if unsupported is not None and not unsupported.allows(value):
         raise ConfigError(
             f"setting {name} ({mask_setting(name, value)}) is Scrapy's, and skitter does not "
             f"implement it: {unsupported.hint}"
         )
-    close = difflib.get_close_matches(name, KNOWN_NAMES, n=1, cutoff=0.88)
-    if close:
-        raise ConfigError(f"unknown setting {name!r}: did you mean {close[0]!r}?")
 
 
 #: Where a layer's values came from, as a refusal names it (a project's settings module
@@ -147,7 +155,7 @@ class Settings(Mapping[str, Any]):
     ``origin`` says where ``values`` came from in an error about one of them
     (e.g. "quotes/settings.py of project 'quotes'"); by default, the layer's name."""
 
-    __slots__ = ("_sources", "_values", "_views")
+    __slots__ = ("_declared", "_origins", "_sources", "_values", "_views")
 
     def __init__(
         self,
@@ -159,6 +167,8 @@ class Settings(Mapping[str, Any]):
         self._values: dict[str, Any] = {}
         self._sources: dict[str, str] = {}
         self._views: dict[type, Any] = {}
+        self._declared: dict[str, Setting] = {}  # components' typed rows (``declare``)
+        self._origins: dict[str, str] = {}  # where a value came from, if said (``origin``)
         if values:
             self._merge(values, source, origin)
 
@@ -166,16 +176,43 @@ class Settings(Mapping[str, Any]):
         for name, value in values.items():
             try:
                 _check(name, value)
-                self._values[name] = _coerce(name, value)
+                self._values[name] = _coerce(self._spec(name), value)
             except ConfigError as exc:
                 raise ConfigError(f"{origin or _origin(source, name)}: {exc}") from None
             self._sources[name] = source
+            if origin:
+                self._origins[name] = origin
+            else:
+                self._origins.pop(name, None)
+
+    def _spec(self, name: str) -> Setting | None:
+        return SETTINGS.get(name) or self._declared.get(name)
+
+    def declare(self, rows: Iterable[Setting]) -> None:
+        """Add the typed declarations of a crawl's components (``declared_settings``),
+        once, at start, before anything reads them: a value set for one is read as its
+        type (``-s MYEXT_LIMIT=5`` is the int 5) and an unset one reads as its default.
+        No value changes after that, so views and readers see one Settings."""
+        for row in rows:
+            self._declared[row.name] = row
+            if row.name in self._values:
+                try:
+                    self._values[row.name] = _coerce(row, self._values[row.name])
+                except ConfigError as exc:
+                    raise ConfigError(f"{self.where(row.name)}: {exc}") from None
+
+    def where(self, name: str) -> str:
+        """Where ``name``'s value came from, as a refusal names it (the project's
+        settings module by its file, when the CLI said so)."""
+        return self._origins.get(name) or _origin(self.source(name), name)
 
     def with_layer(self, values: Mapping[str, Any] | None, source: str) -> Settings:
         """A copy with ``values`` laid over this one."""
         new = Settings()
         new._values = dict(self._values)
         new._sources = dict(self._sources)
+        new._declared = dict(self._declared)
+        new._origins = dict(self._origins)
         if values:
             new._merge(values, source)
         return new
@@ -190,15 +227,20 @@ class Settings(Mapping[str, Any]):
     ) -> Settings:
         """Lay the four layers over the defaults, lowest first.
 
-        ``env`` is the environment layer: only ``SKITTER_<NAME>`` variables for known
-        settings (and Scrapy's, to refuse those skitter lacks) are read from it. None
-        (the default) means no environment layer; the CLI passes ``os.environ``.
+        ``project`` may be a ``Settings`` (e.g. made with an ``origin``): its values keep
+        their layers and origins. ``env`` is the environment layer: only
+        ``SKITTER_<NAME>`` variables for known settings (and Scrapy's, to refuse those
+        skitter lacks) are read from it. None (the default) means no environment layer;
+        the CLI passes ``os.environ``.
         """
         environ: Mapping[str, str] = {} if env is None else env
         from_env = {  # Scrapy's names too, so that an unsupported one is refused
             name: environ[f"SKITTER_{name}"] for name in KNOWN_NAMES if f"SKITTER_{name}" in environ
         }
-        out = cls(project, source="project")
+        if isinstance(project, Settings):
+            out = project.with_layer(None, "project")
+        else:
+            out = cls(project, source="project")
         for values, source in ((spider, "spider"), (from_env, "env"), (cli, "cli")):
             out = out.with_layer(values, source)
         return out
@@ -207,7 +249,7 @@ class Settings(Mapping[str, Any]):
         try:
             return self._values[name]
         except KeyError:
-            spec = SETTINGS.get(name)
+            spec = self._spec(name)
             if spec is None:
                 raise
             default = spec.default
@@ -215,14 +257,15 @@ class Settings(Mapping[str, Any]):
             return default.copy() if isinstance(default, list | dict) else default
 
     def __contains__(self, name: object) -> bool:
-        return name in self._values or name in SETTINGS
+        return name in self._values or name in SETTINGS or name in self._declared
 
     def __iter__(self) -> Iterator[str]:
         yield from SETTINGS
+        yield from (name for name in self._declared if name not in self._values)
         yield from (name for name in self._values if name not in SETTINGS)
 
     def __len__(self) -> int:
-        return len(SETTINGS) + sum(1 for name in self._values if name not in SETTINGS)
+        return sum(1 for _ in self)
 
     def view(self, cls: type[V]) -> V:
         """The frozen view ``cls`` (e.g. ``DownloaderSettings``) of these settings, built on

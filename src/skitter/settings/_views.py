@@ -37,7 +37,9 @@ def _frozen(value: Any) -> Any:
 
 class View:
     """Base of a frozen settings view: ``from_settings`` fills each field from the setting
-    of the same name in upper case."""
+    of the same name in upper case; a plug-in's own setting that is not set takes the
+    field's default. A component that lists its view in ``declared_settings`` declares
+    those names (``_declared``)."""
 
     __slots__ = ()
 
@@ -45,8 +47,18 @@ class View:
     def from_settings(cls, settings: Settings) -> Self:
         if not dataclasses.is_dataclass(cls):
             raise TypeError(f"{cls.__name__} must be a dataclass to be a settings view")
-        values = {f.name: _frozen(settings[f.name.upper()]) for f in dataclasses.fields(cls)}
+        values = {
+            f.name: _frozen(settings[f.name.upper()])
+            for f in dataclasses.fields(cls)
+            if f.name.upper() in settings or not _has_default(f)
+        }
         return cls(**values)
+
+
+def _has_default(field: dataclasses.Field[Any]) -> bool:
+    return field.default is not dataclasses.MISSING or field.default_factory is not (
+        dataclasses.MISSING
+    )
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ callbacks of any kind (function, coroutine, generator, async generator).
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, MutableMapping
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from skitter._failure import Failure
@@ -19,7 +19,7 @@ from skitter.spider._middleware import aiter_output
 
 if TYPE_CHECKING:
     from skitter._types import CrawlContext
-    from skitter.settings import Settings
+    from skitter.settings import Setting, Settings, View
 
 __all__ = ["Spider"]
 
@@ -45,6 +45,10 @@ class Spider:
     #: Hosts the crawl may download from (skitter.http.Scope); empty: every host.
     allowed_domains: Iterable[str] = ()
     custom_settings: ClassVar[dict[str, Any]] = {}
+    #: Settings of its own that the spider reads but never names in its code (built at
+    #: run time): names, "PREFIX_*" prefixes, Setting rows, View classes. A name the
+    #: code holds (``self.settings["API_KEY"]``) needs none (skitter.settings._declared).
+    declared_settings: ClassVar[Sequence[str | Setting | type[View]]] = ()
     handle_httpstatus_list: ClassVar[Iterable[int]] = ()
 
     crawler: CrawlContext

@@ -18,7 +18,7 @@ from aiohttp import web
 from skitter import Crawler, Request, Response, Spider
 from skitter.dashboard._views import project_detail
 from skitter.downloader import ProxyPoolMiddleware, SessionMiddleware
-from skitter.exceptions import Blocked, ConfigError
+from skitter.exceptions import Blocked, ConfigError, CrawlFailed
 from skitter.testing import refused_port
 
 from ..conftest import MakeDownloader
@@ -338,7 +338,9 @@ async def test_a_task_blocked_on_every_session_fails_with_blocked(serve: Any) ->
     assert [type(e) for e in errors] == [Blocked]
     assert stats["sessions/retired/blocked"] == 3
     assert "retry/count" not in stats  # failed at once: retrying would block again
-    stats = await crawl({"BASE": base, "SESSION_POOL_SIZE": 2, "SESSION_MAX_BLOCK_RETRIES": 2})
+    with pytest.raises(CrawlFailed) as failed:  # its one start request got nowhere
+        await crawl({"BASE": base, "SESSION_POOL_SIZE": 2, "SESSION_MAX_BLOCK_RETRIES": 2})
+    stats = failed.value.stats
     assert stats["engine/failed_requests/Blocked"] == 1  # without an errback: counted
 
 

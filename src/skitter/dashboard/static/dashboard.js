@@ -194,14 +194,15 @@
     row.rate = td("rate-cell");
     row.toggle = el("button", { type: "button", class: "toggle", onclick: () => toggle(row) });
     row.cells = {};
-    for (const key of ["ready", "delayed", "processing", "c5m", "c1h", "call", "items", "unchanged"]) {
+    for (const key of ["waiting", "delayed", "leased", "in_flight", "done", "c5m", "c1h", "call", "items", "unchanged"]) {
       row.cells[key] = td(`num ${key}`);
     }
     row.chart = td("chart");
     const c = row.cells;
     row.tr = el("tr", { dataset: { project: name } },
       td("name", el("strong", {}, name), row.workers), td(null, row.status), row.rate,
-      c.ready, c.delayed, c.processing, c.c5m, c.c1h, c.call, c.items, c.unchanged, row.chart,
+      c.waiting, c.delayed, c.leased, c.in_flight, c.done, c.c5m, c.c1h, c.call, c.items,
+      c.unchanged, row.chart,
       td(null, row.toggle));
     row.tr.addEventListener("click", (event) => {
       if (event.target.closest("button, input, form, a")) return;
@@ -231,9 +232,9 @@
       row.rate.replaceChildren(button);
     }
     const c = row.cells;
-    c.ready.textContent = num(p.queue.ready);
-    c.delayed.textContent = num(p.queue.delayed);
-    c.processing.textContent = num(p.queue.processing);
+    for (const key of ["waiting", "delayed", "leased", "in_flight", "done"]) {
+      c[key].textContent = num(p.tasks[key]);
+    }
     c.c5m.replaceChildren(...counts(p.counts["5m"]));
     c.c1h.replaceChildren(...counts(p.counts["1h"]));
     c.call.replaceChildren(...counts(p.counts.all));
@@ -337,7 +338,9 @@
 
   function renderDetail(detail, now) {
     $("#detail-title").textContent = `Project ${detail.name}`;
-    $("#active-count").textContent = `(${detail.active.length})`;
+    const listed = detail.active.length;
+    $("#active-count").textContent = listed < detail.in_flight
+      ? `(${detail.in_flight}, the oldest ${listed} listed)` : `(${detail.in_flight})`;
     fillTable($("#active"), detail.active, (t) => [t.taskid, t.attempt], (t) => {
       const elapsed = td("num");
       const tr = el("tr", {}, td("url", link(t.url)), td(null, t.slot), td("num", num(t.attempt)), elapsed);

@@ -29,7 +29,7 @@ from skitter.exceptions import NotConfigured, RetryLater
 from skitter.http import Request, Response
 from skitter.settings import DownloaderSettings
 
-__all__ = ["RetryMiddleware"]
+__all__ = ["RetryMiddleware", "failed_times"]
 
 
 class RetryMiddleware:
@@ -66,3 +66,9 @@ class RetryMiddleware:
                 type(exception).__name__, request=request, cause=exception
             ) from exception
         return None
+
+
+def failed_times(attempts: int) -> str:
+    """How many attempts failed, in words for a log line: ``"failed once"``,
+    ``"failed 4 times"``."""
+    return "failed once" if attempts == 1 else f"failed {attempts} times"

@@ -68,7 +68,10 @@ key                   type    holds
 ``P:start-claim``     string  the fencing token of the worker feeding the start requests
                               (expires unless renewed: ``cluster.StartClaim``)
 ``P:start``           hash    ``offset`` (start requests queued so far; never moves back),
-                              ``done`` (all of them were)
+                              ``done`` (all of them were); how they ended: ``accepted``,
+                              ``refused``, ``refused:N`` (``cluster.StartClaim``)
+``P:start-final``     hash    ``P:start`` of a job its last worker cleared, for the worker
+                              that queued the start requests to read (expires)
 ``P:bloom``           hash    ``bits``, ``hashes``, ``block`` (the filter's shape, fixed on
                               first use), ``count`` (fingerprints added)
 ``P:bloom:N``         string  block N of the Bloom filter's bitmap
@@ -311,8 +314,13 @@ class JobKeys:
 
     @property
     def start(self) -> str:
-        """How far the start requests got."""
+        """How far the start requests got, and how they ended."""
         return f"{self.shards[0]}:start"
+
+    @property
+    def start_final(self) -> str:
+        """``start`` of a job cleared by its last worker (REDIS_PERSIST off)."""
+        return f"{self.shards[0]}:start-final"
 
     @property
     def bucket(self) -> str:

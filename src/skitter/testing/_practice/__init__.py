@@ -2,7 +2,7 @@
 
 ``serve_practice_site()`` runs it on a free loopback port; ``practice_data()`` is the data
 set it is rendered from, the ground truth of every crawl of it. To try a spider by hand,
-``python -m skitter.testing._practice`` serves it on http://127.0.0.1:8000.
+``skitter practice`` serves it on http://127.0.0.1:8000.
 """
 
 from skitter.testing._practice._data import PAGE_SIZE, Author, PracticeData, Quote, practice_data
