@@ -1,21 +1,35 @@
-"""Shared fixtures: real HTTP servers on 127.0.0.1, started per test."""
+"""Shared fixtures (real HTTP servers on 127.0.0.1, started per test) and the markers
+that say what a test needs, put on every test as it is collected."""
 
 from __future__ import annotations
 
 import inspect
+import types
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
+from functools import cache
 from typing import Any
 
 import pytest
-from aiohttp import web
 
-from skitter.settings import Settings
-from skitter.testing import TestCrawler, serve_app
-from skitter.testing._virtual import loop_factories
+# The frontier contract suite lives in the package (tests/frontier and tests/cluster run
+# it): have pytest rewrite its asserts, before any test module imports it.
+pytest.register_assert_rewrite("skitter.testing.frontier_contract")
+
+from aiohttp import web  # noqa: E402
+from hypothesis import settings  # noqa: E402
+
+from skitter.settings import Settings  # noqa: E402
+from skitter.testing import TestCrawler, serve_app  # noqa: E402
+from skitter.testing._virtual import loop_factories  # noqa: E402
 
 Serve = Callable[[web.Application], Awaitable[str]]
+
+# No per-example deadline: it is a wall-clock tolerance, and on a loaded machine (or under
+# coverage) an example that takes 250 ms would fail a property that says nothing of time.
+settings.register_profile("skitter", deadline=None)
+settings.load_profile("skitter")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -103,3 +117,96 @@ async def host_site() -> AsyncIterator[HostSiteFactory]:
             return site, int(base.rsplit(":", 1)[1])
 
         yield start
+
+
+# -- markers: what a test needs, read from what it uses ------------------------------------
+#: A fixture (or one it depends on) -> the marker of what it starts.
+NEEDS_BY_FIXTURE = {
+    "redis_server": "redis",
+    "redis_url": "redis",
+    "chromium": "browser",
+    "browser": "browser",
+    "cli": "subprocess",
+    "serve": "network",
+    "host_site": "network",
+}
+#: What a test calls directly, or through a helper of its module (not a fixture) -> the
+#: marker: a test that starts its own redis-server, child process or server. Names, as
+#: its code (and the code of the helpers it names) uses them.
+NEEDS_BY_NAME = {
+    "redis": {"RedisServer", "require_redis_server", "RedisClusterSet", "SentinelSet"},
+    "subprocess": {"create_subprocess_exec", "run_cli", "Popen", "check_output", "executable"},
+    "network": {"serve_app", "TCPSite", "start_server", "ThreadedMotoServer", "FTPServer"},
+    "browser": {"browser_problem", "chromium_pids", "kill_chromium"},
+    "slow": {"ThreadedMotoServer"},  # moto's S3 server: seconds to start and to answer
+}
+#: Markers whose tests need more than this process: the slow tier (``-m e2e``).
+E2E = frozenset({"redis", "browser", "subprocess", "slow"})
+
+
+def _code_names(code: types.CodeType) -> set[str]:
+    """The global and attribute names ``code`` uses, nested functions included."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _code_names(const)
+    return names
+
+
+@cache
+def _own_needs(obj: Any) -> tuple[frozenset[str], tuple[Any, ...]]:
+    """What ``obj`` (a test, a helper function or class) starts itself, and the helpers
+    of its module it names. Read from its code, not its text: cheap at collection."""
+    functions = [obj] if inspect.isfunction(obj) else []
+    if inspect.isclass(obj):
+        functions = [f for f in vars(obj).values() if inspect.isfunction(f)]
+    names: set[str] = set()
+    for function in functions:
+        names |= _code_names(function.__code__)
+    needs = frozenset(need for need, known in NEEDS_BY_NAME.items() if names & known)
+    module = getattr(obj, "__module__", None)
+    scope = functions[0].__globals__ if functions else {}
+    helpers = tuple(
+        found
+        for name in names
+        if (inspect.isfunction(found := scope.get(name)) or inspect.isclass(found))
+        and found.__module__ == module
+    )
+    return needs, helpers
+
+
+def _source_needs(test: Any) -> set[str]:
+    """What ``test`` starts, itself or through the helpers of its module, at any depth."""
+    needs: set[str] = set()
+    seen, todo = {test}, [test]
+    while todo:
+        own, helpers = _own_needs(todo.pop())
+        needs |= own
+        for helper in helpers:
+            if helper not in seen:
+                seen.add(helper)
+                todo.append(helper)
+    return needs
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test by what it needs (``redis``, ``browser``, ``subprocess``,
+    ``network``; ``e2e`` for the first three and ``slow``), from the fixtures it uses
+    and what it (or a helper of its module) starts, so a new test is marked without
+    anyone remembering to."""
+    for item in items:
+        needs = {
+            NEEDS_BY_FIXTURE[f] for f in getattr(item, "fixturenames", ()) if f in NEEDS_BY_FIXTURE
+        }
+        function = getattr(item, "function", None)
+        if function is not None:
+            needs |= _source_needs(function)
+        fixtures = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+        for definitions in fixtures.values():  # the fixtures it uses, at any depth
+            for definition in definitions:
+                needs |= _source_needs(definition.func)
+        needs |= {mark.name for mark in item.iter_markers() if mark.name in E2E}
+        if needs & E2E:
+            needs.add("e2e")
+        for name in sorted(needs):
+            item.add_marker(name)

@@ -143,7 +143,7 @@ async def test_the_cli_reads_skitter_settings_from_the_environment(
     serve: Any, tmp_path: Path, spider_file: Path
 ) -> None:
     """``SKITTER_<NAME>`` is a setting under the CLI (a library Crawler ignores it:
-    tests/test_settings.py), below ``-s`` and above the spider's custom_settings."""
+    tests/settings/test_settings.py), below ``-s`` and above the spider's custom_settings."""
     base = await serve(site(30))
     env = {"SKITTER_CLOSESPIDER_ITEMCOUNT": "3", "SKITTER_CONCURRENT_REQUESTS": "1"}
     args = ("crawl", f"{spider_file}:Catalogue", "-s", f"BASE={base}", "--stats-json")

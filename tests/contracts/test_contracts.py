@@ -1,4 +1,5 @@
-"""Spider contracts checked against a live local site through a real crawl probe."""
+"""Spider contracts checked through a real crawl probe, on a site answered in memory
+(``MockTransport``)."""
 
 from __future__ import annotations
 
@@ -6,28 +7,20 @@ import unittest
 from typing import Any
 
 import pytest
-from aiohttp import web
 
 from skitter import Crawler, Request, Spider
 from skitter._components import merge_components
 from skitter.contracts import Contract, ContractsManager
 from skitter.exceptions import ConfigError, ContractFail
+from skitter.testing import MockResponse, MockTransport
 
-Serve = Any
+BASE = "http://site.test"
 
 
-def _site() -> web.Application:
-    async def page(request: web.Request) -> web.Response:
-        body = '<html><h1>Title</h1><a href="/a">a</a><a href="/b">b</a></html>'
-        return web.Response(text=body, content_type="text/html")
-
-    async def missing(request: web.Request) -> web.Response:
-        return web.Response(status=404, text="gone")
-
-    app = web.Application()
-    app.router.add_get("/page", page)
-    app.router.add_get("/missing", missing)
-    return app
+def _site(request: Request) -> Any:
+    if request.parsed_url.path == "/page":
+        return '<html><h1>Title</h1><a href="/a">a</a><a href="/b">b</a></html>'
+    return MockResponse.text("gone", 404)
 
 
 class HasHeading(Contract):
@@ -83,7 +76,8 @@ def make_spider(base: str) -> type[Spider]:
 
 
 async def _check(spider_cls: type[Spider], methods: list[str] | None = None) -> unittest.TestResult:
-    crawler = Crawler(spider_cls, {"SPIDER_CONTRACTS": {HasHeading: 10}})
+    own = {"SPIDER_CONTRACTS": {HasHeading: 10}, "DOWNLOAD_TRANSPORT": MockTransport(_site)}
+    crawler = Crawler(spider_cls, own)
     settings = crawler.settings
     manager = ContractsManager(
         merge_components(settings["SPIDER_CONTRACTS_BASE"], settings["SPIDER_CONTRACTS"])
@@ -100,16 +94,16 @@ def _labels(pairs: list[tuple[Any, str]]) -> list[str]:
     return [str(case) for case, _ in pairs]
 
 
-async def test_passing_contracts_each_count_once(serve: Serve) -> None:
-    base = await serve(_site())
+async def test_passing_contracts_each_count_once() -> None:
+    base = BASE
     result = await _check(make_spider(base), ["parse", "parse_async"])
     assert result.errors == [] and result.failures == [], result.errors + result.failures
     # parse: has_heading pre, returns x2, scrapes post; parse_async: returns, scrapes
     assert result.testsRun == 6
 
 
-async def test_failed_checks_are_failures_with_scrapy_messages(serve: Serve) -> None:
-    base = await serve(_site())
+async def test_failed_checks_are_failures_with_scrapy_messages() -> None:
+    base = BASE
     result = await _check(make_spider(base), ["parse_short"])
     assert _labels(result.failures) == [
         "[checked] parse_short (@returns post-hook)",
@@ -120,15 +114,15 @@ async def test_failed_checks_are_failures_with_scrapy_messages(serve: Serve) -> 
     assert "Missing fields: price" in messages
 
 
-async def test_a_callback_that_raises_is_an_error(serve: Serve) -> None:
-    base = await serve(_site())
+async def test_a_callback_that_raises_is_an_error() -> None:
+    base = BASE
     result = await _check(make_spider(base), ["parse_broken"])
     assert _labels(result.errors) == ["[checked] parse_broken (callback)"]
     assert "boom" in result.errors[0][1]
 
 
-async def test_a_page_the_spider_would_not_get_is_an_errback_error(serve: Serve) -> None:
-    base = await serve(_site())
+async def test_a_page_the_spider_would_not_get_is_an_errback_error() -> None:
+    base = BASE
     spider = make_spider(base)
     spider.parse.__doc__ = f"@url {base}/missing\n@returns items 0"
     result = await _check(spider, ["parse"])
@@ -136,8 +130,8 @@ async def test_a_page_the_spider_would_not_get_is_an_errback_error(serve: Serve)
     assert "HttpError" in result.errors[0][1]
 
 
-async def test_unknown_contracts_and_callbacks_without_url(serve: Serve) -> None:
-    base = await serve(_site())
+async def test_unknown_contracts_and_callbacks_without_url() -> None:
+    base = BASE
     spider = make_spider(base)
     spider.parse.__doc__ = f"@url {base}/page\n@nonesuch 1"
     result = await _check(spider, ["parse", "no_url"])

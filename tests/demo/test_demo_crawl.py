@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import orjson
+import pytest
 
 from skitter.cli import main
 from skitter.cli._demo import compare_items
@@ -17,6 +18,7 @@ from skitter.demo import expected_items
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
+@pytest.mark.slow  # the whole demo shop, retries included: seconds on an idle machine
 def test_demo_crawls_exactly_the_expected_items(tmp_path: Path) -> None:
     output = tmp_path / "items.jsonl"
     stats_path = tmp_path / "stats.json"

@@ -28,7 +28,8 @@ def _every_path() -> list[str]:
 
 
 async def test_expected_items_is_deterministic_and_one_item_per_product() -> None:
-    items = expected_items(rendered=False)  # the market's JavaScript pages: tests/browser
+    # the market's JavaScript pages: tests/downloader/browser
+    items = expected_items(rendered=False)
     assert items == expected_items(rendered=False)
     assert items is not expected_items(rendered=False)
     skus = [item["sku"] for item in items]

@@ -149,6 +149,7 @@ def test_an_empty_body_is_empty_not_truncated() -> None:
     assert decoder.finish() == b""
 
 
+@pytest.mark.slow  # every chunking of a big page: seconds even on an idle machine
 def test_a_big_brotli_page_arrives_whole_in_any_chunking() -> None:
     page = b"".join(b"<p>line %d of a large brotli page</p>\n" % i for i in range(60_000))
     assert len(page) > 1_600_000
@@ -190,6 +191,7 @@ def test_the_limit_is_exact_at_any_chunking(
         assert out == data[: limit + 1]
 
 
+@pytest.mark.slow  # a large search: seconds even on an idle machine
 @settings(max_examples=25, deadline=None)
 @given(size=st.integers(1, 5000), split_at=st.integers(0, 3))
 @pytest.mark.parametrize("coding", ALL)

@@ -317,7 +317,7 @@ async def test_rendered_pages_follow_the_verification_switch(
     serve_tls: ServeTLS, caplog: pytest.LogCaptureFixture
 ) -> None:
     problem = browser_problem()
-    if problem is not None:  # as tests/browser does: skipped here, a failure under CI
+    if problem is not None:  # as tests/downloader/browser does: skipped here, a failure under CI
         message = f"browser tests need Chromium and Playwright: {problem}"
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(message)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import gzip
 import logging
-import socket
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 
@@ -22,6 +21,7 @@ from skitter.exceptions import (
     ResponseTooLarge,
 )
 from skitter.http import Request
+from skitter.testing import refused_port
 
 from .codings import zstd
 from .conftest import MakeTransport
@@ -381,9 +381,7 @@ async def test_broken_http_is_connection_lost(
 
 
 def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    return refused_port()
 
 
 async def test_refused_connection_is_connect_error(make_transport: MakeTransport) -> None:

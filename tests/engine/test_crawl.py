@@ -1,5 +1,6 @@
-"""End-to-end crawls against real local servers: callbacks, termination, order, dedupe,
-retries, errors. Each test builds the small site it needs."""
+"""End-to-end crawls: callbacks, termination, order, dedupe, retries, errors. Each test
+builds the small site it needs, answered in memory (``MockTransport``: the crawl is the
+real one, only the socket is missing); the lease test waits on a real server."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from aiohttp import web
 
 from skitter import CloseSpider, Crawler, DropItem, Request, Response, Spider, run_crawlers
+from skitter.testing import MockResponse, MockTransport
 
 FAST = {"RETRY_DELAYS": [0.0], "CONCURRENT_REQUESTS": 8}
 
@@ -26,8 +28,16 @@ def links(*hrefs: str) -> str:
     return "".join(f'<a href="{h}">{h}</a>' for h in hrefs)
 
 
+def reply(body: str, status: int = 200) -> MockResponse:
+    return MockResponse.html(f"<html><body>{body}</body></html>", status)
+
+
 class Recorder:
-    """An app that counts hits per path and serves pages from a dict."""
+    """A site that counts hits per path and serves pages from a dict: in memory
+    (``fast``: the settings that crawl it through ``transport``), or as an aiohttp app.
+    A callable page is ``(request, hit) -> answer``."""
+
+    base = "http://site.test"
 
     def __init__(self, pages: dict[str, Any]) -> None:
         self.pages = pages
@@ -35,6 +45,22 @@ class Recorder:
         self.order: list[str] = []
         self.app = web.Application()
         self.app.router.add_route("*", "/{tail:.*}", self.handle)
+        self.transport = MockTransport(self.answer)
+        self.fast = {**FAST, "DOWNLOAD_TRANSPORT": self.transport}
+
+    async def answer(self, request: Request) -> Any:
+        url = request.parsed_url
+        self.hits[url.path] += 1
+        self.order.append(url.path_qs)
+        handler = self.pages.get(url.path)
+        if handler is None:
+            return reply("not found", 404)
+        if callable(handler):
+            result = handler(request, self.hits[url.path])
+            if asyncio.iscoroutine(result):
+                result = await result
+            return result
+        return reply(handler)
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         path = request.path_qs
@@ -51,7 +77,7 @@ class Recorder:
         return page(handler)
 
 
-async def test_every_callback_kind_is_followed(serve: Any) -> None:
+async def test_every_callback_kind_is_followed() -> None:
     site = Recorder(
         {
             "/": links("/func", "/coro", "/gen", "/agen", "/none", "/single"),
@@ -64,7 +90,7 @@ async def test_every_callback_kind_is_followed(serve: Any) -> None:
             "/from-single": "x",
         }
     )
-    base = await serve(site.app)
+    base = site.base
     items: list[dict[str, str]] = []
 
     class Kinds(Spider):
@@ -108,16 +134,16 @@ async def test_every_callback_kind_is_followed(serve: Any) -> None:
             items.append(item)
             return item
 
-    stats = await Crawler(Kinds, {**FAST, "ITEM_PIPELINES": {Collect: 100}}).run()
+    stats = await Crawler(Kinds, {**site.fast, "ITEM_PIPELINES": {Collect: 100}}).run()
     assert sorted(i["kind"] for i in items) == ["agen", "coro", "func", "func", "gen"]
     assert stats["item_scraped_count"] == 5
     assert site.hits["/from-single"] == 1
     assert stats["finish_reason"] == "finished"
 
 
-async def test_start_requests_are_pulled_lazily(serve: Any) -> None:
+async def test_start_requests_are_pulled_lazily() -> None:
     site = Recorder({f"/p{i}": "ok" for i in range(100)})
-    base = await serve(site.app)
+    base = site.base
     pulled = 0
 
     class Million(Spider):
@@ -132,15 +158,15 @@ async def test_start_requests_are_pulled_lazily(serve: Any) -> None:
         def parse(self, response: Response) -> None:
             return None
 
-    stats = await Crawler(Million, {**FAST, "CLOSESPIDER_PAGECOUNT": 40}).run()
+    stats = await Crawler(Million, {**site.fast, "CLOSESPIDER_PAGECOUNT": 40}).run()
     assert stats["finish_reason"] == "closespider_pagecount"
     # Only a small buffer beyond what was crawled was ever taken from the generator.
     assert pulled < 40 + 200, pulled
 
 
-async def test_async_generator_start_requests(serve: Any) -> None:
+async def test_async_generator_start_requests() -> None:
     site = Recorder({"/a": "a", "/b": "b"})
-    base = await serve(site.app)
+    base = site.base
 
     class AsyncStart(Spider):
         name = "astart"
@@ -153,7 +179,7 @@ async def test_async_generator_start_requests(serve: Any) -> None:
         def parse(self, response: Response) -> Any:
             yield {"url": response.url}
 
-    stats = await Crawler(AsyncStart, FAST).run()
+    stats = await Crawler(AsyncStart, site.fast).run()
     assert stats["item_scraped_count"] == 2
 
 
@@ -166,9 +192,9 @@ async def test_zero_start_urls_finishes_at_once() -> None:
     assert stats.get("response_received_count", 0) == 0
 
 
-async def test_late_yields_in_a_deep_chain_keep_the_crawl_alive(serve: Any) -> None:
+async def test_late_yields_in_a_deep_chain_keep_the_crawl_alive() -> None:
     site = Recorder({"/step": "step"})
-    base = await serve(site.app)
+    base = site.base
 
     class Chain(Spider):
         name = "chain"
@@ -182,13 +208,13 @@ async def test_late_yields_in_a_deep_chain_keep_the_crawl_alive(serve: Any) -> N
                 await asyncio.sleep(0.02)
                 yield Request(f"{base}/step?n={n + 1}")
 
-    stats = await Crawler(Chain, {**FAST, "CONCURRENT_REQUESTS": 1}).run()
+    stats = await Crawler(Chain, {**site.fast, "CONCURRENT_REQUESTS": 1}).run()
     assert stats["item_scraped_count"] == 16
 
 
-async def test_priority_then_fifo(serve: Any) -> None:
+async def test_priority_then_fifo() -> None:
     site = Recorder({f"/{n}": "x" for n in "abcdefg"})
-    base = await serve(site.app)
+    base = site.base
 
     class Prio(Spider):
         name = "prio"
@@ -204,11 +230,11 @@ async def test_priority_then_fifo(serve: Any) -> None:
         def parse(self, response: Response) -> None:
             return None
 
-    await Crawler(Prio, {**FAST, "CONCURRENT_REQUESTS": 1}).run()
+    await Crawler(Prio, {**site.fast, "CONCURRENT_REQUESTS": 1}).run()
     assert site.order == ["/a", "/g", "/c", "/e", "/b", "/d", "/f"]
 
 
-async def test_duplicates_are_filtered_by_canonical_url(serve: Any) -> None:
+async def test_duplicates_are_filtered_by_canonical_url() -> None:
     site = Recorder(
         {
             "/": links("/item?a=1&b=2", "/item?b=2&a=1", "/item?a=1&b=2#top", "/other"),
@@ -216,7 +242,7 @@ async def test_duplicates_are_filtered_by_canonical_url(serve: Any) -> None:
             "/other": links("/", "/item?b=2&a=1"),
         }
     )
-    base = await serve(site.app)
+    base = site.base
 
     class Dupes(Spider):
         name = "dupes"
@@ -225,16 +251,16 @@ async def test_duplicates_are_filtered_by_canonical_url(serve: Any) -> None:
         def parse(self, response: Response) -> Any:
             yield from response.follow_all(css="a")
 
-    stats = await Crawler(Dupes, FAST).run()
+    stats = await Crawler(Dupes, site.fast).run()
     assert site.hits["/item"] == 1
     # "/" is a start URL (dont_filter, as in Scrapy) so the link back to it is fetched once
     assert site.hits["/"] == 2
     assert stats["dupefilter/filtered"] >= 3
 
 
-async def test_dont_filter_fetches_again(serve: Any) -> None:
+async def test_dont_filter_fetches_again() -> None:
     site = Recorder({"/same": "same"})
-    base = await serve(site.app)
+    base = site.base
 
     class Again(Spider):
         name = "again"
@@ -246,20 +272,20 @@ async def test_dont_filter_fetches_again(serve: Any) -> None:
         def parse(self, response: Response, i: int) -> Any:
             yield {"i": i}
 
-    stats = await Crawler(Again, FAST).run()
+    stats = await Crawler(Again, site.fast).run()
     assert site.hits["/same"] == 3
     assert stats["item_scraped_count"] == 3
 
 
 @pytest.mark.parametrize("start", ["start_urls", "dont_filter link"])
 async def test_a_dont_filter_copy_of_the_running_request_is_fetched_again(
-    serve: Any, start: str
+    start: str,
 ) -> None:
     """Scrapy's idiom ``yield response.request.replace(dont_filter=True)`` (a page
     that must be fetched once more, e.g. after logging in): the copy must not carry the
     taskid skitter gave the running dont_filter task, or it is merged into it and lost."""
     site = Recorder({"/again": "again", "/": '<a href="/again">x</a>'})
-    base = await serve(site.app)
+    base = site.base
 
     class Twice(Spider):
         name = "twice"
@@ -278,17 +304,17 @@ async def test_a_dont_filter_copy_of_the_running_request_is_fetched_again(
             if not response.meta.get("n"):
                 yield response.request.replace(dont_filter=True, meta={"n": 1})
 
-    stats = await Crawler(Twice, FAST).run()
+    stats = await Crawler(Twice, site.fast).run()
     assert site.hits["/again"] == 2
     assert stats["item_scraped_count"] == 2
 
 
-async def test_retry_then_success(serve: Any) -> None:
-    def flaky(request: web.Request, hit: int) -> web.Response:
-        return page("down", 503) if hit <= 2 else page("<p>up</p>")
+async def test_retry_then_success() -> None:
+    def flaky(request: Request, hit: int) -> MockResponse:
+        return reply("down", 503) if hit <= 2 else reply("<p>up</p>")
 
     site = Recorder({"/flaky": flaky})
-    base = await serve(site.app)
+    base = site.base
 
     class Flaky(Spider):
         name = "flaky"
@@ -304,16 +330,16 @@ async def test_retry_then_success(serve: Any) -> None:
             items.append(item)
             return item
 
-    stats = await Crawler(Flaky, {**FAST, "ITEM_PIPELINES": {Keep: 1}}).run()
+    stats = await Crawler(Flaky, {**site.fast, "ITEM_PIPELINES": {Keep: 1}}).run()
     assert site.hits["/flaky"] == 3
     assert items == [{"text": "up", "retries": 2}]
     assert stats["retry/count"] == 2
     assert stats["retry/reason_count/HTTP 503"] == 2
 
 
-async def test_exhausted_retries_reach_the_errback(serve: Any) -> None:
-    site = Recorder({"/down": lambda request, hit: page("down", 500)})
-    base = await serve(site.app)
+async def test_exhausted_retries_reach_the_errback() -> None:
+    site = Recorder({"/down": lambda request, hit: reply("down", 500)})
+    base = site.base
     failures: list[BaseException] = []
 
     class Down(Spider):
@@ -329,7 +355,7 @@ async def test_exhausted_retries_reach_the_errback(serve: Any) -> None:
             failures.append(failure)
             yield {"failed": failure.request.url}  # type: ignore[attr-defined]
 
-    stats = await Crawler(Down, {**FAST, "RETRY_TIMES": 2}).run()
+    stats = await Crawler(Down, {**site.fast, "RETRY_TIMES": 2}).run()
     assert site.hits["/down"] == 3
     assert stats["retry/max_reached"] == 1
     assert len(failures) == 1
@@ -337,9 +363,9 @@ async def test_exhausted_retries_reach_the_errback(serve: Any) -> None:
     assert stats["item_scraped_count"] == 1
 
 
-async def test_errors_in_callbacks_and_pipelines_do_not_stop_the_crawl(serve: Any) -> None:
+async def test_errors_in_callbacks_and_pipelines_do_not_stop_the_crawl() -> None:
     site = Recorder({"/": links(*(f"/p{i}" for i in range(6)))} | {f"/p{i}": "p" for i in range(6)})
-    base = await serve(site.app)
+    base = site.base
 
     class Faulty(Spider):
         name = "faulty"
@@ -365,7 +391,7 @@ async def test_errors_in_callbacks_and_pipelines_do_not_stop_the_crawl(serve: An
                 raise RuntimeError("pipeline bug")
             return item
 
-    stats = await Crawler(Faulty, {**FAST, "ITEM_PIPELINES": {Picky: 1}}).run()
+    stats = await Crawler(Faulty, {**site.fast, "ITEM_PIPELINES": {Picky: 1}}).run()
     assert stats["spider_exceptions/ValueError"] == 1
     assert stats["spider_exceptions/CallbackError/int"] == 1
     assert stats["item_dropped_count"] == 1
@@ -373,9 +399,9 @@ async def test_errors_in_callbacks_and_pipelines_do_not_stop_the_crawl(serve: An
     assert stats["finish_reason"] == "finished"
 
 
-async def test_invalid_urls_are_counted_and_skipped(serve: Any) -> None:
+async def test_invalid_urls_are_counted_and_skipped() -> None:
     site = Recorder({"/": "home", "/ok": "ok"})
-    base = await serve(site.app)
+    base = site.base
 
     class BadLinks(Spider):
         name = "badlinks"
@@ -390,15 +416,15 @@ async def test_invalid_urls_are_counted_and_skipped(serve: Any) -> None:
         def ok(self, response: Response) -> Any:
             yield {"ok": True}
 
-    stats = await Crawler(BadLinks, FAST).run()
+    stats = await Crawler(BadLinks, site.fast).run()
     assert stats["item_scraped_count"] == 1
     assert stats["scheduler/invalid_url"] == 2
     assert stats["finish_reason"] == "finished"
 
 
-async def test_close_spider_from_a_callback(serve: Any) -> None:
+async def test_close_spider_from_a_callback() -> None:
     site = Recorder({f"/p{i}": links(f"/p{i + 1}") for i in range(50)})
-    base = await serve(site.app)
+    base = site.base
 
     class Closer(Spider):
         name = "closer"
@@ -409,14 +435,14 @@ async def test_close_spider_from_a_callback(serve: Any) -> None:
                 raise CloseSpider("enough")
             yield from response.follow_all(css="a")
 
-    stats = await Crawler(Closer, FAST).run()
+    stats = await Crawler(Closer, site.fast).run()
     assert stats["finish_reason"] == "enough"
     assert site.hits["/p10"] == 0
 
 
-async def test_http_errors_reach_errback_not_callback(serve: Any) -> None:
+async def test_http_errors_reach_errback_not_callback() -> None:
     site = Recorder({"/": links("/missing", "/gone")})
-    base = await serve(site.app)
+    base = site.base
     seen: list[int] = []
 
     class Errors(Spider):
@@ -434,14 +460,14 @@ async def test_http_errors_reach_errback_not_callback(serve: Any) -> None:
         def err(self, failure: Any) -> None:
             seen.append(failure.response.status)
 
-    stats = await Crawler(Errors, FAST).run()
+    stats = await Crawler(Errors, site.fast).run()
     assert seen == [404, 404]
     assert stats["downloader/response_status_count/404"] == 2
 
 
-async def test_many_crawls_in_one_loop_and_side_by_side(serve: Any) -> None:
+async def test_many_crawls_in_one_loop_and_side_by_side() -> None:
     site = Recorder({"/": "home"})
-    base = await serve(site.app)
+    base = site.base
 
     class One(Spider):
         name = "one"
@@ -461,21 +487,21 @@ async def test_many_crawls_in_one_loop_and_side_by_side(serve: Any) -> None:
             yield Row(self.name)
 
     for _ in range(3):
-        stats = await Crawler(One, FAST).run()
+        stats = await Crawler(One, site.fast).run()
         assert stats["item_scraped_count"] == 1
-    both = await run_crawlers([Crawler(One, FAST), Crawler(Two, FAST)])
+    both = await run_crawlers([Crawler(One, site.fast), Crawler(Two, site.fast)])
     assert [s["item_scraped_count"] for s in both] == [1, 1]
 
 
-async def test_monitor_and_failed_task_retry_through_the_crawler(serve: Any) -> None:
+async def test_monitor_and_failed_task_retry_through_the_crawler() -> None:
     calls: Counter[str] = Counter()
 
-    def flaky(request: web.Request, hit: int) -> web.Response:
+    def flaky(request: Request, hit: int) -> MockResponse:
         calls["flaky"] += 1
-        return page("down", 503) if calls["flaky"] <= 1 else page("up")
+        return reply("down", 503) if calls["flaky"] <= 1 else reply("up")
 
     site = Recorder({"/": links("/ok", "/flaky"), "/ok": "ok", "/flaky": flaky})
-    base = await serve(site.app)
+    base = site.base
 
     class Watched(Spider):
         name = "watched"
@@ -487,7 +513,7 @@ async def test_monitor_and_failed_task_retry_through_the_crawler(serve: Any) -> 
         def page(self, response: Response) -> Any:
             yield {"url": response.url}
 
-    crawler = Crawler(Watched, {**FAST, "RETRY_TIMES": 0})
+    crawler = Crawler(Watched, {**site.fast, "RETRY_TIMES": 0})
     await crawler.run()
     monitor = crawler.control.monitor
     assert monitor is not None
@@ -495,7 +521,7 @@ async def test_monitor_and_failed_task_retry_through_the_crawler(serve: Any) -> 
     assert [o.reason for o in monitor.failures] == ["HTTP 503"]
     failed = await crawler.control.failed_tasks()
     assert [(t.url, t.reason) for t in failed] == [(base + "/flaky", "HTTP 503")]
-    assert await crawler.control.retry_failed(domain="127.0.0.1") == 1
+    assert await crawler.control.retry_failed(domain="site.test") == 1
     counts = await crawler.control.queue_counts()
     assert (counts.ready, counts.delayed, counts.processing) == (1, 0, 0)
 

@@ -4,23 +4,20 @@ in the crawl's log (as in Scrapy); without an errback it stays an ERROR (issue 1
 from __future__ import annotations
 
 import logging
-import socket
 from typing import Any
 
 import pytest
 from aiohttp import web
 
 from skitter import Crawler, Request, Spider
+from skitter.testing import refused_port
 
 # Its one start request fails: the crawl's own verdict on that is not the subject here.
 FAST = {"RETRY_DELAYS": [0.0], "RETRY_TIMES": 1, "FAIL_WHEN_NO_START_SUCCEEDS": False}
 
 
 def closed_port_url() -> str:
-    with socket.socket() as sock:  # bound then closed: connections to it are refused
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}/down"
+    return f"http://127.0.0.1:{refused_port()}/down"
 
 
 async def server_error_url(serve: Any) -> str:

@@ -1,54 +1,41 @@
-"""``Crawler.probe()``: one request at a time through a crawl's real components."""
+"""``Crawler.probe()``: one request at a time through a crawl's real components, on a
+site answered in memory (``MockTransport``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from aiohttp import web
 
 from skitter import Crawler, Request, Spider
 from skitter.exceptions import DropItem, HttpError, IgnoreRequest
+from skitter.testing import MockResponse, MockTransport, refused_port
 
-Serve = Any
+#: The site's address: the spider's allowed domain, on a port where nothing listens
+#: (``MockTransport`` answers; a request that reached the network would be refused).
+BASE = f"http://127.0.0.1:{refused_port()}"
+PAGE = '<html><a href="/next">next</a><a href="http://elsewhere.test/x">x</a></html>'
 
 
-def _site(hits: dict[str, int]) -> web.Application:
-    async def page(request: web.Request) -> web.Response:
-        hits[request.path] = hits.get(request.path, 0) + 1
-        return web.Response(
-            text='<html><a href="/next">next</a><a href="http://elsewhere.test/x">x</a></html>',
-            content_type="text/html",
-        )
+def _site(hits: dict[str, int]) -> dict[str, Any]:
+    """The settings that crawl the site in memory; ``hits`` counts requests by path."""
 
-    async def flaky(request: web.Request) -> web.Response:
-        hits["/flaky"] = hits.get("/flaky", 0) + 1
-        if hits["/flaky"] < 3:
-            return web.Response(status=503, text="busy")
-        return web.Response(text="<html>ok</html>", content_type="text/html")
+    def answer(request: Request) -> Any:
+        path = request.parsed_url.path
+        hits[path] = hits.get(path, 0) + 1
+        if path in ("/page", "/private"):
+            return PAGE
+        if path == "/flaky":
+            return MockResponse.text("busy", 503) if hits[path] < 3 else "<html>ok</html>"
+        if path == "/down":
+            return MockResponse.text("down", 503)
+        if path == "/redirect":
+            return MockResponse.redirect("/page")
+        if path == "/robots.txt":
+            return MockResponse.text("User-agent: *\nDisallow: /private\n")
+        return MockResponse.text("gone", 404)
 
-    async def down(request: web.Request) -> web.Response:
-        hits["/down"] = hits.get("/down", 0) + 1
-        return web.Response(status=503, text="down")
-
-    async def redirect(request: web.Request) -> web.Response:
-        raise web.HTTPFound("/page")
-
-    async def robots(request: web.Request) -> web.Response:
-        return web.Response(text="User-agent: *\nDisallow: /private\n")
-
-    async def missing(request: web.Request) -> web.Response:
-        return web.Response(status=404, text="gone")
-
-    app = web.Application()
-    app.router.add_get("/page", page)
-    app.router.add_get("/private", page)
-    app.router.add_get("/flaky", flaky)
-    app.router.add_get("/down", down)
-    app.router.add_get("/redirect", redirect)
-    app.router.add_get("/robots.txt", robots)
-    app.router.add_get("/missing", missing)
-    return app
+    return {"DOWNLOAD_TRANSPORT": MockTransport(answer)}
 
 
 class Local(Spider):
@@ -63,37 +50,37 @@ class Local(Spider):
 FAST = {"RETRY_DELAYS": [0.0], "RETRY_TIMES": 2}
 
 
-async def test_fetch_follows_redirects_through_the_middlewares(serve: Serve) -> None:
+async def test_fetch_follows_redirects_through_the_middlewares() -> None:
     hits: dict[str, int] = {}
-    base = await serve(_site(hits))
-    async with Crawler(Local, FAST).probe() as probe:
+    base = BASE
+    async with Crawler(Local, {**FAST, **_site(hits)}).probe() as probe:
         response = await probe.fetch(Request(base + "/redirect"))
     assert response.status == 200
     assert response.url == base + "/page"
     assert response.request.meta["redirect_urls"] == [base + "/redirect"]
 
 
-async def test_fetch_without_redirect_shows_the_3xx(serve: Serve) -> None:
-    base = await serve(_site({}))
+async def test_fetch_without_redirect_shows_the_3xx() -> None:
+    base = BASE
     request = Request(base + "/redirect", meta={"handle_httpstatus_all": True})
-    async with Crawler(Local, FAST).probe() as probe:
+    async with Crawler(Local, {**FAST, **_site({})}).probe() as probe:
         response = await probe.fetch(request)
     assert response.status == 302
 
 
-async def test_fetch_waits_out_retries_by_the_table(serve: Serve) -> None:
+async def test_fetch_waits_out_retries_by_the_table() -> None:
     hits: dict[str, int] = {}
-    base = await serve(_site(hits))
-    async with Crawler(Local, FAST).probe() as probe:
+    base = BASE
+    async with Crawler(Local, {**FAST, **_site(hits)}).probe() as probe:
         response = await probe.fetch(Request(base + "/flaky"))
     assert response.status == 200
     assert hits["/flaky"] == 3
 
 
-async def test_out_of_retries_the_last_response_is_returned(serve: Serve) -> None:
+async def test_out_of_retries_the_last_response_is_returned() -> None:
     hits: dict[str, int] = {}
-    base = await serve(_site(hits))
-    async with Crawler(Local, FAST).probe() as probe:
+    base = BASE
+    async with Crawler(Local, {**FAST, **_site(hits)}).probe() as probe:
         response = await probe.fetch(Request(base + "/down"))
         with pytest.raises(HttpError):
             await probe.check_input(response)  # the crawl's callback would not see it
@@ -101,11 +88,11 @@ async def test_out_of_retries_the_last_response_is_returned(serve: Serve) -> Non
     assert hits["/down"] == 3  # the first attempt and RETRY_TIMES=2 retries
 
 
-async def test_scope_and_robots_txt_refuse_before_any_download(serve: Serve) -> None:
+async def test_scope_and_robots_txt_refuse_before_any_download() -> None:
     hits: dict[str, int] = {}
-    base = await serve(_site(hits))
+    base = BASE
     elsewhere = base.replace("127.0.0.1", "localhost")
-    async with Crawler(Local, {**FAST, "ROBOTSTXT_OBEY": True}).probe() as probe:
+    async with Crawler(Local, {**FAST, **_site(hits), "ROBOTSTXT_OBEY": True}).probe() as probe:
         with pytest.raises(IgnoreRequest, match="offsite"):
             await probe.fetch(Request(elsewhere + "/page"))
         with pytest.raises(IgnoreRequest):
@@ -114,9 +101,9 @@ async def test_scope_and_robots_txt_refuse_before_any_download(serve: Serve) -> 
     assert "/page" not in hits
 
 
-async def test_scrape_runs_the_spider_middlewares_and_returns_the_output(serve: Serve) -> None:
-    base = await serve(_site({}))
-    async with Crawler(Local, FAST).probe() as probe:
+async def test_scrape_runs_the_spider_middlewares_and_returns_the_output() -> None:
+    base = BASE
+    async with Crawler(Local, {**FAST, **_site({})}).probe() as probe:
         response = await probe.fetch(Request(base + "/page"))
         output = await probe.scrape(response)
     assert output[0] == {"url": base + "/page"}

@@ -1,6 +1,4 @@
-"""The contract suite lives in the package; have pytest rewrite its asserts too.
-
-The Redis frontier tests share two fixtures (each module starts its own redis-server
+"""The Redis frontier tests share two fixtures (each module starts its own redis-server
 and names it ``redis_url``): ``make`` and ``client``."""
 
 from __future__ import annotations
@@ -12,8 +10,6 @@ import pytest
 from redis.asyncio import Redis
 
 from skitter.frontier import RedisFrontier
-
-pytest.register_assert_rewrite("skitter.testing.frontier_contract")
 
 
 @pytest.fixture

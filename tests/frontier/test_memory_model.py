@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
@@ -281,5 +282,6 @@ for machine in (QueueMachine, UnpackedQueueMachine):
         deadline=None,
         suppress_health_check=[HealthCheck.too_slow],
     )
-TestMemoryTaskQueueModel = QueueMachine.TestCase
-TestUnpackedMemoryTaskQueueModel = UnpackedQueueMachine.TestCase
+# Large searches: seconds even on an idle machine.
+TestMemoryTaskQueueModel = pytest.mark.slow(QueueMachine.TestCase)
+TestUnpackedMemoryTaskQueueModel = pytest.mark.slow(UnpackedQueueMachine.TestCase)

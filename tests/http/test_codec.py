@@ -92,6 +92,7 @@ header_name = st.text(alphabet="abcdefghijklmnopqrstuvwxyz-", min_size=1, max_si
 )
 
 
+@pytest.mark.slow  # a large search: seconds even on an idle machine
 @settings(max_examples=200, deadline=None)
 @given(
     path=st.text(max_size=30),

@@ -195,6 +195,7 @@ _TEXT = st.lists(st.one_of(_HOSTS, _MARKS), max_size=6).map("".join)
 _START = st.sampled_from(["http://", "https://", "HTTP://", "ftp://", "http:/", "http:", "//", ""])
 
 
+@pytest.mark.slow  # a large search: seconds even on an idle machine
 @settings(max_examples=1000, deadline=None)
 @given(_START, st.tuples(_TEXT, _HOSTS, _TEXT).map("".join), st.lists(_TEXT, min_size=2))
 def test_allows_url_agrees_with_allows_on_the_parsed_url(

@@ -7,7 +7,6 @@ import asyncio
 import gzip
 import json
 import logging
-import socket
 import subprocess
 import sys
 import textwrap
@@ -25,6 +24,7 @@ from moto.server import ThreadedMotoServer
 from skitter import Crawler, Request, Spider
 from skitter.exceptions import ConfigError, CrawlFailed
 from skitter.pipelines import _feed_uploads, parse_feeds
+from skitter.testing import refused_port
 
 with warnings.catch_warnings():  # pyftpdlib runs on asyncore before Python 3.12
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -203,9 +203,7 @@ async def test_a_failed_upload_fails_the_crawl_without_showing_the_password(
     monkeypatch, caplog
 ) -> None:
     monkeypatch.setattr(_feed_uploads, "RETRY_DELAYS", (0.01, 0.01))
-    with socket.socket() as sock:  # a port nobody listens on
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = refused_port()
     feeds = {f"ftp://user:{SECRET}@127.0.0.1:{port}/items.jsonl": {}}
     with pytest.raises(CrawlFailed) as raised:
         await Crawler(Numbers, {"FEEDS": feeds}).run()

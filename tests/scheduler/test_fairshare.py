@@ -111,6 +111,7 @@ def test_rejects_bad_bounds() -> None:
         FairShare(window=0)
 
 
+@pytest.mark.slow  # a large search: seconds even on an idle machine
 @settings(max_examples=100, deadline=None)
 @given(
     backlogs=st.dictionaries(

@@ -346,6 +346,7 @@ def test_heap_entries_of_a_dropped_slot_never_pass_for_a_new_one() -> None:
     assert q.pop(T0) == ("x", "x0")
 
 
+@pytest.mark.slow  # 100,000 slots: seconds even on an idle machine
 # -- scale ------------------------------------------------------------------------------
 def test_100k_slots_cost_no_scan_per_pop(monkeypatch: pytest.MonkeyPatch) -> None:
     checks = 0
@@ -621,7 +622,8 @@ class SlotQueuesMachine(RuleBasedStateMachine):
 SlotQueuesMachine.TestCase.settings = hsettings(
     max_examples=150, stateful_step_count=60, deadline=None
 )
-test_slot_queues_against_a_naive_model = SlotQueuesMachine.TestCase
+# A large search: seconds even on an idle machine.
+test_slot_queues_against_a_naive_model = pytest.mark.slow(SlotQueuesMachine.TestCase)
 
 
 def test_a_slot_awaiting_its_rules_starts_one_download_at_a_time() -> None:

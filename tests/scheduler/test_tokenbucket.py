@@ -116,6 +116,7 @@ steps = st.lists(
 )
 
 
+@pytest.mark.slow  # a large search: seconds even on an idle machine
 @settings(max_examples=200, deadline=None)
 @given(rate=st.floats(0.01, 50), burst=st.floats(1, 100), steps=steps)
 def test_tokens_stay_between_zero_and_burst(rate: float, burst: float, steps) -> None:

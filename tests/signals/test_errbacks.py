@@ -4,7 +4,6 @@ max_retry_times; in real crawls against local servers."""
 from __future__ import annotations
 
 import asyncio
-import socket
 from typing import Any
 
 import pytest
@@ -20,14 +19,13 @@ from skitter.exceptions import (
     TCPTimedOutError,
 )
 from skitter.spidermiddlewares.httperror import HttpError
+from skitter.testing import refused_port
 
 FAST = {"RETRY_DELAYS": [0.0], "CONCURRENT_REQUESTS": 4, "RETRY_TIMES": 0}
 
 
 def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    return refused_port()
 
 
 def site(hits: dict[str, int]) -> web.Application:

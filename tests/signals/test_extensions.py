@@ -1,5 +1,5 @@
 """EXTENSIONS, and how every component is built (from_crawler, from_settings, no
-argument, NotConfigured), in real crawls."""
+argument, NotConfigured), in real crawls of a site answered in memory (``MockTransport``)."""
 
 from __future__ import annotations
 
@@ -7,22 +7,18 @@ import logging
 from typing import Any
 
 import pytest
-from aiohttp import web
 
-from skitter import ConfigError, Crawler, Response, Spider, signals
+from skitter import ConfigError, Crawler, Request, Response, Spider, signals
 from skitter.exceptions import NotConfigured
+from skitter.testing import MockTransport
 
-FAST = {"RETRY_DELAYS": [0.0], "CONCURRENT_REQUESTS": 4}
+BASE = "http://site.test"
+FAST = {
+    "RETRY_DELAYS": [0.0],
+    "CONCURRENT_REQUESTS": 4,
+    "DOWNLOAD_TRANSPORT": MockTransport(lambda request: "<p>1</p><p>2</p>"),
+}
 BUILT: list[str] = []
-
-
-def site() -> web.Application:
-    async def handle(request: web.Request) -> web.Response:
-        return web.Response(text="<p>1</p><p>2</p>", content_type="text/html")
-
-    app = web.Application()
-    app.router.add_get("/{tail:.*}", handle)
-    return app
 
 
 class ItemCounter:
@@ -94,9 +90,9 @@ def _fresh() -> None:
 
 
 async def test_extensions_are_built_in_order_and_act_on_signals(
-    serve: Any, caplog: pytest.LogCaptureFixture
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    base = await serve(site())
+    base = BASE
     crawler = Crawler(
         Pages,
         {
@@ -132,8 +128,8 @@ async def test_extensions_are_built_in_order_and_act_on_signals(
     assert "NotConfigured" in caplog.text and "no API key" in caplog.text
 
 
-async def test_an_extension_that_is_not_configured_is_left_out(serve: Any) -> None:
-    base = await serve(site())
+async def test_an_extension_that_is_not_configured_is_left_out() -> None:
+    base = BASE
     crawler = Crawler(Pages, {**FAST, "EXTENSIONS": {ItemCounter: 1}}, start_urls=[base + "/"])
     stats = await crawler.run()
     assert BUILT == []
@@ -156,7 +152,7 @@ def test_from_crawler_returning_none_is_refused() -> None:
         Crawler(Pages, {"EXTENSIONS": {Broken: 1}}).build()
 
 
-async def test_components_are_built_from_the_crawler_or_the_settings(serve: Any) -> None:
+async def test_components_are_built_from_the_crawler_or_the_settings() -> None:
     made: dict[str, Any] = {}
 
     class TagsRequests:
@@ -194,17 +190,16 @@ async def test_components_are_built_from_the_crawler_or_the_settings(serve: Any)
 
     tags: list[str] = []
 
-    async def handle(request: web.Request) -> web.Response:
+    def handle(request: Request) -> str:
         tags.append(request.headers.get("X-Tag", ""))
-        return web.Response(text="<p>1</p>", content_type="text/html")
+        return "<p>1</p>"
 
-    app = web.Application()
-    app.router.add_get("/", handle)
-    base = await serve(app)
+    base = BASE
     crawler = Crawler(
         Pages,
         {
             **FAST,
+            "DOWNLOAD_TRANSPORT": MockTransport(handle),
             "TAG": "mine",
             "DOWNLOADER_MIDDLEWARES": {TagsRequests: 543},
             "SPIDER_MIDDLEWARES": {CountsOutput: 543},
@@ -220,9 +215,9 @@ async def test_components_are_built_from_the_crawler_or_the_settings(serve: Any)
 
 
 async def test_spider_from_crawler_sets_crawler_settings_and_a_logger_named_after_it(
-    serve: Any, caplog: pytest.LogCaptureFixture
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    base = await serve(site())
+    base = BASE
     seen: dict[str, Any] = {}
 
     class Named(Spider):
@@ -256,18 +251,17 @@ async def test_spider_from_crawler_sets_crawler_settings_and_a_logger_named_afte
     assert failed.exc_info is not None and failed.exc_info[0] is ValueError
 
 
-async def test_built_ins_are_switched_off_by_their_scrapy_paths(serve: Any) -> None:
+async def test_built_ins_are_switched_off_by_their_scrapy_paths() -> None:
     seen: list[tuple[str, str]] = []
 
-    async def handle(request: web.Request) -> web.Response:
+    def handle(request: Request) -> str:
         seen.append((request.headers.get("User-Agent", ""), request.headers.get("Referer", "")))
-        if request.path == "/":
-            return web.Response(text='<a href="/next">n</a>', content_type="text/html")
-        return web.Response(text="<p>1</p>", content_type="text/html")
+        if request.parsed_url.path == "/":
+            return '<a href="/next">n</a>'
+        return "<p>1</p>"
 
-    app = web.Application()
-    app.router.add_get("/{tail:.*}", handle)
-    base = await serve(app)
+    base = BASE
+    site = {**FAST, "DOWNLOAD_TRANSPORT": MockTransport(handle)}
 
     class Follows(Spider):
         name = "follows"
@@ -279,13 +273,13 @@ async def test_built_ins_are_switched_off_by_their_scrapy_paths(serve: Any) -> N
             yield {"url": response.url}
 
     off = {
-        **FAST,
+        **site,
         "DOWNLOADER_MIDDLEWARES": {
             "skitter.downloadermiddlewares.useragent.UserAgentMiddleware": None
         },
         "SPIDER_MIDDLEWARES": {"skitter.spidermiddlewares.referer.RefererMiddleware": None},
     }
-    await Crawler(Follows, FAST, start_urls=[base + "/"]).run()
+    await Crawler(Follows, site, start_urls=[base + "/"]).run()
     assert seen[1][0].startswith("skitter") and seen[1][1] == base + "/"
     seen.clear()
     await Crawler(Follows, off, start_urls=[base + "/"]).run()

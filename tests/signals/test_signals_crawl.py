@@ -1,4 +1,5 @@
-"""Scrapy's signals in real crawls against a local site: where each is sent, with what."""
+"""Scrapy's signals in real crawls: where each is sent, with what. The site is answered in
+memory (``MockTransport``), except where the body's way over the wire is the point."""
 
 from __future__ import annotations
 
@@ -13,8 +14,27 @@ from aiohttp import web
 from skitter import CloseSpider, Crawler, DropItem, Request, Response, Spider, signals
 from skitter.exceptions import DontCloseSpider
 from skitter.signals import SignalManager
+from skitter.testing import MockTransport
 
-FAST = {"RETRY_DELAYS": [0.0], "CONCURRENT_REQUESTS": 4, "RETRY_TIMES": 0}
+PAGES = {
+    "/": '<a href="/a">a</a> <a href="/b">b</a> <a href="/a">a again</a><a href="/boom">boom</a>',
+    "/a": "<p>1</p><p>2</p><p>3</p>",
+    "/b": "<p>4</p>",
+    "/boom": "boom",
+}
+BASE = "http://site.test"
+
+
+def site(request: Request) -> str:
+    return PAGES[request.parsed_url.path]
+
+
+FAST = {
+    "RETRY_DELAYS": [0.0],
+    "CONCURRENT_REQUESTS": 4,
+    "RETRY_TIMES": 0,
+    "DOWNLOAD_TRANSPORT": MockTransport(site),
+}
 
 ALL = [
     "engine_started",
@@ -33,23 +53,6 @@ ALL = [
     "item_dropped",
     "item_error",
 ]
-
-
-def site() -> web.Application:
-    pages = {
-        "/": '<a href="/a">a</a> <a href="/b">b</a> <a href="/a">a again</a>'
-        '<a href="/boom">boom</a>',
-        "/a": "<p>1</p><p>2</p><p>3</p>",
-        "/b": "<p>4</p>",
-        "/boom": "boom",
-    }
-
-    async def handle(request: web.Request) -> web.Response:
-        return web.Response(text=pages[request.path], content_type="text/html")
-
-    app = web.Application()
-    app.router.add_get("/{tail:.*}", handle)
-    return app
 
 
 class Picky:
@@ -94,8 +97,8 @@ class Recording(Spider):
             yield {"n": int(n)}
 
 
-async def test_every_signal_is_sent_where_scrapy_sends_it(serve: Any) -> None:
-    base = await serve(site())
+async def test_every_signal_is_sent_where_scrapy_sends_it() -> None:
+    base = BASE
     crawler = Crawler(Recording, {**FAST, "ITEM_PIPELINES": {Picky: 100}}, start_urls=[base + "/"])
     stats = await crawler.run()
     spider = crawler.spider
@@ -156,8 +159,8 @@ async def test_every_signal_is_sent_where_scrapy_sends_it(serve: Any) -> None:
         ]
 
 
-async def test_async_handlers_are_awaited_where_the_signal_is_sent(serve: Any) -> None:
-    base = await serve(site())
+async def test_async_handlers_are_awaited_where_the_signal_is_sent() -> None:
+    base = BASE
     log: list[str] = []
 
     class Slow(Spider):
@@ -190,10 +193,8 @@ async def test_async_handlers_are_awaited_where_the_signal_is_sent(serve: Any) -
     assert stats["item_scraped_count"] == 1
 
 
-async def test_a_failing_handler_is_logged_and_counted_and_the_crawl_goes_on(
-    serve: Any,
-) -> None:
-    base = await serve(site())
+async def test_a_failing_handler_is_logged_and_counted_and_the_crawl_goes_on() -> None:
+    base = BASE
 
     class Faulty(Spider):
         name = "faulty"
@@ -214,10 +215,8 @@ async def test_a_failing_handler_is_logged_and_counted_and_the_crawl_goes_on(
     assert stats["finish_reason"] == "finished"
 
 
-async def test_dont_close_spider_keeps_an_idle_spider_open_for_more_requests(
-    serve: Any,
-) -> None:
-    base = await serve(site())
+async def test_dont_close_spider_keeps_an_idle_spider_open_for_more_requests() -> None:
+    base = BASE
     batches = [[base + "/a"], [base + "/b"]]
     idle_calls: list[int] = []
 
@@ -250,8 +249,8 @@ async def test_dont_close_spider_keeps_an_idle_spider_open_for_more_requests(
     assert stats["finish_reason"] == "finished"
 
 
-async def test_dont_close_spider_alone_asks_again_later(serve: Any) -> None:
-    base = await serve(site())
+async def test_dont_close_spider_alone_asks_again_later() -> None:
+    base = BASE
     idle_calls: list[int] = []
 
     class Waits(Spider):
@@ -273,8 +272,8 @@ async def test_dont_close_spider_alone_asks_again_later(serve: Any) -> None:
     assert stats["finish_reason"] == "finished"
 
 
-async def test_close_spider_from_an_idle_handler_gives_its_reason(serve: Any) -> None:
-    base = await serve(site())
+async def test_close_spider_from_an_idle_handler_gives_its_reason() -> None:
+    base = BASE
 
     class Once(Spider):
         name = "once"
@@ -293,8 +292,8 @@ async def test_close_spider_from_an_idle_handler_gives_its_reason(serve: Any) ->
     assert stats.get("signals/errors") is None
 
 
-async def test_engine_close_spider_from_a_handler(serve: Any) -> None:
-    base = await serve(site())
+async def test_engine_close_spider_from_a_handler() -> None:
+    base = BASE
 
     class Stopper(Spider):
         name = "stopper"
@@ -367,8 +366,8 @@ async def test_headers_and_bytes_received_see_the_body_as_it_came(serve: Any, vi
     assert sizes == {"gzip": len(plain), "plain": len(plain), "chunked": len(plain)}
 
 
-async def test_feed_signals_come_once_the_feeds_are_closed(serve: Any, tmp_path: Any) -> None:
-    base = await serve(site())
+async def test_feed_signals_come_once_the_feeds_are_closed(tmp_path: Any) -> None:
+    base = BASE
     seen: list[tuple[str, int]] = []
 
     class Feeds(Spider):
@@ -392,8 +391,8 @@ async def test_feed_signals_come_once_the_feeds_are_closed(serve: Any, tmp_path:
     assert seen == [("slot", 3), ("exporter", 0)]
 
 
-async def test_a_crawl_nobody_listens_to_sends_no_signal(serve: Any, monkeypatch: Any) -> None:
-    base = await serve(site())
+async def test_a_crawl_nobody_listens_to_sends_no_signal(monkeypatch: Any) -> None:
+    base = BASE
     sent: list[Any] = []
     original = SignalManager.send_catch_log_async
 

@@ -44,14 +44,14 @@ class Shop(CrawlSpider):
         yield {"title": response.css("h1::text").get(), "rule": response.meta["rule"]}
 
 
-async def test_rules_follow_categories_and_parse_items(serve: Any) -> None:
+async def test_rules_follow_categories_and_parse_items() -> None:
     site = shop()
-    base = await serve(site.app)
+    base = site.base
 
     class Spider(Shop):
         start_urls = [base + "/"]
 
-    items, stats = await crawl_items(Spider)
+    items, stats = await crawl_items(Spider, site.settings)
     assert sorted(i["title"] for i in items) == [f"item {n}" for n in range(5)]
     assert {i["rule"] for i in items} == {1}
     assert site.hits["/about.pdf"] == 0  # IGNORED_EXTENSIONS
@@ -60,9 +60,9 @@ async def test_rules_follow_categories_and_parse_items(serve: Any) -> None:
     assert site.hits["/cat/2"] == 1
 
 
-async def test_a_link_goes_to_the_first_rule_that_extracts_it(serve: Any) -> None:
+async def test_a_link_goes_to_the_first_rule_that_extracts_it() -> None:
     site = Site({"/": links("/a/x", "/b/y"), "/a/x": "x", "/b/y": "y"})
-    base = await serve(site.app)
+    base = site.base
 
     class Spider(CrawlSpider):
         name = "first"
@@ -78,16 +78,16 @@ async def test_a_link_goes_to_the_first_rule_that_extracts_it(serve: Any) -> Non
         def two(self, response: Response) -> Any:
             return {"url": response.url, "by": "two"}
 
-    items, _ = await crawl_items(Spider)
+    items, _ = await crawl_items(Spider, site.settings)
     assert sorted((i["url"][len(base) :], i["by"]) for i in items) == [
         ("/a/x", "one"),
         ("/b/y", "two"),
     ]
 
 
-async def test_parse_start_url_cb_kwargs_and_parse_as_a_rule_callback(serve: Any) -> None:
+async def test_parse_start_url_cb_kwargs_and_parse_as_a_rule_callback() -> None:
     site = Site({"/": links("/p/1"), "/p/1": "<h1>one</h1>"})
-    base = await serve(site.app)
+    base = site.base
 
     class Spider(CrawlSpider):
         name = "start"
@@ -100,15 +100,15 @@ async def test_parse_start_url_cb_kwargs_and_parse_as_a_rule_callback(serve: Any
         def parse(self, response: Response, **kwargs: Any) -> Any:
             yield {"page": response.css("h1::text").get(), **kwargs}
 
-    items, _ = await crawl_items(Spider)
+    items, _ = await crawl_items(Spider, site.settings)
     assert items[0] == {"start": base + "/"} or {"start": base + "/"} in items
     assert {"page": "one", "kind": "page"} in items
     assert len(items) == 2
 
 
-async def test_follow_true_with_a_callback_and_process_results(serve: Any) -> None:
+async def test_follow_true_with_a_callback_and_process_results() -> None:
     site = Site({"/": links("/1"), "/1": links("/2"), "/2": links("/3"), "/3": "end"})
-    base = await serve(site.app)
+    base = site.base
 
     class Spider(CrawlSpider):
         name = "chain"
@@ -121,19 +121,19 @@ async def test_follow_true_with_a_callback_and_process_results(serve: Any) -> No
         def process_results(self, response: Response, results: Any) -> Any:
             return [{**item, "processed": True} for item in results]
 
-    items, _ = await crawl_items(Spider)
+    items, _ = await crawl_items(Spider, site.settings)
     assert sorted(i["url"] for i in items) == ["/1", "/2", "/3"]
     assert all(i["processed"] for i in items)
 
 
-async def test_process_links_and_process_request_by_name(serve: Any) -> None:
+async def test_process_links_and_process_request_by_name() -> None:
     site = Site(
         {
             "/": links("/keep/1", "/drop/2", "/keep/3"),
             **{p: "x" for p in ("/keep/1", "/drop/2", "/keep/3")},
         }
     )
-    base = await serve(site.app)
+    base = site.base
 
     class Spider(CrawlSpider):
         name = "processors"
@@ -163,14 +163,14 @@ async def test_process_links_and_process_request_by_name(serve: Any) -> None:
                 "text": response.meta["link_text"],
             }
 
-    items, _ = await crawl_items(Spider)
+    items, _ = await crawl_items(Spider, site.settings)
     assert items == [{"url": base + "/keep/1", "from": base + "/", "text": "keep/1"}]
     assert site.hits["/drop/2"] == 0 and site.hits["/keep/3"] == 0
 
 
-async def test_a_rule_errback_gets_the_failure(serve: Any) -> None:
+async def test_a_rule_errback_gets_the_failure() -> None:
     site = Site({"/": links("/missing")})
-    base = await serve(site.app)
+    base = site.base
 
     class Spider(CrawlSpider):
         name = "errback"
@@ -184,21 +184,21 @@ async def test_a_rule_errback_gets_the_failure(serve: Any) -> None:
             request = getattr(failure, "request", None)
             yield {"failed": request.url if request is not None else None}
 
-    items, _ = await crawl_items(Spider, {"RETRY_ENABLED": False})
+    items, _ = await crawl_items(Spider, {**site.settings, "RETRY_ENABLED": False})
     assert items == [{"failed": base + "/missing"}]
 
 
-async def test_non_html_pages_are_not_searched_for_links(serve: Any) -> None:
+async def test_non_html_pages_are_not_searched_for_links() -> None:
     feed = b'<a href="/hidden">x</a>'
     site = Site({"/": links("/data"), "/data": ("application/json", feed), "/hidden": "h"})
-    base = await serve(site.app)
+    base = site.base
 
     class Spider(CrawlSpider):
         name = "nonhtml"
         start_urls = [base + "/"]
         rules = (Rule(LinkExtractor(), follow=True),)
 
-    await crawl_items(Spider)
+    await crawl_items(Spider, site.settings)
     assert site.hits["/data"] == 1
     assert site.hits["/hidden"] == 0
 
@@ -218,19 +218,19 @@ def test_follow_defaults_to_true_only_without_a_callback() -> None:
     assert Rule(callback="x", follow=True).follow is True
 
 
-async def test_a_job_dir_crawl_resumes_into_the_same_rules(serve: Any, tmp_path: Path) -> None:
+async def test_a_job_dir_crawl_resumes_into_the_same_rules(tmp_path: Path) -> None:
     site = shop()
-    base = await serve(site.app)
+    base = site.base
 
     class Spider(Shop):
         start_urls = [base + "/"]
 
     job = tmp_path / "job"
     first, stats = await crawl_items(
-        Spider, {"CLOSESPIDER_PAGECOUNT": 3, "CONCURRENT_REQUESTS": 1}, job_dir=job
+        Spider, {**site.settings, "CLOSESPIDER_PAGECOUNT": 3, "CONCURRENT_REQUESTS": 1}, job_dir=job
     )
     assert stats["finish_reason"] == "closespider_pagecount"
-    second, stats = await crawl_items(Spider, job_dir=job)
+    second, stats = await crawl_items(Spider, site.settings, job_dir=job)
     assert stats["finish_reason"] == "finished"
     assert second, "the resumed run had the queued rule requests to do"
     titles = sorted(i["title"] for i in first + second)
@@ -239,29 +239,29 @@ async def test_a_job_dir_crawl_resumes_into_the_same_rules(serve: Any, tmp_path:
     assert all(count == 1 for count in site.hits.values()), site.hits
 
 
-async def test_a_redis_queue_carries_rule_requests_between_workers(serve: Any) -> None:
+async def test_a_redis_queue_carries_rule_requests_between_workers() -> None:
     site = shop()
-    base = await serve(site.app)
+    base = site.base
 
     class Spider(Shop):
         start_urls = [base + "/"]
 
     with RedisServer(binary=require_redis_server()) as server:
-        settings = {"WORKER_IDLE_TIMEOUT": 0.2}
+        settings = {**site.settings, "WORKER_IDLE_TIMEOUT": 0.2}
         items, stats = await crawl_items(Spider, settings, redis_url=server.url, job="rules")
     assert sorted(i["title"] for i in items) == [f"item {n}" for n in range(5)]
     assert {i["rule"] for i in items} == {1}
     assert stats.get("spider_exceptions/count", 0) == 0
 
 
-async def test_follow_links_false_stops_every_rule(serve: Any) -> None:
+async def test_follow_links_false_stops_every_rule() -> None:
     site = shop()
-    base = await serve(site.app)
+    base = site.base
 
     class Spider(Shop):
         start_urls = [base + "/"]
         _follow_links = False
 
-    items, _ = await crawl_items(Spider)
+    items, _ = await crawl_items(Spider, site.settings)
     assert items == []
     assert sum(site.hits.values()) == 1

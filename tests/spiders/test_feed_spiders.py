@@ -53,30 +53,30 @@ class Rss(XMLFeedSpider):
 
 
 @pytest.mark.parametrize("iterator", ["iternodes", "xml"])
-async def test_xml_feed_nodes_and_followed_links(serve: Any, iterator: str) -> None:
+async def test_xml_feed_nodes_and_followed_links(iterator: str) -> None:
     site = Site(
         {"/feed.xml": ("application/rss+xml", RSS), "/q/1": "<h1>one</h1>", "/q/2": "<h1>two</h1>"}
     )
-    base = await serve(site.app)
+    base = site.base
 
     class Spider(Rss):
         start_urls = [base + "/feed.xml"]
 
     Spider.iterator = iterator
-    items, stats = await crawl_items(Spider)
+    items, stats = await crawl_items(Spider, site.settings)
     feed_items = [i for i in items if "title" in i]
     assert feed_items == [{"title": "First", "by": "Ada"}, {"title": "Second é", "by": "Alan"}]
     assert sorted(i["page"] for i in items if "page" in i) == ["one", "two"]
     assert stats["finish_reason"] == "finished"
 
 
-async def test_process_results_adapt_response_and_requests_without_callback(serve: Any) -> None:
+async def test_process_results_adapt_response_and_requests_without_callback() -> None:
     pages = {
         "/feed.xml": ("application/xml", RSS.replace(b"<link>", b"<link>/more")),
         "/more/q/1": ("application/xml", b"<rss><item><title>Third</title></item></rss>"),
     }
     site = Site(pages)
-    base = await serve(site.app)
+    base = site.base
 
     class Spider(XMLFeedSpider):
         name = "adapt"
@@ -97,7 +97,7 @@ async def test_process_results_adapt_response_and_requests_without_callback(serv
                 for r in results
             ]
 
-    items, _ = await crawl_items(Spider)
+    items, _ = await crawl_items(Spider, site.settings)
     assert sorted(map(str, items)) == sorted(
         map(
             str,
@@ -110,9 +110,9 @@ async def test_process_results_adapt_response_and_requests_without_callback(serv
     )
 
 
-async def test_csv_feed_rows(serve: Any) -> None:
+async def test_csv_feed_rows() -> None:
     site = Site({"/q.csv": ("text/csv; charset=latin-1", CSV.encode("latin-1"))})
-    base = await serve(site.app)
+    base = site.base
 
     class Spider(CSVFeedSpider):
         name = "csv"
@@ -121,7 +121,7 @@ async def test_csv_feed_rows(serve: Any) -> None:
         def parse_row(self, response: Response, row: dict[str, str]) -> Any:
             return {"id": int(row["id"]), "quote": row["quote"]}
 
-    items, _ = await crawl_items(Spider)
+    items, _ = await crawl_items(Spider, site.settings)
     assert items == [
         {"id": 1, "quote": "Hello, world"},
         {"id": 2, "quote": "multi\nline"},
@@ -129,10 +129,10 @@ async def test_csv_feed_rows(serve: Any) -> None:
     ]
 
 
-async def test_csv_delimiter_quotechar_and_headers(serve: Any) -> None:
+async def test_csv_delimiter_quotechar_and_headers() -> None:
     body = b"1;'a;b'\n2;c\n"
     site = Site({"/x.csv": ("text/csv", body)})
-    base = await serve(site.app)
+    base = site.base
 
     class Spider(CSVFeedSpider):
         name = "semicolons"
@@ -144,11 +144,11 @@ async def test_csv_delimiter_quotechar_and_headers(serve: Any) -> None:
         def parse_row(self, response: Response, row: dict[str, str]) -> Any:
             return row
 
-    items, _ = await crawl_items(Spider)
+    items, _ = await crawl_items(Spider, site.settings)
     assert items == [{"n": "1", "v": "a;b"}, {"n": "2", "v": "c"}]
 
 
-async def test_a_field_over_the_csv_modules_limit_loses_no_row(serve: Any) -> None:
+async def test_a_field_over_the_csv_modules_limit_loses_no_row() -> None:
     """Issue 27: a field over Python's csv limit (131,072 characters) raised inside the
     iterator, and that row and every row after it were lost with the crawl "finished".
     The field limit is the body's, which DOWNLOAD_MAXSIZE bounds; the process's own
@@ -156,7 +156,7 @@ async def test_a_field_over_the_csv_modules_limit_loses_no_row(serve: Any) -> No
     long = "x" * 300_000
     body = f'id,text\n1,short\n2,"{long}"\n3,{long}\n4,after\n'.encode()
     site = Site({"/big.csv": ("text/csv", body)})
-    base = await serve(site.app)
+    base = site.base
 
     class Spider(CSVFeedSpider):
         name = "long"
@@ -166,7 +166,7 @@ async def test_a_field_over_the_csv_modules_limit_loses_no_row(serve: Any) -> No
             return {"id": row["id"], "length": len(row["text"])}
 
     before = csv.field_size_limit()
-    items, stats = await crawl_items(Spider)
+    items, stats = await crawl_items(Spider, site.settings)
     assert items == [
         {"id": "1", "length": 5},
         {"id": "2", "length": 300_000},
@@ -178,12 +178,12 @@ async def test_a_field_over_the_csv_modules_limit_loses_no_row(serve: Any) -> No
     assert csv.field_size_limit() == before
 
 
-async def test_a_feed_of_bare_carriage_returns_is_rows(serve: Any) -> None:
+async def test_a_feed_of_bare_carriage_returns_is_rows() -> None:
     """Old Mac exports end lines with \\r alone: rows, not one unreadable line (quoted
     line breaks stay in their field)."""
     body = b'id,text\r1,one\r2,"two\rlines"\r3,three\r'
     site = Site({"/mac.csv": ("text/csv", body)})
-    base = await serve(site.app)
+    base = site.base
 
     class Spider(CSVFeedSpider):
         name = "mac"
@@ -192,7 +192,7 @@ async def test_a_feed_of_bare_carriage_returns_is_rows(serve: Any) -> None:
         def parse_row(self, response: Response, row: dict[str, str]) -> Any:
             return row
 
-    items, _ = await crawl_items(Spider)
+    items, _ = await crawl_items(Spider, site.settings)
     assert items == [
         {"id": "1", "text": "one"},
         {"id": "2", "text": "two\rlines"},
@@ -303,6 +303,7 @@ def test_csv_without_a_declared_encoding_falls_back_to_cp1252() -> None:
     assert list(csv_rows(response)) == [{"h": "Café"}]
 
 
+@pytest.mark.slow  # 30,000 rows under tracemalloc: seconds on an idle machine
 def test_csv_rows_never_hold_the_decoded_body() -> None:
     body = b"id,text\n" + b"".join(b"%d,%s\n" % (n, b"x" * 90) for n in range(30_000))
     assert len(body) > 2_800_000
@@ -335,9 +336,9 @@ def test_plain_callbacks_keep_scrapys_plain_generators() -> None:
     assert list(Rows().parse_rows(table)) == [{"a": "1"}, {"a": "2"}]
 
 
-async def test_async_parse_node(serve: Any) -> None:
+async def test_async_parse_node() -> None:
     site = Site({"/feed.xml": ("application/xml", RSS)})
-    base = await serve(site.app)
+    base = site.base
 
     class Spider(XMLFeedSpider):
         name = "async"
@@ -349,19 +350,19 @@ async def test_async_parse_node(serve: Any) -> None:
         def process_results(self, response: Response, results: Any) -> Any:
             return [{**r, "n": len(results)} for r in results]
 
-    items, _ = await crawl_items(Spider)
+    items, _ = await crawl_items(Spider, site.settings)
     assert items == [{"title": "First", "n": 1}, {"title": "Second é", "n": 1}]
 
 
-async def test_a_missing_parse_row_is_a_spider_error(serve: Any) -> None:
+async def test_a_missing_parse_row_is_a_spider_error() -> None:
     site = Site({"/t.csv": ("text/csv", b"id\n1\n")})
-    base = await serve(site.app)
+    base = site.base
 
     class Spider(CSVFeedSpider):
         name = "missing"
         start_urls = [base + "/t.csv"]
 
-    items, stats = await crawl_items(Spider)
+    items, stats = await crawl_items(Spider, site.settings)
     assert items == []
     assert stats["spider_exceptions/NotImplementedError"] == 1
 

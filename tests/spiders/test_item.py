@@ -151,9 +151,9 @@ def test_itemadapter_and_skitter_items_know_items() -> None:
     assert skitter.Item is Item and skitter.Field is Field
 
 
-async def test_items_flow_through_pipelines_and_feeds(serve: Any, tmp_path: Path) -> None:
+async def test_items_flow_through_pipelines_and_feeds(tmp_path: Path) -> None:
     site = Site({"/": "<h1>pen</h1><b>3</b>"})
-    base = await serve(site.app)
+    base = site.base
 
     class Shop(skitter.Spider):
         name = "items"
@@ -165,7 +165,9 @@ async def test_items_flow_through_pipelines_and_feeds(serve: Any, tmp_path: Path
             )
 
     out, table = tmp_path / "out.jsonl", tmp_path / "out.csv"
-    items, stats = await crawl_items(Shop, {"FEEDS": {str(out): {}, str(table): {"format": "csv"}}})
+    items, stats = await crawl_items(
+        Shop, {**site.settings, "FEEDS": {str(out): {}, str(table): {"format": "csv"}}}
+    )
     assert [type(i) for i in items] == [Product]
     assert stats["item_scraped_count"] == 1
     assert orjson.loads(out.read_bytes()) == {"name": "pen", "price": 3}

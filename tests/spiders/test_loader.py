@@ -79,9 +79,9 @@ def test_processors_are_the_librarys() -> None:
     assert SelectJmes("a.b")({"a": {"b": 1}}) == 1
 
 
-async def test_a_spider_loads_items_end_to_end(serve: Any) -> None:
+async def test_a_spider_loads_items_end_to_end() -> None:
     site = Site({"/": ("text/html", HTML)})
-    base = await serve(site.app)
+    base = site.base
 
     class Quotes(Spider):
         name = "loader"
@@ -96,7 +96,7 @@ async def test_a_spider_loads_items_end_to_end(serve: Any) -> None:
                 loader.add_value("tags", [])
                 yield loader.load_item()
 
-    items, _ = await crawl_items(Quotes)
+    items, _ = await crawl_items(Quotes, site.settings)
     assert [dict(i) for i in items] == [
         {"text": "Hello", "author": "Ada", "tags": "x,y"},
         {"text": "Bye", "author": "Alan"},

@@ -106,11 +106,11 @@ class QuotesCrawlSpider(CrawlSpider):
 """
 
 
-async def test_crawl_spider_with_item_loader(serve: Any) -> None:
+async def test_crawl_spider_with_item_loader() -> None:
     site = practice_site()
-    base = await serve(site.app)
+    base = site.base
     spider = port(CRAWL, BASE=base).QuotesCrawlSpider
-    items, stats = await crawl_items(spider)
+    items, stats = await crawl_items(spider, site.settings)
     quotes = sorted((dict(i) for i in items if "text" in i), key=lambda q: q["text"])
     expected = sorted(
         ({"text": t, "author": a, "tags": g} for t, a, g in QUOTES), key=lambda q: q["text"]
@@ -138,9 +138,9 @@ class MySpider(SitemapSpider):
 """
 
 
-async def test_sitemap_spider_from_the_docs(serve: Any) -> None:
+async def test_sitemap_spider_from_the_docs() -> None:
     site = Site({})
-    base = await serve(site.app)
+    base = site.base
     urlset = "".join(f"<url><loc>{base}/shop/{n}</loc></url>" for n in range(3))
     site.pages.update(
         {
@@ -159,7 +159,7 @@ async def test_sitemap_spider_from_the_docs(serve: Any) -> None:
             **{f"/shop/{n}": f"<h1>shop {n}</h1>" for n in range(3)},
         }
     )
-    items, _ = await crawl_items(port(SITEMAP, BASE=base).MySpider)
+    items, _ = await crawl_items(port(SITEMAP, BASE=base).MySpider, site.settings)
     assert sorted(i["shop"] for i in items) == ["shop 0", "shop 1", "shop 2"]
     assert site.hits["/sitemap_blog.xml"] == 0 and site.hits["/about"] == 0
 
@@ -212,7 +212,7 @@ ROWS = [("1", "pen", "writes; well"), ("2", "ink", "blue")]
 
 
 @pytest.mark.parametrize("kind", ["MyXMLSpider", "MyCSVSpider"])
-async def test_feed_spiders_from_the_docs(serve: Any, kind: str) -> None:
+async def test_feed_spiders_from_the_docs(kind: str) -> None:
     xml = "".join(
         f'<item id="{i}"><name>{n}</name><description>{d}</description></item>' for i, n, d in ROWS
     )
@@ -223,7 +223,7 @@ async def test_feed_spiders_from_the_docs(serve: Any, kind: str) -> None:
             "/feed.csv": ("text/csv", csv.encode()),
         }
     )
-    base = await serve(site.app)
-    items, _ = await crawl_items(getattr(port(FEEDS, BASE=base), kind))
+    base = site.base
+    items, _ = await crawl_items(getattr(port(FEEDS, BASE=base), kind), site.settings)
     assert [dict(i) for i in items] == [{"id": i, "name": n, "description": d} for i, n, d in ROWS]
     assert all(type(i).__name__ == "TestItem" for i in items)

@@ -17,14 +17,14 @@ SessionMiddleware on a block, ProxyPoolMiddleware when a proxy is down).
 Requests to render (``request.render``, or the spider's ``render`` attribute / the
 BROWSER_RENDER setting) go to a ``BrowserTransport`` at the centre of the same onion;
 everything else, and robots.txt always, goes to the crawl's HTTP transport
-(DOWNLOAD_TRANSPORT: aiohttp, httpx or curl). ``meta["transport"]``, when set, decides
-for its request instead (``"browser"`` renders), except that ``render=True`` always
-renders; a transport other than the crawl's is built on its first request
-(``_transports``). The browser starts on the first request to render, so a crawl that
-renders nothing never starts Chromium. ``render="auto"`` is AutoRenderMiddleware's:
-given the layers inside it (``bind_inner(fetch)``, like ``bind_transport`` but ending at
-this routing), it fetches over HTTP and sends a ``render=True`` copy when the page needs
-the browser.
+(DOWNLOAD_TRANSPORT: aiohttp, httpx, curl, or a transport factory of the user's own).
+``meta["transport"]``, when set, decides for its request instead (``"browser"``
+renders), except that ``render=True`` always renders; a transport other than the crawl's
+is built on its first request (``_transports``). The browser starts on the first request
+to render, so a crawl that renders nothing never starts Chromium. ``render="auto"`` is
+AutoRenderMiddleware's: given the layers inside it (``bind_inner(fetch)``, like
+``bind_transport`` but ending at this routing), it fetches over HTTP and sends a
+``render=True`` copy when the page needs the browser.
 
 ``data:`` and ``file:`` requests go to ``_local`` instead of a transport, always through
 an offsite guard (the schemes need the spider's ``allowed_schemes``, also when no
@@ -68,7 +68,13 @@ from skitter.downloader._middleware import (
 )
 from skitter.downloader._tls import tls_context
 from skitter.downloader._transport import Transport
-from skitter.downloader._transports import Transports, check_name, transport_class
+from skitter.downloader._transports import (
+    Transports,
+    built_by,
+    check_name,
+    own_factory,
+    transport_class,
+)
 from skitter.downloader.browser import BrowserTransport, wants_render
 from skitter.downloader.middlewares import (
     AutoRenderMiddleware,
@@ -148,9 +154,14 @@ class Downloader:
         self.tls = tls_context(settings)
         #: The crawl's one resolver (``_dns``): the crawler's, shared with the per-IP slots.
         self.resolver = resolver if resolver is not None else crawl_resolver(settings)
-        chosen = check_name(own_settings.download_transport, "DOWNLOAD_TRANSPORT")
+        own = own_factory(own_settings.download_transport)
+        chosen = (
+            "aiohttp"
+            if own is not None
+            else check_name(own_settings.download_transport, "DOWNLOAD_TRANSPORT")
+        )
         #: The name of the crawl's HTTP transport ("browser" renders through aiohttp's).
-        self.transport_name = "aiohttp" if chosen == "browser" else chosen
+        self.transport_name: str = "aiohttp" if chosen == "browser" else chosen
 
         def build(name: str) -> Transport:
             if name == "aiohttp":
@@ -166,7 +177,18 @@ class Downloader:
                 settings, crawler.stats, signals=signals, spider=spider, resolver=self.resolver
             )
 
-        if transport is None:
+        if transport is None and own is not None:  # a transport of the user's own
+            self.transport_name, transport = built_by(
+                own,
+                own(
+                    settings,
+                    crawler.stats,
+                    signals=signals,
+                    spider=spider,
+                    resolver=self.resolver,
+                ),
+            )
+        elif transport is None:
             transport = build(self.transport_name)
         #: The crawl's transports by name; ``meta["transport"]`` builds others on first use.
         self.transports = Transports(self.transport_name, transport, build, crawler.stats)

@@ -9,6 +9,13 @@ exit 2). Another one named by ``meta["transport"]`` is built and opened on its f
 request, so a crawl that never asks for httpx never imports it; an unknown name, or
 one that cannot be built, fails that request as an ignored one (its task is BAD, with
 the reason, never retried) and counts ``downloader/transport_unavailable``.
+
+DOWNLOAD_TRANSPORT may instead be a transport of the user's own: a **transport factory**
+(or a dotted path to one), called as the built-in classes are,
+``factory(settings, stats, signals=..., spider=..., resolver=...)``, returning the
+crawl's Transport. A ``StreamingTransport`` subclass is one as it is;
+``skitter.testing.MockTransport(handler)`` is one that answers without a network.
+``meta["transport"]`` calls it by the ``name`` attribute of what it built.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from skitter._components import load_object
 from skitter.exceptions import ConfigError, IgnoreRequest
 from skitter.http import Request, Response
 
@@ -27,7 +35,15 @@ if TYPE_CHECKING:
     from skitter.downloader._streaming import StreamingTransport
     from skitter.downloader._transport import Transport
 
-__all__ = ["TRANSPORT_NAMES", "Transports", "check_name", "transport_class"]
+__all__ = [
+    "TRANSPORT_NAMES",
+    "TransportFactory",
+    "Transports",
+    "built_by",
+    "check_name",
+    "own_factory",
+    "transport_class",
+]
 
 logger = logging.getLogger("skitter.downloader")
 
@@ -37,6 +53,46 @@ _OPTIONAL: dict[str, tuple[str, str, str]] = {
     "httpx": ("skitter.downloader._httpx", "HttpxTransport", "http2"),
     "curl": ("skitter.downloader._curl", "CurlTransport", "impersonate"),
 }
+
+
+#: A transport of the user's own: ``factory(settings, stats, *, signals, spider, resolver)``.
+TransportFactory = Callable[..., "Transport"]
+#: What ``meta["transport"]`` calls a transport of the user's own that has no ``name``.
+CUSTOM_NAME = "custom"
+
+
+def own_factory(value: object) -> TransportFactory | None:
+    """DOWNLOAD_TRANSPORT's factory of the user's own, loaded; None for a built-in name.
+    ConfigError for a value that is neither."""
+    if isinstance(value, str) and value in TRANSPORT_NAMES:
+        return None
+    factory = load_object(value) if isinstance(value, str) and "." in value else value
+    if not callable(factory):
+        raise ConfigError(
+            f"DOWNLOAD_TRANSPORT {value!r}: must be one of {', '.join(TRANSPORT_NAMES)}, or a "
+            "transport factory (called with the crawl's settings and stats, it returns a "
+            "Transport), or a dotted path to one"
+        )
+    return factory  # type: ignore[no-any-return]
+
+
+def built_by(factory: TransportFactory, transport: object) -> tuple[str, Transport]:
+    """What ``factory`` built, checked, and its name for ``meta["transport"]``."""
+    missing = [
+        name for name in ("open", "close", "fetch") if not callable(getattr(transport, name, None))
+    ]
+    if missing:
+        raise ConfigError(
+            f"DOWNLOAD_TRANSPORT {factory!r} built {transport!r}, which is not a Transport "
+            f"(no {', '.join(missing)})"
+        )
+    name = getattr(transport, "name", None) or CUSTOM_NAME
+    if not isinstance(name, str) or name == "browser":
+        raise ConfigError(
+            f"DOWNLOAD_TRANSPORT {factory!r}: its transport's name {name!r} cannot be what "
+            "meta['transport'] calls it (a string other than 'browser')"
+        )
+    return name, transport  # type: ignore[return-value]
 
 
 def check_name(name: object, where: str) -> str:

@@ -46,10 +46,10 @@ GROUP: list[Setting] = [
     Setting(
         "DOWNLOAD_TRANSPORT",
         "aiohttp",
-        str,
+        object,  # a name, or a transport factory (or its dotted path): ``_transports``
         "Who downloads: aiohttp (HTTP/1.1), httpx (HTTP/2, skitter[http2]), curl (a "
-        "browser's TLS fingerprint, skitter[impersonate]) or browser; meta['transport'] "
-        "per request.",
+        "browser's TLS fingerprint, skitter[impersonate]) or browser, or a transport factory "
+        "of your own (or its dotted path); meta['transport'] per request.",
     ),
     Setting(
         "DOWNLOAD_IMPERSONATE",

@@ -6,7 +6,7 @@ in ``skitter.settings.SETTINGS``) or listed here, and then refused at start with
 message naming it, so that nothing a user configured is silently ignored. A value that
 asks for what skitter does anyway (``TELNETCONSOLE_ENABLED = False``, the asyncio
 reactor, ``ADDONS = {}`` from Scrapy's project template) is accepted: honouring it costs
-nothing and refusing it would only break ports. tests/test_scrapy_settings.py holds the
+nothing and refusing it would only break ports. tests/settings/test_scrapy_settings.py holds the
 full list of Scrapy's names and checks that none is accepted without meaning.
 """
 

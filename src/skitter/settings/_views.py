@@ -86,7 +86,7 @@ class DownloaderSettings(View):
     robotstxt_user_agent: str
     downloader_middlewares: Mapping[Any, int | None]
     browser_render: object  # True, False or "auto": read by ``render_default``
-    download_transport: str
+    download_transport: object  # a name, or a transport factory: read by ``_transports``
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -1,9 +1,13 @@
 """Helpers for testing crawls and skitter itself.
 
-``FakeClock`` moves only when told to; ``serve_app`` runs an aiohttp app on a free
-loopback port; ``TestCrawler`` stands in for the crawler when testing one component;
-``FullDisk`` opens feed files on a disk that fills up; ``VirtualTimeLoop`` runs a whole
-crawl on virtual time, with ``virtual_clock()`` as its clock.
+``MockTransport`` answers a crawl's requests with a handler function instead of a
+server (``{"DOWNLOAD_TRANSPORT": MockTransport(handler)}``), through the same response
+path as the network; ``MockResponse`` is what a handler answers. ``FakeClock`` moves
+only when told to; ``VirtualTimeLoop`` runs a whole crawl on virtual time, with
+``virtual_clock()`` as its clock; ``serve_app`` runs an aiohttp app on a free loopback
+port, ``refused_port`` gives one where connections are refused; ``TestCrawler`` stands
+in for the crawler when testing one component; ``FullDisk`` opens feed files on a disk
+that fills up.
 The reusable frontier contract suite needs pytest, so it is imported explicitly:
 ``from skitter.testing.frontier_contract import FrontierContract``.
 """
@@ -11,16 +15,20 @@ The reusable frontier contract suite needs pytest, so it is imported explicitly:
 from skitter._clock import FakeClock
 from skitter.testing._context import DictStats, TestCrawler
 from skitter.testing._disk import FullDisk
-from skitter.testing._server import serve_app
+from skitter.testing._server import refused_port, serve_app
+from skitter.testing._transport import MockResponse, MockTransport
 from skitter.testing._virtual import VirtualClock, VirtualTimeLoop, virtual_clock
 
 __all__ = [
     "DictStats",
     "FakeClock",
     "FullDisk",
+    "MockResponse",
+    "MockTransport",
     "TestCrawler",
     "VirtualClock",
     "VirtualTimeLoop",
+    "refused_port",
     "serve_app",
     "virtual_clock",
 ]

@@ -227,7 +227,10 @@ def _check_profiles(names: tuple[str, ...]) -> None:
 
 def _transport(settings: Any) -> str:
     """The crawl's transport (DOWNLOAD_TRANSPORT, where this skitter has the setting)."""
-    return str(settings["DOWNLOAD_TRANSPORT"]) if "DOWNLOAD_TRANSPORT" in settings else "aiohttp"
+    if "DOWNLOAD_TRANSPORT" not in settings:
+        return "aiohttp"
+    chosen = settings["DOWNLOAD_TRANSPORT"]
+    return chosen if isinstance(chosen, str) else str(getattr(chosen, "name", chosen))
 
 
 def _mark(ours: list[str], key: str) -> None:

@@ -196,6 +196,7 @@ def test_xhtml_documents() -> None:
     assert urls(LinkExtractor().extract_links(page)) == ["http://example.com/x.html"]
 
 
+@pytest.mark.slow  # a large search: seconds even on an idle machine
 @settings(max_examples=2000)
 @given(
     st.sampled_from(["http://", "https://"]),

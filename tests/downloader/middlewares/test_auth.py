@@ -20,7 +20,7 @@ from skitter.http import Response
 from skitter.settings import Settings
 from skitter.testing import TestCrawler
 
-from .conftest import MakeDownloader, MemoryStats
+from ..conftest import MakeDownloader, MemoryStats
 
 PASSWORD = "s3cret-pa55word"
 BASIC = basic_auth_header("crawler", PASSWORD).decode()

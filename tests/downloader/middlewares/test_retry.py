@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 from email.utils import formatdate
 
 import pytest
@@ -11,8 +10,9 @@ from aiohttp import web
 
 from skitter.exceptions import ConnectError, DownloadTimeout, InvalidURL, RetryLater
 from skitter.http import Request, Response
+from skitter.testing import refused_port
 
-from .conftest import MakeDownloader
+from ..conftest import MakeDownloader
 
 HITS = web.AppKey("hits", list[str])
 
@@ -95,9 +95,7 @@ async def test_dont_retry_returns_the_response(base: str, make_downloader: MakeD
 
 
 def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    return refused_port()
 
 
 async def test_network_errors_become_retry_later_with_the_cause(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -26,6 +25,7 @@ from skitter.downloader.middlewares._sessionpool import SessionPool, jar_key
 from skitter.downloader.middlewares._sessionshare import SharedSessions
 from skitter.exceptions import FrontierUnavailable
 from skitter.frontier._redis import JobKeys
+from skitter.testing import refused_port
 from skitter.testing._redis import redis_server_fixture, redis_url_fixture
 
 from .test_sessions import HITS, LIMIT, PAGES, Pages, blocking_site
@@ -346,9 +346,7 @@ async def test_a_job_without_sessions_writes_no_session_key(
 
 
 async def test_redis_out_of_reach_is_the_jobs_outage_not_the_requests_failure() -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = refused_port()
     gone = Redis.from_url(f"redis://127.0.0.1:{port}/0")
     try:
         shared = SharedSessions(

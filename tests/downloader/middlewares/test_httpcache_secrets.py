@@ -12,7 +12,7 @@ from aiohttp import web
 
 from skitter import Crawler, Request, Response, Spider
 
-from .conftest import FAST
+from ..conftest import FAST
 
 STORAGES = ["filesystem", "sqlite"]
 COOKIE = "c00kie-Zq9x"

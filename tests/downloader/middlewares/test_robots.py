@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket
 from collections.abc import Awaitable, Callable
 
 import pytest
@@ -13,8 +12,9 @@ from aiohttp import web
 from skitter.downloader import RobotsTxtMiddleware
 from skitter.exceptions import IgnoreRequest, RetryLater
 from skitter.http import Request, Response
+from skitter.testing import refused_port
 
-from .conftest import MakeDownloader, MemoryStats
+from ..conftest import MakeDownloader, MemoryStats
 
 ROBOTS = b"""
 User-agent: *
@@ -127,9 +127,7 @@ async def test_5xx_robots_allows_everything_with_a_warning(
 async def test_unreachable_robots_allows_everything_with_a_warning(
     make_downloader: MakeDownloader, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = refused_port()
     downloader = await make_downloader(SITE)
     robots = downloader.middleware(RobotsTxtMiddleware)
     # robots.txt fails to connect (so all is allowed), then the request itself fails.

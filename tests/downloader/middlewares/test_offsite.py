@@ -15,7 +15,7 @@ from skitter.downloader import DownloadHandler, OffsiteMiddleware
 from skitter.exceptions import IgnoreRequest, InvalidURL, RequestError, RetryLater
 from skitter.http import Request, Response
 
-from .conftest import MakeDownloader, MemoryStats
+from ..conftest import MakeDownloader, MemoryStats
 
 DISALLOW_ALL = "User-agent: *\nDisallow: /\n"
 

@@ -12,7 +12,7 @@ from skitter.downloader import Downloader, RedirectMiddleware
 from skitter.exceptions import RedirectError
 from skitter.http import Request, Response
 
-from .conftest import MakeDownloader, MemoryStats
+from ..conftest import MakeDownloader, MemoryStats
 
 
 async def redirect(request: web.Request) -> web.Response:

@@ -8,7 +8,6 @@ port nobody listens on.
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +19,9 @@ from skitter import Crawler, Request, Response, Spider
 from skitter.dashboard._views import project_detail
 from skitter.downloader import ProxyPoolMiddleware, SessionMiddleware
 from skitter.exceptions import Blocked, ConfigError, CrawlFailed
+from skitter.testing import refused_port
 
-from .conftest import MakeDownloader
+from ..conftest import MakeDownloader
 
 PAGES = 40
 LIMIT = 5  # requests per session before the site blocks it
@@ -87,10 +87,7 @@ def forwarding_proxy() -> web.Application:
 
 
 def dead_proxy() -> str:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
+    return f"http://127.0.0.1:{refused_port()}"
 
 
 class Pages(Spider):

@@ -17,7 +17,7 @@ from skitter.downloader import CookiesMiddleware, Downloader
 from skitter.downloader.middlewares._cookiejar_files import CookieJarFiles
 from skitter.exceptions import StorageError
 
-from .conftest import MakeDownloader
+from ..conftest import MakeDownloader
 
 SECRET = "s3ss10n-t0ken"
 

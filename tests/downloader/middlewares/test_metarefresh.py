@@ -13,7 +13,7 @@ from skitter.downloader import Downloader, MetaRefreshMiddleware
 from skitter.exceptions import IgnoreRequest, RedirectError
 from skitter.http import HtmlResponse, Request, Response
 
-from .conftest import MakeDownloader, MemoryStats
+from ..conftest import MakeDownloader, MemoryStats
 
 
 def refresh_page(content: str, wrap: str = "") -> str:

@@ -10,7 +10,7 @@ from aiohttp import web
 from skitter.downloader import CookiesMiddleware, Downloader
 from skitter.http import Request, Response
 
-from .conftest import MakeDownloader
+from ..conftest import MakeDownloader
 
 
 async def set_cookie(request: web.Request) -> web.Response:

@@ -1,5 +1,5 @@
 """Every one of Scrapy's setting names is honoured with Scrapy's meaning or refused at
-start, never silently accepted (tests/data/scrapy_settings.txt lists them all)."""
+start, never silently accepted (tests/settings/data/scrapy_settings.txt lists them all)."""
 
 from __future__ import annotations
 

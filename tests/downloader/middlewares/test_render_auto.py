@@ -1,7 +1,7 @@
 """``render="auto"`` without a browser: URL patterns, what is learned, the accepted
 values and the loud refusals, and crawls whose pages are all fine over HTTP (Chromium
 never starts). The rendering itself is tested with real Chromium in
-tests/browser/test_render_auto.py."""
+tests/downloader/browser/test_render_auto.py."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from skitter.downloader.middlewares._render_memory import RenderMemory, url_patt
 from skitter.exceptions import ConfigError, CrawlFailed
 from skitter.http._codec import decode_request, encode_request
 
-from .conftest import MakeDownloader
+from ..conftest import MakeDownloader
 
 FAST = {"RETRY_DELAYS": [0.0], "DOWNLOAD_TIMEOUT": 10.0, "LOG_LEVEL": "WARNING"}
 OFF = {"skitter.downloader.AutoRenderMiddleware": None}

@@ -12,7 +12,7 @@ from aiohttp import web
 
 from skitter import ConfigError, Crawler, Request, Response, Spider
 
-from .conftest import FAST
+from ..conftest import FAST
 
 
 class Site:

@@ -9,7 +9,7 @@ from aiohttp import web
 
 from skitter.http import Request, Response
 
-from .conftest import MakeDownloader
+from ..conftest import MakeDownloader
 
 
 async def echo_headers(request: web.Request) -> web.Response:

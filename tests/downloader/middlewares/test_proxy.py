@@ -19,7 +19,7 @@ from skitter.downloader import HttpProxyMiddleware
 from skitter.exceptions import ConnectError
 from skitter.http import Request, Response
 
-from .conftest import HTTP_TRANSPORTS, MakeDownloader
+from ..conftest import HTTP_TRANSPORTS, MakeDownloader
 
 ELSEWHERE = "http://target.test/page?q=1"  # never resolved: the proxy answers for it
 

@@ -17,7 +17,7 @@ from skitter.downloader import HttpCacheMiddleware
 from skitter.exceptions import ConfigError, IgnoreRequest
 from skitter.extensions.httpcache import DummyPolicy
 
-from .conftest import FAST, MakeDownloader
+from ..conftest import FAST, MakeDownloader
 
 STORAGES = ["filesystem", "sqlite"]
 
