@@ -40,16 +40,33 @@ _COMPONENT_MAPS = (
     "EXTENSIONS",
     "ITEM_PIPELINES",
     "SPIDER_CONTRACTS",
+    "MONITORS",  # {monitor: level}, or a list of monitors
 )
-_COMPONENT_PATHS = ("DNS_RESOLVER", "HTTPCACHE_STORAGE", "HTTPCACHE_POLICY")
+_COMPONENT_PATHS = (
+    "DNS_RESOLVER",
+    "HTTPCACHE_STORAGE",
+    "HTTPCACHE_POLICY",
+    "MONITOR_HISTORY",
+    "TRACING_EXPORTER",
+)
 
 log = logging.getLogger("skitter.components")
+
+#: Spidermon's components, which skitter has built in: a ported project's ITEM_PIPELINES
+#: and EXTENSIONS name them, and need not have Spidermon installed.
+_ALIASES = {
+    "spidermon.contrib.scrapy.pipelines.ItemValidationPipeline": (
+        "skitter.pipelines.SpidermonValidationPipeline"
+    ),
+    "spidermon.contrib.scrapy.extensions.Spidermon": "skitter.monitors.SpidermonExtension",
+}
 
 
 def load_object(path: Any) -> Any:
     """Import ``"package.module.Name"``; objects that are not strings pass through."""
     if not isinstance(path, str):
         return path
+    path = _ALIASES.get(path, path)
     module_name, _, attr = path.rpartition(".")
     if not module_name:
         raise ConfigError(f"{path!r} is not a dotted path to an object")
@@ -130,6 +147,13 @@ def _scrapys(spec: Any) -> bool:
     return isinstance(spec, str) and spec.partition(".")[0] == "scrapy"
 
 
+def _entries(named: Any) -> list[tuple[Any, Any]]:
+    """A components setting's (component, order) pairs (MONITORS may be a list)."""
+    if isinstance(named, Mapping):
+        return list(named.items())
+    return [(spec, 0) for spec in named] if isinstance(named, list | tuple) else []
+
+
 def named_components(settings: Settings) -> list[Any]:
     """The classes (or objects) the settings name as components, loaded but not built:
     what the settings check asks which settings they read. One that cannot be loaded is
@@ -137,7 +161,7 @@ def named_components(settings: Settings) -> list[Any]:
     specs = [
         spec
         for name in _COMPONENT_MAPS
-        for spec, order in settings[name].items()
+        for spec, order in _entries(settings[name])
         if order is not None and not _scrapys(spec)
     ]
     specs += [

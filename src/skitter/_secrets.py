@@ -36,6 +36,7 @@ __all__ = [
     "authority_problem",
     "is_secret_header",
     "is_secret_name",
+    "mask_endpoint",
     "mask_header",
     "mask_page_url",
     "mask_setting",
@@ -49,7 +50,10 @@ MASK = "***"
 
 #: Parts of a setting name (split at ``_``) that make its value a secret.
 _SECRET_PARTS = frozenset(
-    {"PASSWORD", "PASSWD", "PASS", "PWD", "SECRET", "TOKEN", "KEY", "APIKEY", "CREDENTIALS"}
+    {
+        "PASSWORD", "PASSWD", "PASS", "PWD", "SECRET", "TOKEN", "KEY", "APIKEY", "CREDENTIALS",
+        "WEBHOOK", "WEBHOOKS",  # a webhook's URL is its credential (Slack's, Discord's)
+    }
 )
 _SECRET_PARAM = re.compile(
     r"pass|pwd|secret|token|key|auth|credential|signature|^sig$", re.IGNORECASE
@@ -143,6 +147,15 @@ def mask_url(url: str) -> str:
     if userinfo is None:
         return prefix + rest
     return f"{prefix}{_masked_userinfo(userinfo)}@{rest}"
+
+
+def mask_endpoint(url: str) -> str:
+    """A URL that is a credential whole as it may be shown: its scheme and host only
+    (``https://hooks.slack.com/***``). A Slack or Discord webhook carries its secret in
+    the path, which ``mask_url`` would show."""
+    prefix, _userinfo, rest = split_userinfo(str(url))
+    host = _AUTHORITY_END.split(rest, maxsplit=1)[0]
+    return f"{prefix}{host}/{MASK}"
 
 
 def _page_userinfo(url: str) -> tuple[str, str | None, str]:

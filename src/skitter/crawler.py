@@ -8,18 +8,15 @@ another or side by side in one process and one event loop (no ReactorNotRestarta
     stats = skitter.crawl(MySpider)            # the same, from synchronous code
     await run_crawlers([Crawler(A), Crawler(B)])  # several spiders on one engine
 
-A crawl that did not do what was asked (a feed that could not be written, the job's
-state lost, start requests that broke off) raises ``CrawlFailed`` once everything is
-closed; its ``stats`` are the final statistics, ``finish_reason`` "failed" and
-``finish_error`` saying why. ``crawler.control`` (an ``engine.ProjectControl``) is the
-live control panel of the dashboard, the CLI and heartbeats; ``crawler.probe()`` the
-components without the engine, one request at a time (``engine.Probe``).
-
-Scrapy's names for components: ``crawler.signals`` (connect in ``from_crawler``),
-``crawler.stats`` (``inc_value``...), ``crawler.settings`` (``getbool``...),
-``crawler.extensions`` (EXTENSIONS) and, while it runs, ``crawler.engine``
-(``crawl``, ``close_spider``); ``CrawlerRunner`` and ``CrawlerProcess`` run crawls from
-a script as Scrapy's documentation shows.
+A crawl that did not do what was asked (a feed that could not be written, the job's state lost,
+start requests that broke off) raises ``CrawlFailed`` once everything is closed (``stats`` the
+final statistics, ``finish_reason`` "failed", ``finish_error`` why); one whose monitors failed
+it, ``MonitorsFailed``. ``crawler.control`` (``ProjectControl``) is the live control panel of
+the dashboard, the CLI and heartbeats; ``crawler.probe()`` the components without the engine,
+one request at a time (``engine.Probe``). Scrapy's names: ``crawler.signals`` (connect in
+``from_crawler``), ``crawler.stats`` (``inc_value``...), ``crawler.settings`` (``getbool``...),
+``crawler.extensions`` (EXTENSIONS) and, while it runs, ``crawler.engine`` (``crawl``,
+``close_spider``); ``CrawlerRunner`` and ``CrawlerProcess`` run crawls from a script.
 """
 
 from __future__ import annotations
@@ -46,11 +43,12 @@ from skitter.engine import (
     Probe,
     Project,
     ProjectControl,
-    ProjectMonitor,
     Stats,
+    make_monitor,
 )
-from skitter.exceptions import ConfigError, CrawlFailed
+from skitter.exceptions import ConfigError, CrawlFailed, MonitorsFailed
 from skitter.frontier import Frontier, JobStore, MemoryFrontier
+from skitter.monitors import Monitoring, problem
 from skitter.pipelines import ItemPipelineManager
 from skitter.scheduler import (
     SERVICE_RETRY_DELAYS,
@@ -172,6 +170,7 @@ class Crawler:
                 frontier = MemoryFrontier()
             gate = LocalGate(self.clock)
         self.extensions = ExtensionManager.from_crawler(self)
+        monitor = make_monitor(settings, self.clock, self.signals)  # traced: TRACING_ENABLED
         resolver = crawl_resolver(settings)  # one per crawl: transport and per-IP slots
         scheduler = ProjectScheduler(
             frontier,
@@ -207,9 +206,9 @@ class Crawler:
             stats=self.stats,
             scheduler=scheduler,
             downloader=Downloader(self, spider, resolver=resolver),
-            spider_mw=SpiderMiddlewareManager.from_crawler(self, spider),
+            spider_mw=SpiderMiddlewareManager.from_crawler(self, spider, monitor.spider_hooks),
             pipelines=ItemPipelineManager.from_crawler(self),
-            monitor=ProjectMonitor(self.clock),
+            monitor=monitor,
             clock=self.clock,
             signals=self.signals,
         )
@@ -219,6 +218,7 @@ class Crawler:
         if cluster is not None or self._project.pipelines.sinks:  # items stored, then ack
             self._project.flush_feeds_before_ack = True
         self.control.attach(self._project, self._wake)
+        Monitoring.from_crawler(self, self._project.pipelines)  # it listens to the signals
         return self._project
 
     async def open_job(self) -> None:
@@ -247,11 +247,8 @@ class Crawler:
                 max_held=settings["SCHEDULER_MAX_HELD"],
             )
         except ValueError as exc:  # e.g. PROCESSING_TIMEOUT=0: no lease could last
-            names = (
-                "LEASE_SECONDS, CONCURRENT_REQUESTS"
-                if self.cluster is not None
-                else "PROCESSING_TIMEOUT, SCHEDULER_MAX_HELD"
-            )
+            names = "LEASE_SECONDS, CONCURRENT_REQUESTS" if self.cluster else ""
+            names = names or "PROCESSING_TIMEOUT, SCHEDULER_MAX_HELD"
             raise ConfigError(f"scheduler settings ({names}): {exc}") from None
 
     def _retry_delays(self, spider: Spider, mode: str) -> Any:
@@ -296,13 +293,16 @@ class Crawler:
 
 
 def _raise_failures(crawlers: Sequence[Crawler]) -> None:
-    failures = [(c.spider.name, c.failure) for c in crawlers if c.failure is not None]
-    if not failures:
+    error, why = CrawlFailed, {c: str(c.failure) for c in crawlers if c.failure is not None}
+    if not why:  # each did its work; do its monitors (``monitors.problem``) fail it?
+        error, why = MonitorsFailed, {c: p for c in crawlers if (p := problem(c.stats))}
+    if not why:
         return
-    (name, reason), failed = failures[0], next(c for c in crawlers if c.failure is not None)
+    failures = [(c.spider.name, str(reason)) for c, reason in why.items()]
+    (name, reason), failed = failures[0], next(iter(why))
     more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
     message = f"crawl of spider {name!r} failed: {reason}{more}"
-    raise CrawlFailed(message, stats=failed.stats.to_dict(), failures=failures)
+    raise error(message, stats=failed.stats.to_dict(), failures=failures)
 
 
 def _first_set(*values: Any) -> Any:

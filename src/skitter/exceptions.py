@@ -73,6 +73,7 @@ __all__ = [
     "IgnoreRequest",
     "InvalidURL",
     "JobStateLost",
+    "MonitorsFailed",
     "NotConfigured",
     "NotSupported",
     "RedirectError",
@@ -255,6 +256,11 @@ class CrawlFailed(SkitterError):
         self.reason = reason
         self.stats = stats if stats is not None else {}
         self.failures = failures if failures is not None else []
+
+
+class MonitorsFailed(CrawlFailed):
+    """The crawl ran, but what it produced fails its monitors (or their alerts or report
+    could not be delivered): raised as ``CrawlFailed`` is; the CLI exits with 3."""
 
 
 class CallbackError(SkitterError):

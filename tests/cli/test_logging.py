@@ -143,9 +143,9 @@ async def test_dateformat_and_no_hard_wrap_off_a_terminal(spider: Path, base: st
     assert code == 0, err
     assert all(line.startswith("day ") for line in err.splitlines() if "[skitter" in line)
     assert "[skitter] INFO: skitter " in err and "[skitter.crawler]" not in err
-    code, _, err = await crawl(spider, base, "-s", "MAIL_HOST=" + "z" * 150)
+    code, _, err = await crawl(spider, base, "-s", "STATSMAILER_RCPTS=" + "z" * 150)
     assert code == 2
-    [message] = [line for line in err.splitlines() if "MAIL_HOST" in line]
+    [message] = [line for line in err.splitlines() if "STATSMAILER_RCPTS" in line]
     assert "z" * 150 in message  # one line, not wrapped at 80 columns
 
 

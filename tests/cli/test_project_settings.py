@@ -271,7 +271,7 @@ async def test_the_template_with_its_commented_lines_uncommented_is_accepted(
 @pytest.mark.parametrize(
     ("line", "name"),
     [
-        ("MAIL_HOST = 'smtp.example.com'", "MAIL_HOST"),
+        ("STATSMAILER_RCPTS = ['ops@example.com']", "STATSMAILER_RCPTS"),
         ("SPIDER_LOADER_CLASS = 'myproject.loader.Loader'", "SPIDER_LOADER_CLASS"),
         ("CONCURENT_REQUESTS = 4", "CONCURENT_REQUESTS"),
     ],
@@ -298,14 +298,14 @@ async def test_a_refused_custom_setting_says_it_came_from_the_spider(tmp_path: P
 
             class S(Spider):
                 name = "s"
-                custom_settings = {"MAIL_HOST": "smtp.example.com"}
+                custom_settings = {"STATSMAILER_RCPTS": ["ops@example.com"]}
             """,
             "plain.py": PLAIN_SPIDER,
         },
     )
     code, out = await run_cli("crawl", "s.py", cwd=tmp_path)
     assert code == 2, out
-    assert "the spider's custom_settings: setting MAIL_HOST" in out
+    assert "the spider's custom_settings: setting STATSMAILER_RCPTS" in out
     code, out = await run_cli("crawl", "plain.py", "-s", "LOG_VERSIONS=[]", cwd=tmp_path)
     assert code == 2 and "the command line: setting LOG_VERSIONS" in out, out
 
@@ -430,10 +430,12 @@ def test_each_layer_names_itself_in_a_refusal() -> None:
         ("spider", "the spider's custom_settings"),
         ("cli", "the command line"),
     ]:
-        with pytest.raises(ConfigError, match=f"^{where}: setting MAIL_HOST"):
-            Settings.resolve(**{layer: {"MAIL_HOST": "smtp.example.com"}})
-    with pytest.raises(ConfigError, match=r"^environment variable SKITTER_MAIL_HOST: setting"):
-        Settings.resolve(env={"SKITTER_MAIL_HOST": "smtp.example.com"})
+        with pytest.raises(ConfigError, match=f"^{where}: setting STATSMAILER_RCPTS"):
+            Settings.resolve(**{layer: {"STATSMAILER_RCPTS": ["ops@example.com"]}})
+    with pytest.raises(
+        ConfigError, match=r"^environment variable SKITTER_STATSMAILER_RCPTS: setting"
+    ):
+        Settings.resolve(env={"SKITTER_STATSMAILER_RCPTS": "ops@example.com"})
     with pytest.raises(ConfigError, match=r"^x\.py of project 'p': setting CONCURRENT_REQUESTS"):
         Settings({"CONCURRENT_REQUESTS": "many"}, origin="x.py of project 'p'")
 

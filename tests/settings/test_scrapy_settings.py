@@ -63,7 +63,7 @@ def test_a_value_that_asks_for_skitters_own_behaviour_is_accepted() -> None:
 @pytest.mark.parametrize(
     ("setting", "value", "hint"),
     [
-        ("MAIL_HOST", "smtp.example.com", "sending mail"),
+        ("STATSMAILER_RCPTS", ["ops@example.com"], "ALERT_EMAIL_TO"),
         ("TWISTED_REACTOR", "twisted.internet.epollreactor.EPollReactor", "asyncio"),
         ("EXTENSIONS_BASE", {"myproject.ext.Ext": 500}, "EXTENSIONS"),
         ("LOG_FORMATTER", "myproject.logs.Formatter", "LOG_FORMAT"),

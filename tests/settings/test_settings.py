@@ -67,15 +67,15 @@ def test_a_library_crawler_reads_no_environment(monkeypatch: pytest.MonkeyPatch)
     """The environment is the CLI's layer (tests/cli/test_cli.py): a program that builds
     a Crawler gets the same crawl whatever its process environment holds."""
     monkeypatch.setenv("SKITTER_CLOSESPIDER_ITEMCOUNT", "3")
-    monkeypatch.setenv("SKITTER_MAIL_HOST", "smtp.example.com")  # would be refused if read
+    monkeypatch.setenv("SKITTER_STATSMAILER_RCPTS", "ops@example.com")  # refused if read
 
     class Quiet(Spider):
         name = "quiet"
 
     assert Crawler(Quiet).settings["CLOSESPIDER_ITEMCOUNT"] == 0
     assert Settings.resolve()["CLOSESPIDER_ITEMCOUNT"] == 0
-    with pytest.raises(ConfigError, match="MAIL_HOST"):
-        Crawler(Quiet, env={"SKITTER_MAIL_HOST": "smtp.example.com"})
+    with pytest.raises(ConfigError, match="STATSMAILER_RCPTS"):
+        Crawler(Quiet, env={"SKITTER_STATSMAILER_RCPTS": "ops@example.com"})
     chosen = Crawler(Quiet, env={"SKITTER_CLOSESPIDER_ITEMCOUNT": "3"})
     assert chosen.settings["CLOSESPIDER_ITEMCOUNT"] == 3
     assert chosen.settings.source("CLOSESPIDER_ITEMCOUNT") == "env"

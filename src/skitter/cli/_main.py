@@ -46,11 +46,14 @@ from skitter.cli._shellcmd import add_shell_command
 from skitter.cli._targets import project_spiders, spiders_for
 from skitter.crawler import Crawler
 from skitter.exceptions import ConfigError, SkitterError
+from skitter.monitors import problem
 from skitter.spider import Spider
 
 __all__ = ["main"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+#: The crawl ran, and its monitors fail what it produced (skitter.monitors).
+EXIT_MONITORS = 3
 
 log = logging.getLogger("skitter.cli")
 
@@ -302,8 +305,15 @@ def _run(
             f"[red]error:[/red] crawl of spider {crawler.spider.name!r} failed: {crawler.failure}",
             highlight=False,
         )
+    judged = [(c, why) for c in crawlers if c.failure is None and (why := problem(c.stats))]
+    for crawler, why in judged:
+        console.print(
+            f"[red]error:[/red] spider {crawler.spider.name!r}: {escape(why)}", highlight=False
+        )
     if failed:
         return EXIT_FAILED
+    if judged:
+        return EXIT_MONITORS
     return EXIT_INTERRUPTED if forced else EXIT_OK
 
 

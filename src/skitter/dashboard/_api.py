@@ -13,6 +13,8 @@ Routes (``{name}`` is a project, i.e. a spider name)::
     POST /api/projects/{name}/resume
     POST /api/projects/{name}/retry    {"domain": "example.com", "reason": "HTTP 503"}
     POST /api/projects/{name}/requeue-bad  {"domain": ..., "reason": ...}: BAD tasks again
+    GET  /api/projects/{name}/report   the run report (skitter.monitors), as JSON
+    GET  /projects/{name}/report       the same as a page (its own CSP: one style block)
     GET  /api/session                  {"csrf": TOKEN} for scripts that POST
 
 Errors are ``{"error": message}`` with 400 (bad input, or a rate above MAX_RATE; the
@@ -35,6 +37,8 @@ from aiohttp import web
 from skitter.dashboard._security import Guard, json_error
 from skitter.dashboard._views import project_detail, project_summary
 from skitter.exceptions import ConfigError, FatalError, FrontierUnavailable, JobStateLost
+from skitter.monitors import render_html
+from skitter.monitors._report import STYLE_HASH
 
 if TYPE_CHECKING:
     from skitter.dashboard._live import LiveProject
@@ -42,6 +46,8 @@ if TYPE_CHECKING:
 __all__ = ["ControlApi"]
 
 MAX_BODY = 16 * 1024
+#: The report page's policy: nothing but its own style block.
+REPORT_CSP = f"default-src 'none'; style-src {STYLE_HASH}; base-uri 'none'; frame-ancestors 'none'"
 _DETAIL_PARTS = ("active", "recent", "failures", "failed", "slots", "proxies")
 
 
@@ -72,6 +78,8 @@ class ControlApi:
         router.add_post("/api/projects/{name}/resume", self.resume)
         router.add_post("/api/projects/{name}/retry", self.retry)
         router.add_post("/api/projects/{name}/requeue-bad", self.requeue_bad)
+        router.add_get("/api/projects/{name}/report", self.report)
+        router.add_get("/projects/{name}/report", self.report_page)
 
     @property
     def crawlers(self) -> list[LiveProject]:
@@ -114,6 +122,25 @@ class ControlApi:
 
         handler.__name__ = f"get_{part}"
         return handler
+
+    async def report(self, request: web.Request) -> web.Response:
+        return _json(self._report(request))
+
+    async def report_page(self, request: web.Request) -> web.Response:
+        return web.Response(
+            text=render_html(self._report(request)),
+            content_type="text/html",
+            headers={"Content-Security-Policy": REPORT_CSP, "Cache-Control": "no-store"},
+        )
+
+    def _report(self, request: web.Request) -> dict[str, Any]:
+        project = self._get(request)
+        report: dict[str, Any] | None = getattr(project, "report", None)
+        if report is None:
+            raise _Problem(
+                404, f"project {project.name!r} has no run report (no monitors, or not run yet)"
+            )
+        return report
 
     # -- changing -------------------------------------------------------------------------
     async def set_rate(self, request: web.Request) -> web.Response:
@@ -171,7 +198,7 @@ class ControlApi:
         status = crawler.status
         if status == "new":
             raise _Problem(409, f"project {crawler.name!r} has not started yet")
-        if status in ("done", "failed"):
+        if status in ("done", "failed", "monitors_failed"):
             raise _Problem(409, f"project {crawler.name!r} has finished")
         return crawler
 

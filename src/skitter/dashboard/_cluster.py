@@ -178,7 +178,8 @@ class ClusterProject:
             except JobStateLost as exc:
                 self._state_gone(exc)
         self._refreshed = True
-        if self.status not in ("done", "failed"):  # a finished worker's reason is not the job's
+        # a finished worker's reason is not the job's
+        if self.status not in ("done", "failed", "monitors_failed"):
             totals.pop("finish_reason", None)
             totals.pop("finish_time", None)
         if self.lost is not None:
@@ -234,7 +235,7 @@ class ClusterProject:
         alive = {}
         for worker, beat in sorted(self._workers.items()):
             fresh = now - beat.seen <= ALIVE_BEATS * max(beat.interval, 1.0)
-            if fresh and beat.status not in ("done", "failed"):
+            if fresh and beat.status not in ("done", "failed", "monitors_failed"):
                 alive[worker] = beat
         return alive
 

@@ -34,7 +34,7 @@ __all__ = ["CONTENT_TYPE", "render_metrics"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 PREFIX = "skitter_"
-STATUSES = ("new", "running", "paused", "checking", "idle", "done", "failed")
+STATUSES = ("new", "running", "paused", "checking", "idle", "done", "failed", "monitors_failed")
 
 #: Stats that hold a value at a point in time, not a count that only grows.
 _GAUGE_STATS = frozenset({"start_time", "finish_time", "elapsed_time_seconds"})

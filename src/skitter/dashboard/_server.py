@@ -222,5 +222,6 @@ async def _security_headers(request: web.Request, handler: Handler) -> web.Strea
     except web.HTTPException as exc:
         exc.headers.update(_SECURITY_HEADERS)
         raise
-    response.headers.update(_SECURITY_HEADERS)
+    for name, value in _SECURITY_HEADERS.items():  # a page with its own CSP (the report)
+        response.headers.setdefault(name, value)
     return response

@@ -99,7 +99,8 @@ async def project_summary(project: LiveProject) -> dict[str, Any]:
 
 async def project_detail(project: LiveProject) -> dict[str, Any]:
     """The panels below the table for one project: active tasks, recent results,
-    recent failures, failed tasks, download slots and proxies (PROXY_LIST)."""
+    recent failures, failed tasks, download slots, proxies (PROXY_LIST) and the
+    monitors' latest results (with the run report's status)."""
     detail: dict[str, Any] = {
         "name": project.name,
         # all of them: ``active`` may list only some (a job's: each worker's oldest 50)
@@ -110,7 +111,13 @@ async def project_detail(project: LiveProject) -> dict[str, Any]:
         "failed_tasks": [],
         "slots": [],
         "proxies": [],
+        "monitors": [],
+        "report": None,
     }
+    report = getattr(project, "report", None)  # the run report, when monitors ran
+    if report is not None:
+        detail["monitors"] = [dict(m) for m in report["monitors"]]
+        detail["report"] = {"status": report["status"], "final": report["final"]}
     if not _is_live(project):
         return detail
     now = project.clock.time()

@@ -11,6 +11,7 @@ from skitter.engine._monitor import (
     TaskCounts,
     WindowCounts,
 )
+from skitter.engine._monitor_factory import make_monitor
 from skitter.engine._probe import Probe
 from skitter.engine._project import Project
 from skitter.engine._stats import Stats
@@ -28,4 +29,5 @@ __all__ = [
     "Stats",
     "TaskCounts",
     "WindowCounts",
+    "make_monitor",
 ]

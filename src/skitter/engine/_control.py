@@ -45,6 +45,9 @@ class ProjectControl:
         self._project: Project | None = None
         self._wake: Callable[[], None] = _nothing
         self._share: Callable[[float | None, float | None], Awaitable[None]] | None = None
+        #: The run report (``skitter.monitors``): a periodic run's while the crawl runs,
+        #: the final one after; None without monitors.
+        self.report: dict[str, Any] | None = None
 
     def __repr__(self) -> str:
         return f"<ProjectControl {self.name} {self.status}>"
@@ -74,13 +77,15 @@ class ProjectControl:
 
     @property
     def status(self) -> str:
-        """new (before the run), running, paused, checking (breaker probing), done or
-        failed."""
+        """new (before the run), running, paused, checking (breaker probing), done,
+        failed, or monitors_failed (it ran, and its monitors fail what it produced)."""
         project = self._project
         if project is None:
             return "new"
         if self.stats.get("finish_reason") is not None:
-            return "failed" if project.failure is not None else "done"
+            if project.failure is not None:
+                return "failed"
+            return "monitors_failed" if self.stats.get("monitors/status") == "failed" else "done"
         return project.scheduler.status
 
     @property

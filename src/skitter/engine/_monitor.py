@@ -12,8 +12,9 @@ a global clock. The cluster dashboard counts a whole job's successes and failure
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from skitter._clock import Clock
 
@@ -166,7 +167,11 @@ class ProjectMonitor:
         self.failures: deque[Outcome] = deque(maxlen=keep)
         self._windows = ActivityWindows()
 
-    def started(self, taskid: str, url: str, slot: str, attempt: int) -> None:
+    #: Spider middlewares the monitor needs next to the spider (the tracing one's).
+    spider_hooks: Sequence[Any] = ()
+
+    def started(self, taskid: str, url: str, slot: str, attempt: int, request: Any = None) -> None:
+        """A task started (``request`` is its Request, for a monitor that reads more)."""
         self.active[taskid] = ActiveTask(taskid, url, slot, attempt, self._clock.time())
 
     def finished(
@@ -198,3 +203,4 @@ class ProjectMonitor:
     def pages_per_second(self, minutes: int = 10) -> list[float]:
         """Successful tasks per second in each 10-second bucket of the last minutes."""
         return self._windows.pages_per_second(minutes, self._clock.time())
+

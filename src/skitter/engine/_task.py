@@ -81,7 +81,9 @@ class TaskRunner:
         monitor = project.monitor
         if project.pipelines.sinks:
             TASKID.set(lease.taskid)  # this task's own context: its items' origin
-        monitor.started(lease.taskid, request.url, scheduler.slot_of(request), lease.retried + 1)
+        monitor.started(
+            lease.taskid, request.url, scheduler.slot_of(request), lease.retried + 1, request
+        )
         verdict: Verdict | None = None
         status: int | None = None
         ok, items = False, 0

@@ -1,11 +1,13 @@
 """Item pipelines, feed exports (files, stdout, S3, GCS, FTP), items sent to Redis,
-sinks (databases and brokers, ``_sinks``), and the media pipelines' seam.
+sinks (databases and brokers, ``_sinks``), item validation and field coverage, and the
+media pipelines' seam.
 
 ``FilesPipeline`` and ``ImagesPipeline`` live at Scrapy's paths,
 ``skitter.pipelines.files`` and ``skitter.pipelines.images``.
 """
 
 from skitter.pipelines._base import ItemPipeline
+from skitter.pipelines._coverage import coverage
 from skitter.pipelines._exporters import (
     CsvExporter,
     ItemExporter,
@@ -18,6 +20,11 @@ from skitter.pipelines._manager import ItemPipelineManager
 from skitter.pipelines._media import MEDIA_META, MediaPending
 from skitter.pipelines._more_exporters import MarshalExporter, PickleExporter, XmlExporter
 from skitter.pipelines._redis import RedisPipeline
+from skitter.pipelines._validation import (
+    InvalidItem,
+    ItemValidationPipeline,
+    SpidermonValidationPipeline,
+)
 
 __all__ = [
     "FEED_FORMATS",
@@ -25,15 +32,19 @@ __all__ = [
     "CsvExporter",
     "FeedExporter",
     "FeedOptions",
+    "InvalidItem",
     "ItemExporter",
     "ItemPipeline",
     "ItemPipelineManager",
+    "ItemValidationPipeline",
     "JsonExporter",
     "JsonLinesExporter",
     "MarshalExporter",
     "MediaPending",
     "PickleExporter",
     "RedisPipeline",
+    "SpidermonValidationPipeline",
     "XmlExporter",
+    "coverage",
     "parse_feeds",
 ]

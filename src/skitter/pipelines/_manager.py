@@ -35,6 +35,10 @@ their ``flush()`` (a commit) comes before every task's ack.
 
 Whether ``process_item`` is a coroutine function is settled once, when the manager is
 built, so a sync pipeline costs one plain call per item.
+
+Item validation (``_validation``) is a pipeline before the feeds (its feed of invalid
+items is opened and closed with them); field coverage (``_coverage``) a last step, added
+when the monitors ask (``count_coverage``). A crawl without them pays nothing for them.
 """
 
 from __future__ import annotations
@@ -50,9 +54,11 @@ from skitter._failure import Failure
 from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import CloseSpider, DropItem, FatalError, StorageError
 from skitter.pipelines._base import ItemHook, ItemPipeline, SpiderHook
+from skitter.pipelines._coverage import FieldCoverage
 from skitter.pipelines._feeds import FeedExporter, build_feeds
 from skitter.pipelines._media import MEDIA_META, MediaPending, MediaPipeline
 from skitter.pipelines._sinks import Sink, build_sinks
+from skitter.pipelines._validation import InvalidItem, validation_pipelines
 from skitter.signals import (
     SignalManager,
     feed_exporter_closed,
@@ -100,11 +106,13 @@ class ItemPipelineManager:
         stats: StatsSink,
         logger: Logger | None = None,
         signals: SignalManager | None = None,
+        invalid_feeds: Sequence[FeedExporter] = (),
     ) -> None:
         #: Every pipeline in the order items see them: the feed exporters, then the
-        #: sinks, are last.
+        #: sinks, are last (then the feeds of invalid items, which the validation writes).
         self.pipelines: list[ItemPipeline] = [*pipelines, *feeds, *sinks]
         self._user = list(pipelines)
+        feeds = [*feeds, *invalid_feeds]
         self._feeds = list(feeds)
         #: The databases and brokers of SINKS: they take every item that got through,
         #: with its origin (``process_item``), and ``flush`` commits them.
@@ -135,6 +143,7 @@ class ItemPipelineManager:
         #: Whether an item may wait in a pipeline (an async or media one): only then do
         #: items of one response share the pipelines (CONCURRENT_ITEMS).
         self.awaits = any(is_async for _name, _method, is_async, _media in self._steps)
+        self.pipelines += invalid_feeds
         self._opened: list[ItemPipeline] = []
         self._returned_none: set[str] = set()
         #: Why a feed cannot be written (None while all can): every item is refused.
@@ -144,8 +153,13 @@ class ItemPipelineManager:
 
     @property
     def feeds(self) -> list[FeedExporter]:
-        """The feed exporters, last in the chain."""
+        """The feed exporters, last in the chain (and the feeds of invalid items)."""
         return self._feeds
+
+    def count_coverage(self) -> None:
+        """Count every scraped item's field coverage (``_coverage``): a last step."""
+        if not any(name == "FieldCoverage" for name, *_ in self._steps):
+            self._steps.append(("FieldCoverage", FieldCoverage(self._stats).add, False, None))
 
     def flush_feeds(self) -> None:
         """Hand every feed's buffered items to the operating system (they survive the
@@ -210,8 +224,10 @@ class ItemPipelineManager:
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> ItemPipelineManager:
-        """ITEM_PIPELINES in order, then one FeedExporter per FEEDS entry."""
+        """ITEM_PIPELINES in order, item validation if asked for, then one FeedExporter
+        per FEEDS entry (and the feed of invalid items)."""
         pipelines = build_components({}, crawler.settings["ITEM_PIPELINES"], crawler)
+        pipelines = validation_pipelines(pipelines, crawler)
         return cls(
             pipelines,
             feeds=build_feeds(crawler),
@@ -219,6 +235,7 @@ class ItemPipelineManager:
             stats=crawler.stats,
             logger=crawler.logger,
             signals=getattr(crawler, "signals", None),
+            invalid_feeds=[p.feed for p in pipelines if getattr(p, "feed", None)],
         )
 
     # -- lifecycle --------------------------------------------------------------------
@@ -356,6 +373,8 @@ class ItemPipelineManager:
                 if result.__class__ is MediaPending:
                     return result
             except DropItem as exc:
+                if exc.__class__ is InvalidItem and exc.routed:
+                    return None  # in the feed of invalid items (counted there)
                 self._dropped(current, exc)
                 if item_dropped in self._signals.live:
                     await self._signals.send_catch_log_async(

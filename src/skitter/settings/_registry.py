@@ -2,10 +2,11 @@
 
 Each group module (``_engine``, ``_politeness``, ``_scheduler``, ``_cluster``,
 ``_downloader``, ``_httpcache``, ``_network``, ``_spider``, ``_browser``, ``_components``,
-``_feeds``, ``_items``, ``_media``, ``_aws``, ``_output``, ``_sessions``, ``_sinks``) lists the
-settings of one subsystem; a name is defined in exactly one of them (checked here at
-import). ``KNOWN_NAMES`` adds Scrapy's settings skitter refuses (``_scrapy``), so that a
-typo of either is caught.
+``_feeds``, ``_items``, ``_media``, ``_aws``, ``_output``, ``_sessions``, ``_sinks``,
+``_monitors``, ``_alerts``, ``_spidermon``) lists the settings of one subsystem; a name
+is defined in exactly one of them (checked here at import). ``REFUSED`` are the
+settings of Scrapy (``_scrapy``) and Spidermon (``_spidermon``) that skitter refuses;
+``KNOWN_NAMES`` adds them, so that a typo of either is caught.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from skitter.settings import (
+    _alerts,
     _aws,
     _browser,
     _cluster,
@@ -23,6 +25,7 @@ from skitter.settings import (
     _httpcache,
     _items,
     _media,
+    _monitors,
     _network,
     _output,
     _politeness,
@@ -30,11 +33,12 @@ from skitter.settings import (
     _sessions,
     _sinks,
     _spider,
+    _spidermon,
 )
-from skitter.settings._scrapy import UNSUPPORTED
+from skitter.settings._scrapy import UNSUPPORTED, Unsupported
 from skitter.settings._setting import Setting
 
-__all__ = ["KNOWN_NAMES", "SETTINGS"]
+__all__ = ["KNOWN_NAMES", "REFUSED", "SETTINGS"]
 
 _GROUPS = (
     _engine.GROUP,
@@ -54,6 +58,9 @@ _GROUPS = (
     _sessions.GROUP,
     _media.GROUP,
     _sinks.GROUP,
+    _monitors.GROUP,
+    _alerts.GROUP,
+    _spidermon.GROUP,
 )
 
 
@@ -68,4 +75,5 @@ def _registry() -> dict[str, Setting]:
 
 
 SETTINGS: Mapping[str, Setting] = _registry()
-KNOWN_NAMES: tuple[str, ...] = (*SETTINGS, *UNSUPPORTED)
+REFUSED: Mapping[str, Unsupported] = {**UNSUPPORTED, **_spidermon.REFUSED}
+KNOWN_NAMES: tuple[str, ...] = (*SETTINGS, *REFUSED)

@@ -24,10 +24,12 @@ class Unsupported:
     """A Scrapy setting skitter does not implement: why, and what to do instead.
 
     ``accepts`` are the values that ask for skitter's own behaviour (compared after
-    reading strings from the command line as booleans, numbers or None)."""
+    reading strings from the command line as booleans, numbers or None). ``owner`` is
+    whose setting it is (a refusal names it): Scrapy's, or an add-on's (Spidermon)."""
 
     hint: str
     accepts: tuple[Any, ...] = ()
+    owner: str = "Scrapy"
 
     def allows(self, value: Any) -> bool:
         for accepted in self.accepts:
@@ -204,9 +206,9 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "log records are skitter's own; LOG_FORMAT and LOG_DATEFORMAT lay them out",
     ),
     **_group(
-        "MAIL_FROM MAIL_HOST MAIL_PASS MAIL_PORT MAIL_SSL MAIL_TLS MAIL_USER "
         "MEMUSAGE_NOTIFY_MAIL STATSMAILER_RCPTS",
-        "sending mail is not supported",
+        "mail is sent only as an alert on monitor results: ALERT_EMAIL_TO (through "
+        "MAIL_HOST)",
         [],
     ),
     **_group(

@@ -35,8 +35,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from skitter._secrets import mask_setting, mask_text
 from skitter.exceptions import ConfigError
-from skitter.settings._registry import KNOWN_NAMES, SETTINGS
-from skitter.settings._scrapy import UNSUPPORTED
+from skitter.settings._registry import KNOWN_NAMES, REFUSED, SETTINGS
 from skitter.settings._setting import Setting
 from skitter.settings._suggest import suggest
 
@@ -126,11 +125,11 @@ def _check(name: Any, value: Any) -> None:
         )
     if name in SETTINGS:
         return
-    unsupported = UNSUPPORTED.get(name)
+    unsupported = REFUSED.get(name)
     if unsupported is not None and not unsupported.allows(value):
         raise ConfigError(
-            f"setting {name} ({mask_setting(name, value)}) is Scrapy's, and skitter does not "
-            f"implement it: {unsupported.hint}"
+            f"setting {name} ({mask_setting(name, value)}) is {unsupported.owner}'s, and "
+            f"skitter does not implement it: {unsupported.hint}"
         )
 
 

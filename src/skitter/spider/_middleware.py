@@ -286,12 +286,15 @@ class SpiderMiddlewareManager:
         self._last_handler = self._handlers[-1][0] if self._handlers else -1
 
     @classmethod
-    def from_crawler(cls, crawler: CrawlContext, spider: Any) -> SpiderMiddlewareManager:
-        """The built-ins (SPIDER_MIDDLEWARES_BASE) merged with SPIDER_MIDDLEWARES."""
+    def from_crawler(
+        cls, crawler: CrawlContext, spider: Any, innermost: Sequence[Any] = ()
+    ) -> SpiderMiddlewareManager:
+        """The built-ins (SPIDER_MIDDLEWARES_BASE) merged with SPIDER_MIDDLEWARES, then
+        ``innermost``: the crawl's own, next to the spider (callback traces)."""
         middlewares = build_components(
             SPIDER_MIDDLEWARES_BASE, crawler.settings["SPIDER_MIDDLEWARES"], crawler
         )
-        return cls(middlewares, spider)
+        return cls([*middlewares, *innermost], spider)
 
     # -- input ----------------------------------------------------------------------------
     async def process_input(self, response: Any) -> None:

@@ -376,6 +376,15 @@
       return tr;
     }, "no failed tasks", now);
 
+    const report = detail.report;
+    $("#monitors-status").textContent = report ? `(${report.status}${report.final ? "" : ", so far"})` : "";
+    const reportLink = $("#report-link");
+    reportLink.hidden = !report;
+    reportLink.href = `/projects/${encodeURIComponent(detail.name)}/report`;
+    fillTable($("#monitors"), detail.monitors || [], (m) => [m.name, m.status, m.message], (m) =>
+      el("tr", {}, td(null, m.name), td(null, m.level), td(null, m.status), td("reason", m.message)),
+    "no monitors (MONITOR_* settings)", now);
+
     renderGrid("slots", "slot", detail.slots, "no slots yet", now);
     renderGrid("proxies", "proxy", detail.proxies || [], "no proxy pool (PROXY_LIST)", now);
   }

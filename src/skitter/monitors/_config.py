@@ -1,0 +1,162 @@
+"""Which monitors a crawl runs, and when: read from the settings at start.
+
+The built-ins are on when their setting is (MONITOR_MIN_ITEMS...), the project's own
+come from MONITORS, Spidermon's from SPIDERMON_SPIDER_CLOSE_MONITORS and
+SPIDERMON_PERIODIC_MONITORS when SPIDERMON_ENABLED. Every value is checked here, so a
+coverage of 90 (meant as 90 %) or a level of "warning" stops the crawl before it starts.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from skitter._types import CrawlContext
+from skitter.exceptions import ConfigError
+from skitter.monitors._base import Monitor, as_monitor, level_of
+from skitter.monitors._builtin import (
+    Bans,
+    ErrorRate,
+    FieldCoverage,
+    FinishReason,
+    ItemCountChange,
+    StatLimit,
+)
+from skitter.monitors._spidermon import spidermon_monitors
+
+__all__ = ["BUILTIN_NAMES", "Plan", "plan"]
+
+log = logging.getLogger("skitter.monitors")
+
+BUILTIN_NAMES = (
+    "min_items",
+    "item_count_change",
+    "field_coverage",
+    "error_rate",
+    "finish_reason",
+    "max_retries",
+    "max_bans",
+)
+
+
+@dataclass
+class Plan:
+    """The monitors run at the end, and those run every so many seconds meanwhile."""
+
+    end: list[Monitor] = field(default_factory=list)
+    periodic: list[tuple[float, list[Monitor]]] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.end or self.periodic)
+
+
+def _fraction(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise ConfigError(f"{where} must be a fraction from 0 to 1 (0.9 for 90 %), not {value!r}")
+    return float(value)
+
+
+def _count(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(f"{where} must be a whole number >= 0, not {value!r}")
+    return value
+
+
+def _mapping(value: Any, where: str) -> Mapping[Any, Any]:
+    if isinstance(value, str):
+        value = json.loads(value or "{}")
+    if isinstance(value, list | tuple):
+        value = dict.fromkeys(value, "fail")
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where} must be a dict, not {type(value).__name__}")
+    return value
+
+
+def _builtins(settings: Mapping[str, Any]) -> list[Monitor]:
+    """The built-in monitors whose settings are set, at their levels."""
+    levels = dict(_mapping(settings["MONITOR_LEVELS"], "MONITOR_LEVELS"))
+    for name, level in levels.items():
+        if name not in BUILTIN_NAMES:
+            raise ConfigError(
+                f"MONITOR_LEVELS: no built-in monitor {name!r} (they are "
+                f"{', '.join(BUILTIN_NAMES)}; a monitor of MONITORS has its level there)"
+            )
+        level_of(level, f"MONITOR_LEVELS[{name!r}]")
+    out: list[Monitor] = []
+    value = settings["MONITOR_MIN_ITEMS"]
+    if value is not None:
+        limit = _count(value, "MONITOR_MIN_ITEMS")
+        out.append(StatLimit("min_items", "item_scraped_count", ">=", limit))
+    value = settings["MONITOR_ITEM_COUNT_CHANGE"]
+    if value is not None:
+        out.append(ItemCountChange(_fraction(value, "MONITOR_ITEM_COUNT_CHANGE")))
+    rules = _mapping(settings["MONITOR_FIELD_COVERAGE"], "MONITOR_FIELD_COVERAGE")
+    if rules:
+        where = "MONITOR_FIELD_COVERAGE"
+        checked = {str(k): _fraction(v, f"{where}[{k!r}]") for k, v in rules.items()}
+        out.append(FieldCoverage(checked))
+    value = settings["MONITOR_MAX_ERROR_RATE"]
+    if value is not None:
+        out.append(ErrorRate(_fraction(value, "MONITOR_MAX_ERROR_RATE")))
+    if settings["MONITOR_FINISH_REASONS"] is not None:
+        out.append(FinishReason([str(r) for r in settings["MONITOR_FINISH_REASONS"]]))
+    value = settings["MONITOR_MAX_RETRIES"]
+    if value is not None:
+        limit = _count(value, "MONITOR_MAX_RETRIES")
+        out.append(StatLimit("max_retries", "retry/count", "<=", limit))
+    value = settings["MONITOR_MAX_BANS"]
+    if value is not None:
+        out.append(Bans(_count(value, "MONITOR_MAX_BANS"), settings["BLOCK_STATUSES"] or ()))
+    for monitor in out:
+        monitor.level = levels.get(monitor.name, "fail")
+    return out
+
+
+def _spidermon(settings: Mapping[str, Any], result: Plan) -> None:
+    close = settings["SPIDERMON_SPIDER_CLOSE_MONITORS"] or []
+    periodic = _mapping(settings["SPIDERMON_PERIODIC_MONITORS"], "SPIDERMON_PERIODIC_MONITORS")
+    if not settings["SPIDERMON_ENABLED"]:
+        if close or periodic:
+            log.warning(
+                "SPIDERMON_SPIDER_CLOSE_MONITORS or SPIDERMON_PERIODIC_MONITORS is set but "
+                "SPIDERMON_ENABLED is not: Spidermon's monitors do not run, as in Spidermon"
+            )
+        return
+    setting = "SPIDERMON_SPIDER_CLOSE_MONITORS"
+    for path in close:
+        result.end.extend(spidermon_monitors(settings, path, setting))
+    for path, seconds in periodic.items():
+        where = f"SPIDERMON_PERIODIC_MONITORS[{path!r}]"
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds <= 0:
+            raise ConfigError(f"{where} must be seconds > 0, not {seconds!r}")
+        monitors = spidermon_monitors(settings, path, "SPIDERMON_PERIODIC_MONITORS")
+        result.periodic.append((float(seconds), monitors))
+
+
+def plan(crawler: CrawlContext) -> Plan:
+    """The crawl's monitors (an empty plan when none is set)."""
+    settings = crawler.settings
+    monitors = _builtins(settings)
+    for spec, level in _mapping(settings["MONITORS"], "MONITORS").items():
+        monitors.append(as_monitor(spec, level_of(level, f"MONITORS[{spec!r}]"), crawler))
+    names = [monitor.name for monitor in monitors]
+    twice = {name for name in names if names.count(name) > 1}
+    if twice:
+        raise ConfigError(f"MONITORS: two monitors named {sorted(twice)}; names tell them apart")
+    result = Plan(end=list(monitors))
+    interval = settings["MONITOR_INTERVAL"]
+    if interval < 0:
+        raise ConfigError(f"MONITOR_INTERVAL must be seconds >= 0, not {interval}")
+    during = [m for m in monitors if getattr(m, "periodic", False)]
+    if interval and during:
+        result.periodic.append((float(interval), during))
+    elif interval:
+        raise ConfigError(
+            "MONITOR_INTERVAL is set, but no monitor runs during the crawl: the upper bounds "
+            "(error_rate, max_retries, max_bans) do, and a MONITORS entry with periodic = True"
+        )
+    _spidermon(settings, result)
+    return result
