@@ -23,11 +23,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from skitter._components import load_object
 from skitter.exceptions import ConfigError
-from skitter.item import Item
+
+if TYPE_CHECKING:
+    from skitter.item import Item
 
 __all__ = ["FieldRules", "JsonSchema", "ModelSchema", "Schema", "read_schemas"]
 
@@ -139,6 +141,8 @@ def _is_model(obj: Any) -> bool:
 
 def _one(spec: Any, owner: type | None, where: str) -> Schema:
     """One schema from what the setting gives."""
+    from skitter.item import Item  # itemadapter: only when schemas are configured
+
     if spec == "fields":
         if owner is None or not issubclass(owner, Item):
             raise ConfigError(f"{where}: 'fields' checks an Item class's Fields; key it by one")
