@@ -67,6 +67,7 @@ from skitter.scheduler import (
     slot_key_function,
 )
 from skitter.settings import Settings
+from skitter.settings._attributes import spider_layer
 from skitter.settings._declared import check_declared
 from skitter.signals import SignalManager
 from skitter.spider import Spider, SpiderMiddlewareManager
@@ -111,7 +112,7 @@ class Crawler:
         if not (isinstance(spidercls, type) and issubclass(spidercls, Spider)):
             raise TypeError(f"Crawler needs a Spider subclass, got {spidercls!r}")
         self.spidercls = spidercls
-        custom = getattr(spidercls, "custom_settings", None)
+        custom = spider_layer(spidercls)  # custom_settings and download_delay & co.
         self.settings = Settings.resolve(project=settings, spider=custom, env=env, cli=cli_settings)
         check_declared(self.settings, [spidercls, *named_components(self.settings)], readers)
         loop_factory(self.settings["ASYNCIO_EVENT_LOOP"])  # a bad value is refused now
