@@ -92,6 +92,7 @@ from skitter.downloader.middlewares import (
 from skitter.downloader.middlewares._proxies import proxy_urls
 from skitter.exceptions import ConfigError, FatalError, RetryLater
 from skitter.http import Request, Response, Scope, url_host
+from skitter.http._heldheaders import HEADERS_MARK, unrestorable
 from skitter.http._proxyauth import HELD, MARK, restore
 from skitter.settings import DownloaderSettings, Settings
 from skitter.signals import (
@@ -224,8 +225,11 @@ class Downloader:
             return local_fetch(request)
 
         def http_only(request: Request) -> Awaitable[DownloadResult]:
-            if MARK in request.meta:
+            meta = request.meta
+            if MARK in meta:
                 restore(request)  # a stored request's proxy credentials (_proxyauth)
+            if HEADERS_MARK in meta:
+                raise unrestorable(request)  # its credential headers (_heldheaders)
             if check is not None:
                 check(request)
             return http_fetch(request)
@@ -257,6 +261,8 @@ class Downloader:
             meta = request.meta
             if MARK in meta:
                 restore(request)  # a stored request's proxy credentials (_proxyauth)
+            if HEADERS_MARK in meta:
+                raise unrestorable(request)  # its credential headers (_heldheaders)
             name = meta.get("transport")
             fetch: DownloadHandler
             if name is None or request.render is True:

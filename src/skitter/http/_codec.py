@@ -36,7 +36,9 @@ data only, never code: no pickle, no eval, no import by name.
 
 - **No secrets.** A stored request outlives the process and, in Redis, is read by every
   worker: it must not carry what is one process's to know. So ``Cookie``,
-  ``Authorization`` and ``Proxy-Authorization`` headers are never stored, nor the
+  ``Authorization`` and ``Proxy-Authorization`` headers are never stored (the spider's
+  own are held in this process's memory and put back when it reads the request again:
+  ``_heldheaders``; elsewhere the Downloader refuses to send it without them), nor the
   credentials in ``meta["proxy"]``, nor a proxy the worker took from its environment
   (``meta["_scheme_proxy"]``: another worker has its own). They are put back at download
   time by what put them there: CookiesMiddleware rebuilds ``Cookie`` from its jar,
@@ -61,6 +63,7 @@ from typing import Any, Literal
 import msgspec
 
 from skitter.exceptions import CodecError, InvalidURL, UnknownCallback
+from skitter.http._heldheaders import HEADERS_MARK, HELD_HEADERS
 from skitter.http._methods import method_name, spider_method
 from skitter.http._proxyauth import HELD, MARK
 from skitter.http._request import Request, class_name, request_class
@@ -231,6 +234,7 @@ def encode_request(request: Request, spider: object | None = None) -> bytes:
     headers = None
     if request.has_headers:
         headers = []
+        held = []
         for key, value in request.headers.items():
             if value.__class__ is not str:
                 raise CodecError(
@@ -238,6 +242,10 @@ def encode_request(request: Request, spider: object | None = None) -> bytes:
                 )
             if key.lower() not in SECRET_HEADERS:
                 headers.append((str(key), value))
+            elif _spiders_own(key, value, meta):
+                held.append(HELD_HEADERS.hold(str(key), value))
+        if held:
+            meta = {**meta, HEADERS_MARK: [*meta.get(HEADERS_MARK, ()), *held]}
     wire = _Wire(
         FORMAT_VERSION,
         request.url,
@@ -381,14 +389,17 @@ def _rebuild(
     encoding = wire.encoding or "utf-8"
     if encoding != "utf-8":
         codecs.lookup(encoding)  # LookupError for a name no codec has
+    headers, meta = wire.headers, wire.meta
+    if meta and HEADERS_MARK in meta:
+        headers, meta = _held_back(headers, meta)
     return cls(
         url=wire.url,
         callback=callback,
         method=wire.method,
-        headers=wire.headers,
+        headers=headers,
         body=wire.body,
         cookies=wire.cookies,
-        meta=wire.meta,
+        meta=meta,
         encoding=encoding,
         priority=int(wire.priority),
         dont_filter=wire.dont_filter,
@@ -403,6 +414,32 @@ def _rebuild(
         render=wire.render,
         **extra,
     )
+
+
+def _spiders_own(name: str, value: str, meta: dict[str, Any]) -> bool:
+    """Whether a credential header is the spider's own, to be held (``_heldheaders``),
+    rather than one a middleware makes again at download time."""
+    if name.lower() == "cookie":
+        return bool(meta.get("dont_merge_cookies"))
+    return not HELD_HEADERS.is_derived(name, value)
+
+
+def _held_back(
+    headers: list[tuple[str, str]] | None, meta: dict[str, Any]
+) -> tuple[list[tuple[str, str]] | None, dict[str, Any]]:
+    """The stored headers and meta with the credential headers this process holds put
+    back (``_heldheaders``); the marks of those it does not hold stay in meta, for the
+    Downloader to refuse the request loudly."""
+    marks = meta[HEADERS_MARK]
+    if not isinstance(marks, list) or not all(isinstance(mark, str) for mark in marks):
+        raise ValueError(f"meta[{HEADERS_MARK!r}] must be a list of marks")
+    given = [(mark, HELD_HEADERS.give_back(mark)) for mark in marks]
+    missing = [mark for mark, header in given if header is None]
+    meta = {key: value for key, value in meta.items() if key != HEADERS_MARK}
+    if missing:
+        meta[HEADERS_MARK] = missing
+    back = [header for _, header in given if header is not None]
+    return [*(headers or ()), *back] or None, meta
 
 
 def _number_problem(wire: _Wire) -> str | None:

@@ -36,6 +36,7 @@ from w3lib.http import basic_auth_header
 from skitter._types import CrawlContext
 from skitter.exceptions import ConfigError, NotConfigured, RequestError
 from skitter.http import Request, Scope
+from skitter.http._heldheaders import HELD_HEADERS
 from skitter.http._scope import parse_entry
 
 __all__ = ["HttpAuthMiddleware"]
@@ -50,6 +51,7 @@ class HttpAuthMiddleware:
 
     def __init__(self, user: str, password: str, domain: str | None) -> None:
         self._header = basic_auth_header(user, password).decode("ascii")
+        HELD_HEADERS.derive("Authorization", self._header)  # made again, never stored
         #: None: every domain (HTTPAUTH_DOMAIN = None, asked for explicitly).
         self._scope = None if domain is None else Scope([domain])
         #: A domain without a port is for the scheme's default port only (Scrapy's).

@@ -1,0 +1,98 @@
+"""The credential headers of a stored request: kept off the store, held in memory.
+
+A request may carry ``Authorization``, ``Proxy-Authorization`` or ``Cookie`` headers of
+the spider's own (``Request(url, headers={"Authorization": "Bearer ..."})``). Those a
+middleware makes at download time are not the spider's: HTTP auth's ``Authorization``
+(``derive``), and ``Cookie`` unless ``meta["dont_merge_cookies"]`` keeps the cookie
+middleware away (it rebuilds the header from its jar, dropping any other); they are
+left out of the store, as before, and made again where the request is downloaded. A stored
+request must not: the job directory's database and a Redis job outlive the process,
+and Redis is read by every worker. So the codec stores, in their place, an opaque
+*mark* per header (``meta["_held_headers"]``: random, derived from nothing secret), and
+``HELD_HEADERS`` keeps the values in this process's memory.
+
+When this process reads the request back, the codec puts them back, so the downloader
+middlewares see the request as the spider made it. A request whose headers this process
+was never given (another worker stored it, or a killed run of a resumed job did) is
+never sent without them: the Downloader raises a ``FatalError`` that says where such a
+header belongs instead (``DEFAULT_REQUEST_HEADERS``, HTTP auth, or a downloader
+middleware, which every process of a job runs alike; ``Request(cookies=...)``, which is
+stored, for cookies), so the crawl stops with a
+non-zero exit status and the task stays queued for a run that has them.
+
+``LIMIT`` bounds how many values one process holds, so that a spider that makes a new
+token per request fails loudly instead of growing without end.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from skitter.exceptions import FatalError
+from skitter.http._request import Request
+
+__all__ = ["HEADERS_MARK", "HELD_HEADERS", "LIMIT", "HeldHeaders", "unrestorable"]
+
+#: The meta key of a stored request that had credential headers: their marks.
+HEADERS_MARK = "_held_headers"
+#: How many header values one process holds.
+LIMIT = 10_000
+
+
+class HeldHeaders:
+    """Credential header values by mark, and each (name, value)'s mark; and the values
+    a downloader middleware derives from the settings (HTTP auth's ``Authorization``),
+    which are neither stored nor held: every process of the job derives them again."""
+
+    def __init__(self) -> None:
+        self._by_mark: dict[str, tuple[str, str]] = {}
+        self._marks: dict[tuple[str, str], str] = {}
+        self._derived: set[tuple[str, str]] = set()
+
+    def derive(self, name: str, value: str) -> None:
+        """``name: value`` is made by a middleware at download time, from the settings."""
+        self._derived.add((name.lower(), value))
+
+    def is_derived(self, name: str, value: str) -> bool:
+        """Whether ``name: value`` is a middleware's, to be made again, not held."""
+        return (name.lower(), value) in self._derived
+
+    def __len__(self) -> int:
+        return len(self._by_mark)
+
+    def hold(self, name: str, value: str) -> str:
+        """The mark that stands for header ``name: value`` in a stored request."""
+        key = (name.lower(), value)
+        mark = self._marks.get(key)
+        if mark is None:
+            if len(self._marks) >= LIMIT:
+                raise FatalError(
+                    f"this process holds {LIMIT} credential header values already, and a "
+                    f"request's {name} header would be one more: a spider that makes a "
+                    "token per request must set it in a downloader middleware, at download "
+                    "time, so that stored requests need none"
+                )
+            mark = secrets.token_hex(8)
+            self._marks[key] = mark
+            self._by_mark[mark] = (name, value)
+        return mark
+
+    def give_back(self, mark: str) -> tuple[str, str] | None:
+        """The (name, value) a mark stands for, or None when this process has none."""
+        return self._by_mark.get(mark)
+
+
+#: The header values this process holds.
+HELD_HEADERS = HeldHeaders()
+
+
+def unrestorable(request: Request) -> FatalError:
+    """The error for a stored request whose credential headers this process never held."""
+    return FatalError(
+        f"{request!r} was stored without its credential headers (Authorization, "
+        "Proxy-Authorization or Cookie: they never go to the job directory or Redis), and "
+        "this process was not given them; set such a header where every process of the "
+        "job has it: DEFAULT_REQUEST_HEADERS, HTTP auth (http_user/http_pass), "
+        "Request(cookies=...) for cookies, or a downloader middleware's process_request. "
+        "The job keeps the task for that run."
+    )
