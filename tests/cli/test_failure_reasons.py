@@ -6,7 +6,6 @@ request to a port that speaks plain HTTP."""
 from __future__ import annotations
 
 import logging
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -15,17 +14,12 @@ from aiohttp import web
 
 from skitter import Crawler, Request, Spider
 from skitter.dashboard._views import project_detail
+from skitter.testing import refused_port
 
 from ._cli import run_cli
 
 REFUSED = "ConnectError: cannot connect: Connection refused"
 PLAIN = "is this port plain HTTP?"
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:  # bound then closed: connections to it are refused
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 async def site(serve: Any) -> int:
@@ -55,7 +49,7 @@ async def failing_crawl(serve: Any, retries: int, **kwargs: Any) -> tuple[Crawle
     """A crawl of a good page, a closed port and https:// to a plain-HTTP port; the
     crawler (run) and the two failing URLs."""
     port = await site(serve)
-    refused = f"http://127.0.0.1:{closed_port()}/"
+    refused = f"http://127.0.0.1:{refused_port()}/"
     tls = f"https://127.0.0.1:{port}/"
     urls = [f"http://127.0.0.1:{port}/", refused, tls]
     crawler = Crawler(spider_for(urls), {"RETRY_TIMES": retries, "RETRY_DELAYS": [0.0]}, **kwargs)
@@ -111,7 +105,7 @@ async def test_skitter_job_names_the_cause(serve: Any, tmp_path: Path) -> None:
 async def test_an_error_without_retries_is_one_line_naming_the_request_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    refused = f"http://127.0.0.1:{closed_port()}/"
+    refused = f"http://127.0.0.1:{refused_port()}/"
     with caplog.at_level(logging.INFO):
         settings = {"RETRY_ENABLED": False, "FAIL_WHEN_NO_START_SUCCEEDS": False}
         await Crawler(spider_for([refused]), settings).run()

@@ -6,7 +6,6 @@ its own. Subprocesses in a project laid out by the test, against local servers."
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +14,12 @@ from aiohttp import web
 
 from skitter.cli._oneshot import handles
 from skitter.spider import Spider
+from skitter.testing import refused_port
 
 from .conftest import Cli
 
 SPIDERS = """
+from skitter.testing import refused_port
 from skitter import Spider
 
 
@@ -56,12 +57,6 @@ async def site(serve: Any, title: str) -> int:
     return int((await serve(app)).rsplit(":", 1)[1])
 
 
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 async def project(tmp_path: Path, serve: Any) -> tuple[Path, int, int]:
     """A project of three spiders: books for one site's port, news and mirror both for
@@ -91,7 +86,7 @@ async def test_parse_without_a_spider_for_the_url_says_how_to_name_one(
     cli: Cli, project: tuple[Path, int, int]
 ) -> None:
     root, _, news = project
-    nobody = f"http://127.0.0.1:{closed_port()}/"
+    nobody = f"http://127.0.0.1:{refused_port()}/"
     run = await cli("parse", nobody, cwd=root)
     assert run.code == 2, (run.out, run.err)
     assert "Traceback" not in run.err and "NotImplementedError" not in run.err

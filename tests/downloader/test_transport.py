@@ -380,13 +380,9 @@ async def test_broken_http_is_connection_lost(
         await transport.fetch(Request(f"{garbage_server}/"))
 
 
-def closed_port() -> int:
-    return refused_port()
-
-
 async def test_refused_connection_is_connect_error(make_transport: MakeTransport) -> None:
     transport, stats = await make_transport()
-    request = Request(f"http://127.0.0.1:{closed_port()}/")
+    request = Request(f"http://127.0.0.1:{refused_port()}/")
     with pytest.raises(ConnectError, match="cannot connect") as info:
         await transport.fetch(request)
     assert info.value.request is request

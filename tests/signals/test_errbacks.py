@@ -24,10 +24,6 @@ from skitter.testing import refused_port
 FAST = {"RETRY_DELAYS": [0.0], "CONCURRENT_REQUESTS": 4, "RETRY_TIMES": 0}
 
 
-def closed_port() -> int:
-    return refused_port()
-
-
 def site(hits: dict[str, int]) -> web.Application:
     async def handle(request: web.Request) -> web.Response:
         hits[request.path] = hits.get(request.path, 0) + 1
@@ -49,7 +45,7 @@ def site(hits: dict[str, int]) -> web.Application:
 async def test_errbacks_check_failures_the_way_scrapy_documents(serve: Any) -> None:
     hits: dict[str, int] = {}
     base = await serve(site(hits))
-    refused = f"http://127.0.0.1:{closed_port()}/"
+    refused = f"http://127.0.0.1:{refused_port()}/"
     seen: list[tuple[str, str, Any]] = []
 
     class Checks(Spider):

@@ -94,15 +94,11 @@ async def test_dont_retry_returns_the_response(base: str, make_downloader: MakeD
     assert result.status == 503
 
 
-def closed_port() -> int:
-    return refused_port()
-
-
 async def test_network_errors_become_retry_later_with_the_cause(
     make_downloader: MakeDownloader,
 ) -> None:
     downloader = await make_downloader()
-    request = Request(f"http://127.0.0.1:{closed_port()}/")
+    request = Request(f"http://127.0.0.1:{refused_port()}/")
     with pytest.raises(RetryLater) as info:
         await downloader.fetch(request)
     assert info.value.reason == "ConnectError"
@@ -141,7 +137,7 @@ async def test_disabled_retries_let_everything_through(
     assert isinstance(result, Response)
     assert result.status == 503
     with pytest.raises(ConnectError):
-        await downloader.fetch(Request(f"http://127.0.0.1:{closed_port()}/"))
+        await downloader.fetch(Request(f"http://127.0.0.1:{refused_port()}/"))
 
 
 async def test_retry_exceptions_choose_the_errors_retried(
@@ -149,7 +145,7 @@ async def test_retry_exceptions_choose_the_errors_retried(
 ) -> None:
     """RETRY_EXCEPTIONS: a refused connection is retried by default, not when the list
     names timeouts only; Scrapy's own (Twisted) names keep their meaning."""
-    request = Request(f"http://127.0.0.1:{closed_port()}/")
+    request = Request(f"http://127.0.0.1:{refused_port()}/")
     only_timeouts = await make_downloader(
         {"RETRY_EXCEPTIONS": ["skitter.exceptions.DownloadTimeout"]}
     )
