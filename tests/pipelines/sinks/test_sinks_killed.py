@@ -37,7 +37,7 @@ from skitter.testing._redis import RedisServer, require_redis_server
 
 pytestmark = pytest.mark.slow
 
-SRC = str(Path(__file__).resolve().parents[2] / "src")
+SRC = str(Path(__file__).resolve().parents[3] / "src")
 PAGES = 400
 
 SPIDER = """

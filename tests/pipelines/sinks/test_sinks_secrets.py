@@ -17,7 +17,7 @@ from skitter.testing._redis import _free_port
 from ._site import PAGES, tree_site
 
 pytestmark = pytest.mark.slow
-SRC = str(Path(__file__).resolve().parents[2] / "src")
+SRC = str(Path(__file__).resolve().parents[3] / "src")
 PASSWORD = "Sink-Pa55-5e7b"
 
 
