@@ -122,3 +122,38 @@ async def wait_for_job(url: str, job: str, state: str = "finished") -> dict[str,
                 return dict(entry)
         await asyncio.sleep(0.1)
     raise AssertionError(f"job {job} never reached {state}: {jobs}")
+
+
+class HangingSite:
+    """``/`` links to ``/hang``, which answers only once ``release`` is set: a run of
+    the spider above stays running until the test lets it end."""
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+        self.waiting = 0
+        self.app = web.Application()
+        self.app.router.add_get("/", self.index)
+        self.app.router.add_get("/hang", self.hang)
+
+    async def index(self, request: web.Request) -> web.Response:
+        return web.Response(text='<a href="/hang">x</a>', content_type="text/html")
+
+    async def hang(self, request: web.Request) -> web.Response:
+        self.waiting += 1
+        await self.release.wait()
+        body = '<h1>Slow</h1><span class="price">1</span>'
+        return web.Response(text=body, content_type="text/html")
+
+
+async def deploy_directory(url: str, project: Path, name: str = "shopbot") -> None:
+    """Deploy ``project`` as a directory (no egg to build: faster than scrapyd-deploy)."""
+    form = {"project": name, "version": "v1", "directory": str(project)}
+    status, answer = await api(url, "addversion.json", data=form)
+    assert (status, answer["status"]) == (200, "ok"), answer
+
+
+async def schedule(url: str, shop: str, **extra: str) -> str:
+    form = {"project": "shopbot", "spider": "products", "shop": shop, **extra}
+    status, answer = await api(url, "schedule.json", data=form)
+    assert (status, answer["status"]) == (200, "ok"), answer
+    return str(answer["jobid"])
