@@ -48,12 +48,16 @@ class ProductsSpider(skitter.Spider):
 PRODUCTS = {"1": ("Red kettle", 25.0), "2": ("Blue kettle", 27.5), "3": ("Green teapot", 12.0)}
 
 
-def shop_site() -> web.Application:
+def shop_site(*, broken: bool = False) -> web.Application:
+    """The three products; ``broken``: the index links to a fourth that fails (503)."""
+
     async def index(request: web.Request) -> web.Response:
-        links = "".join(f'<a href="/p/{n}">{n}</a>' for n in PRODUCTS)
+        links = "".join(f'<a href="/p/{n}">{n}</a>' for n in [*PRODUCTS, *("9" * broken)])
         return web.Response(text=f"<html><body>{links}</body></html>", content_type="text/html")
 
     async def product(request: web.Request) -> web.Response:
+        if request.match_info["n"] not in PRODUCTS:
+            raise web.HTTPServiceUnavailable()
         name, price = PRODUCTS[request.match_info["n"]]
         body = f'<html><body><h1>{name}</h1><span class="price">{price}</span></body></html>'
         return web.Response(text=body, content_type="text/html")

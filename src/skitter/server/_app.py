@@ -34,6 +34,7 @@ from skitter.server._runner import Launcher
 from skitter.server._schedule import ScheduleBook, Scheduler
 from skitter.server._scrapyd import MAX_UPLOAD, ScrapydApi
 from skitter.server._store import Run, RunStore
+from skitter.server._taskpages import TaskPages
 
 __all__ = ["Server", "ServerOptions"]
 
@@ -164,6 +165,7 @@ class Server:
         )
         ScrapydApi(self.launcher, self.projects, self.store).add_routes(app.router)
         Pages(self.launcher, self.store, self.schedules, self.scheduler).add_routes(app.router)
+        TaskPages(self.launcher, self.store).add_routes(app.router)
         return app
 
     def _prune(self, _ended: Run | None) -> None:

@@ -78,7 +78,8 @@ def page(title: str, body: str, *, current: str = "/") -> str:
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
         f"<title>{esc(title)} · skitter server</title>"
-        '<link rel=stylesheet href="/static/server.css"></head><body>'
+        '<link rel=stylesheet href="/static/server.css">'
+        '<link rel=icon href="/static/favicon.svg" type="image/svg+xml"></head><body>'
         f"<header><strong>skitter server</strong><nav>{nav}</nav></header>"
         f"<main><h1>{esc(title)}</h1>{body}</main></body></html>"
     )

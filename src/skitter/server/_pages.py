@@ -7,6 +7,7 @@
     POST /runs/JOB/cancel           stop it (pending or running)
     GET  /runs/JOB/results          its items (?page ?field ?value), with export links
     GET  /runs/JOB/items.jsonl|csv  the (filtered) items, to download
+    GET  /runs/JOB/tasks, /task     its tasks, one URL's task (``_taskpages``)
     GET  /schedules                 the schedules, and a form to add one
     POST /schedules                 add or replace one (the form's fields)
     POST /schedules/NAME/delete
@@ -29,6 +30,7 @@ from skitter.server._results import ItemFilter, read_page, to_csv, to_jsonl
 from skitter.server._runner import Launcher
 from skitter.server._schedule import Schedule, ScheduleBook, Scheduler
 from skitter.server._store import ENDED, Run, RunStore
+from skitter.server._taskpages import task_link
 
 __all__ = ["Pages"]
 
@@ -48,10 +50,15 @@ class Pages:
         self.book = book
         self.scheduler = scheduler
         self._css = resources.files("skitter.server").joinpath("static", "server.css").read_bytes()
+        # the dashboard's icon: one skitter, one icon
+        self._icon = (
+            resources.files("skitter.dashboard").joinpath("static", "favicon.svg").read_bytes()
+        )
 
     def add_routes(self, router: web.UrlDispatcher) -> None:
         router.add_get("/", self.runs)
         router.add_get("/static/server.css", self.css)
+        router.add_get("/static/favicon.svg", self.icon)
         router.add_get("/runs/{job}", self.run)
         router.add_post("/runs/{job}/cancel", self.cancel)
         router.add_get("/runs/{job}/results", self.results)
@@ -66,6 +73,9 @@ class Pages:
 
     async def css(self, request: web.Request) -> web.Response:
         return web.Response(body=self._css, content_type="text/css")
+
+    async def icon(self, request: web.Request) -> web.Response:
+        return web.Response(body=self._icon, content_type="image/svg+xml")
 
     # -- runs -----------------------------------------------------------------------------
     async def runs(self, request: web.Request) -> web.Response:
@@ -113,6 +123,8 @@ class Pages:
         if files.items.exists():
             feeds.append((link(f"/items/{base}.jl", "items (JSON lines)"), esc(_size(files.items))))
             feeds.append((link(f"/runs/{run.job}/results", "results page"), ""))
+        if run.state == "ended":
+            feeds.append((link(f"/runs/{run.job}/tasks", "tasks (every URL)"), ""))
         body += table(["File", "Size"], feeds, ident="files")
         body += "<h2>Stats</h2>"
         stats = sorted((run.stats or {}).items())
@@ -151,7 +163,10 @@ class Pages:
             body += (
                 f'<p class="error">{found.unreadable} lines of the feed are not JSON objects.</p>'
             )
-        rows = [[_cell(item.get(c)) for c in found.columns] for item in found.items]
+        rows = [
+            [_cell(item.get(c), run.job if c == "url" else None) for c in found.columns]
+            for item in found.items
+        ]
         body += table(found.columns or ["(no items)"], rows, ident="items", empty="no items match")
         more = number * ITEMS_PER_PAGE < found.total
         body += _pager(request, number, more)
@@ -344,7 +359,10 @@ def _item_filter(request: web.Request) -> ItemFilter:
     return ItemFilter(request.query.get("field") or None, request.query.get("value") or None)
 
 
-def _cell(value: object) -> str:
+def _cell(value: object, job: str | None = None) -> str:
+    """An item's field; a ``url`` field links to its task page."""
+    if job is not None and isinstance(value, str):
+        return task_link(job, value)
     text = json_text(value) if value is not None else ""
     if len(text) > 500:  # the whole value is in the exports
         return esc(text[:500]) + '<span class="cut"> … (cut: see the export)</span>'
