@@ -23,7 +23,7 @@ from rich.console import Console
 
 from skitter._secrets import MASK, is_secret_name, mask_text
 from skitter._version import __version__
-from skitter.cli import _bench, _generate, _practicecmd
+from skitter.cli import _bench, _generate, _practicecmd, _servercmd
 from skitter.cli._options import pairs
 from skitter.cli._project import load_project
 from skitter.cli._spiders import SpiderLoader
@@ -134,3 +134,4 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
     _bench.add_parser(commands)
     _practicecmd.add_parser(commands)
+    _servercmd.add_parser(commands)
