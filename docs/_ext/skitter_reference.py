@@ -1,0 +1,258 @@
+"""Reference pages built from the code at documentation build time, so they cannot drift.
+
+Each directive reads the registry the program itself uses: ``skitter-settings`` every
+known setting (``skitter.settings.SETTINGS``, grouped by the module that declares it),
+``skitter-refused-settings`` the Scrapy and Spidermon settings refused at start,
+``skitter-cli`` every command of the ``skitter`` argument parser, ``skitter-signals``
+every signal with the keyword arguments the code sends it with (found by reading the
+``send_catch_log`` calls in ``src/skitter``). A setting group or a signal the pages do not
+know fails the build, as a broken link does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from docutils.parsers.rst import Directive
+from sphinx.application import Sphinx
+from sphinx.pycode import ModuleAnalyzer
+
+#: The settings groups in reading order: module of ``skitter.settings``, and its title.
+SETTING_GROUPS = (
+    ("_engine", "Engine and the crawl as a whole"),
+    ("_politeness", "Politeness: download slots, delays, AutoThrottle"),
+    ("_scheduler", "Scheduling: rates, retries, recrawls, circuit breaker"),
+    ("_cluster", "Distributed crawling on Redis"),
+    ("_downloader", "Downloader and the built-in downloader middlewares"),
+    ("_httpcache", "HTTP cache"),
+    ("_spider", "Built-in spider middlewares"),
+    ("_browser", "Browser rendering"),
+    ("_components", "Components: middlewares, pipelines, extensions"),
+    ("_feeds", "Feed exports"),
+    ("_aws", "S3 credentials"),
+    ("_items", "Items to Redis"),
+    ("_output", "Logging, progress and stats"),
+    ("_network", "TLS, DNS and HTTP authentication"),
+    ("_sessions", "Sessions and proxies"),
+    ("_media", "Files and images pipelines"),
+    ("_sinks", "Sinks"),
+    ("_monitors", "Monitors, validation and run reports"),
+    ("_alerts", "Alerts"),
+    ("_spidermon", "Spidermon's settings"),
+)
+
+_SRC = Path(__file__).resolve().parents[2] / "src" / "skitter"
+_SENDERS = {"send_catch_log", "send_catch_log_async"}
+
+
+def _table(headers: Sequence[str], rows: Iterable[Sequence[nodes.Node]]) -> nodes.table:
+    table = nodes.table()
+    group = nodes.tgroup(cols=len(headers))
+    table += group
+    for _ in headers:
+        group += nodes.colspec(colwidth=1)
+    head = nodes.thead()
+    head += _row([nodes.Text(text) for text in headers])
+    group += head
+    body = nodes.tbody()
+    for cells in rows:
+        body += _row(cells)
+    group += body
+    return table
+
+
+def _row(cells: Sequence[nodes.Node]) -> nodes.row:
+    row = nodes.row()
+    for cell in cells:
+        entry = nodes.entry()
+        entry += nodes.paragraph("", "", cell)
+        row += entry
+    return row
+
+
+def _section(title: str, ident: str) -> nodes.section:
+    section = nodes.section(ids=[ident])
+    section += nodes.title(title, title)
+    return section
+
+
+def _default(value: object) -> str:
+    """A default as a reader would write it: sizes in KiB/MiB, containers as JSON."""
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, int) and value >= 1024 and value % 1024 == 0:
+        mib, kib = divmod(value, 1024 * 1024)
+        return f"{mib} MiB" if kib == 0 else f"{value // 1024} KiB"
+    if isinstance(value, dict | list | tuple):
+        return json.dumps(value, default=str)
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+class SettingsDirective(Directive):
+    """Every known setting: name, type, default, meaning; one table per group."""
+
+    def run(self) -> list[nodes.Node]:
+        from skitter.settings import SETTINGS
+
+        out: list[nodes.Node] = []
+        shown: set[str] = set()
+        for module, title in SETTING_GROUPS:
+            group = importlib.import_module(f"skitter.settings.{module}").GROUP
+            section = _section(title, f"settings-{module.strip('_')}")
+            section += _table(
+                ("setting", "type", "default", "meaning"),
+                (
+                    (
+                        nodes.literal(s.name, s.name, ids=[f"setting-{s.name.lower()}"]),
+                        nodes.Text(s.kind.__name__),
+                        nodes.literal(_default(s.default), _default(s.default)),
+                        nodes.Text(s.doc),
+                    )
+                    for s in group
+                ),
+            )
+            shown.update(s.name for s in group)
+            out.append(section)
+        missing = sorted(set(SETTINGS) - shown)
+        if missing:
+            raise self.error(f"settings groups not in SETTING_GROUPS: {', '.join(missing)}")
+        return out
+
+
+class RefusedSettingsDirective(Directive):
+    """The Scrapy and Spidermon settings refused at start, with what to use instead."""
+
+    def run(self) -> list[nodes.Node]:
+        from skitter.settings._registry import REFUSED
+
+        rows = (
+            (nodes.literal(name, name), nodes.Text(why.owner), nodes.Text(why.hint))
+            for name, why in sorted(REFUSED.items())
+        )
+        return [_table(("setting", "whose", "why refused, and what to use"), rows)]
+
+
+def _parser() -> argparse.ArgumentParser:
+    from skitter.cli._main import _build_parser
+
+    return _build_parser()
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def _help(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
+    if not action.help:
+        return ""
+    return parser._get_formatter()._expand_help(action)
+
+
+def _option_names(action: argparse.Action) -> str:
+    if action.option_strings:
+        names = ", ".join(action.option_strings)
+        return f"{names} {action.metavar or action.dest.upper()}" if action.nargs != 0 else names
+    return str(action.metavar or action.dest)
+
+
+class CliDirective(Directive):
+    """Every ``skitter`` command: its description, usage and arguments, from the parser."""
+
+    def run(self) -> list[nodes.Node]:
+        parser = _parser()
+        out: list[nodes.Node] = [self._command("skitter", parser, top=True)]
+        for name, sub in sorted(_subcommands(parser).items()):
+            out.append(self._command(f"skitter {name}", sub, top=False))
+        return out
+
+    def _command(self, title: str, parser: argparse.ArgumentParser, top: bool) -> nodes.section:
+        section = _section(title, "cli-" + title.replace(" ", "-"))
+        if parser.description:
+            section += nodes.paragraph(parser.description, parser.description)
+        usage = parser.format_usage().strip()
+        section += nodes.literal_block(usage, usage)
+        rows = [
+            (nodes.literal(_option_names(a), _option_names(a)), nodes.Text(_help(parser, a)))
+            for a in parser._actions
+            if a.help != argparse.SUPPRESS and not isinstance(a, argparse._SubParsersAction)
+        ]
+        if rows:
+            section += _table(("argument", "meaning"), rows)
+        if top:
+            names = ", ".join(f"skitter {name}" for name in sorted(_subcommands(parser)))
+            section += nodes.paragraph(names, f"Commands: {names}.")
+        return section
+
+
+def _sent_signals() -> dict[str, dict[str, set[str]]]:
+    """For each signal sent in src/skitter: the keyword arguments, by sending module."""
+    found: dict[str, dict[str, set[str]]] = {}
+    for path in sorted(_SRC.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        module = ".".join(path.relative_to(_SRC.parent).with_suffix("").parts)
+        for call in ast.walk(tree):
+            name = _signal_of(call)
+            if name is None:
+                continue
+            assert isinstance(call, ast.Call)
+            kwargs = {k.arg for k in call.keywords if k.arg and k.arg != "signal"}
+            found.setdefault(name, {}).setdefault(module, set()).update(kwargs)
+    return found
+
+
+def _signal_of(node: ast.AST) -> str | None:
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+        return None
+    if node.func.attr not in _SENDERS:
+        return None
+    given = [k.value for k in node.keywords if k.arg == "signal"] + list(node.args[:1])
+    if given and isinstance(given[0], ast.Attribute):
+        return given[0].attr
+    if given and isinstance(given[0], ast.Name):
+        return given[0].id
+    return None
+
+
+class SignalsDirective(Directive):
+    """Every signal of ``skitter.signals``: what it means and what handlers are given."""
+
+    def run(self) -> list[nodes.Node]:
+        import skitter.signals
+
+        docs = ModuleAnalyzer.for_module("skitter.signals").find_attr_docs()
+        sent = _sent_signals()
+        rows = []
+        for name in skitter.signals.__all__:
+            if name == "SignalManager":
+                continue
+            meaning = " ".join(docs.get(("", name), [])).strip()
+            if not meaning:
+                raise self.error(f"skitter.signals.{name} has no '#:' comment saying what it means")
+            where = sent.get(name, {})
+            kwargs = sorted(set().union(*where.values())) if where else []
+            rows.append(
+                (
+                    nodes.literal(name, name, ids=[f"signal-{name}"]),
+                    nodes.Text(meaning),
+                    nodes.Text(", ".join(kwargs) if kwargs else "(none)"),
+                )
+            )
+        return [_table(("signal", "sent when", "handler arguments"), rows)]
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_directive("skitter-settings", SettingsDirective)
+    app.add_directive("skitter-refused-settings", RefusedSettingsDirective)
+    app.add_directive("skitter-cli", CliDirective)
+    app.add_directive("skitter-signals", SignalsDirective)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
