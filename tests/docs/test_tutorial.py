@@ -1,4 +1,5 @@
-"""The tutorial, run as a reader would: every command on the page, every file it writes.
+"""The tutorial and the getting-started page, run as a reader would: every command on the
+page, every file it writes.
 
 The page's commands run in a fresh directory with this environment's ``skitter`` and
 ``python`` first on PATH, against the practice site the page itself starts. The page
@@ -24,6 +25,7 @@ pytestmark = [pytest.mark.subprocess, pytest.mark.network]
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 PAGE = DOCS / "tutorial.md"
+RUN_PAGES = [PAGE, DOCS / "getting-started.md"]
 
 
 def _free_port() -> int:
@@ -45,15 +47,15 @@ def _environment() -> dict[str, str]:
     return {k: v for k, v in env.items() if not k.startswith("SKITTER_")}
 
 
-def _where(step: Command | FileWrite) -> str:
-    return f"{PAGE.name}, line {step.line}"
+def _where(page: Path, step: Command | FileWrite) -> str:
+    return f"{page.name}, line {step.line}"
 
 
 class Reader:
     """Runs a page's steps in order, as a reader at a terminal would."""
 
-    def __init__(self, home: Path, port: int) -> None:
-        self.home = home
+    def __init__(self, page: Path, home: Path, port: int) -> None:
+        self.page = page
         self.cwd = home
         self.port = port
         self.env = _environment()
@@ -84,10 +86,10 @@ class Reader:
             )
             output = done.stdout
             assert done.returncode == 0, (
-                f"{_where(step)}: `{command}` exited {done.returncode}:\n{output}"
+                f"{_where(self.page, step)}: `{command}` exited {done.returncode}:\n{output}"
             )
         assert matches(expected, output), (
-            f"{_where(step)}: `{command}` printed:\n{output}\nthe page shows:\n"
+            f"{_where(self.page, step)}: `{command}` printed:\n{output}\nthe page shows:\n"
             + "\n".join(expected)
         )
 
@@ -113,10 +115,11 @@ class Reader:
 # About fifteen skitter processes one after the other: a minute on an idle machine, more
 # under the parallel suite; the hang guard is sized for that, as for the slow tier.
 @pytest.mark.timeout(600)
-def test_tutorial_runs_as_written(tmp_path: Path) -> None:
-    reader = Reader(tmp_path, _free_port())
+@pytest.mark.parametrize("page", RUN_PAGES, ids=lambda page: page.name)
+def test_the_page_runs_as_written(page: Path, tmp_path: Path) -> None:
+    reader = Reader(page, tmp_path, _free_port())
     try:
-        for step in steps(PAGE):
+        for step in steps(page):
             if isinstance(step, FileWrite):
                 reader.write(step)
             else:
