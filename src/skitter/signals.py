@@ -71,17 +71,17 @@ spider_opened = _Signal("spider_opened")
 #: A spider has nothing queued or in flight; a handler may raise DontCloseSpider or schedule
 #: requests to keep it open.
 spider_idle = _Signal("spider_idle")
-#: A spider has closed; ``reason`` says why (finished, cancelled, closespider_*...).
+#: A spider has closed; the reason says why (finished, cancelled, closespider_*...).
 spider_closed = _Signal("spider_closed")
 #: A callback raised: the failure, the response it was given and the spider.
 spider_error = _Signal("spider_error")
 #: A new request reached the scheduler (a retry of a stored task is not a new one).
 request_scheduled = _Signal("request_scheduled")
-#: The scheduler refused a request: a duplicate, out of scope, or over a limit.
+#: The scheduler turned a new request away: the duplicate filter had seen it.
 request_dropped = _Signal("request_dropped")
 #: A request enters the downloader's middleware chain.
 request_reached_downloader = _Signal("request_reached_downloader")
-#: A request leaves the downloader, with a response or a failure.
+#: A request leaves the downloader, downloaded or failed.
 request_left_downloader = _Signal("request_left_downloader")
 #: A response came back through the downloader middlewares, before the callback.
 response_received = _Signal("response_received")
