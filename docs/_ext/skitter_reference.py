@@ -5,8 +5,9 @@ known setting (``skitter.settings.SETTINGS``, grouped by the module that declare
 ``skitter-refused-settings`` the Scrapy and Spidermon settings refused at start,
 ``skitter-cli`` every command of the ``skitter`` argument parser, ``skitter-signals``
 every signal with the keyword arguments the code sends it with (found by reading the
-``send_catch_log`` calls in ``src/skitter``). A setting group or a signal the pages do not
-know fails the build, as a broken link does.
+``send_catch_log`` calls in ``src/skitter``), ``skitter-stats`` every stats key the code
+counts (its ``stats.inc``/``set``/``max`` calls, a computed part shown as ``{name}``).
+A setting group or a signal the pages do not know fails the build, as a broken link does.
 """
 
 from __future__ import annotations
@@ -250,9 +251,82 @@ class SignalsDirective(Directive):
         return [_table(("signal", "sent when", "handler arguments"), rows)]
 
 
+_STATS_METHODS = {"inc", "set", "max", "inc_value", "set_value", "max_value", "min_value"}
+
+
+def _text(node: ast.AST) -> str | None:
+    """A string literal as written, an f-string with its computed parts as ``{expr}``."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(
+            str(part.value) if isinstance(part, ast.Constant) else f"{{{ast.unparse(part.value)}}}"
+            for part in node.values
+            if isinstance(part, ast.Constant | ast.FormattedValue)
+        )
+    return None
+
+
+def _names_in(function: ast.AST) -> dict[str, list[str]]:
+    """The strings each plain name is assigned in ``function`` (``key = f"..."``)."""
+    names: dict[str, list[str]] = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign) and (text := _text(node.value)) is not None:
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    names.setdefault(target.id, []).append(text)
+    return names
+
+
+def _stats_calls(function: ast.AST) -> Iterable[str]:
+    """The keys ``function`` counts with ``...stats.inc(key)`` and the like: a literal, or
+    a name assigned a literal in the same function."""
+    names = _names_in(function)
+    for node in ast.walk(function):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            continue
+        if node.func.attr not in _STATS_METHODS or "stats" not in ast.unparse(node.func.value):
+            continue
+        if not node.args:
+            continue
+        key = node.args[0]
+        text = _text(key)
+        if text is not None:
+            yield text
+        elif isinstance(key, ast.Name):
+            yield from names.get(key.id, [])
+
+
+def _stats_keys() -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for path in sorted(_SRC.rglob("*.py")):
+        module = ".".join(path.relative_to(_SRC.parent).with_suffix("").parts)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for function in ast.walk(tree):
+            if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                for key in _stats_calls(function):
+                    found.setdefault(key, set()).add(module)
+    return found
+
+
+class StatsDirective(Directive):
+    """Every stats key counted in ``src/skitter``, and the modules that count it."""
+
+    def run(self) -> list[nodes.Node]:
+        keys = _stats_keys()
+        if len(keys) < 50:
+            raise self.error(f"only {len(keys)} stats keys found: has the stats API changed?")
+        rows = (
+            (nodes.literal(key, key), nodes.Text(", ".join(sorted(modules))))
+            for key, modules in sorted(keys.items())
+        )
+        return [_table(("stats key", "counted in"), rows)]
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("skitter-settings", SettingsDirective)
     app.add_directive("skitter-refused-settings", RefusedSettingsDirective)
     app.add_directive("skitter-cli", CliDirective)
     app.add_directive("skitter-signals", SignalsDirective)
+    app.add_directive("skitter-stats", StatsDirective)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -48,7 +48,7 @@ def test_the_documentation_builds_with_warnings_as_errors(tmp_path: Path) -> Non
     )
     assert done.returncode == 0, done.stderr + done.stdout
     assert done.stdout.strip() == f"The documentation: {(html / 'index.html').as_uri()}"
-    for page in ("index", "tutorial", "reference/settings", "reference/cli", "reference/api"):
+    for page in ("index", "tutorial", "reference/settings", "reference/cli", "reference/stats"):
         assert (html / f"{page}.html").is_file(), page
     _reference_is_complete(html)
 
