@@ -7,7 +7,8 @@ known setting (``skitter.settings.SETTINGS``, grouped by the module that declare
 every signal with the keyword arguments the code sends it with (found by reading the
 ``send_catch_log`` calls in ``src/skitter``), ``skitter-stats`` every stats key the code
 counts (its ``stats.inc``/``set``/``max`` calls, a computed part shown as ``{name}``).
-A setting group or a signal the pages do not know fails the build, as a broken link does.
+``skitter-meta`` every ``Request.meta`` key the code reads or sets. A setting group or a
+signal the pages do not know fails the build, as a broken link does.
 """
 
 from __future__ import annotations
@@ -309,6 +310,71 @@ def _stats_keys() -> dict[str, set[str]]:
     return found
 
 
+def _meta_key(node: ast.AST) -> str | None:
+    """The key of ``x.meta["key"]``, ``x.meta.get("key")`` or ``"key" in x.meta``."""
+    if isinstance(node, ast.Subscript) and _is_meta(node.value):
+        return _text(node.slice)
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("get", "pop", "setdefault")
+        and node.args
+        and _is_meta(node.func.value)
+    ):
+        return _text(node.args[0])
+    if (
+        isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], ast.In | ast.NotIn)
+        and _is_meta(node.comparators[0])
+    ):
+        return _text(node.left)
+    return None
+
+
+def _is_meta(node: ast.AST) -> bool:
+    """A request's or a response's meta (not a job's record or a field's, also named so)."""
+    text = ast.unparse(node)
+    return text == "meta" or (text.endswith(".meta") and ("request" in text or "response" in text))
+
+
+#: Modules whose ``meta`` is a record of their own (a job's state, a cache entry, a schema
+#: field), not a request's, and which read no request's meta: not scanned.
+_OTHER_META = {
+    "skitter._job",
+    "skitter.extensions.httpcache._entry",
+    "skitter.pipelines._schemas",
+    "skitter.pipelines._sinks._identity",
+}
+
+
+def _meta_keys() -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for path in sorted(_SRC.rglob("*.py")):
+        module = ".".join(path.relative_to(_SRC.parent).with_suffix("").parts)
+        if module in _OTHER_META:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            key = _meta_key(node)
+            if key is not None and "{" not in key and not key.startswith("_"):
+                found.setdefault(key, set()).add(module)
+    return found
+
+
+class MetaDirective(Directive):
+    """Every ``Request.meta`` key skitter reads or sets, and the modules that do."""
+
+    def run(self) -> list[nodes.Node]:
+        keys = _meta_keys()
+        if len(keys) < 10:
+            raise self.error(f"only {len(keys)} meta keys found: has Request.meta changed?")
+        rows = (
+            (nodes.literal(key, key), nodes.Text(", ".join(sorted(modules))))
+            for key, modules in sorted(keys.items())
+        )
+        return [_table(("meta key", "read or set in"), rows)]
+
+
 class StatsDirective(Directive):
     """Every stats key counted in ``src/skitter``, and the modules that count it."""
 
@@ -329,4 +395,5 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("skitter-cli", CliDirective)
     app.add_directive("skitter-signals", SignalsDirective)
     app.add_directive("skitter-stats", StatsDirective)
+    app.add_directive("skitter-meta", MetaDirective)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
