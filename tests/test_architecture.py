@@ -1,4 +1,4 @@
-"""The shape DESIGN.md asks for, checked rather than hoped for.
+"""The shape of the code (docs/architecture.md), checked rather than hoped for.
 
 The layer contract itself is import-linter's (``[tool.importlinter]`` in pyproject.toml,
 run by ``.ci/run``); these tests hold what it does not: no cycle between any two modules,

@@ -15,7 +15,7 @@ Classes are remembered at their first sight; an adapter added to
 
 ``itemadapter`` itself is imported at the first object that is not a dict nor a plain
 value: it imports Scrapy, pydantic and attrs whenever they are installed (0.4 s and
-25 MB where Scrapy is), which a crawl that yields dicts never needs (issue 18).
+25 MB where Scrapy is), which a crawl that yields dicts never needs.
 """
 
 from __future__ import annotations

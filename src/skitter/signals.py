@@ -62,22 +62,42 @@ class _Signal:
         return f"<signal {self.name}>"
 
 
+#: The crawl's engine has started, before any spider opens.
 engine_started = _Signal("engine_started")
+#: The engine has stopped: every spider of the crawl is closed.
 engine_stopped = _Signal("engine_stopped")
+#: A spider has opened: its components are built, no request is sent yet.
 spider_opened = _Signal("spider_opened")
+#: A spider has nothing queued or in flight; a handler may raise DontCloseSpider or schedule
+#: requests to keep it open.
 spider_idle = _Signal("spider_idle")
+#: A spider has closed; the reason says why (finished, cancelled, closespider_*...).
 spider_closed = _Signal("spider_closed")
+#: A callback raised: the failure, the response it was given and the spider.
 spider_error = _Signal("spider_error")
+#: A new request reached the scheduler (a retry of a stored task is not a new one).
 request_scheduled = _Signal("request_scheduled")
+#: The scheduler turned a new request away: the duplicate filter had seen it.
 request_dropped = _Signal("request_dropped")
+#: A request enters the downloader's middleware chain.
 request_reached_downloader = _Signal("request_reached_downloader")
+#: A request leaves the downloader, downloaded or failed.
 request_left_downloader = _Signal("request_left_downloader")
+#: A response came back through the downloader middlewares, before the callback.
 response_received = _Signal("response_received")
+#: A response came off the transport, before the downloader middlewares.
 response_downloaded = _Signal("response_downloaded")
+#: The transport has a response's status and headers, before its body.
 headers_received = _Signal("headers_received")
+#: The transport read a chunk of a response's body.
 bytes_received = _Signal("bytes_received")
+#: An item passed every pipeline.
 item_scraped = _Signal("item_scraped")
+#: A pipeline dropped an item (DropItem); the exception is given.
 item_dropped = _Signal("item_dropped")
+#: A pipeline raised something other than DropItem for an item.
 item_error = _Signal("item_error")
+#: One feed (one URI of FEEDS) has been finished and stored.
 feed_slot_closed = _Signal("feed_slot_closed")
+#: Every feed of the crawl has been finished and stored.
 feed_exporter_closed = _Signal("feed_exporter_closed")

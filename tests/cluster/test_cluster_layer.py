@@ -1,4 +1,4 @@
-"""Where the cluster package sits (DESIGN.md): beside the engine, below the crawler. It
+"""Where the cluster package sits (docs/architecture.md): beside the engine, below the crawler. It
 imports neither the engine nor anything above it (not even for types: no cycle such as
 crawler -> cluster -> crawler), the engine does not import it, and a crawl that keeps
 its state elsewhere never loads it, nor redis-py."""

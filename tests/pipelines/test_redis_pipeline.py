@@ -219,7 +219,7 @@ async def test_a_worker_sends_to_its_own_redis_by_default(
         Tree,
         {
             "BASE": base,
-            "ITEM_PIPELINES": {"skitter.pipelines.RedisPipeline": 300},  # as in the README
+            "ITEM_PIPELINES": {"skitter.pipelines.RedisPipeline": 300},  # as in the documentation
             "WORKER_IDLE_TIMEOUT": 0.5,
         },
         redis_url=redis_url,

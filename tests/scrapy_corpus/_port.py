@@ -1,4 +1,4 @@
-"""Porting a Scrapy spider the way the README promises: change the import lines, nothing
+"""Porting a Scrapy spider the way the documentation promises: change the import lines, nothing
 else, and crawl it with skitter."""
 
 from __future__ import annotations

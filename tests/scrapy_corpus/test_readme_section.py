@@ -1,5 +1,5 @@
-"""The README's "Coming from Scrapy" section says only what is there: its import lines
-run, every ``skitter.…`` path it names resolves, every setting its table says is refused
+"""The "Coming from Scrapy" page of the documentation says only what is there: its import
+lines run, every ``skitter.…`` path it names resolves, every setting its table says is refused
 is refused, and the corpus is as large as it says."""
 
 from __future__ import annotations
@@ -20,10 +20,7 @@ SPIDERS = Path(__file__).parent / "spiders"
 
 
 def _section() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index("## Coming from Scrapy\n")
-    end = text.find("\n## ", start + 1)
-    return text[start : end if end != -1 else len(text)]
+    return (ROOT / "docs/coming-from/scrapy.md").read_text(encoding="utf-8")
 
 
 def _resolve(path: str) -> Any:
@@ -43,7 +40,7 @@ def _resolve(path: str) -> Any:
 def test_the_section_s_import_lines_run() -> None:
     block = re.search(r"```python\n(.*?)```", _section(), re.S)
     assert block is not None
-    exec(compile(block.group(1), "README.md", "exec"), {})
+    exec(compile(block.group(1), "docs/coming-from/scrapy.md", "exec"), {})
 
 
 def test_every_skitter_path_it_names_resolves() -> None:

@@ -34,7 +34,7 @@ def test_the_list_is_scrapys_whole_list() -> None:
 @pytest.mark.parametrize("name", SCRAPY_NAMES)
 def test_every_scrapy_setting_is_implemented_or_refused(name: str) -> None:
     if name in SETTINGS:
-        return  # implemented, with Scrapy's meaning (the README's table documents it)
+        return  # implemented, with Scrapy's meaning (the settings reference documents it)
     assert name in UNSUPPORTED, f"{name} would be silently accepted"
     for layer in ("project", "spider", "cli"):
         with pytest.raises(ConfigError, match=f"setting {name} .* skitter does not implement"):

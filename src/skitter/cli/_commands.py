@@ -1,6 +1,6 @@
 """The small commands: ``list``, ``settings``, ``version``; and the wiring of
-``startproject``, ``genspider`` (``_generate``), ``bench`` (``_bench``) and ``practice``
-(``_practicecmd``).
+``startproject``, ``genspider`` (``_generate``), ``bench`` (``_bench``), ``practice``
+(``_practicecmd``) and ``docs`` (``_docscmd``).
 
 Each command sets its handler with ``set_defaults(handler=...)``; a handler takes the
 parsed arguments and the stderr console and returns the exit status. What a command
@@ -23,7 +23,7 @@ from rich.console import Console
 
 from skitter._secrets import MASK, is_secret_name, mask_text
 from skitter._version import __version__
-from skitter.cli import _bench, _generate, _practicecmd, _servercmd
+from skitter.cli import _bench, _docscmd, _generate, _practicecmd, _servercmd
 from skitter.cli._options import pairs
 from skitter.cli._project import load_project
 from skitter.cli._spiders import SpiderLoader
@@ -135,3 +135,4 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     _bench.add_parser(commands)
     _practicecmd.add_parser(commands)
     _servercmd.add_parser(commands)
+    _docscmd.add_parser(commands)

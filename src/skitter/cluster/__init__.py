@@ -1,4 +1,4 @@
-"""The Redis job services of a distributed crawl's workers (SPEC §4, §5).
+"""The Redis job services of a distributed crawl's workers.
 
 Everything a worker shares with the other workers of its job besides the frontier
 (``frontier.RedisFrontier``), each in its own module:

@@ -1,4 +1,4 @@
-"""What a distributed job's workers and its dashboard tell each other, in Redis (SPEC §5).
+"""What a distributed job's workers and its dashboard tell each other, in Redis.
 
 A worker only knows its own scheduler; a person steering a crawl of twenty workers wants
 one rate, one pause button and one list of who is alive. Two hashes per job carry that:

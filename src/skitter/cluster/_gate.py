@@ -2,7 +2,7 @@
 
 Each worker's ``SlotQueues`` keeps its own slots; alone, N workers would send N times
 the concurrency and N times the rate a host agreed to. This gate makes both hold for
-the whole job (SPEC §4):
+the whole job:
 
 - **the project's rate**: a dispatch takes a token from the bucket every worker shares
   (``RedisPoliteness.take_token``, one round trip), at the rate of the job's control

@@ -1,4 +1,4 @@
-"""``ClusterJob``: one worker's membership in a distributed crawl on Redis (SPEC §4).
+"""``ClusterJob``: one worker's membership in a distributed crawl on Redis.
 
 The crawler (the composition root) asks it for what a worker runs on instead of the
 local parts: the job's ``ShardedRedisFrontier``, the scheduler's ``ClusterGate`` (the job's

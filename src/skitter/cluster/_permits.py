@@ -1,4 +1,4 @@
-"""A worker's download permits from the cluster, and handing them on (SPEC §4).
+"""A worker's download permits from the cluster, and handing them on.
 
 A worker may start a download only with a permit for its slot from the shared politeness
 store (``RedisPoliteness``): that is what keeps a host's concurrency, delay and back-off

@@ -1,4 +1,4 @@
-"""Politeness that holds for all workers of one job together (SPEC §4, issue 6).
+"""Politeness that holds for all workers of one job together.
 
 Each worker's ``SlotQueues`` keeps its own slots; with N workers that would be N times
 the concurrency and N times the rate a host agreed to. ``RedisPoliteness`` is the shared

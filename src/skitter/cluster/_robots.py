@@ -1,4 +1,4 @@
-"""``RedisRobotsCache``: robots.txt fetched once per origin for a whole job (SPEC §4).
+"""``RedisRobotsCache``: robots.txt fetched once per origin for a whole job.
 
 Alone, each of N workers fetches every host's robots.txt: N requests a site counts
 against us, and N answers that may differ. The downloader's ``RobotsTxtMiddleware``

@@ -1,4 +1,4 @@
-"""Crawl statistics added up across every worker of a job, in Redis (SPEC §4).
+"""Crawl statistics added up across every worker of a job, in Redis.
 
 ``RedisStats`` is a ``StatsSink`` around this worker's own statistics (an
 ``engine.Stats``, ``local``): ``inc``, ``set`` and ``max`` go to ``local`` and are noted

@@ -1,4 +1,4 @@
-"""The web UI and control API of running crawls (SPEC §5).
+"""The web UI and control API of running crawls.
 
 ``Dashboard`` serves, on the crawl's own event loop: a page in pyspider's manner (the
 projects with status, rate and burst to click and change, queues, counts over 5

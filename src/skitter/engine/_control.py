@@ -1,4 +1,4 @@
-"""``ProjectControl``: the live control panel of one project while it runs (SPEC §5).
+"""``ProjectControl``: the live control panel of one project while it runs.
 
 What a person (the web UI and its JSON API, ``/metrics``, a script) or the cluster's
 control record (a worker's ``WorkerPresence``) reads and changes of a running project:

@@ -5,7 +5,7 @@ asyncio task per download, bounded by a semaphore (CONCURRENT_REQUESTS). A slow 
 holds one permit and nothing else, so it never idles the others; a slot that is busy is
 handled by the scheduler, which parks its tasks instead of handing them out.
 
-Termination (SPEC §1): a project is finished when its start requests are exhausted, its
+Termination: a project is finished when its start requests are exhausted, its
 scheduler holds nothing (ready, delayed, parked or processing) and none of its tasks is
 running — a task covers download, callback and pipelines, so a callback that yields late
 keeps the crawl alive until it returns. The loop wakes on three things only: a task

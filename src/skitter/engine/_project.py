@@ -1,7 +1,7 @@
 """A project as the engine runs it: one spider with its own components and counters.
 
 The crawler builds the components; the engine only moves data between them. Keeping
-them per project is what lets one engine run several spiders at once (SPEC §2) without
+them per project is what lets one engine run several spiders at once without
 any of them sharing pipelines, middlewares, cookies or statistics.
 """
 

@@ -1,4 +1,4 @@
-"""Frontiers: durable task stores with leases (SPEC §2, §4).
+"""Frontiers: durable task stores with leases.
 
 ``Frontier`` is the contract every backend keeps; ``MemoryFrontier`` is the in-process
 backend, ``MemoryTaskQueue`` its synchronous core (with ``TaskView``, the public view of

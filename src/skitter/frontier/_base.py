@@ -1,4 +1,4 @@
-"""The frontier contract: a durable task store with leases (SPEC §2, §4).
+"""The frontier contract: a durable task store with leases.
 
 One frontier holds one project's tasks. Every backend (memory, SQLite, Redis) keeps
 the same promises, checked by one contract suite (``skitter.testing.frontier_contract``):

@@ -1,4 +1,4 @@
-"""The wire format of a stored Request: safe, versioned, fast (SPEC §4, issue 5).
+"""The wire format of a stored Request: safe, versioned, fast.
 
 Durable frontiers (SQLite, Redis) keep requests as bytes that outlive the process and,
 for Redis, may be written by anyone who can reach the server. So the format carries

@@ -1,4 +1,4 @@
-"""A queued request as a few dozen bytes: the memory frontier's compact form (issue 18).
+"""A queued request as a few dozen bytes: the memory frontier's compact form.
 
 A crawl's frontier can hold a million links waiting their turn. As Request objects, with
 their ``meta`` dict and fingerprint, they weigh about 550 bytes each before the queue's

@@ -2,7 +2,7 @@
 
 Requests are created for every link of every page, so construction does no parsing:
 the URL is only checked for a scheme, headers are built on first use, the fingerprint
-(SPEC §2) is computed once, when the scheduler first asks for it, and the parsed URL
+(the task's identity) is computed once, when the scheduler first asks for it, and the parsed URL
 (``parsed_url``) once, when the request is about to be downloaded.
 """
 
@@ -40,7 +40,7 @@ _UTF8 = frozenset({"utf-8", "utf8"})
 class Request:
     """A request to download ``url`` and hand the response to ``callback``.
 
-    Scheduling fields (SPEC §2): ``priority`` (higher first), ``exetime`` (epoch seconds
+    Scheduling fields: ``priority`` (higher first), ``exetime`` (epoch seconds
     before which the task is not dispatched; 0 = now), ``retries`` (attempts after the
     first; None = the RETRY_TIMES setting), ``age`` (seconds after which a finished task
     may be crawled again; -1 = never), ``auto_recrawl`` (schedule again ``age`` after

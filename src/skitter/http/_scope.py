@@ -1,6 +1,6 @@
 """The crawl's scope: which URLs it may download, from ``spider.allowed_domains``.
 
-Scope is security (DESIGN: no request leaves the allowed domains), so one ``Scope``
+Scope is security (no request may leave the allowed domains), so one ``Scope``
 judges every URL of a crawl, wherever it comes from: links (the spider middleware, to
 drop them early), and every download (the Downloader's guard, robots.txt, rendered
 pages). It is sans-I/O: a value built once per spider (``Scope.of``), with caches.

@@ -5,7 +5,7 @@ this is the hottest code in a link-heavy crawl. The common case (an ASCII URL th
 already lower-case in scheme and host, without a default port) is settled with a few
 string operations; only unusual URLs pay for full parsing and re-quoting.
 
-The canonical form (SPEC §2): scheme and host lower-case, default port dropped, empty
+The canonical form: scheme and host lower-case, default port dropped, empty
 path as ``/``, fragment dropped, query parameters sorted (stable, so repeated keys keep
 their order), non-ASCII and unsafe characters percent-encoded as UTF-8.
 """

@@ -158,7 +158,7 @@ def _name(path: Any, setting: str) -> str:
         f"{setting}: {path!r} is not one of Spidermon's built-in monitors or its "
         "SpiderCloseMonitorSuite; skitter does not run Spidermon suites (unittest cases "
         "with actions): write each check as a function or class in MONITORS, and alerts "
-        "as ALERT_WEBHOOKS / ALERT_EMAIL_TO (README: Monitors and alerts)"
+        "as ALERT_WEBHOOKS / ALERT_EMAIL_TO (see the documentation: monitors)"
     )
 
 

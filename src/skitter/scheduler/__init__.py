@@ -1,4 +1,4 @@
-"""Scheduling: which task is downloaded next, and when (SPEC §2, §3)."""
+"""Scheduling: which task is downloaded next, and when."""
 
 from skitter.scheduler._breaker import BreakerState, CircuitBreaker
 from skitter.scheduler._fairshare import FairShare

@@ -1,4 +1,4 @@
-"""A project's circuit breaker: pause a project whose tasks keep failing (SPEC §2).
+"""A project's circuit breaker: pause a project whose tasks keep failing.
 
 pyspider's rule, as a three-state machine on an injected clock::
 

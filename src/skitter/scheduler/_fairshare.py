@@ -1,4 +1,4 @@
-"""Which project dispatches next, when several have work (SPEC §2 "Fair share").
+"""Which project dispatches next, when several have work.
 
 Each backlogged project gets a *target share* of dispatches in proportion to its queue
 length, clamped to ``[min_share, max_share]`` while three or more projects are

@@ -1,4 +1,4 @@
-"""When a failed task is tried again: pyspider's retry table, without I/O (SPEC §2).
+"""When a failed task is tried again: pyspider's retry table, without I/O.
 
 A failed attempt (a download error, a timeout, a retryable status) is retried while
 ``retried < retries``; the next attempt waits the table's delay for the attempt number,

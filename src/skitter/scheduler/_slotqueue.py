@@ -1,4 +1,4 @@
-"""Per-slot queues: which leased task starts downloading next, and when (SPEC §3).
+"""Per-slot queues: which leased task starts downloading next, and when.
 
 Scrapy's DownloaderAwarePriorityQueue, taken further. Tasks wait in one queue per
 download slot (host); within a slot the highest priority goes first, FIFO within a

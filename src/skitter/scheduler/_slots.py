@@ -1,4 +1,4 @@
-"""Download slots: what a slot is, and the politeness policy each slot follows (SPEC §3).
+"""Download slots: what a slot is, and the politeness policy each slot follows.
 
 A slot is the key that groups requests for politeness: the host by default, or
 ``request.meta["download_slot"]``. ``SlotPolicy`` is one slot's limits: ``concurrency``

@@ -1,4 +1,4 @@
-"""AutoThrottle: a slot's download delay adjusted from observed latency (SPEC §3).
+"""AutoThrottle: a slot's download delay adjusted from observed latency.
 
 Scrapy's algorithm, unchanged, so its users' tuning carries over. The idea: if a server
 needs ``latency`` seconds to answer, sending one request every ``latency / N`` seconds

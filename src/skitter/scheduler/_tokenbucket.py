@@ -1,4 +1,4 @@
-"""A project's rate limit: a token bucket on an injected clock (SPEC §2).
+"""A project's rate limit: a token bucket on an injected clock.
 
 The bucket fills at ``rate`` tokens per second up to ``burst``; each dispatched task
 takes one token, and an empty bucket dispatches nothing. It starts full, so a project

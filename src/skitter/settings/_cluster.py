@@ -1,4 +1,4 @@
-"""Distributed crawling on Redis (SPEC section 4): what ``skitter worker`` reads."""
+"""Distributed crawling on Redis: what ``skitter worker`` reads."""
 
 from __future__ import annotations
 

@@ -176,5 +176,5 @@ def check_declared(
         f"no component of this crawl (the spider, its middlewares, pipelines, extensions) "
         f"reads {them}. If your own code reads {them}, declare {them}: DECLARED_SETTINGS = "
         f"{unknown!r} in the project's settings, or declared_settings on the class that "
-        f"reads {them} (README: Settings)"
+        f"reads {them} (see the documentation: settings)"
     )

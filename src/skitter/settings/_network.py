@@ -17,7 +17,7 @@ GROUP: list[Setting] = [
         False,
         bool,
         "Check servers' TLS certificates (chain and host name); off as in Scrapy, so sites "
-        "with a self-signed or expired chain are crawled (README: TLS).",
+        "with a self-signed or expired chain are crawled (docs: TLS).",
     ),
     Setting(
         "DOWNLOAD_TLS_MIN_VERSION",

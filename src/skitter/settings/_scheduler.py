@@ -1,4 +1,4 @@
-"""The project scheduler (pyspider's, SPEC section 2): the project's token bucket and
+"""The project scheduler (pyspider's): the project's token bucket and
 breaker, leases, fair share, and how long the task store may be away.
 """
 

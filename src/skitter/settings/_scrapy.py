@@ -199,7 +199,7 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "SCHEDULER_PRIORITY_QUEUE SCHEDULER_START_DISK_QUEUE "
         "SCHEDULER_START_MEMORY_QUEUE SCRAPER_SLOT_MAX_ACTIVE_SIZE STATS_CLASS",
         "skitter's scheduler, frontier and stats are its own and not replaceable "
-        "(see the README: scheduling, download slots)",
+        "(see the documentation: scheduling, politeness)",
     ),
     **_group(
         "LOG_FORMATTER LOG_VERSIONS",

@@ -331,7 +331,7 @@ class Settings(Mapping[str, Any]):
         return dict(value) if isinstance(value, Mapping) else list(value)
 
     def getwithbase(self, name: str) -> dict[Any, Any]:
-        """``NAME_BASE`` merged with ``NAME``: skitter refuses the *_BASE settings, so
+        """``NAME_BASE`` merged with ``NAME``: skitter refuses the ``*_BASE`` settings, so
         this is ``getdict(name)``, which is all a project can have set."""
         return {**self.getdict(f"{name}_BASE"), **self.getdict(name)}
 

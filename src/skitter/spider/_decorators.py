@@ -1,4 +1,4 @@
-"""Callbacks as configuration: pyspider's ``@every`` and ``@config`` (SPEC §2).
+"""Callbacks as configuration: pyspider's ``@every`` and ``@config``.
 
 ``@every(minutes=..., seconds=...)`` marks a spider method to be run periodically in
 serve mode (pyspider's cron jobs: typically one that yields the index pages again).

@@ -38,7 +38,7 @@ def fingerprint(
     keep_fragments: bool = False,
 ) -> bytes:
     """The request's fingerprint, the identity duplicates are filtered by (SHA-1 of the
-    method, the canonical URL and the body: SPEC §2; not Scrapy's bytes).
+    method, the canonical URL and the body, the task's id; not Scrapy's bytes).
 
     Headers and fragments are never part of it: asking for them is refused rather than
     ignored. A request whose identity is something else says so with ``taskid=``."""

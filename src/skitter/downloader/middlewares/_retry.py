@@ -1,7 +1,7 @@
 """RetryMiddleware: marks failed attempts as retryable; the scheduler does the rest.
 
 Unlike Scrapy's, this middleware neither counts attempts nor waits: pyspider's
-scheduler owns the retry table (SPEC §2), so a retry survives a restart and a
+scheduler owns the retry table, so a retry survives a restart and a
 distributed crawl agrees on the count. The middleware only translates failures into
 ``RetryLater``:
 

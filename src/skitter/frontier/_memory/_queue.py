@@ -1,4 +1,4 @@
-"""The in-memory task queue: pyspider's task queue as a synchronous core (SPEC §2).
+"""The in-memory task queue: pyspider's task queue as a synchronous core.
 
 ``MemoryTaskQueue`` never reads a clock or awaits: every method takes ``now``, so tests
 drive it with plain numbers and a hypothesis state machine checks it against a naive

@@ -1,7 +1,7 @@
 """The ready tasks, in the order they are leased (layout: ``_records.py``).
 
 Ready tasks never leased are *packed* when their requests allow (``skitter.http._compact``):
-a million queued links must fit in 300 MB (issue 18). As a Request and a record, a
+a million queued links must fit in 300 MB. As a Request and a record, a
 queued link weighs about 840 bytes; packed, about 250, most of it its URL and Referer.
 """
 

@@ -11,7 +11,7 @@ the lease deadline while processing; ``lease`` is the ``Lease`` handed out for t
 current attempt (None while queued).
 
 A task that is ready and was never leased is usually not a record but a *packed* entry,
-one bytes object (issue 18: a million queued links must fit in 300 MB)::
+one bytes object (so that a million queued links fit in 300 MB)::
 
     sort_key(key) + fingerprint + payload
 

@@ -1,4 +1,4 @@
-"""The Redis frontier (SPEC §4), on redis-py with hiredis (in the default install)."""
+"""The Redis frontier, on redis-py with hiredis (in the default install)."""
 
 from skitter.frontier._redis._client import RedisTarget
 from skitter.frontier._redis._frontier import QueueKind, RedisFrontier

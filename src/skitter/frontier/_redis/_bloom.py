@@ -1,5 +1,5 @@
 """A Bloom filter on Redis bitmaps: the dupe filter for crawls of hundreds of millions
-of URLs (SPEC §4).
+of URLs.
 
 The exact filter costs about 100 bytes of Redis memory per URL (measured on Redis 7:
 96 for scrapy-redis's set of hex SHA-1s, 123 for the frontier's ``done`` hash); at 100 M

@@ -1,4 +1,4 @@
-"""What a Redis error means for the crawl, decided in one place (issue 12).
+"""What a Redis error means for the crawl, decided in one place.
 
 Everything that talks to Redis (the frontier, the cluster's politeness gates and start
 claim, stats, presence, the dashboard's source, ``skitter push``) sends its errors

@@ -1,4 +1,4 @@
-"""The Redis frontier: one crawl's task queue shared by any number of workers (SPEC §4).
+"""The Redis frontier: one crawl's task queue shared by any number of workers.
 
 ``RedisFrontier`` keeps the ``Frontier`` contract exactly as ``MemoryFrontier`` does
 (the same contract suite runs on both), with the state in Redis so that workers on many

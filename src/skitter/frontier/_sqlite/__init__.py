@@ -1,4 +1,4 @@
-"""The SQLite frontier: a job directory that survives Ctrl-C and SIGKILL (issue 5).
+"""The SQLite frontier: a job directory that survives Ctrl-C and SIGKILL.
 
 Design: **an in-memory mirror, written behind: a persistence adapter on the memory
 queue's public surface.** Every ``Frontier`` method runs on a ``MemoryTaskQueue`` (the

@@ -1,0 +1,78 @@
+"""The documentation builds strictly: any warning (a broken link, a missing page, an
+unknown name for autodoc, a reference page whose registry changed shape) fails the build,
+and this test shows the generator's own messages. It builds with ``skitter docs``, the
+command a reader uses to read the pages offline."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.subprocess
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def _build(source: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-W",
+            "--keep-going",
+            "-q",
+            "-b",
+            "html",
+            "-d",
+            str(out / ".doctrees"),
+            str(source),
+            str(out / "html"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_the_documentation_builds_with_warnings_as_errors(tmp_path: Path) -> None:
+    html = tmp_path / "html"
+    done = subprocess.run(
+        [sys.executable, "-m", "skitter", "docs", "--out", str(html)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert done.stdout.strip() == f"The documentation: {(html / 'index.html').as_uri()}"
+    for page in ("index", "tutorial", "reference/settings", "reference/cli", "reference/stats"):
+        assert (html / f"{page}.html").is_file(), page
+    _reference_is_complete(html)
+
+
+def _reference_is_complete(html: Path) -> None:
+    """Every setting and command of the code has its row or section in the reference."""
+    from skitter.settings import SETTINGS
+
+    settings = (html / "reference/settings.html").read_text(encoding="utf-8")
+    missing = [name for name in SETTINGS if f'id="setting-{name.lower()}"' not in settings]
+    assert not missing
+    cli = (html / "reference/cli.html").read_text(encoding="utf-8")
+    for command in ("crawl", "worker", "practice", "docs", "startproject"):
+        assert f'id="cli-skitter-{command}"' in cli, command
+
+
+def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
+    """The strictness the first test relies on: a page linking nowhere is an error."""
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "conf.py").write_text(
+        'extensions = ["myst_parser"]\nsource_suffix = {".md": "markdown"}\n', encoding="utf-8"
+    )
+    (source / "index.md").write_text("# Home\n\nSee [nowhere](missing.md).\n", encoding="utf-8")
+    done = _build(source, tmp_path / "out")
+    assert done.returncode != 0
+    assert "missing.md" in done.stderr
