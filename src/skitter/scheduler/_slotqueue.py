@@ -111,8 +111,16 @@ class SlotQueues(Generic[T]):
         keep_idle: float = 0.0,
         seed: int | None = None,
         await_rules: bool = False,
+        shared_throttle: bool = False,
     ) -> None:
         self.policies = policies if policies is not None else SlotPolicies()
+        #: A cluster's worker keeps AutoThrottle's delay in Redis, one per slot for every
+        #: worker (the gate applies it): pacing its starts by its own delay as well would
+        #: hold a worker that joins late at the first delay, and one whose own delay is a
+        #: hair above the shared one a whole step behind it. Then a throttled slot waits
+        #: here only for its floor (its configured delay, Crawl-delay); the delay it
+        #: learns from its own samples is still reported.
+        self.shared_throttle = shared_throttle
         #: When robots.txt is obeyed, a slot whose rules are not known yet (no
         #: ``set_crawl_delay`` for it) allows one download at a time, so that a host's
         #: Crawl-delay holds from its first requests, not from the second wave.
@@ -327,7 +335,9 @@ class SlotQueues(Generic[T]):
         slot.in_flight += 1
         self._in_flight += 1
         delay = slot.delay
-        if delay > 0 and slot.policy.randomize_delay:
+        if self.shared_throttle and self.throttle is not None and slot.policy.throttle:
+            delay = slot.policy.delay  # the gate applies the shared delay above it
+        elif delay > 0 and slot.policy.randomize_delay:
             delay *= self._rng.uniform(0.5, 1.5)
         delay = max(delay, self._crawl_delays.get(slot.key, 0.0))
         if delay > 0:
