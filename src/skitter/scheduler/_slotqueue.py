@@ -221,20 +221,30 @@ class SlotQueues(Generic[T]):
             self._throttle(slot, self.throttle, latency, status)
         self._place(slot, now)
 
-    def set_crawl_delay(self, slot_key: str, seconds: float | None) -> None:
+    def set_crawl_delay(
+        self, slot_key: str, seconds: float | None, now: float | None = None
+    ) -> None:
         """robots.txt's Crawl-delay for ``slot_key``: a floor under the slot's delay,
-        never shortened by randomization. None forgets it. Kept while the slot is idle."""
+        never shortened by randomization. None forgets it. Kept while the slot is idle.
+        Told at ``now`` while a download of the slot is in flight, the next start waits
+        one Crawl-delay from then."""
+        now = self._clock.now if now is None else self._advance(now)
         if seconds is None:
             self._crawl_delays.pop(slot_key, None)
         elif isinstance(seconds, bool) or not (seconds >= 0 and math.isfinite(seconds)):
             raise ValueError(f"crawl-delay for slot {slot_key!r} must be >= 0, got {seconds!r}")
         else:
             self._crawl_delays[slot_key] = float(seconds)
+        slot = self._slots.get(slot_key)
+        if slot is not None and seconds and slot.in_flight:
+            # Told as a download that read robots.txt ends (before ``finished``), and its
+            # request left only once robots.txt came in, after the slot counted it
+            # started: the next start is one Crawl-delay from now, not at once.
+            slot.next_start = max(slot.next_start, now + seconds)
         if self.await_rules and slot_key not in self._rules_known:
             self._rules_known.add(slot_key)
-            slot = self._slots.get(slot_key)
-            if slot is not None:  # it may start more downloads now
-                self._place(slot, self._clock.now)
+        if slot is not None:  # it may start more downloads now, or later than it would
+            self._place(slot, now)
 
     # -- state for the shell, the stats and the UI --------------------------------------
     def crawl_delay(self, slot_key: str) -> float:
