@@ -183,6 +183,7 @@ class Crawler:
                 SlotPolicies.from_settings(settings),
                 throttle=AutoThrottle.from_settings(settings),
                 await_rules=settings["ROBOTSTXT_OBEY"],
+                shared_throttle=cluster is not None,
             ),
             stats=self.stats,
             clock=self.clock,

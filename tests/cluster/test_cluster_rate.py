@@ -123,11 +123,13 @@ def steps(start: float, step: float, count: int) -> list[float]:
     return [round(start + step * n, 6) for n in range(count)]
 
 
-def virtual_worker(redis_url: str, base: str, **settings: Any) -> Crawler:
+def virtual_worker(
+    redis_url: str, base: str, spider: type[Spider] = Tree, **settings: Any
+) -> Crawler:
     """A worker of job "test" in this process, on the loop's virtual time: the job's
     scripts decide by the caller's clock, which is that time."""
     crawler = Crawler(
-        Tree,
+        spider,
         {"CONCURRENT_REQUESTS": 4, "STATS_DUMP": False, "WORKER_IDLE_TIMEOUT": 2, **settings},
         clock=virtual_clock(),
         redis_url=redis_url,

@@ -1,23 +1,22 @@
 """robots.txt fetched once per origin for the whole cluster (issue 14), cached in Redis
 with its expiry (``RedisRobotsCache``, injected into RobotsTxtMiddleware by the
-crawler). A real redis-server; at the end, real ``skitter worker`` processes against a
-real HTTP server that counts its robots.txt requests."""
+crawler). A real redis-server; at the end, two workers in this process on virtual time
+against a real HTTP server that counts its robots.txt requests."""
 
 from __future__ import annotations
 
 import asyncio
-import time
-from pathlib import Path
+import itertools
 from typing import Any
 
 import pytest
 from aiohttp import web
 from redis.asyncio import Redis
-from test_workers import SPIDER, Site, items, run_workers
+from test_cluster_rate import virtual_worker
 
 from skitter.cluster._robots import RedisRobotsCache
 from skitter.frontier._redis import JobKeys
-from skitter.testing._redis import RedisServer, require_redis_server
+from skitter.testing import VirtualTimeLoop
 
 ORIGIN = "http://example.com"
 
@@ -61,39 +60,71 @@ async def test_redis_out_of_reach_means_fetch_it_yourself(keys: JobKeys) -> None
 
 
 # -- end to end ------------------------------------------------------------------------------
-class RobotsSite(Site):
+class RobotsSite:
+    """robots.txt (slow to answer, so that both workers ask for it meanwhile) with a
+    Crawl-delay, and pages that stamp each arrival with the virtual seconds since the
+    test began and the worker that sent it."""
+
     def __init__(self) -> None:
-        super().__init__(latency=0.0)
         self.robots_hits = 0
+        self.arrivals: list[tuple[float, int, str]] = []
+        self.app = web.Application()
         self.app.router.add_get("/robots.txt", self.robots)
+        self.app.router.add_get("/p/{n}", self.page)
 
     async def robots(self, request: web.Request) -> web.Response:
         self.robots_hits += 1
-        await asyncio.sleep(0.3)  # long enough for both workers to ask meanwhile
+        await asyncio.sleep(0.3)  # virtual
         return web.Response(text="User-agent: *\nDisallow: /p/2\nCrawl-delay: 0.25\n")
 
+    async def page(self, request: web.Request) -> web.Response:
+        now = round(asyncio.get_running_loop().time() - VirtualTimeLoop.START, 6)
+        self.arrivals.append((now, int(request.match_info["n"]), request.headers["X-Worker"]))
+        return web.Response(text="<html>ok</html>", content_type="text/html")
 
-@pytest.fixture
-def live_redis() -> Any:
-    with RedisServer(binary=require_redis_server()) as server:
-        yield server
 
-
-async def test_two_workers_fetch_robots_txt_once_and_share_its_crawl_delay(
-    serve: Any, tmp_path: Path, live_redis: RedisServer
-) -> None:
-    spider_file = tmp_path / "tree.py"
-    spider_file.write_text(SPIDER)
+async def crawl_with_two_workers(serve: Any, redis_url: str) -> RobotsSite:
     site = RobotsSite()
     base = await serve(site.app)
-    outs = [tmp_path / f"w{i}.jsonl" for i in range(2)]
-    settings = ("ROBOTSTXT_OBEY=true", "RANDOMIZE_DOWNLOAD_DELAY=false", "CLOSESPIDER_TIMEOUT=8")
-    started = time.monotonic()
-    await run_workers(spider_file, live_redis.url, outs, base, *settings)
+    workers = [
+        virtual_worker(
+            redis_url,
+            base,
+            ROBOTSTXT_OBEY=True,
+            RANDOMIZE_DOWNLOAD_DELAY=False,
+            CLOSESPIDER_TIMEOUT=3.9,
+            DEFAULT_REQUEST_HEADERS={"X-Worker": name},
+        )
+        for name in "ab"
+    ]
+    stats = await asyncio.gather(*(worker.run() for worker in workers))
+    assert all(s["response_received_count"] > 0 for s in stats)  # both crawled
+    return site
+
+
+@pytest.mark.virtual_time
+async def test_two_workers_fetch_robots_txt_once_and_obey_its_crawl_delay(
+    serve: Any, redis_url: str
+) -> None:
+    site = await crawl_with_two_workers(serve, redis_url)
     assert site.robots_hits == 1, "once for the cluster"
-    assert 2 not in {n for _, n in site.served}, "both workers obey it"
-    assert 2 not in items(outs)
-    times = sorted(t for t, _ in site.served if t > started)
-    window = [t for t in times if times[0] + 1 <= t < times[0] + 6]
-    # 1 per 0.25 s for both: a delay a loaded machine may exceed, never undercut
-    assert 4 * 5 * 0.6 <= len(window) <= 4 * 5 * 1.1, len(window)
+    assert 2 not in {n for _, n, _ in site.arrivals}, "both workers obey it"
+    for name in "ab":
+        starts = [t for t, _, worker in site.arrivals if worker == name]
+        gaps = [later - earlier for earlier, later in itertools.pairwise(starts)]
+        assert min(gaps) >= 0.25 - 1e-9, (name, starts)
+
+
+@pytest.mark.virtual_time
+@pytest.mark.xfail(
+    strict=True,
+    reason="a worker whose first download of a host has not read robots.txt yet takes "
+    "the slot's permit with no delay, so it may start at the instant another worker did",
+)
+async def test_the_crawl_delay_spaces_the_starts_of_the_whole_cluster(
+    serve: Any, redis_url: str
+) -> None:
+    site = await crawl_with_two_workers(serve, redis_url)
+    starts = sorted(t for t, _, _ in site.arrivals)
+    gaps = [later - earlier for earlier, later in itertools.pairwise(starts)]
+    assert min(gaps) >= 0.25 - 1e-9, starts

@@ -1,23 +1,22 @@
 """A slot's circuit breaker is one for the whole cluster (issue 14): failures in a row by
 any workers open it for all of them, and the cluster then sends ``probes`` downloads.
-A real redis-server; at the end, real ``skitter worker`` processes against a real HTTP
-server that fails every request and records when each arrives."""
+A real redis-server; at the end, two workers in this process on virtual time against a
+real HTTP server that fails every request and records when each arrives."""
 
 from __future__ import annotations
 
-import itertools
-import time
-from pathlib import Path
+import asyncio
 from typing import Any
 
 import pytest
 from aiohttp import web
 from redis.asyncio import Redis
-from test_workers import run_workers
+from test_cluster_rate import virtual_worker
 
+from skitter import Request, Response, Spider
 from skitter.cluster import RedisPoliteness
 from skitter.frontier._redis import JobKeys
-from skitter.testing._redis import RedisServer, require_redis_server
+from skitter.testing import VirtualTimeLoop
 
 T0 = 1_700_000_000.0
 HOST = "example.com"
@@ -128,65 +127,53 @@ async def test_the_breaker_outlives_its_pause_in_redis(
 
 
 # -- end to end ------------------------------------------------------------------------------
-FAILING = """
-from skitter import Request, Spider
-
-
 class Failing(Spider):
     name = "tree"
+    base = ""
 
-    def start_requests(self):
+    def start_requests(self) -> Any:
         for n in range(200):
-            yield Request(self.settings["BASE"] + f"/p/{n}")
+            yield Request(f"{self.base}/p/{n}")
 
-    def parse(self, response):
+    def parse(self, response: Response) -> Any:
         yield {"n": response.url}
-"""
 
 
-class Broken:
-    def __init__(self) -> None:
-        self.arrivals: list[float] = []
-        self.app = web.Application()
-        self.app.router.add_get("/p/{n}", self.handle)
+def broken_site() -> tuple[web.Application, list[float]]:
+    """A host that always fails, stamping each arrival with the virtual seconds since
+    the test began."""
+    arrivals: list[float] = []
 
-    async def handle(self, request: web.Request) -> web.Response:
-        self.arrivals.append(time.monotonic())
+    async def page(request: web.Request) -> web.Response:
+        arrivals.append(round(asyncio.get_running_loop().time() - VirtualTimeLoop.START, 6))
         return web.Response(status=500, text="down")
 
-
-@pytest.fixture
-def live_redis() -> Any:
-    with RedisServer(binary=require_redis_server()) as server:
-        yield server
+    app = web.Application()
+    app.router.add_get("/p/{n}", page)
+    return app, arrivals
 
 
+@pytest.mark.virtual_time
 async def test_a_host_failing_ten_times_pauses_every_worker_then_gets_the_probes(
-    serve: Any, tmp_path: Path, live_redis: RedisServer
+    serve: Any, redis_url: str
 ) -> None:
-    spider_file = tmp_path / "failing.py"
-    spider_file.write_text(FAILING)
-    site = Broken()
-    base = await serve(site.app)
-    outs = [tmp_path / f"w{i}.jsonl" for i in range(2)]
+    app, arrivals = broken_site()
+    base = await serve(app)
     pause = 3.0
-    breaker = f'{{"breaker_threshold": 10, "breaker_pause": {pause}, "breaker_probes": 2}}'
-    settings = (
-        f'DOWNLOAD_SLOTS={{"127.0.0.1": {{"concurrency": 2, {breaker[1:]}}}',
-        "BREAKER_THRESHOLD=0",  # the project's own breaker stays out of it
-        "RETRY_TIMES=0",
-        "CLOSESPIDER_TIMEOUT=9",
-    )
-    await run_workers(spider_file, live_redis.url, outs, base, *settings)
-    times = sorted(site.arrivals)
-    gaps = [(later - earlier, i) for i, (earlier, later) in enumerate(itertools.pairwise(times), 1)]
-    pauses = [(gap, i) for gap, i in gaps if gap > pause * 0.8]
-    assert pauses, times
-    _, first = pauses[0]
+    breaker = {"breaker_threshold": 10, "breaker_pause": pause, "breaker_probes": 2}
+    settings = {
+        "DOWNLOAD_SLOTS": {"127.0.0.1": {"concurrency": 2, **breaker}},
+        "BREAKER_THRESHOLD": 0,  # the project's own breaker stays out of it
+        "RETRY_TIMES": 0,
+        "CLOSESPIDER_TIMEOUT": 9,
+        "FAIL_WHEN_NO_START_SUCCEEDS": False,
+    }
+    workers = [virtual_worker(redis_url, base, Failing, **settings) for _ in range(2)]
+    await asyncio.gather(*(worker.run() for worker in workers))
+    before = [t for t in arrivals if t < pause]
     # Ten failures in a row, plus at most what was in flight on the host (2, cluster-wide).
-    assert 10 <= first <= 12, first
+    assert 10 <= len(before) <= 12, arrivals
+    opened = before[-1]  # the failure that opened it
     # No request during the pause; then the cluster's two probes, and another pause.
-    assert len(pauses) >= 2, gaps
-    _, second = pauses[1]
-    assert second - first == 2, (first, second)
-    assert all(gap <= pause * 1.3 for gap, _ in pauses)
+    after = arrivals[len(before) :]
+    assert after == [opened + pause] * 2 + [opened + 2 * pause] * 2, arrivals

@@ -132,10 +132,13 @@ async def test_a_download_report_frees_the_slot_and_carries_robots_crawl_delay(
     second = await sched.next_request()
     assert second is not None, "the slot is free again, with no delay"
     await sched.record(second, DownloadReport(0.1, 200, robots=True, crawl_delay=2.0))
-    third = await sched.next_request()  # its start is the first to keep the Crawl-delay
+    # The download that read robots.txt counts: the next waits 2 s from its end.
+    assert await sched.next_request() is None, "robots.txt asked for 2 s between downloads"
+    clock.advance(2.0)
+    third = await sched.next_request()
     assert third is not None
     await sched.record(third, DownloadReport(0.1, 200, robots=True, crawl_delay=2.0))
-    assert await sched.next_request() is None, "robots.txt asked for 2 s between downloads"
+    assert await sched.next_request() is None
     clock.advance(2.0)
     assert await sched.next_request() is not None
     assert gate.names().count("release") == 3

@@ -458,6 +458,26 @@ def test_autothrottle_adjusts_the_slot_delay_toward_latency() -> None:
     assert q.stats("h")["h"].delay == pytest.approx(0.2, rel=1e-6)
 
 
+def test_a_shared_throttle_paces_only_by_the_slots_floor_and_still_learns() -> None:
+    """A cluster's worker: the throttled delay lives in Redis and the gate applies it, so
+    the local slot waits only for its configured delay (and Crawl-delay)."""
+    policies = SlotPolicies(SlotPolicy(delay=0.5, randomize_delay=False, concurrency=1))
+    q: SlotQueues[str] = SlotQueues(
+        policies, throttle=AutoThrottle(start_delay=5.0), shared_throttle=True
+    )
+    for i in range(3):
+        q.push("h", 0, f"h{i}")
+    assert q.pop(T0) == ("h", "h0")
+    q.finished("h", T0 + 0.1, latency=0.1, status=200)
+    assert q.wait_time(T0 + 0.1) == pytest.approx(0.4)  # the floor, not the 5 s delay
+    learned = AutoThrottle(start_delay=5.0).next_delay(5.0, 0.1, 200, min_delay=0.5)
+    assert q.stats("h")["h"].delay == learned  # still learned, and reported
+    q.set_crawl_delay("h", 2.0)
+    assert q.pop(T0 + 0.5) == ("h", "h1")
+    q.finished("h", T0 + 0.6, latency=0.1, status=200)
+    assert q.wait_time(T0 + 0.6) == pytest.approx(1.9)  # Crawl-delay is a floor too
+
+
 def test_autothrottle_debug_logs_each_adjustment(caplog: pytest.LogCaptureFixture) -> None:
     q: SlotQueues[str] = SlotQueues(throttle=AutoThrottle(debug=True))
     q.push("h", 0, "h0")

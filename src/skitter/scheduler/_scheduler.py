@@ -288,16 +288,23 @@ class ProjectScheduler:
         return True
 
     async def record(self, lease: Lease, report: DownloadReport) -> None:
-        """The download of ``lease`` ended (``report`` says how): free its slot, and let
-        the slot learn from it (AutoThrottle from the latency, back-off from a 429/503 or
-        Retry-After, the slot's breaker from ``ok``); then the gate releases what it took
-        for it (a worker's permit, with the slot's back-off for every worker); then the
-        slot takes robots.txt's Crawl-delay, when robots.txt is obeyed."""
+        """The download of ``lease`` ended (``report`` says how): the slot takes
+        robots.txt's Crawl-delay, when robots.txt is obeyed (while the download still
+        counts, so the next start waits for it); the slot is freed and learns from the
+        download (AutoThrottle from the latency, back-off from a 429/503 or Retry-After,
+        the slot's breaker from ``ok``); then the gate releases what it took for it (a
+        worker's permit, with the slot's delay and back-off for every worker)."""
         key = self.slot_of(lease.request)
         slots = self.slots
+        now = self._clock.monotonic()
+        if report.robots:
+            delay = report.crawl_delay  # cached: the slots hear only of a change
+            if self._crawl_delays.get(key, -1.0) != delay:
+                self._crawl_delays[key] = delay
+                slots.set_crawl_delay(key, delay, now)
         slots.finished(
             key,
-            self._clock.monotonic(),
+            now,
             latency=report.latency,
             status=report.status,
             retry_after=report.retry_after,
@@ -306,11 +313,6 @@ class ProjectScheduler:
         await self.gate.release(
             key, lease, slots, ok=report.ok, latency=report.latency, status=report.status
         )
-        if report.robots:
-            delay = report.crawl_delay  # cached: the slots hear only of a change
-            if self._crawl_delays.get(key, -1.0) != delay:
-                self._crawl_delays[key] = delay
-                slots.set_crawl_delay(key, delay)
 
     def slot_stats(self) -> dict[str, SlotStats]:
         """Per slot: in flight, queued, done, failed, concurrency, delay, breaker state."""

@@ -111,8 +111,16 @@ class SlotQueues(Generic[T]):
         keep_idle: float = 0.0,
         seed: int | None = None,
         await_rules: bool = False,
+        shared_throttle: bool = False,
     ) -> None:
         self.policies = policies if policies is not None else SlotPolicies()
+        #: A cluster's worker keeps AutoThrottle's delay in Redis, one per slot for every
+        #: worker (the gate applies it): pacing its starts by its own delay as well would
+        #: hold a worker that joins late at the first delay, and one whose own delay is a
+        #: hair above the shared one a whole step behind it. Then a throttled slot waits
+        #: here only for its floor (its configured delay, Crawl-delay); the delay it
+        #: learns from its own samples is still reported.
+        self.shared_throttle = shared_throttle
         #: When robots.txt is obeyed, a slot whose rules are not known yet (no
         #: ``set_crawl_delay`` for it) allows one download at a time, so that a host's
         #: Crawl-delay holds from its first requests, not from the second wave.
@@ -213,20 +221,30 @@ class SlotQueues(Generic[T]):
             self._throttle(slot, self.throttle, latency, status)
         self._place(slot, now)
 
-    def set_crawl_delay(self, slot_key: str, seconds: float | None) -> None:
+    def set_crawl_delay(
+        self, slot_key: str, seconds: float | None, now: float | None = None
+    ) -> None:
         """robots.txt's Crawl-delay for ``slot_key``: a floor under the slot's delay,
-        never shortened by randomization. None forgets it. Kept while the slot is idle."""
+        never shortened by randomization. None forgets it. Kept while the slot is idle.
+        Told at ``now`` while a download of the slot is in flight, the next start waits
+        one Crawl-delay from then."""
+        now = self._clock.now if now is None else self._advance(now)
         if seconds is None:
             self._crawl_delays.pop(slot_key, None)
         elif isinstance(seconds, bool) or not (seconds >= 0 and math.isfinite(seconds)):
             raise ValueError(f"crawl-delay for slot {slot_key!r} must be >= 0, got {seconds!r}")
         else:
             self._crawl_delays[slot_key] = float(seconds)
+        slot = self._slots.get(slot_key)
+        if slot is not None and seconds and slot.in_flight:
+            # Told as a download that read robots.txt ends (before ``finished``), and its
+            # request left only once robots.txt came in, after the slot counted it
+            # started: the next start is one Crawl-delay from now, not at once.
+            slot.next_start = max(slot.next_start, now + seconds)
         if self.await_rules and slot_key not in self._rules_known:
             self._rules_known.add(slot_key)
-            slot = self._slots.get(slot_key)
-            if slot is not None:  # it may start more downloads now
-                self._place(slot, self._clock.now)
+        if slot is not None:  # it may start more downloads now, or later than it would
+            self._place(slot, now)
 
     # -- state for the shell, the stats and the UI --------------------------------------
     def crawl_delay(self, slot_key: str) -> float:
@@ -327,7 +345,9 @@ class SlotQueues(Generic[T]):
         slot.in_flight += 1
         self._in_flight += 1
         delay = slot.delay
-        if delay > 0 and slot.policy.randomize_delay:
+        if self.shared_throttle and self.throttle is not None and slot.policy.throttle:
+            delay = slot.policy.delay  # the gate applies the shared delay above it
+        elif delay > 0 and slot.policy.randomize_delay:
             delay *= self._rng.uniform(0.5, 1.5)
         delay = max(delay, self._crawl_delays.get(slot.key, 0.0))
         if delay > 0:
