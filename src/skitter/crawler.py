@@ -66,8 +66,7 @@ from skitter.scheduler import (
     slot_by,
     slot_key_function,
 )
-from skitter.settings import Settings
-from skitter.settings._attributes import spider_layer
+from skitter.settings import Settings, spider_layer
 from skitter.settings._declared import check_declared
 from skitter.signals import SignalManager
 from skitter.spider import Spider, SpiderMiddlewareManager
@@ -112,8 +111,7 @@ class Crawler:
         if not (isinstance(spidercls, type) and issubclass(spidercls, Spider)):
             raise TypeError(f"Crawler needs a Spider subclass, got {spidercls!r}")
         self.spidercls = spidercls
-        custom = spider_layer(spidercls)  # custom_settings and download_delay & co.
-        self.settings = Settings.resolve(project=settings, spider=custom, env=env, cli=cli_settings)
+        self.settings = Settings.resolve(settings, spider_layer(spidercls), env, cli_settings)
         check_declared(self.settings, [spidercls, *named_components(self.settings)], readers)
         loop_factory(self.settings["ASYNCIO_EVENT_LOOP"])  # a bad value is refused now
         self.stats: CrawlStats = Stats()

@@ -14,9 +14,9 @@ from skitter import Request
 from skitter.downloader._causes import curl_cause, curl_detail, os_cause, tls_hint
 from skitter.engine._outcome import failure_reason
 from skitter.exceptions import ConnectError
+from skitter.testing import refused_port
 
 from .conftest import HTTP_TRANSPORTS, MakeTransport
-from .test_transport import closed_port
 
 #: What each client library lets through of a refused connection.
 REFUSED = {"aiohttp": "Connection refused", "httpx": "Connection refused"}
@@ -34,7 +34,7 @@ async def plain_http_port(serve: Any) -> int:
 @pytest.mark.parametrize("name", HTTP_TRANSPORTS)
 async def test_a_closed_port_is_named_as_refused(name: str, make_transport: MakeTransport) -> None:
     transport, stats = await make_transport(name=name)
-    request = Request(f"http://127.0.0.1:{closed_port()}/")
+    request = Request(f"http://127.0.0.1:{refused_port()}/")
     with pytest.raises(ConnectError) as info:
         await transport.fetch(request)
     error = info.value

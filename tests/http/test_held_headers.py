@@ -13,7 +13,7 @@ import pytest
 
 from skitter import Crawler, Request, Response, Spider
 from skitter.exceptions import CrawlFailed, FatalError
-from skitter.http import _codec
+from skitter.http import _heldheaders
 from skitter.http._codec import decode_request, encode_request
 from skitter.http._heldheaders import HEADERS_MARK, LIMIT, HeldHeaders
 from skitter.testing import MockResponse, MockTransport
@@ -56,7 +56,7 @@ def test_another_process_keeps_the_marks_for_the_downloader_to_refuse(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     data = encode_request(Request("https://example.com/", headers={"Authorization": TOKEN}))
-    monkeypatch.setattr(_codec, "HELD_HEADERS", HeldHeaders())  # a process that holds none
+    monkeypatch.setattr(_heldheaders, "HELD_HEADERS", HeldHeaders())  # a process that holds none
     decoded = decode_request(data)
     assert "Authorization" not in decoded.headers
     assert isinstance(decoded.meta[HEADERS_MARK], list)

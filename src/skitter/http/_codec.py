@@ -37,17 +37,14 @@ data only, never code: no pickle, no eval, no import by name.
 - **No secrets.** A stored request outlives the process and, in Redis, is read by every
   worker: it must not carry what is one process's to know. So ``Cookie``,
   ``Authorization`` and ``Proxy-Authorization`` headers are never stored (the spider's
-  own are held in this process's memory and put back when it reads the request again:
-  ``_heldheaders``; elsewhere the Downloader refuses to send it without them), nor the
+  own are held in memory: ``_heldheaders``), nor the
   credentials in ``meta["proxy"]``, nor a proxy the worker took from its environment
   (``meta["_scheme_proxy"]``: another worker has its own). They are put back at download
   time by what put them there: CookiesMiddleware rebuilds ``Cookie`` from its jar,
   HttpProxyMiddleware the proxy (credentials included) from the environment. The
   credentials of a proxy of the spider's own are stored as a mark and held in memory
   (``_proxyauth``): the Downloader puts them back, or stops the crawl when this process
-  was never given them. A header of the spider's own (an API token, say) comes from a
-  downloader middleware (``process_request``) of the spider, at download time; set on
-  the request itself, it lasts only until the request is stored.
+  was never given them.
 
 Every failure is a ``CodecError`` (``UnknownCallback`` for a name the spider no longer
 has, which the engine turns into a BAD task) whose message names the request.
@@ -63,9 +60,9 @@ from typing import Any, Literal
 import msgspec
 
 from skitter.exceptions import CodecError, InvalidURL, UnknownCallback
-from skitter.http._heldheaders import HEADERS_MARK, HELD_HEADERS
+from skitter.http._heldheaders import HEADERS_MARK, HELD_HEADERS, put_back, spiders_own
 from skitter.http._methods import method_name, spider_method
-from skitter.http._proxyauth import HELD, MARK
+from skitter.http._proxyauth import ENV_PROXY_FLAG, without_proxy_secrets
 from skitter.http._request import Request, class_name, request_class
 
 __all__ = ["FORMAT_VERSION", "decode_request", "encode_request"]
@@ -75,7 +72,6 @@ FORMAT_VERSION = 1
 _MAX_DEPTH = 32  # nesting allowed in meta/cb_kwargs; also bounds a hostile payload's cost
 #: Headers never stored (lower case): they are re-derived at download time.
 SECRET_HEADERS = frozenset({"cookie", "authorization", "proxy-authorization"})
-_ENV_PROXY_FLAG = "_scheme_proxy"  # HttpProxyMiddleware's mark of a proxy from the environment
 
 _SCALARS = frozenset({str, int, float, bool, type(None), bytes})
 _INT_RANGE = range(-(2**63), 2**64)  # what msgpack can carry
@@ -219,8 +215,8 @@ def encode_request(request: Request, spider: object | None = None) -> bytes:
     meta = request.meta
     if meta or meta.__class__ is not dict:
         _check_plain("meta", meta, request, dict)
-        if "proxy" in meta or _ENV_PROXY_FLAG in meta:
-            meta = _without_proxy_secrets(meta)
+        if "proxy" in meta or ENV_PROXY_FLAG in meta:
+            meta = without_proxy_secrets(meta)
     cb_kwargs = request.cb_kwargs
     if cb_kwargs or cb_kwargs.__class__ is not dict:
         _check_plain("cb_kwargs", cb_kwargs, request, dict)
@@ -242,7 +238,7 @@ def encode_request(request: Request, spider: object | None = None) -> bytes:
                 )
             if key.lower() not in SECRET_HEADERS:
                 headers.append((str(key), value))
-            elif _spiders_own(key, value, meta):
+            elif spiders_own(key, value, meta):
                 held.append(HELD_HEADERS.hold(str(key), value))
         if held:
             meta = {**meta, HEADERS_MARK: [*meta.get(HEADERS_MARK, ()), *held]}
@@ -293,23 +289,6 @@ def _subclass_fields(request: Request) -> tuple[str, dict[str, Any] | None]:
         extra = {name: getattr(request, name) for name in names}
         _check_plain("the attributes", extra, request, dict)
     return class_name(type(request)), extra
-
-
-def _without_proxy_secrets(meta: dict[str, Any]) -> dict[str, Any]:
-    """``meta`` as it may be stored: without a proxy from this worker's environment
-    (HttpProxyMiddleware picks the decoding worker's own), and with the credentials in
-    a proxy URL of the spider's replaced by their mark (``_proxyauth``)."""
-    meta = dict(meta)
-    if meta.pop(_ENV_PROXY_FLAG, None):
-        meta.pop("proxy", None)
-        meta.pop(MARK, None)
-        return meta
-    proxy = meta.get("proxy")
-    if isinstance(proxy, str) and "@" in proxy:
-        stripped = HELD.strip(proxy)
-        if stripped is not None:
-            meta["proxy"], meta[MARK] = stripped
-    return meta
 
 
 def _check_fields(request: Request) -> None:
@@ -391,7 +370,7 @@ def _rebuild(
         codecs.lookup(encoding)  # LookupError for a name no codec has
     headers, meta = wire.headers, wire.meta
     if meta and HEADERS_MARK in meta:
-        headers, meta = _held_back(headers, meta)
+        headers, meta = put_back(headers, meta)
     return cls(
         url=wire.url,
         callback=callback,
@@ -414,32 +393,6 @@ def _rebuild(
         render=wire.render,
         **extra,
     )
-
-
-def _spiders_own(name: str, value: str, meta: dict[str, Any]) -> bool:
-    """Whether a credential header is the spider's own, to be held (``_heldheaders``),
-    rather than one a middleware makes again at download time."""
-    if name.lower() == "cookie":
-        return bool(meta.get("dont_merge_cookies"))
-    return not HELD_HEADERS.is_derived(name, value)
-
-
-def _held_back(
-    headers: list[tuple[str, str]] | None, meta: dict[str, Any]
-) -> tuple[list[tuple[str, str]] | None, dict[str, Any]]:
-    """The stored headers and meta with the credential headers this process holds put
-    back (``_heldheaders``); the marks of those it does not hold stay in meta, for the
-    Downloader to refuse the request loudly."""
-    marks = meta[HEADERS_MARK]
-    if not isinstance(marks, list) or not all(isinstance(mark, str) for mark in marks):
-        raise ValueError(f"meta[{HEADERS_MARK!r}] must be a list of marks")
-    given = [(mark, HELD_HEADERS.give_back(mark)) for mark in marks]
-    missing = [mark for mark, header in given if header is None]
-    meta = {key: value for key, value in meta.items() if key != HEADERS_MARK}
-    if missing:
-        meta[HEADERS_MARK] = missing
-    back = [header for _, header in given if header is not None]
-    return [*(headers or ()), *back] or None, meta
 
 
 def _number_problem(wire: _Wire) -> str | None:

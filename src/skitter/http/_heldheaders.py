@@ -27,11 +27,20 @@ token per request fails loudly instead of growing without end.
 from __future__ import annotations
 
 import secrets
+from typing import Any
 
 from skitter.exceptions import FatalError
 from skitter.http._request import Request
 
-__all__ = ["HEADERS_MARK", "HELD_HEADERS", "LIMIT", "HeldHeaders", "unrestorable"]
+__all__ = [
+    "HEADERS_MARK",
+    "HELD_HEADERS",
+    "LIMIT",
+    "HeldHeaders",
+    "put_back",
+    "spiders_own",
+    "unrestorable",
+]
 
 #: The meta key of a stored request that had credential headers: their marks.
 HEADERS_MARK = "_held_headers"
@@ -96,3 +105,29 @@ def unrestorable(request: Request) -> FatalError:
         "Request(cookies=...) for cookies, or a downloader middleware's process_request. "
         "The job keeps the task for that run."
     )
+
+
+def spiders_own(name: str, value: str, meta: dict[str, Any]) -> bool:
+    """Whether a credential header is the spider's own, to be held, rather than one a
+    middleware makes again at download time."""
+    if name.lower() == "cookie":
+        return bool(meta.get("dont_merge_cookies"))
+    return not HELD_HEADERS.is_derived(name, value)
+
+
+def put_back(
+    headers: list[tuple[str, str]] | None, meta: dict[str, Any]
+) -> tuple[list[tuple[str, str]] | None, dict[str, Any]]:
+    """The stored headers and meta with the credential headers this process holds put
+    back; the marks of those it does not hold stay in meta, for the Downloader to refuse
+    the request loudly."""
+    marks = meta[HEADERS_MARK]
+    if not isinstance(marks, list) or not all(isinstance(mark, str) for mark in marks):
+        raise ValueError(f"meta[{HEADERS_MARK!r}] must be a list of marks")
+    given = [(mark, HELD_HEADERS.give_back(mark)) for mark in marks]
+    missing = [mark for mark, header in given if header is None]
+    meta = {key: value for key, value in meta.items() if key != HEADERS_MARK}
+    if missing:
+        meta[HEADERS_MARK] = missing
+    back = [header for _, header in given if header is not None]
+    return [*(headers or ()), *back] or None, meta

@@ -28,15 +28,26 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import Any
 
 from skitter._secrets import MASK, authority_problem, mask_url, split_userinfo
 from skitter.exceptions import ConfigError, FatalError
 from skitter.http._request import Request
 
-__all__ = ["HELD", "LIMIT", "MARK", "ProxyCredentials", "restore"]
+__all__ = [
+    "ENV_PROXY_FLAG",
+    "HELD",
+    "LIMIT",
+    "MARK",
+    "ProxyCredentials",
+    "restore",
+    "without_proxy_secrets",
+]
 
 #: The meta key of a stored request whose proxy had credentials: their masked userinfo.
 MARK = "_proxy_auth"
+#: HttpProxyMiddleware's mark of a proxy from the environment (never stored).
+ENV_PROXY_FLAG = "_scheme_proxy"
 #: How many proxy users one process holds credentials for.
 LIMIT = 10_000
 _AUTHORITY_END = re.compile(r"[/?#]")
@@ -131,3 +142,20 @@ def restore(request: Request) -> None:
             f"this process was not given them; {_HOW}. The job keeps the task for that run."
         )
     meta["proxy"] = full
+
+
+def without_proxy_secrets(meta: dict[str, Any]) -> dict[str, Any]:
+    """``meta`` as it may be stored: without a proxy from this worker's environment
+    (HttpProxyMiddleware picks the decoding worker's own), and with the credentials in
+    a proxy URL of the spider's replaced by their mark."""
+    meta = dict(meta)
+    if meta.pop(ENV_PROXY_FLAG, None):
+        meta.pop("proxy", None)
+        meta.pop(MARK, None)
+        return meta
+    proxy = meta.get("proxy")
+    if isinstance(proxy, str) and "@" in proxy:
+        stripped = HELD.strip(proxy)
+        if stripped is not None:
+            meta["proxy"], meta[MARK] = stripped
+    return meta

@@ -160,8 +160,7 @@ class ProjectScheduler:
         return self._requeued(count, "scheduler/bad_requeued")
 
     def _requeued(self, count: int, stat: str) -> int:
-        """Tasks were queued again behind the dispatcher's back: count them, and look
-        at the frontier again."""
+        """Tasks queued again behind the dispatcher's back: count, look again."""
         if count:
             self._backlog += count
             self._dry = False

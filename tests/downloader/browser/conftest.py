@@ -103,6 +103,7 @@ class JsSite:
         routes.add_get("/echo", self.echo)
         routes.add_get("/set-cookie", self.set_cookie)
         routes.add_get("/late", self.late)
+        routes.add_get("/release", self.release_late)
         routes.add_get("/big-headers", self.big_headers)
 
     def _count(self, request: web.Request) -> None:
@@ -168,13 +169,21 @@ class JsSite:
         return response
 
     async def late(self, request: web.Request) -> web.Response:
-        """Content that appears a while after the load event."""
+        """Content that appears only after the load event, once ``/release`` answers:
+        with ``?held=1`` it never does, so a test of the page as loaded does not race
+        the script."""
         self._count(request)
         return _html(
-            "<script>window.addEventListener('load', () => setTimeout(() => {"
-            "const p = document.createElement('p'); p.id = 'late'; p.textContent = 'here';"
-            "document.body.appendChild(p); }, 300));</script>"
+            "<script>window.addEventListener('load', () => fetch('/release' + location.search)"
+            ".then(() => { const p = document.createElement('p'); p.id = 'late';"
+            " p.textContent = 'here'; document.body.appendChild(p); }));</script>"
         )
+
+    async def release_late(self, request: web.Request) -> web.Response:
+        """Answers at once, or for ``?held=1`` only when the test ends."""
+        if request.query.get("held"):
+            await self.release.wait()
+        return web.Response(text="go")
 
     async def big_headers(self, request: web.Request) -> web.Response:
         """``?lines=N&size=S``: a page with N extra headers of S bytes each."""

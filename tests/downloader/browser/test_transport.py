@@ -78,7 +78,7 @@ async def test_wait_for_a_selector_that_javascript_adds_late(
 ) -> None:
     _, base = site
     browser, _ = await transport()
-    early = await browser.fetch(Request(base + "/late", render=True))
+    early = await browser.fetch(Request(base + "/late?held=1", render=True))
     assert early.css("#late").get() is None
     late = await browser.fetch(
         Request(base + "/late", render=True, meta={"browser_wait_for": "#late"})
