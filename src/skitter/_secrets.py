@@ -43,6 +43,7 @@ __all__ = [
     "mask_text",
     "mask_url",
     "page_url_without_userinfo",
+    "split_page_userinfo",
     "split_userinfo",
 ]
 
@@ -158,7 +159,7 @@ def mask_endpoint(url: str) -> str:
     return f"{prefix}{host}/{MASK}"
 
 
-def _page_userinfo(url: str) -> tuple[str, str | None, str]:
+def split_page_userinfo(url: str) -> tuple[str, str | None, str]:
     """``split_userinfo`` for a crawled page's URL: its query is the site's, and an
     ``@`` after a valid ``host[:port]`` is its path's (``https://www.youtube.com/@x``),
     since that is how the HTTP client reads it. Any other ``@`` ends a userinfo."""
@@ -175,21 +176,21 @@ def _page_userinfo(url: str) -> tuple[str, str | None, str]:
 
 
 def mask_page_url(url: str) -> str:
-    """A crawled page's URL as log lines and the web UI name it (``_page_userinfo``)."""
+    """A crawled page's URL as log lines and the web UI name it (``split_page_userinfo``)."""
     if "@" not in url:
         return url
-    prefix, userinfo, rest = _page_userinfo(url)
+    prefix, userinfo, rest = split_page_userinfo(url)
     if userinfo is None:
         return url
     return f"{prefix}{_masked_userinfo(userinfo)}@{rest}"
 
 
 def page_url_without_userinfo(url: str) -> str:
-    """A crawled page's URL without its user:password (``_page_userinfo``), as what is
+    """A crawled page's URL without its user:password (``split_page_userinfo``), as what is
     stored of a response may hold it."""
     if "@" not in url:
         return url
-    prefix, userinfo, rest = _page_userinfo(url)
+    prefix, userinfo, rest = split_page_userinfo(url)
     return url if userinfo is None else prefix + rest
 
 

@@ -124,3 +124,56 @@ async def test_a_request_whose_headers_this_process_lacks_stops_the_crawl() -> N
     with pytest.raises(CrawlFailed, match="DEFAULT_REQUEST_HEADERS"):
         await Crawler(Elsewhere, {"DOWNLOAD_TRANSPORT": site}).run()
     assert site.requests == []  # never sent without it
+
+
+def test_a_urls_user_password_is_held_not_stored(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = encode_request(Request("http://bob:pa/ss@example.com/a?b=1"))
+    assert b"pa/ss" not in data and b"bob" not in data
+    assert decode_request(data).url == "http://bob:pa/ss@example.com/a?b=1"
+    monkeypatch.setattr(_heldheaders, "HELD_HEADERS", HeldHeaders())  # a process that holds none
+    decoded = decode_request(data)
+    assert decoded.url == "http://example.com/a?b=1"
+    assert isinstance(decoded.meta[HEADERS_MARK], list)
+
+
+def test_an_at_sign_in_a_path_is_not_a_user() -> None:
+    data = encode_request(Request("https://example.com/@someone"))
+    assert b"@someone" in data
+    assert decode_request(data).url == "https://example.com/@someone"
+
+
+def _basic_site(request: Request) -> Any:
+    if not request.url.startswith("http://bob:s3cret-pw@"):
+        return MockResponse.text("who are you?", 401)
+    if request.url.endswith("/"):
+        return MockResponse.html("".join(f'<a href="/p/{n}">p</a>' for n in range(3)))
+    return "<p>secret page</p>"
+
+
+class BasicAuthUrls(Spider):
+    name = "basic"
+    start_urls = ["http://bob:s3cret-pw@example.com/"]
+    custom_settings = {"LOG_LEVEL": "WARNING", "RETRY_TIMES": 0}
+
+    def parse(self, response: Response) -> Any:
+        for href in response.css("a::attr(href)").getall():
+            yield response.follow(href, callback=self.page)
+
+    def page(self, response: Response) -> Any:
+        yield {"page": response.url.rsplit("/", 1)[1]}
+
+
+async def test_a_resumed_job_sends_its_stored_urls_with_their_user_password(
+    tmp_path: Path,
+) -> None:
+    site = MockTransport(_basic_site)
+    first = {"DOWNLOAD_TRANSPORT": site, "CLOSESPIDER_ITEMCOUNT": 1, "CONCURRENT_REQUESTS": 1}
+    stats = await Crawler(BasicAuthUrls, first, job_dir=tmp_path / "job").run()
+    assert stats["item_scraped_count"] == 1
+    settings = {"DOWNLOAD_TRANSPORT": site}
+    stats = await Crawler(BasicAuthUrls, settings, job_dir=tmp_path / "job").run()
+    assert stats["finish_reason"] == "finished"
+    assert len(site.requests) >= 4  # the first run's two, and the resumed pages
+    assert all(request.url.startswith("http://bob:s3cret-pw@") for request in site.requests)
+    stored = b"".join(path.read_bytes() for path in (tmp_path / "job").rglob("*") if path.is_file())
+    assert b"s3cret-pw" not in stored  # neither in the stored requests nor in the task records

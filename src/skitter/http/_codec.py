@@ -37,7 +37,7 @@ data only, never code: no pickle, no eval, no import by name.
 - **No secrets.** A stored request outlives the process and, in Redis, is read by every
   worker: it must not carry what is one process's to know. So ``Cookie``,
   ``Authorization`` and ``Proxy-Authorization`` headers are never stored (the spider's
-  own are held in memory: ``_heldheaders``), nor the
+  own are held in memory: ``_heldheaders``, as is a ``user:password@`` in the URL), nor the
   credentials in ``meta["proxy"]``, nor a proxy the worker took from its environment
   (``meta["_scheme_proxy"]``: another worker has its own). They are put back at download
   time by what put them there: CookiesMiddleware rebuilds ``Cookie`` from its jar,
@@ -60,7 +60,13 @@ from typing import Any, Literal
 import msgspec
 
 from skitter.exceptions import CodecError, InvalidURL, UnknownCallback
-from skitter.http._heldheaders import HEADERS_MARK, HELD_HEADERS, put_back, spiders_own
+from skitter.http._heldheaders import (
+    HEADERS_MARK,
+    HELD_HEADERS,
+    put_back,
+    spiders_own,
+    without_userinfo,
+)
 from skitter.http._methods import method_name, spider_method
 from skitter.http._proxyauth import ENV_PROXY_FLAG, without_proxy_secrets
 from skitter.http._request import Request, class_name, request_class
@@ -227,10 +233,15 @@ def encode_request(request: Request, spider: object | None = None) -> bytes:
     flags = _flags(request)
     if flags is not None:
         extra = {**(extra or {}), "flags": flags}
+    url = request.url
+    held = []
+    if "@" in url:
+        url, mark = without_userinfo(url)
+        if mark is not None:
+            held.append(mark)
     headers = None
     if request.has_headers:
         headers = []
-        held = []
         for key, value in request.headers.items():
             if value.__class__ is not str:
                 raise CodecError(
@@ -240,11 +251,11 @@ def encode_request(request: Request, spider: object | None = None) -> bytes:
                 headers.append((str(key), value))
             elif spiders_own(key, value, meta):
                 held.append(HELD_HEADERS.hold(str(key), value))
-        if held:
-            meta = {**meta, HEADERS_MARK: [*meta.get(HEADERS_MARK, ()), *held]}
+    if held:
+        meta = {**meta, HEADERS_MARK: [*meta.get(HEADERS_MARK, ()), *held]}
     wire = _Wire(
         FORMAT_VERSION,
-        request.url,
+        url,
         request.method,
         headers,
         request.body,
@@ -368,11 +379,11 @@ def _rebuild(
     encoding = wire.encoding or "utf-8"
     if encoding != "utf-8":
         codecs.lookup(encoding)  # LookupError for a name no codec has
-    headers, meta = wire.headers, wire.meta
+    url, headers, meta = wire.url, wire.headers, wire.meta
     if meta and HEADERS_MARK in meta:
-        headers, meta = put_back(headers, meta)
+        url, headers, meta = put_back(url, headers, meta)
     return cls(
-        url=wire.url,
+        url=url,
         callback=callback,
         method=wire.method,
         headers=headers,

@@ -1,15 +1,16 @@
-"""The credential headers of a stored request: kept off the store, held in memory.
+"""The credentials of a stored request: kept off the store, held in memory.
 
 A request may carry ``Authorization``, ``Proxy-Authorization`` or ``Cookie`` headers of
-the spider's own (``Request(url, headers={"Authorization": "Bearer ..."})``). Those a
+the spider's own (``Request(url, headers={"Authorization": "Bearer ..."})``), and its URL
+a ``user:password@`` (which the HTTP client sends as basic auth). Those a
 middleware makes at download time are not the spider's: HTTP auth's ``Authorization``
 (``derive``), and ``Cookie`` unless ``meta["dont_merge_cookies"]`` keeps the cookie
 middleware away (it rebuilds the header from its jar, dropping any other); they are
 left out of the store, as before, and made again where the request is downloaded. A stored
 request must not: the job directory's database and a Redis job outlive the process,
 and Redis is read by every worker. So the codec stores, in their place, an opaque
-*mark* per header (``meta["_held_headers"]``: random, derived from nothing secret), and
-``HELD_HEADERS`` keeps the values in this process's memory.
+*mark* per header and for the URL's userinfo (``meta["_held_headers"]``: random, derived
+from nothing secret), and ``HELD_HEADERS`` keeps the values in this process's memory.
 
 When this process reads the request back, the codec puts them back, so the downloader
 middlewares see the request as the spider made it. A request whose headers this process
@@ -29,6 +30,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
+from skitter._secrets import split_page_userinfo
 from skitter.exceptions import FatalError
 from skitter.http._request import Request
 
@@ -40,12 +42,15 @@ __all__ = [
     "put_back",
     "spiders_own",
     "unrestorable",
+    "without_userinfo",
 ]
 
 #: The meta key of a stored request that had credential headers: their marks.
 HEADERS_MARK = "_held_headers"
 #: How many header values one process holds.
 LIMIT = 10_000
+#: The name the userinfo of a request's URL is held by (no header has a space in its name).
+URL_USERINFO = "user:password of the URL"
 
 
 class HeldHeaders:
@@ -76,10 +81,10 @@ class HeldHeaders:
         if mark is None:
             if len(self._marks) >= LIMIT:
                 raise FatalError(
-                    f"this process holds {LIMIT} credential header values already, and a "
-                    f"request's {name} header would be one more: a spider that makes a "
-                    "token per request must set it in a downloader middleware, at download "
-                    "time, so that stored requests need none"
+                    f"this process holds {LIMIT} credentials already, and a request's "
+                    f"{name} would be one more: a spider that makes a credential per "
+                    "request must set it in a downloader middleware, at download time, so "
+                    "that stored requests need none"
                 )
             mark = secrets.token_hex(8)
             self._marks[key] = mark
@@ -98,10 +103,11 @@ HELD_HEADERS = HeldHeaders()
 def unrestorable(request: Request) -> FatalError:
     """The error for a stored request whose credential headers this process never held."""
     return FatalError(
-        f"{request!r} was stored without its credential headers (Authorization, "
-        "Proxy-Authorization or Cookie: they never go to the job directory or Redis), and "
-        "this process was not given them; set such a header where every process of the "
-        "job has it: DEFAULT_REQUEST_HEADERS, HTTP auth (http_user/http_pass), "
+        f"{request!r} was stored without its credentials (Authorization, "
+        "Proxy-Authorization or Cookie headers, or the user:password of its URL: they never "
+        "go to the job directory or Redis), and this process was not given them; set them "
+        "where every process of the job has them: DEFAULT_REQUEST_HEADERS, HTTP auth "
+        "(http_user/http_pass, for a URL's user:password too), "
         "Request(cookies=...) for cookies, or a downloader middleware's process_request. "
         "The job keeps the task for that run."
     )
@@ -115,10 +121,19 @@ def spiders_own(name: str, value: str, meta: dict[str, Any]) -> bool:
     return not HELD_HEADERS.is_derived(name, value)
 
 
+def without_userinfo(url: str) -> tuple[str, str | None]:
+    """``url`` as it may be stored, and the mark of its ``user:password@`` (held here);
+    None when it has none."""
+    prefix, userinfo, rest = split_page_userinfo(url)
+    if userinfo is None:
+        return url, None
+    return prefix + rest, HELD_HEADERS.hold(URL_USERINFO, userinfo)
+
+
 def put_back(
-    headers: list[tuple[str, str]] | None, meta: dict[str, Any]
-) -> tuple[list[tuple[str, str]] | None, dict[str, Any]]:
-    """The stored headers and meta with the credential headers this process holds put
+    url: str, headers: list[tuple[str, str]] | None, meta: dict[str, Any]
+) -> tuple[str, list[tuple[str, str]] | None, dict[str, Any]]:
+    """The stored URL, headers and meta with the credentials this process holds put
     back; the marks of those it does not hold stay in meta, for the Downloader to refuse
     the request loudly."""
     marks = meta[HEADERS_MARK]
@@ -129,5 +144,13 @@ def put_back(
     meta = {key: value for key, value in meta.items() if key != HEADERS_MARK}
     if missing:
         meta[HEADERS_MARK] = missing
-    back = [header for _, header in given if header is not None]
-    return [*(headers or ()), *back] or None, meta
+    back = []
+    for _, header in given:
+        if header is None:
+            continue
+        if header[0] == URL_USERINFO:
+            prefix, _userinfo, rest = split_page_userinfo(url)
+            url = f"{prefix}{header[1]}@{rest}"
+        else:
+            back.append(header)
+    return url, [*(headers or ()), *back] or None, meta

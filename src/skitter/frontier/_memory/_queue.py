@@ -29,6 +29,7 @@ from collections.abc import Callable, KeysView, Sequence
 from heapq import heappush
 from typing import TypeVar
 
+from skitter._secrets import mask_page_url
 from skitter.frontier._base import FrontierCounts, Lease, PushOutcome, TaskInfo, TaskState
 from skitter.frontier._memory._finished import (
     Done,
@@ -331,7 +332,9 @@ class MemoryTaskQueue:
 
     def _fail(self, tk: TaskKey, rec: Record, state: TaskState, now: float, reason: str) -> None:
         request = rec[REQ]
-        outcome = Finished(state, now, request.itag, rec[RETRIED], reason, request.url)
+        outcome = Finished(
+            state, now, request.itag, rec[RETRIED], reason, mask_page_url(request.url)
+        )
         self._finish(tk, rec, outcome)
         self._done.keep(tk, request)  # so that a person can queue it again
 

@@ -29,6 +29,7 @@ import itertools
 from heapq import heapify, heappop, heappush
 from typing import Any
 
+from skitter._secrets import mask_page_url
 from skitter.frontier._base import TaskState
 from skitter.frontier._memory._task import MAX_PRIORITY, TaskView
 from skitter.http import Request
@@ -168,5 +169,6 @@ def view_of(taskid: str, rec: Record, lastcrawltime: float, reason: str) -> Task
     return _new_view(TaskView, (
         taskid, _ACTIVE, request, -(key >> SEQ_BITS), key & SEQ_MASK,
         when if where == DELAYED else 0.0, when if where == PROCESSING else None,
-        rec[OWNER], rec[RETRIED], lastcrawltime, reason, request.itag, request.url,
+        rec[OWNER], rec[RETRIED], lastcrawltime, reason, request.itag,
+        mask_page_url(request.url),
     ))  # fmt: skip

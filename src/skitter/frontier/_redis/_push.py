@@ -15,6 +15,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from skitter._secrets import mask_page_url
 from skitter.frontier._memory import check_request
 from skitter.http import Request
 
@@ -39,7 +40,7 @@ def push_row(request: Request, force: bool) -> list[Any]:
         float(request.age),
         bool(request.auto_recrawl),
         force,
-        request.url,
+        mask_page_url(request.url),
     ]
 
 

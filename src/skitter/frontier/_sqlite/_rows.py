@@ -7,6 +7,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from skitter._secrets import mask_page_url
 from skitter.exceptions import CodecError
 from skitter.frontier._base import TaskInfo, TaskState
 from skitter.frontier._jobstore import JobCounts
@@ -60,7 +61,7 @@ def row_of(view: TaskView, new: New | None) -> Row:
         payload, queued, seq = new
         priority, url, age, auto_recrawl = (
             queued.priority,
-            queued.url,
+            mask_page_url(queued.url),
             queued.age,
             queued.auto_recrawl,
         )
