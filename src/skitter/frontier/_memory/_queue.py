@@ -331,10 +331,8 @@ class MemoryTaskQueue:
         return True
 
     def _fail(self, tk: TaskKey, rec: Record, state: TaskState, now: float, reason: str) -> None:
-        request = rec[REQ]
-        outcome = Finished(
-            state, now, request.itag, rec[RETRIED], reason, mask_page_url(request.url)
-        )
+        request, url = rec[REQ], mask_page_url(rec[REQ].url)
+        outcome = Finished(state, now, request.itag, rec[RETRIED], reason, url)
         self._finish(tk, rec, outcome)
         self._done.keep(tk, request)  # so that a person can queue it again
 
