@@ -144,3 +144,44 @@ def test_link_resolver_dot_segments_agree_with_urljoin(
 )
 def test_link_resolver_examples(base: str, href: str) -> None:
     assert LinkResolver(base).resolve(href) == urljoin(base, href)
+
+
+@given(
+    base=st.sampled_from(["http://h.com/a/b", "https://h.com/", "http://h.com:8080/x?q#f", ""]),
+    scheme=st.sampled_from(["http://", "https://"]),
+    rest=st.text(alphabet="ab/.?#:;=@[]% \\\t\n", max_size=14),
+)
+def test_link_resolver_absolute_links_agree_with_urljoin(base: str, scheme: str, rest: str) -> None:
+    """Absolute links are given back as they are only when urljoin would give them so
+    (and a link urljoin refuses, such as an unclosed ``[``, is refused the same way)."""
+    href = scheme + rest
+    try:
+        expected: str | type[ValueError] = urljoin(base, href)
+    except ValueError:
+        expected = ValueError
+    try:
+        got: str | type[ValueError] = LinkResolver(base).resolve(href)
+    except ValueError:
+        got = ValueError
+    assert got == expected
+
+
+@pytest.mark.parametrize(
+    "href",
+    [
+        "http://o.com/p/1.html",
+        "https://o.com:8443/p?x=1#top",
+        "http://o.com",
+        "http://o.com/a?",
+        "http://o.com/a#",
+        "http://o.com/a?#f",
+        "http://o.com/a;p",
+        "http://o.com/a;",
+        "http:///a",
+        "http://[::1]:80/a",
+        "http://o.com/a\tb",
+    ],
+)
+def test_link_resolver_absolute_examples(href: str) -> None:
+    base = "http://h.com/dir/page.html"
+    assert LinkResolver(base).resolve(href) == urljoin(base, href)

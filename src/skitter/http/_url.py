@@ -198,6 +198,10 @@ class LinkResolver:
         self._segments = directory.split("/")[1:-1]
 
     def resolve(self, href: str) -> str:
+        if href[:7] == "http://" or href[:8] == "https://":
+            # Most links of a site spread over hosts are absolute: given back as they
+            # are when urljoin would give them back unchanged, without its two parses.
+            return href if _absolute_as_is(href) else urljoin(self.base, href)
         directory = self._directory
         if directory is not None and href and href[0] == ".":
             return self._dotted(href)
@@ -228,6 +232,27 @@ class LinkResolver:
         kept = segments[: len(segments) - ups] if ups < len(segments) else []
         path = "/" + "".join(s + "/" for s in kept)
         return self._origin + path + rest  # type: ignore[operator]
+
+
+def _absolute_as_is(href: str) -> bool:
+    """Whether urljoin gives the absolute http(s) URL ``href`` back as it is, whatever
+    the base: a host, and nothing its parse and re-assembly would change (blanks it
+    strips, an empty query or fragment it drops, ``;params`` it splits, brackets it
+    checks). Either urljoin re-assembles the parts (same scheme as the base) or returns
+    ``href`` untouched (another scheme), so the same on both counts."""
+    start = 7 if href[4] == ":" else 8
+    return (
+        len(href) > start
+        and href[start] not in "/?#"
+        and href.isascii()
+        and href.isprintable()
+        and href[-1] not in "?#"
+        and "?#" not in href
+        and ";" not in href
+        and "[" not in href
+        and "]" not in href
+        and "\\" not in href
+    )
 
 
 def _plain(href: str) -> bool:
