@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skitter.http import LinkResolver, canonicalize_url, fingerprint, url_host
+from skitter.http import LinkResolver, _url, canonicalize_url, fingerprint, url_host
+from skitter.http._url import get_fingerprint
 
 
 @pytest.mark.parametrize(
@@ -185,3 +186,27 @@ def test_link_resolver_absolute_links_agree_with_urljoin(base: str, scheme: str,
 def test_link_resolver_absolute_examples(href: str) -> None:
     base = "http://h.com/dir/page.html"
     assert LinkResolver(base).resolve(href) == urljoin(base, href)
+
+
+def test_get_fingerprint_is_the_fingerprint_of_the_canonical_url() -> None:
+    for url in ("http://Example.com:80/a?b=2&a=1#f", "https://h.com/x", "http://h.com"):
+        expected = fingerprint("GET", canonicalize_url(url), b"")
+        assert get_fingerprint(url) == expected
+        assert get_fingerprint(url) == expected  # the second time from the memo
+
+
+def test_get_fingerprint_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_url, "FINGERPRINT_MEMO_SIZE", 4)
+    monkeypatch.setattr(_url, "_recent_fps", {})
+    monkeypatch.setattr(_url, "_older_fps", {})
+    urls = [f"http://h.com/{i}" for i in range(20)]
+    for url in urls:
+        get_fingerprint(url)
+        assert len(_url._recent_fps) + len(_url._older_fps) <= 8
+    assert get_fingerprint(urls[0]) == fingerprint("GET", urls[0], b"")
+
+
+def test_get_fingerprint_raises_for_a_bad_url_every_time() -> None:
+    for _ in range(2):
+        with pytest.raises(ValueError, match="port"):
+            get_fingerprint("http://h.com:port/")

@@ -106,6 +106,32 @@ def fingerprint(method: str, canonical_url: str, body: bytes) -> bytes:
     return sha1(data, usedforsecurity=False).digest()
 
 
+#: How many URLs each of the fingerprint memo's two generations holds (so at most twice
+#: this many, about 150 bytes each with the URL string).
+FINGERPRINT_MEMO_SIZE = 8192
+_recent_fps: dict[str, bytes] = {}
+_older_fps: dict[str, bytes] = {}
+
+
+def get_fingerprint(url: str) -> bytes:
+    """``fingerprint("GET", canonicalize_url(url), b"")``, remembered for the URLs met
+    last. Most links a page yields were met on earlier pages (a site's navigation, the
+    pages everyone links to); their requests are dropped as duplicates, and for those
+    canonicalizing and hashing again is most of their cost. Two generations bound the
+    memo: when the recent one fills up it becomes the older one, and the older one is
+    dropped, so a URL met again within the last few thousand is found."""
+    global _recent_fps, _older_fps
+    fp = _recent_fps.get(url)
+    if fp is None:
+        fp = _older_fps.get(url)
+        if fp is None:
+            fp = fingerprint("GET", canonicalize_url(url), b"")
+        if len(_recent_fps) >= FINGERPRINT_MEMO_SIZE:
+            _older_fps, _recent_fps = _recent_fps, {}
+        _recent_fps[url] = fp
+    return fp
+
+
 def url_netloc(url: str) -> str:
     """The lower-case ``host[:port]`` of ``url`` (no credentials), cheaply: a slot by
     host and port, a link extractor's domain check."""
