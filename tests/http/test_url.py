@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skitter.http import LinkResolver, canonicalize_url, fingerprint, url_host
+from skitter.http import LinkResolver, _url, canonicalize_url, fingerprint, url_host
+from skitter.http._url import get_fingerprint
 
 
 @pytest.mark.parametrize(
@@ -144,3 +145,68 @@ def test_link_resolver_dot_segments_agree_with_urljoin(
 )
 def test_link_resolver_examples(base: str, href: str) -> None:
     assert LinkResolver(base).resolve(href) == urljoin(base, href)
+
+
+@given(
+    base=st.sampled_from(["http://h.com/a/b", "https://h.com/", "http://h.com:8080/x?q#f", ""]),
+    scheme=st.sampled_from(["http://", "https://"]),
+    rest=st.text(alphabet="ab/.?#:;=@[]% \\\t\n", max_size=14),
+)
+def test_link_resolver_absolute_links_agree_with_urljoin(base: str, scheme: str, rest: str) -> None:
+    """Absolute links are given back as they are only when urljoin would give them so
+    (and a link urljoin refuses, such as an unclosed ``[``, is refused the same way)."""
+    href = scheme + rest
+    try:
+        expected: str | type[ValueError] = urljoin(base, href)
+    except ValueError:
+        expected = ValueError
+    try:
+        got: str | type[ValueError] = LinkResolver(base).resolve(href)
+    except ValueError:
+        got = ValueError
+    assert got == expected
+
+
+@pytest.mark.parametrize(
+    "href",
+    [
+        "http://o.com/p/1.html",
+        "https://o.com:8443/p?x=1#top",
+        "http://o.com",
+        "http://o.com/a?",
+        "http://o.com/a#",
+        "http://o.com/a?#f",
+        "http://o.com/a;p",
+        "http://o.com/a;",
+        "http:///a",
+        "http://[::1]:80/a",
+        "http://o.com/a\tb",
+    ],
+)
+def test_link_resolver_absolute_examples(href: str) -> None:
+    base = "http://h.com/dir/page.html"
+    assert LinkResolver(base).resolve(href) == urljoin(base, href)
+
+
+def test_get_fingerprint_is_the_fingerprint_of_the_canonical_url() -> None:
+    for url in ("http://Example.com:80/a?b=2&a=1#f", "https://h.com/x", "http://h.com"):
+        expected = fingerprint("GET", canonicalize_url(url), b"")
+        assert get_fingerprint(url) == expected
+        assert get_fingerprint(url) == expected  # the second time from the memo
+
+
+def test_get_fingerprint_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_url, "FINGERPRINT_MEMO_SIZE", 4)
+    monkeypatch.setattr(_url, "_recent_fps", {})
+    monkeypatch.setattr(_url, "_older_fps", {})
+    urls = [f"http://h.com/{i}" for i in range(20)]
+    for url in urls:
+        get_fingerprint(url)
+        assert len(_url._recent_fps) + len(_url._older_fps) <= 8
+    assert get_fingerprint(urls[0]) == fingerprint("GET", urls[0], b"")
+
+
+def test_get_fingerprint_raises_for_a_bad_url_every_time() -> None:
+    for _ in range(2):
+        with pytest.raises(ValueError, match="port"):
+            get_fingerprint("http://h.com:port/")

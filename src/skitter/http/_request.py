@@ -20,7 +20,7 @@ from skitter._secrets import mask_page_url
 from skitter.exceptions import InvalidURL
 from skitter.http._headers import header_pairs
 from skitter.http._methods import method_name
-from skitter.http._url import canonicalize_url, fingerprint
+from skitter.http._url import canonicalize_url, fingerprint, get_fingerprint
 
 __all__ = ["RenderMode", "Request", "request_class"]
 
@@ -247,6 +247,9 @@ class Request:
         fp = self._fp
         if fp is None:
             try:
+                if self.method == "GET" and not self._body:
+                    fp = self._fp = get_fingerprint(self._url)
+                    return fp
                 canonical = canonicalize_url(self._url)
             except ValueError as exc:
                 raise InvalidURL(f"cannot parse URL {self._url!r}: {exc}", request=self) from None

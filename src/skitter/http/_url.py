@@ -106,6 +106,32 @@ def fingerprint(method: str, canonical_url: str, body: bytes) -> bytes:
     return sha1(data, usedforsecurity=False).digest()
 
 
+#: How many URLs each of the fingerprint memo's two generations holds (so at most twice
+#: this many, about 150 bytes each with the URL string).
+FINGERPRINT_MEMO_SIZE = 8192
+_recent_fps: dict[str, bytes] = {}
+_older_fps: dict[str, bytes] = {}
+
+
+def get_fingerprint(url: str) -> bytes:
+    """``fingerprint("GET", canonicalize_url(url), b"")``, remembered for the URLs met
+    last. Most links a page yields were met on earlier pages (a site's navigation, the
+    pages everyone links to); their requests are dropped as duplicates, and for those
+    canonicalizing and hashing again is most of their cost. Two generations bound the
+    memo: when the recent one fills up it becomes the older one, and the older one is
+    dropped, so a URL met again within the last few thousand is found."""
+    global _recent_fps, _older_fps
+    fp = _recent_fps.get(url)
+    if fp is None:
+        fp = _older_fps.get(url)
+        if fp is None:
+            fp = fingerprint("GET", canonicalize_url(url), b"")
+        if len(_recent_fps) >= FINGERPRINT_MEMO_SIZE:
+            _older_fps, _recent_fps = _recent_fps, {}
+        _recent_fps[url] = fp
+    return fp
+
+
 def url_netloc(url: str) -> str:
     """The lower-case ``host[:port]`` of ``url`` (no credentials), cheaply: a slot by
     host and port, a link extractor's domain check."""
@@ -198,6 +224,10 @@ class LinkResolver:
         self._segments = directory.split("/")[1:-1]
 
     def resolve(self, href: str) -> str:
+        if href[:7] == "http://" or href[:8] == "https://":
+            # Most links of a site spread over hosts are absolute: given back as they
+            # are when urljoin would give them back unchanged, without its two parses.
+            return href if _absolute_as_is(href) else urljoin(self.base, href)
         directory = self._directory
         if directory is not None and href and href[0] == ".":
             return self._dotted(href)
@@ -228,6 +258,27 @@ class LinkResolver:
         kept = segments[: len(segments) - ups] if ups < len(segments) else []
         path = "/" + "".join(s + "/" for s in kept)
         return self._origin + path + rest  # type: ignore[operator]
+
+
+def _absolute_as_is(href: str) -> bool:
+    """Whether urljoin gives the absolute http(s) URL ``href`` back as it is, whatever
+    the base: a host, and nothing its parse and re-assembly would change (blanks it
+    strips, an empty query or fragment it drops, ``;params`` it splits, brackets it
+    checks). Either urljoin re-assembles the parts (same scheme as the base) or returns
+    ``href`` untouched (another scheme), so the same on both counts."""
+    start = 7 if href[4] == ":" else 8
+    return (
+        len(href) > start
+        and href[start] not in "/?#"
+        and href.isascii()
+        and href.isprintable()
+        and href[-1] not in "?#"
+        and "?#" not in href
+        and ";" not in href
+        and "[" not in href
+        and "]" not in href
+        and "\\" not in href
+    )
 
 
 def _plain(href: str) -> bool:

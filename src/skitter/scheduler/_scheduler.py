@@ -195,15 +195,14 @@ class ProjectScheduler:
         if not valid:
             return 0
         pushed = await self.frontier.push(valid, self._clock.time(), force=force)
-        new = 0
+        new = dropped = 0  # dropped counted once a batch: most links are duplicates
         for request, outcome in zip(valid, pushed, strict=False):
             queued = outcome not in _DUPLICATE
-            if queued:
-                new += 1
-            else:
-                self._stats.inc("dupefilter/filtered")
+            new, dropped = (new + 1, dropped) if queued else (new, dropped + 1)
             if outcomes is not None:
                 outcomes.append((request, queued))
+        if dropped:
+            self._stats.inc("dupefilter/filtered", dropped)
         self._stats.inc("scheduler/enqueued", new)
         self._backlog += new
         if new:
