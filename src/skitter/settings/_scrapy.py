@@ -148,13 +148,6 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "its own: edit the generated files",
     ),
     **_group(
-        "FEED_EXPORTERS FEED_STORAGES",
-        "custom exporters and storages are " + _LATER + "; the built-in formats are "
-        "jsonl, json, csv, xml, marshal and pickle, the storages files, stdout:, s3://, "
-        "gs:// and ftp://",
-        {},
-    ),
-    **_group(
         "FEED_FORMAT FEED_URI",
         "deprecated in Scrapy and not supported: use FEEDS = {uri: {'format': ...}} (or -o FILE)",
     ),
