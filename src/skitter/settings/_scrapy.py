@@ -103,9 +103,9 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
     ),
     **_group("DOWNLOAD_BIND_ADDRESS", _LATER, None),
     **_group(
-        "DOWNLOAD_HANDLERS DOWNLOAD_HANDLERS_BASE",
-        "download handlers are not pluggable: http(s) goes to the transport, data: and file: "
-        "to the built-in handler (see allowed_schemes)",
+        "DOWNLOAD_HANDLERS_BASE",
+        "the built-in handlers cannot be replaced: set DOWNLOAD_HANDLERS per scheme (None "
+        "switches one off); http(s) goes to DOWNLOAD_TRANSPORT",
         {},
     ),
     **_group(
