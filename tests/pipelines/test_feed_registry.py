@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 import pytest
 
 from skitter import Crawler, Request, Spider
-from skitter.exceptions import ConfigError
+from skitter.exceptions import ConfigError, ScrapyDeprecationWarning
 from skitter.exporters import BaseItemExporter, JsonItemExporter
 from skitter.pipelines import parse_feeds
 from skitter.pipelines._feed_registry import FEED_EXPORTERS_BASE, FEED_STORAGES_BASE
@@ -155,3 +155,32 @@ def test_the_built_ins_are_entries_of_the_tables() -> None:
     module, _, name = FEED_EXPORTERS_BASE["jsonl"].rpartition(".")
     assert f"{opts.exporter.__module__}.{opts.exporter.__name__}" == f"{module}.{name}"
     assert set(FEED_STORAGES_BASE) == {"file", "s3", "gs", "ftp"}
+
+
+def test_feed_uri_and_feed_format_become_a_feed_with_a_deprecation_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    out = tmp_path / "%(name)s.csv"
+    with pytest.warns(ScrapyDeprecationWarning, match="FEED_URI and FEED_FORMAT"):
+        crawl(FEED_URI=str(out), FEED_FORMAT="csv")
+    assert (tmp_path / "numbers.csv").read_text().splitlines()[0] == "n"
+    assert "write FEEDS = {" in caplog.text
+
+
+def test_feed_uri_without_feed_format_is_json_lines_as_in_scrapy(tmp_path: Path) -> None:
+    out = tmp_path / "items.json"
+    with pytest.warns(ScrapyDeprecationWarning):
+        crawl(FEED_URI=str(out))
+    lines = out.read_text().splitlines()
+    assert sorted(json.loads(line)["n"] for line in lines) == [0, 1, 2]
+
+
+def test_feed_uri_none_and_feed_format_alone_are_accepted_and_change_nothing(
+    tmp_path: Path,
+) -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ScrapyDeprecationWarning)
+        crawler = crawl(FEED_URI=None, FEED_FORMAT="json")
+    assert not any(key.startswith("feedexport/") for key in crawler.stats.get_stats())

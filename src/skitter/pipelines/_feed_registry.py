@@ -24,13 +24,15 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 import shutil
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
 from skitter._components import load_object
-from skitter.exceptions import ConfigError
+from skitter.exceptions import ConfigError, ScrapyDeprecationWarning
 from skitter.pipelines._exporters import ItemExporter
 
 __all__ = [
@@ -39,8 +41,11 @@ __all__ = [
     "ScrapyExporter",
     "ScrapyStorage",
     "exporter_table",
+    "feeds_setting",
     "storage_table",
 ]
+
+log = logging.getLogger("skitter.feeds")
 
 _HERE = "skitter.pipelines."
 #: The built-in formats (Scrapy's names, plus common aliases of JSON lines).
@@ -95,6 +100,24 @@ def storage_table(settings: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(value, str) and value in _SCRAPY_STORAGES:
             table[scheme] = FEED_STORAGES_BASE[_SCRAPY_STORAGES[value]]
     return table
+
+
+def feeds_setting(settings: Mapping[str, Any]) -> dict[Any, Any]:
+    """FEEDS, with the feed of Scrapy's older ``FEED_URI`` / ``FEED_FORMAT`` first when
+    ``FEED_URI`` is set (with a deprecation warning, as Scrapy gives); a FEEDS entry of
+    the same URI wins. ``FEED_FORMAT`` alone does nothing, as in Scrapy."""
+    feeds = dict(settings.get("FEEDS") or {})
+    uri = settings.get("FEED_URI")
+    if not uri:
+        return feeds
+    fmt = settings.get("FEED_FORMAT") or "jsonlines"
+    message = (
+        "FEED_URI and FEED_FORMAT are deprecated (in Scrapy too): write "
+        f"FEEDS = {{{str(uri)!r}: {{'format': {fmt!r}}}}} instead"
+    )
+    warnings.warn(message, ScrapyDeprecationWarning, stacklevel=2)
+    log.warning(message)
+    return {str(uri): {"format": fmt}, **feeds}
 
 
 def builtin_storage(scheme: str, table: Mapping[str, Any]) -> bool:

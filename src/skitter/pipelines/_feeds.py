@@ -50,6 +50,7 @@ from skitter.pipelines._feed_options import (
     shown,
     time_stamp,
 )
+from skitter.pipelines._feed_registry import feeds_setting
 from skitter.pipelines._feed_storage import make_exporter, make_storage
 from skitter.pipelines._feed_uploads import Staging, Uploads, staging_folder
 
@@ -433,7 +434,7 @@ def build_feeds(crawler: CrawlContext) -> list[FeedExporter]:
     spider = getattr(crawler, "spider", None)
     settings = crawler.settings
     options = parse_feeds(
-        settings["FEEDS"],
+        feeds_setting(settings),
         spider_name=str(getattr(spider, "name", "") or ""),
         settings=settings,
         spider=spider,

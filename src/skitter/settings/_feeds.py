@@ -77,4 +77,17 @@ GROUP: list[Setting] = [
         "built-in ones (None switches one off); storages have Scrapy's API "
         "(open(spider), store(file)).",
     ),
+    Setting(
+        "FEED_URI",
+        None,
+        object,
+        "Deprecated (as in Scrapy): one feed's URI, added to FEEDS with FEED_FORMAT, with "
+        "a warning. None = no such feed.",
+    ),
+    Setting(
+        "FEED_FORMAT",
+        "jsonlines",
+        str,
+        "Deprecated (as in Scrapy): the format of FEED_URI's feed; read only with FEED_URI.",
+    ),
 ]

@@ -148,10 +148,6 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "its own: edit the generated files",
     ),
     **_group(
-        "FEED_FORMAT FEED_URI",
-        "deprecated in Scrapy and not supported: use FEEDS = {uri: {'format': ...}} (or -o FILE)",
-    ),
-    **_group(
         "FTP_PASSIVE_MODE FTP_USER FTP_PASSWORD",
         "ftp:// downloads are " + _LATER + "; for ftp:// feeds put the user and password in "
         "the URI (passive unless FEED_STORAGE_FTP_ACTIVE)",
