@@ -191,7 +191,7 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "(see the documentation: scheduling, politeness)",
     ),
     **_group(
-        "LOG_FORMATTER LOG_VERSIONS",
+        "LOG_VERSIONS",
         "log records are skitter's own; LOG_FORMAT and LOG_DATEFORMAT lay them out",
     ),
     **_group(
