@@ -82,7 +82,6 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         _LATER + "; use CLOSESPIDER_PAGECOUNT or CLOSESPIDER_TIMEOUT",
         0,
     ),
-    **_group("COMMANDS_MODULE", "custom commands are not supported", ""),
     **_group(
         "CRAWLSPIDER_FOLLOW_LINKS",
         "deprecated in Scrapy; set follow=False on the CrawlSpider's rules instead",
@@ -142,11 +141,7 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "Request(taskid=...) or dont_filter=True instead",
     ),
     **_group("DUPEFILTER_DEBUG SCHEDULER_DEBUG", _LATER, False),
-    **_group(
-        "EDITOR TEMPLATES_DIR",
-        "skitter has no edit command, and its startproject and genspider templates are "
-        "its own: edit the generated files",
-    ),
+    **_group("EDITOR", "skitter has no edit command: open the spider's file yourself"),
     **_group(
         "FTP_PASSIVE_MODE FTP_USER FTP_PASSWORD",
         "ftp:// downloads are " + _LATER + "; for ftp:// feeds put the user and password in "
