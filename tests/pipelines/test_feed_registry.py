@@ -184,3 +184,34 @@ def test_feed_uri_none_and_feed_format_alone_are_accepted_and_change_nothing(
         warnings.simplefilter("error", ScrapyDeprecationWarning)
         crawler = crawl(FEED_URI=None, FEED_FORMAT="json")
     assert not any(key.startswith("feedexport/") for key in crawler.stats.get_stats())
+
+
+def test_dash_o_takes_a_format_of_the_projects_own() -> None:
+    from skitter.cli._options import split_output
+
+    assert split_output("out.tsv:tsv") == ("out.tsv", "tsv")
+    assert split_output("items:2024.json") == ("items:2024.json", None)
+    assert split_output("ftp://u:p@h/x.json") == ("ftp://u:p@h/x.json", None)
+
+
+class SettingsStorage(MemoryStorage):
+    """Built with from_crawler, as Scrapy builds storages: reads a project setting."""
+
+    @classmethod
+    def from_crawler(cls, crawler: Any, uri: str, *, feed_options: Any = None) -> Any:
+        storage = cls(uri, feed_options=feed_options)
+        storage.prefix = crawler.settings["MEM_PREFIX"]
+        return storage
+
+    def store(self, file: Any) -> None:
+        STORED[self.prefix + self.uri] = file.getvalue()
+
+
+def test_a_storage_is_built_from_the_crawler_when_it_can_be() -> None:
+    STORED.clear()
+    crawl(
+        FEED_STORAGES={"mem": SettingsStorage},
+        FEEDS={"mem://b/x.jsonl": {}},
+        MEM_PREFIX="p:",
+    )
+    assert list(STORED) == ["p:mem://b/x.jsonl"]

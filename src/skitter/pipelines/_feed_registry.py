@@ -211,6 +211,10 @@ class ScrapyStorage:
         self._spider = spider
 
     def _build(self, target: str) -> Any:
+        crawler = getattr(self._spider, "crawler", None)
+        from_crawler = getattr(self._cls, "from_crawler", None)
+        if crawler is not None and from_crawler is not None:  # Scrapy's build_from_crawler
+            return from_crawler(crawler, target, feed_options=self._raw)
         try:
             return self._cls(target, feed_options=self._raw)
         except TypeError:  # storages written before Scrapy 2.4 take the URI alone
