@@ -13,6 +13,7 @@ import pytest
 from skitter import Crawler, Request, Spider
 from skitter.exceptions import ConfigError, ScrapyDeprecationWarning
 from skitter.exporters import BaseItemExporter, JsonItemExporter
+from skitter.extensions.feedexport import BlockingFeedStorage, FileFeedStorage
 from skitter.pipelines import parse_feeds
 from skitter.pipelines._feed_registry import FEED_EXPORTERS_BASE, FEED_STORAGES_BASE
 
@@ -215,3 +216,39 @@ def test_a_storage_is_built_from_the_crawler_when_it_can_be() -> None:
         MEM_PREFIX="p:",
     )
     assert list(STORED) == ["p:mem://b/x.jsonl"]
+
+
+class Blocking(BlockingFeedStorage):
+    """A project's storage written Scrapy's usual way: upload from a worker thread."""
+
+    def __init__(self, uri: str, *, feed_options: Any = None) -> None:
+        self.uri = uri
+
+    def _store_in_thread(self, file: Any) -> None:
+        file.seek(0)
+        STORED[self.uri] = file.read()
+        file.close()
+
+
+def test_a_blocking_storage_uploads_its_temporary_file(tmp_path: Path) -> None:
+    STORED.clear()
+    crawl(
+        FEED_STORAGES={"sftp": Blocking},
+        FEEDS={"sftp://host/out.jsonl": {}},
+        FEED_TEMPDIR=str(tmp_path),
+    )
+    lines = STORED["sftp://host/out.jsonl"].decode().splitlines()
+    assert sorted(json.loads(line)["n"] for line in lines) == [0, 1, 2]
+
+
+def test_scrapys_file_storage_appends_or_overwrites(tmp_path: Path) -> None:
+    path = tmp_path / "a" / "out.txt"
+    for overwrite, expected in ((False, b"xx"), (True, b"x")):
+        if overwrite is False:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(b"x")
+        storage = FileFeedStorage(path.as_uri(), feed_options={"overwrite": overwrite})
+        file = storage.open(None)
+        file.write(b"x")
+        storage.store(file)
+        assert path.read_bytes() == expected

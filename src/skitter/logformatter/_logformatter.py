@@ -26,7 +26,18 @@ from skitter._components import build_component, load_object
 from skitter.exceptions import ConfigError
 from skitter.signals import item_dropped, item_error, item_scraped, response_received, spider_error
 
-__all__ = ["FormattedLog", "LogFormatter", "install_log_formatter"]
+__all__ = [
+    "CRAWLEDMSG",
+    "DOWNLOADERRORMSG_LONG",
+    "DOWNLOADERRORMSG_SHORT",
+    "DROPPEDMSG",
+    "ITEMERRORMSG",
+    "SCRAPEDMSG",
+    "SPIDERERRORMSG",
+    "FormattedLog",
+    "LogFormatter",
+    "install_log_formatter",
+]
 
 CRAWLEDMSG = (
     "Crawled (%(status)s) %(request)s%(request_flags)s (referer: %(referer)s)%(response_flags)s"
@@ -38,7 +49,7 @@ SPIDERERRORMSG = "Spider error processing %(request)s (referer: %(referer)s)"
 DOWNLOADERRORMSG_SHORT = "Error downloading %(request)s"
 DOWNLOADERRORMSG_LONG = "Error downloading %(request)s: %(errmsg)s"
 
-Entry = dict[str, Any]
+_Entry = dict[str, Any]
 
 
 def _referer(request: Any) -> str | None:
@@ -61,7 +72,7 @@ class LogFormatter:
     def from_crawler(cls, crawler: Any) -> LogFormatter:
         return cls()
 
-    def crawled(self, request: Any, response: Any, spider: Any) -> Entry | None:
+    def crawled(self, request: Any, response: Any, spider: Any) -> _Entry | None:
         response_flags = _flags(response)
         return {
             "level": logging.DEBUG,
@@ -76,7 +87,7 @@ class LogFormatter:
             },
         }
 
-    def scraped(self, item: Any, response: Any, spider: Any) -> Entry | None:
+    def scraped(self, item: Any, response: Any, spider: Any) -> _Entry | None:
         return {
             "level": logging.DEBUG,
             "msg": SCRAPEDMSG,
@@ -85,7 +96,7 @@ class LogFormatter:
 
     def dropped(
         self, item: Any, exception: BaseException, response: Any, spider: Any
-    ) -> Entry | None:
+    ) -> _Entry | None:
         level = getattr(exception, "log_level", None) or logging.WARNING
         if isinstance(level, str):
             level = logging.getLevelName(level.upper())
@@ -97,10 +108,10 @@ class LogFormatter:
 
     def item_error(
         self, item: Any, exception: BaseException, response: Any, spider: Any
-    ) -> Entry | None:
+    ) -> _Entry | None:
         return {"level": logging.ERROR, "msg": ITEMERRORMSG, "args": {"item": item}}
 
-    def spider_error(self, failure: Any, request: Any, response: Any, spider: Any) -> Entry | None:
+    def spider_error(self, failure: Any, request: Any, response: Any, spider: Any) -> _Entry | None:
         return {
             "level": logging.ERROR,
             "msg": SPIDERERRORMSG,
@@ -109,7 +120,7 @@ class LogFormatter:
 
     def download_error(
         self, failure: Any, request: Any, spider: Any, errmsg: str | None = None
-    ) -> Entry | None:
+    ) -> _Entry | None:
         args: dict[str, Any] = {"request": request}
         if errmsg:
             args["errmsg"] = errmsg

@@ -42,7 +42,7 @@ __all__ = [
     "XmlItemExporter",
 ]
 
-logger = logging.getLogger(__name__)
+_logger = logging.getLogger("skitter.exporters")
 
 _OPTIONS = ("encoding", "fields_to_export", "export_empty_fields", "indent")
 
@@ -336,7 +336,7 @@ class CsvItemExporter(BaseItemExporter):
         dropped = sorted(set(ItemAdapter(item).field_names()) - columns)
         if dropped:
             self._warned_dropped = True
-            logger.warning(
+            _logger.warning(
                 "CSVExporter dropped fields %s: the columns were taken from the first item; "
                 "list every column in FEED_EXPORT_FIELDS (or 'fields' in FEEDS) to keep them",
                 dropped,
