@@ -48,7 +48,10 @@ _COMPONENT_PATHS = (
     "HTTPCACHE_POLICY",
     "MONITOR_HISTORY",
     "TRACING_EXPORTER",
+    "LOG_FORMATTER",
 )
+#: Registries {name: component}: their values are the components.
+_COMPONENT_TABLES = ("FEED_EXPORTERS", "FEED_STORAGES")
 
 log = logging.getLogger("skitter.components")
 
@@ -163,6 +166,12 @@ def named_components(settings: Settings) -> list[Any]:
         for name in _COMPONENT_MAPS
         for spec, order in _entries(settings[name])
         if order is not None and not _scrapys(spec)
+    ]
+    specs += [
+        spec
+        for name in _COMPONENT_TABLES
+        for spec in (settings[name] or {}).values()
+        if spec is not None and not _scrapys(spec)
     ]
     specs += [
         settings[name]

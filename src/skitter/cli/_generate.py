@@ -31,10 +31,11 @@ from skitter.cli._spiders import SpiderLoader
 from skitter.cli._targets import project_settings
 from skitter.exceptions import ConfigError
 
-__all__ = ["SPIDER_TEMPLATES", "add_parsers", "genspider", "startproject"]
+__all__ = ["SPIDER_TEMPLATES", "add_parsers", "genspider", "spider_templates", "startproject"]
 
 _TEMPLATES = files("skitter") / "templates"
 SPIDER_TEMPLATES = ("basic", "crawl", "csvfeed", "sitemap", "xmlfeed")
+_PROJECT_FILES = ("scrapy.cfg", "skitter.toml")
 _MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -55,8 +56,9 @@ def _check_module_name(name: str, what: str) -> None:
         )
 
 
-def startproject(name: str, directory: Path | None) -> Path:
-    """Write the project ``name`` into ``directory`` (default ./name); its root."""
+def startproject(name: str, directory: Path | None, templates: str | None = None) -> Path:
+    """Write the project ``name`` into ``directory`` (default ./name); its root.
+    ``templates``: TEMPLATES_DIR, whose ``project/`` replaces skitter's own."""
     _check_module_name(name, "project name")
     if importlib.util.find_spec(name) is not None:
         raise ConfigError(
@@ -68,15 +70,66 @@ def startproject(name: str, directory: Path | None) -> Path:
     if directory is None and root.exists():
         raise ConfigError(f"{root} already exists; give another directory: startproject {name} DIR")
     values = {"project_name": name, "ProjectName": _camel(name)}
-    source = _TEMPLATES / "project"
-    out = {root / "skitter.toml": _render(source / "skitter.toml.tmpl", values)}
-    module = source / "module"
-    for rel in ("__init__", "items", "middlewares", "pipelines", "settings", "spiders/__init__"):
-        out[root / name / f"{rel}.py"] = _render(module / f"{rel}.py.tmpl", values)
+    if templates:
+        out = _own_project(Path(templates) / "project", root, name, values)
+    else:
+        source = _TEMPLATES / "project"
+        out = {root / "skitter.toml": _render(source / "skitter.toml.tmpl", values)}
+        module = source / "module"
+        for rel in (
+            "__init__",
+            "items",
+            "middlewares",
+            "pipelines",
+            "settings",
+            "spiders/__init__",
+        ):
+            out[root / name / f"{rel}.py"] = _render(module / f"{rel}.py.tmpl", values)
     for path, text in out.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     return root
+
+
+def _own_project(source: Path, root: Path, name: str, values: Mapping[str, str]) -> dict[Path, str]:
+    """TEMPLATES_DIR's project, as Scrapy lays it out: its ``module`` folder becomes the
+    package, ``*.tmpl`` files (and the project file) are rendered, the rest copied."""
+    if not source.is_dir():
+        raise ConfigError(f"TEMPLATES_DIR: no project templates in {source}")
+    out: dict[Path, str] = {}
+    for path in sorted(p for p in source.rglob("*") if p.is_file()):
+        parts = list(path.relative_to(source).parts)
+        if parts[0] == "module":
+            parts[0] = name
+        target = root.joinpath(*parts)
+        if target.suffix == ".tmpl":
+            out[target.with_suffix("")] = _render_file(path, values)
+        elif target.name in _PROJECT_FILES:  # rendered as Scrapy renders its scrapy.cfg
+            out[target] = _render_file(path, values)
+        else:
+            out[target] = path.read_text(encoding="utf-8")
+    return out
+
+
+def _render_file(path: Path, values: Mapping[str, str]) -> str:
+    try:
+        return string.Template(path.read_text(encoding="utf-8")).substitute(values)
+    except (KeyError, ValueError) as exc:
+        raise ConfigError(
+            f"TEMPLATES_DIR: {path} uses a placeholder skitter does not fill: {exc} "
+            f"(it fills {', '.join('$' + key for key in values)})"
+        ) from None
+
+
+def spider_templates(templates: str | None) -> dict[str, Path | None]:
+    """The spider templates by name: TEMPLATES_DIR's ``spiders/`` (``NAME.tmpl`` or
+    ``NAME.py.tmpl``), else skitter's own (None: from the package)."""
+    if not templates:
+        return dict.fromkeys(SPIDER_TEMPLATES)
+    folder = Path(templates) / "spiders"
+    if not folder.is_dir():
+        raise ConfigError(f"TEMPLATES_DIR: no spider templates in {folder}")
+    return {p.name.removesuffix(".tmpl").removesuffix(".py"): p for p in folder.glob("*.tmpl")}
 
 
 def _domain_and_url(target: str) -> tuple[str, str]:
@@ -102,10 +155,6 @@ def genspider(
     cli: Mapping[str, str],
 ) -> Path:
     """Write the spider ``name`` crawling ``target``; the file written."""
-    if template not in SPIDER_TEMPLATES:
-        raise ConfigError(
-            f"genspider: no template {template!r} (templates: {', '.join(SPIDER_TEMPLATES)})"
-        )
     module_name = re.sub(r"[^A-Za-z0-9_]", "_", name)
     if module_name[:1].isdigit():
         module_name = f"_{module_name}"
@@ -113,10 +162,15 @@ def genspider(
     project = None
     if find_project(cwd, cwd, environ) is not None:
         project = load_project([cwd], cwd, environ)
+    settings = project_settings(project, environ, cli)
+    templates = spider_templates(settings["TEMPLATES_DIR"])
+    if template not in templates:
+        raise ConfigError(
+            f"genspider: no template {template!r} (templates: {', '.join(sorted(templates))})"
+        )
     if project is not None:
         if name == project.name:
             raise ConfigError(f"genspider: a spider cannot be named as its project ({name!r})")
-        settings = project_settings(project, environ, cli)
         package = settings["NEWSPIDER_MODULE"] or next(iter(settings["SPIDER_MODULES"]), "")
         if not package:
             raise ConfigError(
@@ -137,12 +191,21 @@ def genspider(
     if path.exists() and not force:
         raise ConfigError(f"genspider: {path} exists (--force replaces it)")
     values = {"name": name, "classname": f"{_camel(name)}Spider", "domain": domain, "url": url}
-    path.write_text(_render(_TEMPLATES / "spiders" / f"{template}.py.tmpl", values), "utf-8")
+    own = templates[template]
+    if own is None:
+        text = _render(_TEMPLATES / "spiders" / f"{template}.py.tmpl", values)
+    else:  # Scrapy's placeholders, all of them
+        project_name = project.name if project is not None else ""
+        values |= {"module": module_name, "project_name": project_name}
+        text = _render_file(own, values | {"ProjectName": _camel(project_name)})
+    path.write_text(text, "utf-8")
     return path
 
 
 def _cmd_startproject(args: argparse.Namespace, console: Console) -> int:
-    root = startproject(args.name, Path(args.directory) if args.directory else None)
+    settings = project_settings(None, os.environ, pairs(args.set, "-s"))
+    directory = Path(args.directory) if args.directory else None
+    root = startproject(args.name, directory, settings["TEMPLATES_DIR"])
     print(f"New skitter project {args.name!r} in {root.resolve()}")
     print("Start a spider with:")
     print(f"    cd {root}")
@@ -152,8 +215,14 @@ def _cmd_startproject(args: argparse.Namespace, console: Console) -> int:
 
 def _cmd_genspider(args: argparse.Namespace, console: Console) -> int:
     if args.list:
+        cwd, cli = Path.cwd(), pairs(args.set, "-s")
+        project = (
+            load_project([cwd], cwd, os.environ) if find_project(cwd, cwd, os.environ) else None
+        )
         print("Available templates:")
-        for name in SPIDER_TEMPLATES:
+        for name in sorted(
+            spider_templates(project_settings(project, os.environ, cli)["TEMPLATES_DIR"])
+        ):
             print(f"  {name}")
         return 0
     if args.name is None or args.domain is None:
@@ -180,6 +249,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     start.add_argument("name", metavar="NAME", help="the project's package name")
     start.add_argument("directory", nargs="?", metavar="DIR", help="where (default: ./NAME)")
+    start.add_argument("-s", "--set", action="append", default=[], metavar="NAME=VALUE")
     start.set_defaults(handler=_cmd_startproject)
 
     gen = commands.add_parser(
@@ -192,7 +262,10 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     gen.add_argument("name", nargs="?", metavar="NAME", help="the spider's name")
     gen.add_argument("domain", nargs="?", metavar="DOMAIN", help="a domain or a URL")
     gen.add_argument(
-        "-t", "--template", default="basic", choices=SPIDER_TEMPLATES, help="(default: basic)"
+        "-t",
+        "--template",
+        default="basic",
+        help="basic, crawl, csvfeed, sitemap, xmlfeed, or one of TEMPLATES_DIR's (default: basic)",
     )
     gen.add_argument("-l", "--list", action="store_true", help="list the templates")
     gen.add_argument("--force", action="store_true", help="replace an existing spider file")

@@ -34,6 +34,7 @@ from skitter.cli._options import (
 )
 from skitter.cli._parsecmd import add_parse_command
 from skitter.cli._project import Project, load_project
+from skitter.cli._projectcmds import add_project_commands
 from skitter.cli._redis_option import (
     add_redis_option,
     add_shards_option,
@@ -211,6 +212,7 @@ def _build_parser() -> argparse.ArgumentParser:
         add_check_command,
     ):
         add_command(commands)
+    add_project_commands(commands)  # last: they must not take skitter's own names
     return parser
 
 
@@ -359,9 +361,13 @@ def _cmd_demo(args: argparse.Namespace, console: Console) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _build_parser()
-    args = parser.parse_args(argv)
     console = make_console()
+    try:
+        parser = _build_parser()
+    except ConfigError as exc:  # a project's COMMANDS_MODULE that cannot be loaded
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        return EXIT_USAGE
+    args = parser.parse_args(argv)
     handlers = {
         "crawl": _cmd_crawl,
         "runspider": _cmd_runspider,

@@ -125,9 +125,11 @@ def ui_options(args: argparse.Namespace, mode: str) -> UiOptions | None:
 
 
 def split_output(value: str) -> tuple[str, str | None]:
-    """``-o`` as a feed URI and a format (None: from the extension)."""
+    """``-o`` as a feed URI and a format (None: from the extension). A format of the
+    project's own (FEED_EXPORTERS) is any name after the last ``:``; the feed's check
+    refuses one that is registered nowhere."""
     uri, sep, fmt = value.rpartition(":")
-    if not (sep and uri and fmt.lower() in FEED_FORMATS):
+    if not (sep and uri and (fmt.lower() in FEED_FORMATS or fmt.isidentifier())):
         uri, fmt = value, ""
     if uri in ("-", "stdout:") and not fmt:
         fmt = "jsonlines"  # nothing to guess it from

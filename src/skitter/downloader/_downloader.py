@@ -59,6 +59,7 @@ from skitter._components import build_components
 from skitter._types import CrawlContext, DownloadReport
 from skitter.downloader._aiohttp import AiohttpTransport
 from skitter.downloader._dns import CrawlResolver, crawl_resolver
+from skitter.downloader._handlers import handler_table, with_handlers
 from skitter.downloader._local import LOCAL_PREFIXES, LocalHandler
 from skitter.downloader._middleware import (
     DownloaderMiddleware,
@@ -273,6 +274,7 @@ class Downloader:
                 return _signalled(signals, fetch, request, spider)
             return fetch(request)
 
+        routed = with_handlers(route, handler_table(own_settings.download_handlers))
         for i, mw in enumerate(self.middlewares):
             inner = self.middlewares[i + 1 :]
             bind = getattr(mw, "bind_transport", None)
@@ -280,8 +282,8 @@ class Downloader:
                 bind(compose(inner, http_only, spider))
             bind = getattr(mw, "bind_inner", None)
             if callable(bind):  # render='auto', sessions, proxy pools: as the crawl would
-                bind(compose(inner, route, spider))
-        self._handler: DownloadHandler = compose(self.middlewares, route, spider)
+                bind(compose(inner, routed, spider))
+        self._handler: DownloadHandler = compose(self.middlewares, routed, spider)
         self._hold_proxy_credentials(settings)
         self._clock = crawler.clock
         #: ROBOTSTXT_OBEY's middleware: its Crawl-delay per host goes into each report.

@@ -152,13 +152,14 @@ class Scraper:
         except Exception as exc:
             alternative = await project.spider_mw.process_exception(response, exc)
             if alternative is None:
-                name = getattr(callback, "__qualname__", repr(callback))
-                log.error(
-                    "Spider error processing %s (callback %s)",
-                    response.request,
-                    name,
-                    exc_info=exc,
-                )
+                if project.pipelines.formatted is None:  # else LOG_FORMATTER's line
+                    name = getattr(callback, "__qualname__", repr(callback))
+                    log.error(
+                        "Spider error processing %s (callback %s)",
+                        response.request,
+                        name,
+                        exc_info=exc,
+                    )
                 project.stats.inc(f"spider_exceptions/{type(exc).__name__}")
                 project.stats.inc("spider_exceptions/count")
                 if spider_error in project.signals.live:

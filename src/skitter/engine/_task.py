@@ -124,7 +124,14 @@ class TaskRunner:
         for key in verdict.counts:
             project.stats.inc(key)
         line = verdict.log
-        if line is not None:
+        formatted = project.pipelines.formatted
+        if (
+            formatted is not None
+            and verdict.kind in _HANDLED_BY_ERRBACK
+            and not lease.request.errback
+        ):
+            formatted.download_error(verdict.error, lease.request, project.spider, verdict.reason)
+        elif line is not None:
             exc_info = verdict.error if line.traceback else None
             level = line.level
             if (

@@ -39,11 +39,19 @@ from skitter.pipelines._exporters import (
     JsonExporter,
     JsonLinesExporter,
 )
+from skitter.pipelines._feed_registry import (
+    builtin_storage,
+    exporter_class,
+    exporter_table,
+    storage_class,
+    storage_table,
+)
 from skitter.pipelines._more_exporters import MarshalExporter, PickleExporter, XmlExporter
 
 __all__ = ["FEED_FORMATS", "FeedOptions", "parse_feeds"]
 
-#: Format names (Scrapy's, plus common aliases) to exporter classes.
+#: The built-in format names (Scrapy's, plus common aliases) to exporter classes;
+#: ``FEED_EXPORTERS`` adds to them (``_feed_registry``).
 FEED_FORMATS: Mapping[str, type[ItemExporter]] = {
     "jsonl": JsonLinesExporter,
     "jsonlines": JsonLinesExporter,
@@ -61,6 +69,7 @@ _OPTIONS = frozenset(
     {
         "format", "overwrite", "encoding", "fields", "indent", "item_classes", "item_filter",
         "store_empty", "uri_params", "batch_item_count", "postprocessing",
+        "item_export_kwargs",
     }
 )  # fmt: skip
 #: Options the built-in post-processing plugins read.
@@ -111,12 +120,20 @@ class FeedOptions:
     #: The placeholders every batch shares (the spider's attributes, ``time``).
     params: Mapping[str, Any] = field(default_factory=dict)
     uri_params: Callable[..., Any] | None = None
+    #: The exporter class: an ``ItemExporter``, or a Scrapy-API one from FEED_EXPORTERS.
+    exporter: type = JsonLinesExporter
+    #: A staged feed's storage class from FEED_STORAGES (Scrapy's API); None: built-in.
+    storage: type | None = None
 
     @property
     def staged(self) -> bool:
         """Whether the feed is written to a local staging file and stored when finished
         (remote storages, and compressed local files), rather than written in place."""
-        return self.scheme not in ("file", "stdout") or bool(self.postprocessing)
+        return (
+            self.scheme not in ("file", "stdout")
+            or bool(self.postprocessing)
+            or self.storage is not None
+        )
 
     def target(self, batch: Mapping[str, Any], spider: Any = None) -> str:
         """The URI (a path for a local file) of the batch with these parameters."""
@@ -197,7 +214,7 @@ def _parse_one(
             f"FEEDS[{shown(uri)}]: unsupported option(s) {sorted(map(str, unknown))}; "
             f"skitter knows {sorted(_OPTIONS)}"
         )
-    scheme = _scheme(uri)
+    scheme = _scheme(uri, storages := storage_table(defaults))
     uri_params = options.get("uri_params", defaults.get("FEED_URI_PARAMS"))
     uri_params = load_object(uri_params) if uri_params else None
     if uri_params is not None and not callable(uri_params):
@@ -211,7 +228,7 @@ def _parse_one(
             "%(batch_id)d or %(batch_time)s, so that each batch has its own name"
         )
     first = _resolve(uri, {**params, **_PROBE, "batch_id": 1}, uri_params, None)
-    if scheme in _REMOTE:
+    if scheme in _REMOTE and builtin_storage(scheme, storages):
         _check_remote(uri, first, scheme)
     path = _local_path(uri, first) if scheme == "file" else None
     fmt = options.get("format")
@@ -224,9 +241,12 @@ def _parse_one(
                 f"'format': one of {sorted(FEED_FORMATS)}"
             )
     fmt = str(fmt).lower()
-    if fmt not in FEED_FORMATS:
+    exporter = exporter_class(fmt, exporter_table(defaults), f"FEEDS[{shown(uri)}]")
+    custom = not issubclass(exporter, ItemExporter)
+    if options.get("item_export_kwargs") and not custom:
         raise ConfigError(
-            f"FEEDS[{shown(uri)}]: unknown format {fmt!r}; use one of {sorted(FEED_FORMATS)}"
+            f"FEEDS[{shown(uri)}]: 'item_export_kwargs' is read by exporters of Scrapy's API "
+            f"(FEED_EXPORTERS), not by the built-in {fmt} format"
         )
     encoding = options.get("encoding") or defaults.get("FEED_EXPORT_ENCODING") or "utf-8"
     try:
@@ -249,7 +269,7 @@ def _parse_one(
     classes = tuple(load_object(c) for c in options.get("item_classes") or ())
     if not all(isinstance(c, type) for c in classes):
         raise ConfigError(f"FEEDS[{shown(uri)}]: 'item_classes' must name classes")
-    overwrite = options.get("overwrite", _STORAGES[scheme][0])
+    overwrite = options.get("overwrite", _STORAGES.get(scheme, (False, None))[0])
     if scheme in ("s3", "gs") and not overwrite:
         raise ConfigError(
             f"FEEDS[{shown(uri)}]: {scheme}:// cannot append to an object; use -O rather "
@@ -273,7 +293,7 @@ def _parse_one(
     return FeedOptions(
         uri=uri,
         path=path,
-        format=FEED_FORMATS[fmt].format,
+        format=fmt if custom else str(getattr(exporter, "format", fmt)),
         overwrite=bool(overwrite),
         encoding=encoding,
         fields=tuple(fields) if fields else None,
@@ -287,6 +307,10 @@ def _parse_one(
         raw=dict(options),
         params=dict(params),
         uri_params=uri_params,
+        exporter=exporter,
+        storage=None
+        if scheme == "stdout" or builtin_storage(scheme, storages)
+        else storage_class(scheme, storages, f"FEEDS[{shown(uri)}]"),
     )
 
 
@@ -314,17 +338,20 @@ def _nonempty(path: Path) -> bool:
         return False
 
 
-def _scheme(uri: str) -> str:
+def _scheme(uri: str, storages: Mapping[str, Any]) -> str:
     if uri in _STDOUT:
         return "stdout"
     if "://" not in uri or uri.startswith("file://"):
         return "file"
     scheme = urlsplit(uri).scheme.lower()
-    if scheme not in _STORAGES:
+    if storages.get(scheme) is None:
+        what = "storage switched off by FEED_STORAGES" if scheme in storages else "unknown storage"
         raise ConfigError(
-            f"FEEDS[{shown(uri)}]: unknown storage {scheme + '://'!r}; skitter stores feeds "
-            "in local files, stdout:, s3://, gs:// and ftp://"
+            f"FEEDS[{shown(uri)}]: {what} {scheme + '://'!r}; skitter stores feeds "
+            "in local files, stdout:, s3://, gs:// and ftp://, and FEED_STORAGES adds more"
         )
+    if not builtin_storage(scheme, storages):
+        return scheme
     module = _STORAGES[scheme][1]
     if module is not None and not _installed(module):
         extra = "gcs" if scheme == "gs" else scheme

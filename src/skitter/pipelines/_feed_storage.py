@@ -13,11 +13,13 @@ import os
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
+from skitter.pipelines._exporters import ItemExporter
 from skitter.pipelines._feed_options import FeedOptions
+from skitter.pipelines._feed_registry import ScrapyExporter, ScrapyStorage
 
-__all__ = ["FeedStorage", "LocalFeedStorage", "make_storage", "postprocess"]
+__all__ = ["FeedStorage", "LocalFeedStorage", "make_exporter", "make_storage", "postprocess"]
 
 
 class FeedStorage(Protocol):
@@ -69,10 +71,13 @@ class LocalFeedStorage:
 
 
 def make_storage(
-    options: FeedOptions, settings: Mapping[str, Any], *, resumed: bool = False
+    options: FeedOptions, settings: Mapping[str, Any], *, resumed: bool = False, spider: Any = None
 ) -> FeedStorage:
     """The storage of a staged feed (the scheme was checked, and its extra found, when
-    FEEDS was parsed); ``resumed``: the feed continues a job."""
+    FEEDS was parsed): FEED_STORAGES' own, or a built-in; ``resumed``: the feed
+    continues a job."""
+    if options.storage is not None:
+        return ScrapyStorage(options.storage, options.raw, spider)
     if options.scheme == "s3":
         from skitter.pipelines._s3 import S3FeedStorage
 
@@ -89,6 +94,23 @@ def make_storage(
             overwrite=options.overwrite,
         )
     return LocalFeedStorage(options, resumed=resumed)
+
+
+def make_exporter(options: FeedOptions, file: IO[bytes]) -> ItemExporter:
+    """The feed's exporter on ``file``: a built-in, or FEED_EXPORTERS' own (Scrapy's API)
+    behind an adapter. Here rather than in the feed so the feed knows no registry."""
+    cls = options.exporter
+    if issubclass(cls, ItemExporter):
+        return cls(file, encoding=options.encoding, fields=options.fields, indent=options.indent)
+    return ScrapyExporter(
+        file,
+        exporter=cls,
+        name=options.format,
+        encoding=options.encoding,
+        fields=options.fields,
+        indent=options.indent,
+        kwargs=options.raw.get("item_export_kwargs"),
+    )
 
 
 def postprocess(options: FeedOptions, source: Path) -> Path:

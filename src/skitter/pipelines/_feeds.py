@@ -44,14 +44,14 @@ from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import ConfigError, StorageError
 from skitter.pipelines._exporters import ItemExporter
 from skitter.pipelines._feed_options import (
-    FEED_FORMATS,
     FeedOptions,
     batch_stamp,
     parse_feeds,
     shown,
     time_stamp,
 )
-from skitter.pipelines._feed_storage import make_storage
+from skitter.pipelines._feed_registry import feeds_setting
+from skitter.pipelines._feed_storage import make_exporter, make_storage
 from skitter.pipelines._feed_uploads import Staging, Uploads, staging_folder
 
 __all__ = ["FeedExporter", "build_feeds"]
@@ -199,7 +199,7 @@ class FeedExporter:
         resumed = self.resume_batch is not None
         self._uploads = Uploads(
             opts,
-            make_storage(opts, self._settings, resumed=resumed),
+            make_storage(opts, self._settings, resumed=resumed, spider=self._spider),
             staging,
             stats=self._stats,
             target=lambda batch: opts.target(batch, self._spider),
@@ -223,9 +223,7 @@ class FeedExporter:
                 file = self._open_file(path, "r+b" if existing else "wb")
             except OSError as exc:
                 raise ConfigError(f"cannot open feed {shown(opts.uri)}: {exc}") from exc
-        exporter = FEED_FORMATS[opts.format](
-            file, encoding=opts.encoding, fields=opts.fields, indent=opts.indent
-        )
+        exporter = make_exporter(opts, file)
         try:
             if existing and resume is not None:
                 file.truncate(min(resume, path.stat().st_size))  # type: ignore[union-attr]
@@ -436,7 +434,7 @@ def build_feeds(crawler: CrawlContext) -> list[FeedExporter]:
     spider = getattr(crawler, "spider", None)
     settings = crawler.settings
     options = parse_feeds(
-        settings["FEEDS"],
+        feeds_setting(settings),
         spider_name=str(getattr(spider, "name", "") or ""),
         settings=settings,
         spider=spider,

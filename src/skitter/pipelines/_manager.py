@@ -53,6 +53,7 @@ from skitter._components import build_components
 from skitter._failure import Failure
 from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import CloseSpider, DropItem, FatalError, StorageError
+from skitter.logformatter import FormattedLog
 from skitter.pipelines._base import ItemHook, ItemPipeline, SpiderHook
 from skitter.pipelines._coverage import FieldCoverage
 from skitter.pipelines._feeds import FeedExporter, build_feeds
@@ -132,6 +133,9 @@ class ItemPipelineManager:
         #: item_scraped, item_dropped and item_error go here (the crawler's signals).
         self._signals = signals if signals is not None else SignalManager()
         self._log: Logger = logger or logging.getLogger("skitter.pipelines")
+        #: LOG_FORMATTER at work (None: skitter's own lines): its dropped and item_error
+        #: lines replace these, and the engine asks it for download errors.
+        self.formatted: FormattedLog | None = None
         self._steps: list[_Step] = []
         for pipeline in self.pipelines:
             method = getattr(pipeline, "process_item", None)
@@ -228,7 +232,7 @@ class ItemPipelineManager:
         per FEEDS entry (and the feed of invalid items)."""
         pipelines = build_components({}, crawler.settings["ITEM_PIPELINES"], crawler)
         pipelines = validation_pipelines(pipelines, crawler)
-        return cls(
+        manager = cls(
             pipelines,
             feeds=build_feeds(crawler),
             sinks=build_sinks(crawler),
@@ -237,6 +241,8 @@ class ItemPipelineManager:
             signals=getattr(crawler, "signals", None),
             invalid_feeds=[p.feed for p in pipelines if getattr(p, "feed", None)],
         )
+        manager.formatted = getattr(crawler, "log_formatted", None)
+        return manager
 
     # -- lifecycle --------------------------------------------------------------------
     async def open_spider(self, spider: Any) -> None:
@@ -387,9 +393,10 @@ class ItemPipelineManager:
                 self._check_feeds()
                 raise
             except Exception as exc:
-                self._log.exception(
-                    "Error processing %s in item pipeline %s", _summary(current), name
-                )
+                if self.formatted is None:
+                    self._log.exception(
+                        "Error processing %s in item pipeline %s", _summary(current), name
+                    )
                 self._stats.inc("item_error_count")
                 self._stats.inc(f"pipeline/errors/{name}")
                 if item_error in self._signals.live:
@@ -419,8 +426,9 @@ class ItemPipelineManager:
     def _dropped(self, item: Any, exc: DropItem) -> None:
         self._stats.inc("item_dropped_count")
         self._stats.inc(f"item_dropped_reasons_count/{type(exc).__name__}")
-        reason = str(exc) or type(exc).__name__
-        self._log.warning("Dropped: %s: %s", reason, _summary(item))
+        if self.formatted is None:
+            reason = str(exc) or type(exc).__name__
+            self._log.warning("Dropped: %s: %s", reason, _summary(item))
 
     def _forgot_return(self, name: str) -> None:
         if name in self._returned_none:

@@ -9,6 +9,14 @@ from skitter.settings._setting import KiB, MiB, Setting
 __all__ = ["GROUP"]
 
 GROUP: list[Setting] = [
+    Setting(
+        "DOWNLOAD_HANDLERS",
+        {},
+        dict,
+        "Scrapy's per-scheme download handlers, merged over skitter's (http/https: "
+        "DOWNLOAD_TRANSPORT; data/file: built in): None switches a scheme off, and "
+        "scrapy-playwright's handler renders meta['playwright'] requests in the browser.",
+    ),
     Setting("USER_AGENT", "skitter/0.1", str, "The User-Agent header of every request."),
     Setting(
         "DEFAULT_REQUEST_HEADERS",

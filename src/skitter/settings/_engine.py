@@ -30,6 +30,20 @@ GROUP: list[Setting] = [
         "find a project's spiders; a spider file run by path needs none.",
     ),
     Setting(
+        "COMMANDS_MODULE",
+        "",
+        str,
+        "A package of the project's own commands (one ScrapyCommand subclass per module, "
+        "run as `skitter MODULE`); '' = none.",
+    ),
+    Setting(
+        "TEMPLATES_DIR",
+        None,
+        str,
+        "A folder of templates for startproject (project/) and genspider (spiders/), "
+        "as Scrapy's; None = skitter's own.",
+    ),
+    Setting(
         "NEWSPIDER_MODULE",
         "",
         str,

@@ -61,4 +61,33 @@ GROUP: list[Setting] = [
         "The Google Cloud project of the gs:// client, as in Scrapy (uploads into an "
         "existing bucket do not need it).",
     ),
+    Setting(
+        "FEED_EXPORTERS",
+        {},
+        dict,
+        "Feed formats of your own, {format: exporter class or path}, merged over the "
+        "built-in ones (None switches one off); exporters have Scrapy's API "
+        "(skitter.exporters).",
+    ),
+    Setting(
+        "FEED_STORAGES",
+        {},
+        dict,
+        "Feed storages of your own, {URI scheme: storage class or path}, merged over the "
+        "built-in ones (None switches one off); storages have Scrapy's API "
+        "(open(spider), store(file)).",
+    ),
+    Setting(
+        "FEED_URI",
+        None,
+        object,
+        "Deprecated (as in Scrapy): one feed's URI, added to FEEDS with FEED_FORMAT, with "
+        "a warning. None = no such feed.",
+    ),
+    Setting(
+        "FEED_FORMAT",
+        "jsonlines",
+        str,
+        "Deprecated (as in Scrapy): the format of FEED_URI's feed; read only with FEED_URI.",
+    ),
 ]

@@ -26,6 +26,14 @@ GROUP: list[Setting] = [
         "The layout of a log record (Python's logging placeholders); off a terminal, or "
         "on one when changed.",
     ),
+    Setting(
+        "LOG_FORMATTER",
+        None,
+        object,
+        "A class (or path) with Scrapy's LogFormatter methods (skitter.logformatter) that "
+        "shapes, or silences, the crawled / scraped / dropped / error lines; None = "
+        "skitter's own lines.",
+    ),
     Setting("LOG_DATEFORMAT", "%Y-%m-%d %H:%M:%S", str, "The layout of `%(asctime)s` (strftime)."),
     Setting(
         "LOG_SHORT_NAMES", False, bool, "Show skitter's loggers as `skitter`, not `skitter.engine`."

@@ -82,7 +82,6 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         _LATER + "; use CLOSESPIDER_PAGECOUNT or CLOSESPIDER_TIMEOUT",
         0,
     ),
-    **_group("COMMANDS_MODULE", "custom commands are not supported", ""),
     **_group(
         "CRAWLSPIDER_FOLLOW_LINKS",
         "deprecated in Scrapy; set follow=False on the CrawlSpider's rules instead",
@@ -103,9 +102,9 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
     ),
     **_group("DOWNLOAD_BIND_ADDRESS", _LATER, None),
     **_group(
-        "DOWNLOAD_HANDLERS DOWNLOAD_HANDLERS_BASE",
-        "download handlers are not pluggable: http(s) goes to the transport, data: and file: "
-        "to the built-in handler (see allowed_schemes)",
+        "DOWNLOAD_HANDLERS_BASE",
+        "the built-in handlers cannot be replaced: set DOWNLOAD_HANDLERS per scheme (None "
+        "switches one off); http(s) goes to DOWNLOAD_TRANSPORT",
         {},
     ),
     **_group(
@@ -142,22 +141,7 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "Request(taskid=...) or dont_filter=True instead",
     ),
     **_group("DUPEFILTER_DEBUG SCHEDULER_DEBUG", _LATER, False),
-    **_group(
-        "EDITOR TEMPLATES_DIR",
-        "skitter has no edit command, and its startproject and genspider templates are "
-        "its own: edit the generated files",
-    ),
-    **_group(
-        "FEED_EXPORTERS FEED_STORAGES",
-        "custom exporters and storages are " + _LATER + "; the built-in formats are "
-        "jsonl, json, csv, xml, marshal and pickle, the storages files, stdout:, s3://, "
-        "gs:// and ftp://",
-        {},
-    ),
-    **_group(
-        "FEED_FORMAT FEED_URI",
-        "deprecated in Scrapy and not supported: use FEEDS = {uri: {'format': ...}} (or -o FILE)",
-    ),
+    **_group("EDITOR", "skitter has no edit command: open the spider's file yourself"),
     **_group(
         "FTP_PASSIVE_MODE FTP_USER FTP_PASSWORD",
         "ftp:// downloads are " + _LATER + "; for ftp:// feeds put the user and password in "
@@ -202,7 +186,7 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "(see the documentation: scheduling, politeness)",
     ),
     **_group(
-        "LOG_FORMATTER LOG_VERSIONS",
+        "LOG_VERSIONS",
         "log records are skitter's own; LOG_FORMAT and LOG_DATEFORMAT lay them out",
     ),
     **_group(

@@ -87,6 +87,7 @@ class DownloaderSettings(View):
     downloader_middlewares: Mapping[Any, int | None]
     browser_render: object  # True, False or "auto": read by ``render_default``
     download_transport: object  # a name, or a transport factory: read by ``_transports``
+    download_handlers: Mapping[str, Any]  # per scheme: read by ``_handlers``
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -1,0 +1,11 @@
+"""``BaseSpiderMiddleware`` (Scrapy 2.13's ``scrapy.spidermiddlewares.base``); see
+``skitter.spider._basemiddleware``.
+"""
+
+from skitter.spider._basemiddleware import (
+    BaseSpiderMiddleware,
+)
+
+__all__ = [
+    "BaseSpiderMiddleware",
+]
