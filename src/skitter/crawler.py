@@ -66,7 +66,8 @@ from skitter.scheduler import (
     slot_by,
     slot_key_function,
 )
-from skitter.settings import Settings, spider_layer
+from skitter.settings import Settings
+from skitter.settings._attributes import spider_layer
 from skitter.settings._declared import check_declared
 from skitter.signals import SignalManager
 from skitter.spider import Spider, SpiderMiddlewareManager
@@ -152,8 +153,7 @@ class Crawler:
         """Instantiate the spider and every component; the engine runs the result.
 
         ``mode`` is ``crawl`` (a batch run) or ``serve`` (long-running): it picks the
-        default retry table, seconds for a batch, pyspider's hours for a service.
-        """
+        default retry table, seconds for a batch, pyspider's hours for a service."""
         settings = self.settings
         self.spider = spider = self.spidercls.from_crawler(self, **self._spider_kwargs)
         cluster = self.cluster

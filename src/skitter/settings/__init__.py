@@ -7,14 +7,13 @@ assembled (``_registry``) from one module per subsystem: ``_engine``, ``_politen
 (per-slot limits, the scheduler's), ``_scheduler``, ``_cluster`` (Redis workers),
 ``_downloader``, ``_spider``, ``_browser``, ``_components``, ``_output``. Scrapy's
 settings skitter refuses are in ``_scrapy``; the spider attributes that stand for
-settings (``download_delay`` ...) in ``_attributes`` (``spider_layer``). ``DownloaderSettings`` and
+settings (``download_delay`` ...) in ``_attributes``. ``DownloaderSettings`` and
 ``BrowserSettings`` are frozen views (``_views``) a subsystem gets with
 ``settings.view(...)``. ``_declared`` is the check a Crawler runs at start: a name that
 neither the registry nor a component of the crawl reads (found in its code by ``_scan``,
 or in its ``declared_settings``) is refused, with the name meant (``_suggest``).
 """
 
-from skitter.settings._attributes import spider_layer
 from skitter.settings._registry import SETTINGS
 from skitter.settings._setting import Setting
 from skitter.settings._settings import Settings
@@ -27,5 +26,4 @@ __all__ = [
     "Setting",
     "Settings",
     "View",
-    "spider_layer",
 ]
