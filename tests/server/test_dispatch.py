@@ -1,0 +1,211 @@
+"""``skitter server --redis``: runs dispatched to agents on other machines, for real.
+
+A redis-server on a free port, the service and two ``skitter agent`` processes (each
+in its own process group, as on a machine of its own), and a local site: a run
+scheduled through ``schedule.json`` is crawled by both agents' workers, its items reach
+the service exactly once, and it ends finished in ``listjobs.json``; an agent killed
+mid-run (its whole process group, as a machine that dies) loses no task: the other
+agent's workers take its leased tasks over once their leases expire.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import signal
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from skitter.testing._redis import RedisServer, require_redis_server
+
+from .conftest import SRC, api, deploy_directory, make_project, wait_for_job
+
+pytestmark = [pytest.mark.subprocess, pytest.mark.slow]
+
+PAGES = 60
+
+TREE = """
+import skitter
+
+
+class TreeSpider(skitter.Spider):
+    name = "tree"
+    custom_settings = {
+        "ROBOTSTXT_OBEY": False, "DOWNLOAD_DELAY": 0, "CONCURRENT_REQUESTS": 2,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
+    }
+
+    def __init__(self, base="", **kwargs):
+        super().__init__(**kwargs)
+        self.base = base
+
+    def start_requests(self):
+        yield skitter.Request(self.base + "/p/0")
+
+    def parse(self, response):
+        n = int(response.url.rsplit("/", 1)[1])
+        yield {"n": n}
+        for m in (2 * n + 1, 2 * n + 2):
+            if m < PAGES:
+                yield response.follow(f"/p/{m}")
+""".replace("PAGES", str(PAGES))
+
+
+def tree_site(latency: float) -> web.Application:
+    async def page(request: web.Request) -> web.Response:
+        await asyncio.sleep(latency)  # the site's own pace, so that a crawl takes a while
+        return web.Response(text="<html>ok</html>", content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/p/{n}", page)
+    return app
+
+
+@pytest.fixture
+def redis_server() -> Iterator[RedisServer]:
+    with RedisServer(binary=require_redis_server()) as server:
+        yield server
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SKITTER_", "SCRAPY_"))}
+    return {**env, "PYTHONPATH": SRC}
+
+
+async def _start(*args: str, ready: str) -> tuple[asyncio.subprocess.Process, str]:
+    """A ``python -m skitter`` process in a session of its own (a machine of its own:
+    killing its group kills what it started), and the line starting with ``ready``."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "skitter", *args, env=_env(), start_new_session=True,
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    seen = []
+    while line := (await asyncio.wait_for(proc.stderr.readline(), 60)).decode():
+        seen.append(line)
+        if line.startswith(ready):
+            asyncio.get_running_loop().create_task(_drain(proc.stderr))
+            return proc, line
+    raise AssertionError(f"skitter {args[0]} did not start: {''.join(seen)}")
+
+
+async def _drain(stream: asyncio.StreamReader) -> None:
+    while await stream.readline():
+        pass
+
+
+def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+class Cluster:
+    """The service (``url``) and its agents, all killed at the end of the test."""
+
+    def __init__(self, redis_url: str, root: Path) -> None:
+        self.redis_url = redis_url
+        self.root = root
+        self.url = ""
+        self.procs: dict[str, asyncio.subprocess.Process] = {}
+
+    async def start_service(self) -> None:
+        proc, line = await _start(
+            "server", "--port", "0", "--data-dir", str(self.root / "data"),
+            "--redis", self.redis_url, "--agent-timeout", "3",
+            ready="skitter server: http://127.0.0.1:",
+        )  # fmt: skip
+        self.procs["service"], self.url = proc, line.split()[2]
+
+    async def add_agent(self, name: str) -> None:
+        self.procs[name], _ = await _start(
+            "agent", "--redis", self.redis_url, "--dir", str(self.root / name), "--name", name,
+            ready=f"skitter agent {name}",
+        )  # fmt: skip
+
+    async def close(self) -> None:
+        for proc in self.procs.values():
+            _kill_group(proc)
+            await proc.wait()
+
+
+@pytest.fixture
+async def cluster(tmp_path: Path, redis_server: RedisServer) -> AsyncIterator[Cluster]:
+    cluster = Cluster(redis_server.url, tmp_path)
+    try:
+        await cluster.start_service()
+        for name in ("a1", "a2"):
+            await cluster.add_agent(name)
+        yield cluster
+    finally:
+        await cluster.close()
+
+
+async def _schedule(cluster: Cluster, tmp_path: Path, base: str) -> str:
+    project = make_project(tmp_path / "proj", cluster.url)
+    (project / "shopbot" / "spiders" / "tree.py").write_text(TREE)
+    await deploy_directory(cluster.url, project)
+    form = {
+        "project": "shopbot", "spider": "tree", "base": base,
+        "setting": ["LEASE_SECONDS=3", "WORKER_IDLE_TIMEOUT=2"],
+    }  # fmt: skip
+    data = [(k, v) for k, vs in form.items() for v in ([vs] if isinstance(vs, str) else vs)]
+    status, answer = await api(cluster.url, "schedule.json", data=data)
+    assert (status, answer["status"]) == (200, "ok"), answer
+    return str(answer["jobid"])
+
+
+async def _items(url: str, job: str, *, yet: bool = True) -> list[int]:
+    """The run's items on the service (``yet=False``: none is fine, the run is young)."""
+    status, text = await api(url, f"items/shopbot/tree/{job}.jl")
+    if status == 404 and not yet:
+        return []
+    assert status == 200, text
+    return [json.loads(line)["n"] for line in str(text).splitlines() if line]
+
+
+async def _run_page(url: str, job: str) -> str:
+    status, text = await api(url, f"runs/{job}")
+    assert status == 200
+    return str(text)
+
+
+async def test_two_agents_crawl_a_run_scheduled_on_the_service(
+    tmp_path: Path, serve: Any, cluster: Cluster
+) -> None:
+    base = await serve(tree_site(latency=0.2))
+    job = await _schedule(cluster, tmp_path, base)
+    await wait_for_job(cluster.url, job, "finished")
+    assert sorted(await _items(cluster.url, job)) == list(range(PAGES))  # each exactly once
+    page = await _run_page(cluster.url, job)
+    assert "finished" in page and f"tree:{job}" in page
+    for agent in ("a1", "a2"):  # both machines crawled
+        found = re.search(rf"<td>agent/{agent}/item_scraped_count</td><td>(\d+)</td>", page)
+        assert found is not None and int(found[1]) > 0, page
+    totals = re.search(r"<td>item_scraped_count</td><td>(\d+)</td>", page)  # the cluster's
+    assert totals is not None and int(totals[1]) == PAGES
+    _, logtext = await api(cluster.url, f"logs/shopbot/tree/{job}.log")
+    assert "[a1 worker 1]" in logtext and "[a2 worker 1]" in logtext
+
+
+async def test_an_agent_killed_mid_run_loses_no_task(
+    tmp_path: Path, serve: Any, cluster: Cluster
+) -> None:
+    base = await serve(tree_site(latency=0.3))
+    job = await _schedule(cluster, tmp_path, base)
+    await wait_for_job(cluster.url, job, "running")
+    for _ in range(600):  # mid-run: some items in, most not
+        if len(await _items(cluster.url, job, yet=False)) >= 5:
+            break
+        await asyncio.sleep(0.1)
+    _kill_group(cluster.procs["a1"])  # the agent and its workers, as a machine that dies
+    await wait_for_job(cluster.url, job, "finished")
+    assert sorted(await _items(cluster.url, job)) == list(range(PAGES))
+    assert "finished" in await _run_page(cluster.url, job)
