@@ -209,3 +209,34 @@ async def test_an_agent_killed_mid_run_loses_no_task(
     await wait_for_job(cluster.url, job, "finished")
     assert sorted(await _items(cluster.url, job)) == list(range(PAGES))
     assert "finished" in await _run_page(cluster.url, job)
+
+
+async def test_cancel_stops_the_workers_everywhere(
+    tmp_path: Path, serve: Any, cluster: Cluster
+) -> None:
+    release = asyncio.Event()
+
+    async def hang(request: web.Request) -> web.Response:
+        await release.wait()
+        return web.Response(text="<html>ok</html>", content_type="text/html")
+
+    site = web.Application()
+    site.router.add_get("/p/{n}", hang)
+    job = await _schedule(cluster, tmp_path, await serve(site))
+    await wait_for_job(cluster.url, job, "running")
+    form = {"project": "shopbot", "job": job}
+    status, answer = await api(cluster.url, "cancel.json", data=form)
+    assert (status, answer["prevstate"]) == (200, "running")
+    release.set()  # the workers' downloads in flight end; the workers stop
+    await wait_for_job(cluster.url, job, "finished")
+    page = await _run_page(cluster.url, job)
+    assert "cancelled" in page
+    assert len(await _items(cluster.url, job, yet=False)) < PAGES
+
+
+async def test_a_secret_setting_is_not_sent_through_redis(tmp_path: Path, cluster: Cluster) -> None:
+    project = make_project(tmp_path / "proj", cluster.url)
+    await deploy_directory(cluster.url, project)
+    form = {"project": "shopbot", "spider": "products", "setting": "HTTPPROXY_PASSWORD=x"}
+    status, answer = await api(cluster.url, "schedule.json", data=form)
+    assert status == 400 and "HTTPPROXY_PASSWORD" in answer["message"], answer

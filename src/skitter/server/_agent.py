@@ -65,7 +65,7 @@ class _Part:
 
     @property
     def done(self) -> bool:
-        return len(self.exits) == len(self.processes)
+        return len(self.exits) >= len(self.processes)
 
     def items(self) -> int:
         total = 0
@@ -152,9 +152,10 @@ class Agent:
     async def _take(self, spec: RunSpec) -> None:
         try:
             deployed = await self._code(spec)
-        except (ConfigError, OSError) as exc:
-            log.error("Agent %s cannot run job %s: %s", self.name, spec.job, exc)
-            self._finished.add(spec.job)
+        except (ConfigError, OSError) as exc:  # said in the run's log; its workers "exit 2"
+            why = f"Agent {self.name} cannot run job {spec.job}: {mask_text(str(exc))}"
+            log.error("%s", why)
+            self._parts[spec.job] = _Part(spec, lines=[why.encode()], exits=[2])
             return
         part = self._parts[spec.job] = _Part(spec)
         run_dir = self.directory / "runs" / spec.job

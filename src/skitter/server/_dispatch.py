@@ -149,11 +149,13 @@ class Dispatcher(Launcher):
         finally:
             writer.close()
             del self._remote[run.job]
+        try:
+            self._end(run, outcome, status, stats=stats)
+            with contextlib.suppress(Exception):
+                await self._clear(run)
+        finally:
             if not self._remote:
                 self._all_ended.set()
-        self._end(run, outcome, status, stats=stats)
-        with contextlib.suppress(Exception):
-            await self._clear(run)
 
     async def _publish(self, run: Run, deployed: Deployed, settings: Mapping[str, str]) -> RunSpec:
         if deployed.kind == "directory":
