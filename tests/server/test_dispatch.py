@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
+from redis.asyncio import Redis
 
 from skitter.testing._redis import RedisServer, require_redis_server
 
@@ -31,6 +32,7 @@ from .conftest import SRC, api, deploy_directory, make_project, wait_for_job
 pytestmark = [pytest.mark.subprocess, pytest.mark.slow]
 
 PAGES = 60
+PASSWORD = "redis-pw-3f9c"  # the Redis's: found nowhere but in the environment
 
 TREE = """
 import skitter
@@ -71,20 +73,23 @@ def tree_site(latency: float) -> web.Application:
 
 @pytest.fixture
 def redis_server() -> Iterator[RedisServer]:
-    with RedisServer(binary=require_redis_server()) as server:
+    with RedisServer(binary=require_redis_server(), password=PASSWORD) as server:
         yield server
 
 
-def _env() -> dict[str, str]:
+def _env(redis_url: str) -> dict[str, str]:
+    """The Redis URL in the environment: a password on a command line is anyone's."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SKITTER_", "SCRAPY_"))}
-    return {**env, "PYTHONPATH": SRC}
+    return {**env, "PYTHONPATH": SRC, "SKITTER_REDIS_URL": redis_url}
 
 
-async def _start(*args: str, ready: str) -> tuple[asyncio.subprocess.Process, str]:
+async def _start(
+    redis_url: str, output: list[str], *args: str, ready: str
+) -> tuple[asyncio.subprocess.Process, str]:
     """A ``python -m skitter`` process in a session of its own (a machine of its own:
     killing its group kills what it started), and the line starting with ``ready``."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "skitter", *args, env=_env(), start_new_session=True,
+        sys.executable, "-m", "skitter", *args, env=_env(redis_url), start_new_session=True,
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     assert proc.stderr is not None
@@ -92,14 +97,15 @@ async def _start(*args: str, ready: str) -> tuple[asyncio.subprocess.Process, st
     while line := (await asyncio.wait_for(proc.stderr.readline(), 60)).decode():
         seen.append(line)
         if line.startswith(ready):
-            asyncio.get_running_loop().create_task(_drain(proc.stderr))
+            output.extend(seen)
+            asyncio.get_running_loop().create_task(_drain(proc.stderr, output))
             return proc, line
     raise AssertionError(f"skitter {args[0]} did not start: {''.join(seen)}")
 
 
-async def _drain(stream: asyncio.StreamReader) -> None:
-    while await stream.readline():
-        pass
+async def _drain(stream: asyncio.StreamReader, output: list[str]) -> None:
+    while line := await stream.readline():
+        output.append(line.decode(errors="replace"))
 
 
 def _kill_group(proc: asyncio.subprocess.Process) -> None:
@@ -115,18 +121,20 @@ class Cluster:
         self.root = root
         self.url = ""
         self.procs: dict[str, asyncio.subprocess.Process] = {}
+        self.output: list[str] = []  # what the service and the agents printed
 
     async def start_service(self) -> None:
         proc, line = await _start(
+            self.redis_url, self.output,
             "server", "--port", "0", "--data-dir", str(self.root / "data"),
-            "--redis", self.redis_url, "--agent-timeout", "3",
+            "--redis", "--agent-timeout", "3",
             ready="skitter server: http://127.0.0.1:",
         )  # fmt: skip
         self.procs["service"], self.url = proc, line.split()[2]
 
     async def add_agent(self, name: str) -> None:
         self.procs[name], _ = await _start(
-            "agent", "--redis", self.redis_url, "--dir", str(self.root / name), "--name", name,
+            self.redis_url, self.output, "agent", "--dir", str(self.root / name), "--name", name,
             ready=f"skitter agent {name}",
         )  # fmt: skip
 
@@ -138,7 +146,8 @@ class Cluster:
 
 @pytest.fixture
 async def cluster(tmp_path: Path, redis_server: RedisServer) -> AsyncIterator[Cluster]:
-    cluster = Cluster(redis_server.url, tmp_path)
+    url = redis_server.url.replace("redis://", f"redis://:{PASSWORD}@")
+    cluster = Cluster(url, tmp_path)
     try:
         await cluster.start_service()
         for name in ("a1", "a2"):
@@ -162,6 +171,34 @@ async def _schedule(cluster: Cluster, tmp_path: Path, base: str) -> str:
     return str(answer["jobid"])
 
 
+async def _everything_in(url: str) -> bytes:
+    """Every key and value in the Redis, as one blob to search."""
+    client = Redis.from_url(url)
+    try:
+        blob = []
+        async for key in client.scan_iter():
+            blob.append(repr((key, await _value(client, key))).encode())
+        return b"\n".join(blob)
+    finally:
+        await client.aclose()
+
+
+async def _value(client: Redis, key: bytes) -> Any:
+    kind = await client.type(key)
+    kind = kind.decode() if isinstance(kind, bytes) else kind
+    if kind == "string":
+        return await client.get(key)
+    if kind == "hash":
+        return await client.hgetall(key)
+    if kind == "set":
+        return await client.smembers(key)
+    if kind == "list":
+        return await client.lrange(key, 0, -1)
+    if kind == "stream":
+        return await client.xrange(key)
+    return await client.zrange(key, 0, -1)
+
+
 async def _items(url: str, job: str, *, yet: bool = True) -> list[int]:
     """The run's items on the service (``yet=False``: none is fine, the run is young)."""
     status, text = await api(url, f"items/shopbot/tree/{job}.jl")
@@ -182,6 +219,8 @@ async def test_two_agents_crawl_a_run_scheduled_on_the_service(
 ) -> None:
     base = await serve(tree_site(latency=0.2))
     job = await _schedule(cluster, tmp_path, base)
+    await wait_for_job(cluster.url, job, "running")
+    assert PASSWORD.encode() not in await _everything_in(cluster.redis_url)
     await wait_for_job(cluster.url, job, "finished")
     assert sorted(await _items(cluster.url, job)) == list(range(PAGES))  # each exactly once
     page = await _run_page(cluster.url, job)
@@ -193,6 +232,8 @@ async def test_two_agents_crawl_a_run_scheduled_on_the_service(
     assert totals is not None and int(totals[1]) == PAGES
     _, logtext = await api(cluster.url, f"logs/shopbot/tree/{job}.log")
     assert "[a1 worker 1]" in logtext and "[a2 worker 1]" in logtext
+    assert PASSWORD not in logtext and PASSWORD not in "".join(cluster.output)
+    assert ":***@127.0.0.1" in logtext  # the workers said where they crawl, masked
 
 
 async def test_an_agent_killed_mid_run_loses_no_task(

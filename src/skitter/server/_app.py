@@ -152,7 +152,8 @@ class Server:
             agent_timeout=opts.agent_timeout, now=self.clock.time, **common,
         )  # fmt: skip
         try:
-            await dispatcher.forget(self.interrupted)  # the agents stop what it left
+            left = [run for job in self.interrupted if (run := self.store.get(job))]
+            await dispatcher.forget(left)  # the agents stop what a killed service left
         except Exception as exc:
             await dispatcher.redis.aclose()
             self.store.close()

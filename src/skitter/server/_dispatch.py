@@ -121,10 +121,11 @@ class Dispatcher(Launcher):
             await self._all_ended.wait()
         await self.redis.aclose()
 
-    async def forget(self, jobs: list[str]) -> None:
-        """Take runs a previous service left (now interrupted) off the agents."""
-        if jobs:
-            await self.redis.hdel(_wire.RUNS, *jobs)
+    async def forget(self, runs: list[Run]) -> None:
+        """Take the runs a previous service left (now interrupted) off the agents, and
+        their jobs' keys out of Redis (nobody will take their items any more)."""
+        for run in runs:
+            await self._clear(run)
 
     # -- one run ------------------------------------------------------------------------
     async def _start(self, run: Run, settings: dict[str, str]) -> None:
