@@ -256,14 +256,7 @@ async def test_cancel_stops_the_workers_everywhere(
     tmp_path: Path, serve: Any, cluster: Cluster
 ) -> None:
     release = asyncio.Event()
-
-    async def hang(request: web.Request) -> web.Response:
-        await release.wait()
-        return web.Response(text="<html>ok</html>", content_type="text/html")
-
-    site = web.Application()
-    site.router.add_get("/p/{n}", hang)
-    job = await _schedule(cluster, tmp_path, await serve(site))
+    job = await _schedule(cluster, tmp_path, await serve(hanging_site(release)))
     await wait_for_job(cluster.url, job, "running")
     form = {"project": "shopbot", "job": job}
     status, answer = await api(cluster.url, "cancel.json", data=form)
@@ -281,3 +274,43 @@ async def test_a_secret_setting_is_not_sent_through_redis(tmp_path: Path, cluste
     form = {"project": "shopbot", "spider": "products", "setting": "HTTPPROXY_PASSWORD=x"}
     status, answer = await api(cluster.url, "schedule.json", data=form)
     assert status == 400 and "HTTPPROXY_PASSWORD" in answer["message"], answer
+
+
+def hanging_site(release: asyncio.Event) -> web.Application:
+    """Pages that answer only once ``release`` is set: a run that stays running."""
+
+    async def hang(request: web.Request) -> web.Response:
+        await release.wait()
+        return web.Response(text="<html>ok</html>", content_type="text/html")
+
+    site = web.Application()
+    site.router.add_get("/p/{n}", hang)
+    return site
+
+
+async def test_a_killed_service_shows_the_run_interrupted_and_the_agents_stop_it(
+    tmp_path: Path, serve: Any, cluster: Cluster
+) -> None:
+    release = asyncio.Event()
+    job = await _schedule(cluster, tmp_path, await serve(hanging_site(release)))
+    await wait_for_job(cluster.url, job, "running")
+    _kill_group(cluster.procs["service"])
+    await cluster.procs["service"].wait()
+    await cluster.start_service()  # the same data directory and Redis
+    _, jobs = await api(cluster.url, "listjobs.json")
+    assert [j["id"] for j in jobs["finished"]] == [job] and jobs["running"] == []
+    assert "interrupted" in await _run_page(cluster.url, job)
+    release.set()  # the downloads in flight end, and the workers with them
+    client = Redis.from_url(cluster.redis_url)
+    try:
+        assert await client.hlen("skitter:server:runs") == 0
+        for _ in range(600):  # each agent saw the run go and stopped its workers
+            reports = await client.hgetall(f"skitter:server:run:{job}:agents")
+            states = {json.loads(raw)["state"] for raw in reports.values()}
+            if reports and states == {"stopped"}:
+                break
+            await asyncio.sleep(0.1)
+        else:
+            raise AssertionError(f"the agents did not stop the run: {reports}")
+    finally:
+        await client.aclose()

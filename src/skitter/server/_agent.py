@@ -252,11 +252,14 @@ class Agent:
                 report = AgentReport(
                     state, len(part.processes), now, list(part.exits), part.items()
                 )
-                pipe.hset(_wire.run_key(job, "agents"), self.name, _wire.encode(report))
+                agents, log_key = _wire.run_key(job, "agents"), _wire.run_key(job, "log")
+                pipe.hset(agents, self.name, _wire.encode(report))
+                pipe.expire(agents, _wire.RUN_KEYS_TTL)  # a run the service forgot goes too
                 if part.lines:
                     lines, part.lines = part.lines, []
-                    pipe.rpush(_wire.run_key(job, "log"), *lines)
-                    pipe.ltrim(_wire.run_key(job, "log"), -_wire.LOG_MAX_LINES, -1)
+                    pipe.rpush(log_key, *lines)
+                    pipe.ltrim(log_key, -_wire.LOG_MAX_LINES, -1)
+                    pipe.expire(log_key, _wire.RUN_KEYS_TTL)
             await pipe.execute()
         for job in [job for job, part in self._parts.items() if part.done]:
             del self._parts[job]

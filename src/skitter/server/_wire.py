@@ -47,6 +47,9 @@ AGENTS = f"{PREFIX}:agents"
 CODE_MAX_BYTES = 64 * 2**20
 #: How long a version's code stays in Redis after the last run that used it was dispatched.
 CODE_TTL = 7 * 86400
+#: How long a run's records outlive the last agent's write to them (the service deletes
+#: them when the run ends; this bounds what an agent writes after that).
+RUN_KEYS_TTL = 86400
 #: Log lines kept waiting for the service (the oldest go first past that).
 LOG_MAX_LINES = 100_000
 
