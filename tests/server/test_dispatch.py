@@ -314,3 +314,18 @@ async def test_a_killed_service_shows_the_run_interrupted_and_the_agents_stop_it
             raise AssertionError(f"the agents did not stop the run: {reports}")
     finally:
         await client.aclose()
+
+
+async def test_an_agent_refused_by_redis_says_so_without_the_password(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    wrong = redis_server.url.replace("redis://", "redis://:not-the-pw-7a1@")
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "skitter", "agent", "--dir", str(tmp_path / "a"),
+        env=_env(wrong), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    out, _ = await asyncio.wait_for(proc.communicate(), 60)
+    text = out.decode()
+    assert proc.returncode == 2, text
+    assert "refused the credentials" in text and ":***@127.0.0.1" in text
+    assert "not-the-pw-7a1" not in text

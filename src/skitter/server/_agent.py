@@ -39,6 +39,7 @@ from redis.asyncio import Redis
 
 from skitter._secrets import mask_text, mask_url
 from skitter.exceptions import ConfigError
+from skitter.frontier._redis._errors import check_access
 from skitter.server import _wire
 from skitter.server._deploy import Deployed
 from skitter.server._wire import AgentReport, RunSpec
@@ -109,7 +110,13 @@ class Agent:
     async def run(self, stop: asyncio.Event) -> None:
         """Take and follow runs until ``stop`` is set; then stop this agent's workers."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        await self.redis.ping()  # a wrong URL or password stops the agent here
+        try:  # refused credentials or rights stop the agent here, with one line
+            await check_access(self.redis, self.redis_url, lambda: self.redis.hlen(_wire.RUNS))
+        except ConfigError:
+            await self.redis.aclose()
+            raise
+        except Exception as exc:  # out of reach: waited for below, as any outage
+            log.warning("Agent %s: cannot reach Redis yet: %s", self.name, mask_text(str(exc)))
         log.info("Agent %s taking runs from %s", self.name, mask_url(self.redis_url))
         failing = False
         try:
