@@ -261,10 +261,18 @@ async def test_cancel_stops_the_workers_everywhere(
     form = {"project": "shopbot", "job": job}
     status, answer = await api(cluster.url, "cancel.json", data=form)
     assert (status, answer["prevstate"]) == (200, "running")
+    for _ in range(600):  # the service sees an agent stopping its workers...
+        if "<td>stopping</td>" in await _run_page(cluster.url, job):
+            break
+        await asyncio.sleep(0.1)
+    _, jobs = await api(cluster.url, "listjobs.json")  # ...and waits for them to exit
+    assert job in [entry["id"] for entry in jobs["running"]], jobs
     release.set()  # the workers' downloads in flight end; the workers stop
     await wait_for_job(cluster.url, job, "finished")
     page = await _run_page(cluster.url, job)
     assert "cancelled" in page
+    _, logtext = await api(cluster.url, f"logs/shopbot/tree/{job}.log")
+    assert "finish_reason" in logtext  # the workers' last words reached the run's log
     assert len(await _items(cluster.url, job, yet=False)) < PAGES
 
 

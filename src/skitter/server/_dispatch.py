@@ -214,7 +214,7 @@ class Dispatcher(Launcher):
         await self._move_output(remote, writer)
         reports, now = await self._reports(run.job)
         stats = await _totals(self.redis, keys)
-        live = {a: r for a, r in reports.items() if r.state == "running"}
+        live = {a: r for a, r in reports.items() if r.state in ("running", "stopping")}
         fresh = {a: r for a, r in live.items() if now - r.seen < self.agent_timeout}
         self._warn_stale(remote, set(live) - set(fresh))
         if reports and run.state == "pending":
