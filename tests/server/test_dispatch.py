@@ -255,9 +255,9 @@ async def test_an_agent_killed_mid_run_loses_no_task(
 async def test_cancel_stops_the_workers_everywhere(
     tmp_path: Path, serve: Any, cluster: Cluster
 ) -> None:
-    release = asyncio.Event()
-    job = await _schedule(cluster, tmp_path, await serve(hanging_site(release)))
-    await wait_for_job(cluster.url, job, "running")
+    release, asked = asyncio.Event(), asyncio.Event()
+    job = await _schedule(cluster, tmp_path, await serve(hanging_site(release, asked)))
+    await asyncio.wait_for(asked.wait(), 60)  # a worker is downloading
     form = {"project": "shopbot", "job": job}
     status, answer = await api(cluster.url, "cancel.json", data=form)
     assert (status, answer["prevstate"]) == (200, "running")
@@ -284,10 +284,13 @@ async def test_a_secret_setting_is_not_sent_through_redis(tmp_path: Path, cluste
     assert status == 400 and "HTTPPROXY_PASSWORD" in answer["message"], answer
 
 
-def hanging_site(release: asyncio.Event) -> web.Application:
-    """Pages that answer only once ``release`` is set: a run that stays running."""
+def hanging_site(release: asyncio.Event, asked: asyncio.Event | None = None) -> web.Application:
+    """Pages that answer only once ``release`` is set: a run that stays running
+    (``asked`` is set at the first request: a worker is crawling)."""
 
     async def hang(request: web.Request) -> web.Response:
+        if asked is not None:
+            asked.set()
         await release.wait()
         return web.Response(text="<html>ok</html>", content_type="text/html")
 

@@ -249,6 +249,7 @@ class Agent:
             return
         seconds, micros = await self.redis.time()
         now = seconds + micros / 1e6
+        reported_done = [job for job, part in self._parts.items() if part.done]
         async with self.redis.pipeline(transaction=False) as pipe:
             for job, part in self._parts.items():
                 state = (
@@ -268,7 +269,7 @@ class Agent:
                     pipe.ltrim(log_key, -_wire.LOG_MAX_LINES, -1)
                     pipe.expire(log_key, _wire.RUN_KEYS_TTL)
             await pipe.execute()
-        for job in [job for job, part in self._parts.items() if part.done]:
+        for job in reported_done:  # not one that ended while this was written: next time
             del self._parts[job]
             self._finished.add(job)
 

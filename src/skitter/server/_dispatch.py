@@ -46,6 +46,8 @@ log = logging.getLogger("skitter.server")
 
 #: Seconds between two looks at a dispatched run.
 POLL = 0.5
+#: An agent's states while its workers are at a run.
+_AT_IT = ("running", "stopping")
 
 
 @dataclass(slots=True)
@@ -214,21 +216,22 @@ class Dispatcher(Launcher):
         await self._move_output(remote, writer)
         reports, now = await self._reports(run.job)
         stats = await _totals(self.redis, keys)
-        live = {a: r for a, r in reports.items() if r.state in ("running", "stopping")}
-        fresh = {a: r for a, r in live.items() if now - r.seen < self.agent_timeout}
-        self._warn_stale(remote, set(live) - set(fresh))
+        stale = {
+            a
+            for a, r in reports.items()
+            if r.state in _AT_IT and now - r.seen >= self.agent_timeout
+        }
+        self._warn_stale(remote, stale)
         if reports and run.state == "pending":
             run.state, run.started_at = "running", self._now()
         run.stats = _with_agents(stats, reports)
         self.store.save(run)
-        if remote.stopping == "cancelled" and not fresh:
-            return "cancelled", None, run.stats
-        if not fresh and any(r.state in ("done", "stopped") for r in reports.values()):
-            await self.redis.hdel(_wire.RUNS, run.job)  # no agent takes it again
-            await self._move_output(remote, writer)
-            final = _with_agents(await _totals(self.redis, keys), reports)
-            return (*_outcome(reports), final)
-        return None
+        ended = ending(reports, now, self.agent_timeout, cancelling=remote.stopping == "cancelled")
+        if ended is None:
+            return None
+        await self.redis.hdel(_wire.RUNS, run.job)  # no agent takes it again
+        await self._move_output(remote, writer)  # what came with the last reports
+        return (*ended, _with_agents(await _totals(self.redis, keys), reports))
 
     async def _reports(self, job: str) -> tuple[dict[str, AgentReport], float]:
         async with self.redis.pipeline(transaction=False) as pipe:
@@ -316,6 +319,22 @@ def _with_agents(stats: dict[str, Any], reports: Mapping[str, AgentReport]) -> d
         out[f"agent/{agent}/state"] = report.state
         out[f"agent/{agent}/item_scraped_count"] = report.items
     return out
+
+
+def ending(
+    reports: Mapping[str, AgentReport], now: float, agent_timeout: float, *, cancelling: bool
+) -> tuple[str, int | None] | None:
+    """How a run ended (outcome, exit status), or None while an agent is at it: one
+    whose workers run or are stopping and that reported within ``agent_timeout``. A run
+    that no agent took yet goes on (unless cancelled); one whose agents all went silent
+    goes on too, its tasks kept in Redis for the next agent."""
+    if any(r.state in _AT_IT and now - r.seen < agent_timeout for r in reports.values()):
+        return None
+    if cancelling:
+        return "cancelled", None
+    if any(r.state in ("done", "stopped") for r in reports.values()):
+        return _outcome(reports)
+    return None
 
 
 def _outcome(reports: Mapping[str, AgentReport]) -> tuple[str, int]:
