@@ -63,10 +63,11 @@ class _Part:
     exits: list[int] = field(default_factory=list)
     stats: list[Path] = field(default_factory=list)
     stopped: bool = False
+    unstarted: int = 0  # workers that could not be started (each has an exit status 2)
 
     @property
     def done(self) -> bool:
-        return len(self.exits) >= len(self.processes)
+        return len(self.exits) >= len(self.processes) + self.unstarted
 
     def items(self) -> int:
         total = 0
@@ -168,15 +169,23 @@ class Agent:
         run_dir = self.directory / "runs" / spec.job
         for index in range(1, self.workers + 1):
             stats = run_dir / f"worker-{index}.stats.json"
-            stats.parent.mkdir(parents=True, exist_ok=True)
-            process = await asyncio.create_subprocess_exec(
-                *_command(spec, stats),
-                cwd=deployed.workdir(run_dir),
-                env=self._environment(spec, deployed),
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-            )
+            try:
+                stats.parent.mkdir(parents=True, exist_ok=True)
+                process = await asyncio.create_subprocess_exec(
+                    *_command(spec, stats),
+                    cwd=deployed.workdir(run_dir),
+                    env=self._environment(spec, deployed),
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.STDOUT,
+                )
+            except OSError as exc:  # counted as a worker that failed (exit status 2)
+                why = f"Agent {self.name} cannot start worker {index}: {exc}"
+                log.error("%s", why)
+                part.lines.append(why.encode())
+                part.unstarted += 1
+                part.exits.append(2)
+                continue
             part.processes.append(process)
             part.stats.append(stats)
             prefix = f"[{self.name} worker {index}] ".encode()
