@@ -42,7 +42,6 @@ __all__ = [
 
 PREFIX = "skitter:server"
 RUNS = f"{PREFIX}:runs"
-AGENTS = f"{PREFIX}:agents"
 #: The largest version kept in Redis (a Redis string holds 512 MB; a project is far less).
 CODE_MAX_BYTES = 64 * 2**20
 #: How long a version's code stays in Redis after the last run that used it was dispatched.
