@@ -9,12 +9,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import socket
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
 from skitter.cli._dashcmd import until_signalled
 from skitter.cli._logging import LogOptions, logging_to
+from skitter.cli._redis_option import REDIS_URL_ENV, add_redis_option, redis_url
+from skitter.exceptions import ConfigError
 
 __all__ = ["add_parser"]
 
@@ -59,8 +63,76 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     server.add_argument(
         "--log-backups", type=int, default=2, help="rotated log files kept (default: %(default)s)"
     )
+    server.add_argument(
+        "--redis",
+        nargs="?",
+        const="",
+        metavar="URL",
+        default=None,
+        help="dispatch runs to `skitter agent` processes on this Redis (--redis alone: "
+        f"${REDIS_URL_ENV}, which keeps a password off the command line)",
+    )
+    server.add_argument(
+        "--agent-timeout", type=float, default=30.0,
+        help="with --redis: an agent silent this long is given up (default: %(default)s s)",
+    )  # fmt: skip
     server.add_argument("-L", "--loglevel", default=None, help="the service's log level (INFO)")
     server.set_defaults(handler=_cmd_server)
+    _add_agent_parser(commands)
+
+
+def _add_agent_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    agent = commands.add_parser(
+        "agent",
+        help="crawl the runs a `skitter server --redis` dispatches (run one per machine)",
+        description="Takes the runs that `skitter server --redis URL` dispatches: fetches "
+        "each run's project version from Redis, starts --workers `skitter worker` processes "
+        "for its job and reports them back. Runs until Ctrl-C or SIGTERM.",
+    )
+    add_redis_option(agent)
+    agent.add_argument(
+        "--workers", type=int, default=1, help="workers per run on this machine (default: 1)"
+    )
+    agent.add_argument(
+        "--max-runs", type=int, default=4, help="runs at once on this machine (default: 4)"
+    )
+    agent.add_argument(
+        "--dir", default="skitter-agent", help="where code and worker stats are kept "
+        "(default: %(default)s)",
+    )  # fmt: skip
+    agent.add_argument("--name", default=None, help="this agent's name (default: host:pid)")
+    agent.add_argument("-L", "--loglevel", default=None, help="the agent's log level (INFO)")
+    agent.set_defaults(handler=_cmd_agent)
+
+
+def _cmd_agent(args: argparse.Namespace, console: Console) -> int:
+    from skitter.server._agent import Agent
+
+    if args.redis_cluster or args.redis_sentinel:
+        raise ConfigError(
+            "skitter agent takes a single Redis (no --redis-cluster or --redis-sentinel yet)"
+        )
+    agent = Agent(
+        redis_url(args),
+        Path(args.dir).resolve(),
+        name=args.name or f"{socket.gethostname()}:{os.getpid()}",
+        workers=args.workers,
+        max_runs=args.max_runs,
+    )
+    with logging_to(LogOptions.from_settings({"LOG_LEVEL": args.loglevel}), console):
+        return asyncio.run(_run_agent(agent, console))
+
+
+async def _run_agent(agent: Any, console: Console) -> int:
+    stop = asyncio.Event()
+    task = asyncio.create_task(agent.run(stop))
+    console.print(f"skitter agent {agent.name}: taking runs", highlight=False)
+    waiter = asyncio.create_task(until_signalled())
+    await asyncio.wait([task, waiter], return_when=asyncio.FIRST_COMPLETED)
+    stop.set()
+    waiter.cancel()
+    await task
+    return 0
 
 
 def _cmd_server(args: argparse.Namespace, console: Console) -> int:
@@ -77,6 +149,8 @@ def _cmd_server(args: argparse.Namespace, console: Console) -> int:
         keep_days=args.keep_days,
         log_max_bytes=args.log_max_bytes,
         log_backups=args.log_backups,
+        redis_url=None if args.redis is None else redis_url(args),
+        agent_timeout=args.agent_timeout,
     )
     with logging_to(LogOptions.from_settings({"LOG_LEVEL": args.loglevel}), console):
         return asyncio.run(_serve(options, console))

@@ -21,11 +21,12 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from aiohttp import web
 
 from skitter._clock import Clock, SystemClock
+from skitter._secrets import mask_text
 from skitter.exceptions import ConfigError
 from skitter.server._auth import Access, Handler
 from skitter.server._deploy import ProjectStore
@@ -65,6 +66,9 @@ class ServerOptions:
     keep_days: float | None = None
     log_max_bytes: int = 10 * 2**20
     log_backups: int = 2
+    #: With a Redis URL, runs are dispatched to ``skitter agent`` processes (``_dispatch``).
+    redis_url: str | None = None
+    agent_timeout: float = 30.0
 
     def check(self) -> None:
         if self.max_proc < 1:
@@ -77,6 +81,8 @@ class ServerOptions:
             raise ConfigError(f"--log-max-bytes must be at least 1024, not {self.log_max_bytes}")
         if self.log_backups < 0:
             raise ConfigError(f"--log-backups must be 0 or more, not {self.log_backups}")
+        if not self.agent_timeout > 0:
+            raise ConfigError(f"--agent-timeout must be more than 0, not {self.agent_timeout}")
 
 
 class Server:
@@ -108,15 +114,7 @@ class Server:
         for job in self.interrupted:
             log.warning("Run %s was pending or running when the service stopped: interrupted", job)
         self.projects = ProjectStore(data / "projects")
-        self.launcher = Launcher(
-            self.store,
-            self.projects,
-            data,
-            max_proc=self.options.max_proc,
-            log_max_bytes=self.options.log_max_bytes,
-            log_backups=self.options.log_backups,
-            now=self.clock.time,
-        )
+        self.launcher = await self._launcher()
         self.launcher.on_end.append(self._prune)
         self.schedules = ScheduleBook(data / "schedules.json")
         self.scheduler = Scheduler(self.schedules, self.launcher, self.clock)
@@ -135,6 +133,33 @@ class Server:
         self._url = f"http://{f'[{host}]' if ':' in host else host}:{port}/"
         self.scheduler.start()
         self._prune(None)
+
+    async def _launcher(self) -> Launcher:
+        """Local processes, or, with a Redis URL, runs dispatched to the agents."""
+        assert self.store is not None
+        opts = self.options
+        common: dict[str, Any] = {
+            "max_proc": opts.max_proc,
+            "log_max_bytes": opts.log_max_bytes,
+            "log_backups": opts.log_backups,
+        }
+        if opts.redis_url is None:
+            return Launcher(self.store, self.projects, opts.data_dir, now=self.clock.time, **common)
+        from skitter.server._dispatch import Dispatcher  # redis-py: only when dispatching
+
+        dispatcher = Dispatcher(
+            self.store, self.projects, opts.data_dir, redis_url=opts.redis_url,
+            agent_timeout=opts.agent_timeout, now=self.clock.time, **common,
+        )  # fmt: skip
+        try:
+            left = [run for job in self.interrupted if (run := self.store.get(job))]
+            await dispatcher.forget(left)  # the agents stop what a killed service left
+        except Exception as exc:
+            await dispatcher.redis.aclose()
+            self.store.close()
+            why = mask_text(str(exc))
+            raise ConfigError(f"skitter server cannot use Redis ({dispatcher}): {why}") from None
+        return dispatcher
 
     async def stop(self) -> None:
         runner, self._runner = self._runner, None

@@ -108,6 +108,8 @@ class Pages:
             ("Exit status", esc(run.exit_status)), ("Finish reason", esc(run.finish_reason)),
             ("Items", esc(run.items)), ("Process", esc(run.pid)), ("Schedule", esc(run.schedule)),
         ]  # fmt: skip
+        if run.cluster_job:
+            facts.append(("Cluster job", esc(run.cluster_job)))
         body = table(["", ""], facts, ident="facts")
         if run.state != "ended":
             body += (

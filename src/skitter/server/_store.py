@@ -48,14 +48,15 @@ CREATE TABLE IF NOT EXISTS runs (
     finish_reason TEXT,
     stats TEXT,
     items INTEGER,
-    schedule TEXT
+    schedule TEXT,
+    cluster_job TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_by_project ON runs (project, queued_at);
 """
 _COLUMNS = (
     "job", "project", "spider", "version", "args", "settings", "state", "outcome",
     "queued_at", "started_at", "ended_at", "pid", "exit_status", "finish_reason", "stats",
-    "items", "schedule",
+    "items", "schedule", "cluster_job",
 )  # fmt: skip
 
 
@@ -81,6 +82,8 @@ class Run:
     stats: dict[str, Any] | None = None
     items: int | None = None
     schedule: str | None = None  # the schedule that started it, if one did
+    #: The distributed job (``SPIDER:JOB`` on the service's Redis) of a dispatched run.
+    cluster_job: str | None = None
 
     def to_row(self) -> tuple[Any, ...]:
         values = [getattr(self, name) for name in _COLUMNS]
@@ -109,6 +112,9 @@ class RunStore:
         self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.executescript(_SCHEMA)
+        known = {row[1] for row in self._db.execute("PRAGMA table_info(runs)")}
+        if "cluster_job" not in known:  # a history from before dispatching: add the column
+            self._db.execute("ALTER TABLE runs ADD COLUMN cluster_job TEXT")
 
     @classmethod
     def open(cls, path: Path, now: float) -> tuple[RunStore, list[str]]:
