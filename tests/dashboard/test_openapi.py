@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import itertools
 from typing import Any
 
 import pytest
@@ -83,17 +84,20 @@ def _with_names(document: dict[str, Any], names: list[str]) -> dict[str, Any]:
 
 
 def _run_schemathesis(document: dict[str, Any], base_url: str) -> list[str]:
-    """Call every operation with generated requests; the failures, as text."""
+    """Call every operation with generated requests, valid ones (answered as documented,
+    and accepted) and invalid ones (refused with a 4xx); the failures, as text."""
     import schemathesis
     from hypothesis import HealthCheck, given, settings
+    from hypothesis.errors import Unsatisfiable
 
     schema = schemathesis.openapi.from_dict(document)
     headers = {"Authorization": f"Bearer {TOKEN}"}
     failures: list[str] = []
-    for result in schema.get_all_operations():
+    modes = (schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE)
+    for result, mode in itertools.product(schema.get_all_operations(), modes):
         operation = result.ok()
 
-        @given(case=operation.as_strategy())
+        @given(case=operation.as_strategy(mode))
         @settings(
             max_examples=15,
             deadline=None,
@@ -106,8 +110,10 @@ def _run_schemathesis(document: dict[str, Any], base_url: str) -> list[str]:
 
         try:
             call()
+        except Unsatisfiable:  # nothing in the operation to make invalid (GET /)
+            assert mode is schemathesis.GenerationMode.NEGATIVE
         except (Exception, BaseExceptionGroup) as exc:  # every operation's, not the first
-            failures.append(f"{operation.label}: {exc}")
+            failures.append(f"{operation.label} ({mode.value}): {exc}")
     return failures
 
 

@@ -318,8 +318,8 @@ def _paths() -> dict[str, Any]:
                 "parameters": [{**_NAME, "description": "A file name."}],
                 "responses": {
                     "200": {"description": "The file."},
+                    "403": _GUARDED["403"],
                     "404": {"description": "No such file."},
-                    **_GUARDED,
                 },
             }
         },
