@@ -1,14 +1,17 @@
-"""``skitter-openapi``: the dashboard's HTTP API page, rendered from its OpenAPI document.
+"""``skitter-openapi MODULE``: an HTTP API page, rendered from an OpenAPI document.
 
-The document (``skitter.dashboard._openapi``) is what the dashboard serves at
-``/api/openapi.json`` and what the test suite checks a live dashboard against, so the
-page drawn from it at build time says what the server does. Each operation becomes a
+``MODULE`` is ``dashboard`` (``skitter.dashboard._openapi``, served at
+``/api/openapi.json``) or ``server`` (``skitter.server._openapi``, served at
+``/openapi.json``). Each document is what its service serves and what the test suite
+checks a live service against, so the page drawn from it at build time says what the
+service does. Each operation becomes a
 section (method, path, summary, parameters, body, responses); each schema a table of
 its fields. A ``$ref`` to a schema the document does not define fails the build.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 from typing import Any
 
@@ -76,9 +79,11 @@ def _ident(text: str) -> str:
     return "-".join(part for part in kept.split("-") if part)
 
 
-def _operation(method: str, path: str, op: dict[str, Any], schemas: dict[str, Any]) -> Any:
+def _operation(
+    prefix: str, method: str, path: str, op: dict[str, Any], schemas: dict[str, Any]
+) -> Any:
     title = f"{method.upper()} {path}"
-    section = _section(title, "api-" + _ident(title))
+    section = _section(title, f"{prefix}-{_ident(title)}")
     section += nodes.paragraph(op["summary"], op["summary"])
     params = [
         (p["name"], p["in"], _type(p["schema"], schemas), p.get("description", ""))
@@ -99,8 +104,10 @@ def _operation(method: str, path: str, op: dict[str, Any], schemas: dict[str, An
     return section
 
 
-def _schema(name: str, schema: dict[str, Any], schemas: dict[str, Any]) -> nodes.section:
-    section = _section(name, "schema-" + _ident(name))
+def _schema(
+    prefix: str, name: str, schema: dict[str, Any], schemas: dict[str, Any]
+) -> nodes.section:
+    section = _section(name, f"{prefix}-schema-{_ident(name)}")
     if "description" in schema:
         section += nodes.paragraph(schema["description"], schema["description"])
     required = set(schema.get("required", []))
@@ -119,21 +126,25 @@ def _schema(name: str, schema: dict[str, Any], schemas: dict[str, Any]) -> nodes
 
 
 class OpenApiDirective(Directive):
-    """The dashboard's operations, then its schemas, from ``openapi_document()``."""
+    """A service's operations, then its schemas, from its ``openapi_document()``."""
+
+    required_arguments = 1
 
     def run(self) -> list[nodes.Node]:
-        from skitter.dashboard._openapi import openapi_document
-
-        document = openapi_document()
+        prefix = self.arguments[0]
+        if prefix not in ("dashboard", "server"):
+            raise self.error(f"skitter-openapi takes dashboard or server, not {prefix!r}")
+        module = importlib.import_module(f"skitter.{prefix}._openapi")
+        document = module.openapi_document()
         schemas = document["components"]["schemas"]
         try:
-            operations = _section("Operations", "api-operations")
+            operations = _section("Operations", f"{prefix}-operations")
             for path, item in document["paths"].items():
                 for method, op in item.items():
-                    operations += _operation(method, path, op, schemas)
-            shapes = _section("Schemas", "api-schemas")
+                    operations += _operation(prefix, method, path, op, schemas)
+            shapes = _section("Schemas", f"{prefix}-schemas")
             for name, schema in schemas.items():
-                shapes += _schema(name, schema, schemas)
+                shapes += _schema(prefix, name, schema, schemas)
         except (KeyError, ValueError) as exc:
             raise self.error(f"the dashboard's OpenAPI document: {exc!r}") from exc
         return [operations, shapes]

@@ -69,7 +69,10 @@ def _reference_is_complete(html: Path) -> None:
     assert "\u2014" in row
     api = (html / "reference/http-api.html").read_text(encoding="utf-8")
     for operation in ("get-api-overview", "post-api-projects-name-rate", "get-metrics"):
-        assert f'id="api-{operation}"' in api, operation
+        assert f'id="dashboard-{operation}"' in api, operation
+    server = (html / "reference/server-api.html").read_text(encoding="utf-8")
+    for operation in ("post-schedule-json", "get-listjobs-json", "get-runs-job"):
+        assert f'id="server-{operation}"' in server, operation
     cli = (html / "reference/cli.html").read_text(encoding="utf-8")
     for command in ("crawl", "worker", "practice", "docs", "startproject"):
         assert f'id="cli-skitter-{command}"' in cli, command
