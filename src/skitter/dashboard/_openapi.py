@@ -290,6 +290,7 @@ def _paths() -> dict[str, Any]:
         "/login": {
             "get": {
                 "summary": "The login form.",
+                "security": [],
                 "responses": {
                     "200": _page("The form."),
                     "303": {"description": "To /: the dashboard has no token."},
@@ -298,6 +299,7 @@ def _paths() -> dict[str, Any]:
             },
             "post": {
                 "summary": "Log in: a session cookie for the token.",
+                "security": [],
                 "requestBody": {
                     "content": {
                         "application/x-www-form-urlencoded": {
@@ -315,6 +317,7 @@ def _paths() -> dict[str, Any]:
         "/static/{name}": {
             "get": {
                 "summary": "The page's stylesheet, script and icon (public).",
+                "security": [],
                 "parameters": [{**_NAME, "description": "A file name."}],
                 "responses": {
                     "200": {"description": "The file."},
