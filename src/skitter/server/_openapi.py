@@ -202,9 +202,11 @@ def _page_paths() -> dict[str, Any]:
     return {
         "/": _page("The run history, newest first.", page, *(
             _param(name) for name in ("project", "spider", "outcome", "state")), **{"400": bad}),
-        "/static/server.css": {"get": {"summary": "The stylesheet (public).", "responses": {
+        "/static/server.css": {"get": {
+            "summary": "The stylesheet (public).", "security": [], "responses": {
             "200": _text("CSS", "text/css"), "403": _GUARDED["403"]}}},
-        "/static/favicon.svg": {"get": {"summary": "The icon (public).", "responses": {
+        "/static/favicon.svg": {"get": {
+            "summary": "The icon (public).", "security": [], "responses": {
             "200": _text("SVG", "image/svg+xml"), "403": _GUARDED["403"]}}},
         "/runs/{job}": _page("One run: what was asked, how it ended, stats, files, log.",
                              job, **{"404": no_run}),
