@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 from typing import Any
 
 from docutils import nodes
@@ -42,7 +43,22 @@ def _type(schema: dict[str, Any], schemas: dict[str, Any]) -> str:
     return text
 
 
-def _table(headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> nodes.table:
+def _linked(text: str, prefix: str, schemas: dict[str, Any]) -> list[nodes.Node]:
+    """``text`` with each schema name in it a link to that schema's section."""
+    pattern = r"\b(" + "|".join(re.escape(name) for name in schemas) + r")\b"
+    out: list[nodes.Node] = []
+    for index, part in enumerate(re.split(pattern, text)):
+        if index % 2:
+            out.append(nodes.reference(part, part, refid=f"{prefix}-schema-{_ident(part)}"))
+        elif part:
+            out.append(nodes.Text(part))
+    return out
+
+
+Cell = str | list[nodes.Node]
+
+
+def _table(headers: tuple[str, ...], rows: list[tuple[Cell, ...]]) -> nodes.table:
     table = nodes.table()
     group = nodes.tgroup(cols=len(headers))
     table += group
@@ -58,12 +74,15 @@ def _table(headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> nodes.table
     return table
 
 
-def _row(cells: tuple[str, ...]) -> nodes.row:
+def _row(cells: tuple[Cell, ...]) -> nodes.row:
     row = nodes.row()
     for index, text in enumerate(cells):
         entry = nodes.entry()
-        cell = nodes.literal(text, text) if index == 0 and text else nodes.Text(text)
-        entry += nodes.paragraph("", "", cell)
+        if isinstance(text, list):
+            entry += nodes.paragraph("", "", *text)
+        else:
+            cell = nodes.literal(text, text) if index == 0 and text else nodes.Text(text)
+            entry += nodes.paragraph("", "", cell)
         row += entry
     return row
 
@@ -85,7 +104,7 @@ def _operation(
     title = f"{method.upper()} {path}"
     section = _section(title, f"{prefix}-{_ident(title)}")
     section += nodes.paragraph(op["summary"], op["summary"])
-    params = [
+    params: list[tuple[Cell, ...]] = [
         (p["name"], p["in"], _type(p["schema"], schemas), p.get("description", ""))
         for p in op.get("parameters", [])
     ]
@@ -94,12 +113,12 @@ def _operation(
     body = op.get("requestBody", {}).get("content", {})
     for media, content in body.items():
         text = f"Body ({media}): {_type(content['schema'], schemas)}."
-        section += nodes.paragraph(text, text)
-    responses = []
+        section += nodes.paragraph(text, "", *_linked(text, prefix, schemas))
+    responses: list[tuple[Cell, ...]] = []
     for status, response in sorted(op["responses"].items()):
         content = response.get("content", {})
         shape = ", ".join(f"{m}: {_type(c['schema'], schemas)}" for m, c in content.items())
-        responses.append((status, response["description"], shape))
+        responses.append((status, response["description"], _linked(shape, prefix, schemas)))
     section += _table(("status", "meaning", "body"), responses)
     return section
 
@@ -111,10 +130,10 @@ def _schema(
     if "description" in schema:
         section += nodes.paragraph(schema["description"], schema["description"])
     required = set(schema.get("required", []))
-    rows = [
+    rows: list[tuple[Cell, ...]] = [
         (
             key,
-            _type(field, schemas),
+            _linked(_type(field, schemas), prefix, schemas),
             "yes" if key in required else "no",
             str(field.get("description", "")),
         )
