@@ -25,6 +25,7 @@ extensions = [
     "myst_parser",
     "sphinx.ext.autodoc",
     "skitter_reference",
+    "skitter_openapi",
 ]
 source_suffix = {".md": "markdown"}
 exclude_patterns = ["_build", "_ext", "Thumbs.db", ".DS_Store"]

@@ -97,8 +97,20 @@ def _default(value: object) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
+def _scrapy_cell(setting: Any, module: str) -> nodes.Node:
+    """The Scrapy setting of the same meaning, as the declarations and Scrapy's list of
+    names say; Spidermon's own names are marked as such, and "—" means Scrapy has none."""
+    from skitter.settings._registry import scrapy_equivalent
+
+    if module == "_spidermon":
+        return nodes.Text("Spidermon's own")
+    name = scrapy_equivalent(setting)
+    return nodes.literal(name, name) if name else nodes.Text("\u2014")
+
+
 class SettingsDirective(Directive):
-    """Every known setting: name, type, default, meaning; one table per group."""
+    """Every known setting: name, type, default, meaning, Scrapy equivalent; one table
+    per group."""
 
     def run(self) -> list[nodes.Node]:
         from skitter.settings import SETTINGS
@@ -109,13 +121,14 @@ class SettingsDirective(Directive):
             group = importlib.import_module(f"skitter.settings.{module}").GROUP
             section = _section(title, f"settings-{module.strip('_')}")
             section += _table(
-                ("setting", "type", "default", "meaning"),
+                ("setting", "type", "default", "meaning", "Scrapy equivalent"),
                 (
                     (
                         nodes.literal(s.name, s.name, ids=[f"setting-{s.name.lower()}"]),
                         nodes.Text(s.kind.__name__),
                         nodes.literal(_default(s.default), _default(s.default)),
                         nodes.Text(s.doc),
+                        _scrapy_cell(s, module),
                     )
                     for s in group
                 ),

@@ -240,6 +240,16 @@ async def open_page(browser: Any, run: Running) -> tuple[Any, list[str]]:
     return page, errors
 
 
+#: The screenshots the documentation's dashboard page shows, and where they go: with
+#: ``SKITTER_DOCS_SCREENSHOTS=1`` the browser tests replace them (only then, so that an
+#: ordinary run leaves the repository's images alone).
+DOCS_SHOTS = frozenset({"overview", "rate-refused", "cluster-overview"})
+DOCS_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "topics" / "img"
+
+
 async def screenshot(page: Any, name: str) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     await page.screenshot(path=str(ARTIFACTS / f"dashboard-{name}.png"), full_page=True)
+    if name in DOCS_SHOTS and os.environ.get("SKITTER_DOCS_SCREENSHOTS") == "1":
+        DOCS_IMAGES.mkdir(exist_ok=True)
+        await page.screenshot(path=str(DOCS_IMAGES / f"dashboard-{name}.png"))

@@ -60,6 +60,19 @@ def _reference_is_complete(html: Path) -> None:
     settings = (html / "reference/settings.html").read_text(encoding="utf-8")
     missing = [name for name in SETTINGS if f'id="setting-{name.lower()}"' not in settings]
     assert not missing
+    # the Scrapy column: a renamed equivalent, a kept name, none
+    row = settings.split('id="setting-redis_persist"', 1)[1].split("</tr>", 1)[0]
+    assert 'SCHEDULER_PERSIST</span> <span class="pre">(scrapy-redis)' in row
+    row = settings.split('id="setting-download_delay"', 1)[1].split("</tr>", 1)[0]
+    assert row.count("DOWNLOAD_DELAY") == 2  # its own name, and Scrapy's
+    row = settings.split('id="setting-retry_delays"', 1)[1].split("</tr>", 1)[0]
+    assert "\u2014" in row
+    api = (html / "reference/http-api.html").read_text(encoding="utf-8")
+    for operation in ("get-api-overview", "post-api-projects-name-rate", "get-metrics"):
+        assert f'id="dashboard-{operation}"' in api, operation
+    server = (html / "reference/server-api.html").read_text(encoding="utf-8")
+    for operation in ("post-schedule-json", "get-listjobs-json", "get-runs-job"):
+        assert f'id="server-{operation}"' in server, operation
     cli = (html / "reference/cli.html").read_text(encoding="utf-8")
     for command in ("crawl", "worker", "practice", "docs", "startproject"):
         assert f'id="cli-skitter-{command}"' in cli, command

@@ -1,5 +1,5 @@
 """Every one of Scrapy's setting names is honoured with Scrapy's meaning or refused at
-start, never silently accepted (tests/settings/data/scrapy_settings.txt lists them all)."""
+start, never silently accepted (skitter/settings/scrapy_settings.txt lists them all)."""
 
 from __future__ import annotations
 
@@ -12,13 +12,9 @@ from aiohttp import web
 
 from skitter import ConfigError, Crawler, Response, Spider
 from skitter.settings import SETTINGS, Settings
-from skitter.settings._scrapy import UNSUPPORTED
+from skitter.settings._scrapy import UNSUPPORTED, scrapy_names
 
-SCRAPY_NAMES = [
-    line
-    for line in (Path(__file__).parent / "data" / "scrapy_settings.txt").read_text().splitlines()
-    if line and not line.startswith("#")
-]
+SCRAPY_NAMES = sorted(scrapy_names())
 
 #: A value no setting accepts as "what skitter does anyway".
 SURPRISE = "surprise-value-42"

@@ -16,6 +16,7 @@ Routes (``{name}`` is a project, i.e. a spider name)::
     GET  /api/projects/{name}/report   the run report (skitter.monitors), as JSON
     GET  /projects/{name}/report       the same as a page (its own CSP: one style block)
     GET  /api/session                  {"csrf": TOKEN} for scripts that POST
+    GET  /api/openapi.json             this API as an OpenAPI 3.1 document (``_openapi``)
 
 Errors are ``{"error": message}`` with 400 (bad input, or a rate above MAX_RATE; the
 message is the crawler's own), 404 (no such project), 409 (the project is not
@@ -34,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from aiohttp import web
 
+from skitter.dashboard._openapi import openapi_document
 from skitter.dashboard._security import Guard, json_error
 from skitter.dashboard._views import project_detail, project_summary
 from skitter.exceptions import ConfigError, FatalError, FrontierUnavailable, JobStateLost
@@ -67,6 +69,7 @@ class ControlApi:
 
     def add_routes(self, router: web.UrlDispatcher) -> None:
         router.add_get("/api/session", self.session)
+        router.add_get("/api/openapi.json", self.openapi)
         router.add_get("/api/overview", self.overview)
         router.add_get("/api/projects", self.projects)
         router.add_get("/api/projects/{name}", self.project)
@@ -88,6 +91,9 @@ class ControlApi:
     # -- reading ------------------------------------------------------------------------
     async def session(self, request: web.Request) -> web.Response:
         return _json({"csrf": self._guard.issue_csrf()})
+
+    async def openapi(self, request: web.Request) -> web.Response:
+        return _json(openapi_document())
 
     async def overview(self, request: web.Request) -> web.Response:
         """Summaries of all projects plus the detail of one (the first by default): the

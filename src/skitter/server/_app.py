@@ -1,7 +1,8 @@
 """``Server``: the long-running service behind ``skitter server``.
 
 One aiohttp application on one port serves Scrapyd's API (``_scrapyd``), the pages of
-the run history, results and schedules (``_pages``), and the files of each run. Its
+the run history, results and schedules (``_pages``), the files of each run, and all of
+it as an OpenAPI document at ``/openapi.json`` (``_openapi``). Its
 state lives under ``data_dir``::
 
     runs.sqlite                 the run history (RunStore)
@@ -30,6 +31,7 @@ from skitter._secrets import mask_text
 from skitter.exceptions import ConfigError
 from skitter.server._auth import Access, Handler
 from skitter.server._deploy import ProjectStore
+from skitter.server._openapi import openapi_document
 from skitter.server._pages import Pages
 from skitter.server._runner import Launcher
 from skitter.server._schedule import ScheduleBook, Scheduler
@@ -191,6 +193,7 @@ class Server:
         ScrapydApi(self.launcher, self.projects, self.store).add_routes(app.router)
         Pages(self.launcher, self.store, self.schedules, self.scheduler).add_routes(app.router)
         TaskPages(self.launcher, self.store).add_routes(app.router)
+        app.router.add_get("/openapi.json", _openapi)
         return app
 
     def _prune(self, _ended: Run | None) -> None:
@@ -205,6 +208,11 @@ class Server:
             for rotated in files.log.parent.glob(f"{files.log.name}.*"):
                 rotated.unlink(missing_ok=True)
             shutil.rmtree(files.job_dir.parent, ignore_errors=True)
+
+
+async def _openapi(request: web.Request) -> web.Response:
+    """This API as an OpenAPI 3.1 document."""
+    return web.json_response(openapi_document(), headers={"Cache-Control": "no-store"})
 
 
 @web.middleware

@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 from multidict import MultiDictProxy
 
 from skitter.exceptions import ConfigError
@@ -199,7 +200,7 @@ class Pages:
 
     async def add_schedule(self, request: web.Request) -> web.Response:
         try:
-            self.scheduler.put(_schedule_from(await request.post()))
+            self.scheduler.put(_schedule_from(await _form(request)))
         except ConfigError as exc:
             return await self.schedules(request, error=str(exc))
         raise web.HTTPSeeOther("/schedules")
@@ -218,7 +219,7 @@ class Pages:
 
     async def add_schedule_json(self, request: web.Request) -> web.Response:
         try:
-            schedule = _schedule_from(await request.post())
+            schedule = _schedule_from(await _form(request))
             self.scheduler.put(schedule)
         except ConfigError as exc:
             return _json({"status": "error", "message": str(exc)}, status=400)
@@ -226,9 +227,11 @@ class Pages:
 
     async def delete_schedule_json(self, request: web.Request) -> web.Response:
         try:
-            self.scheduler.remove(str((await request.post()).get("name", "")))
+            self.scheduler.remove(str((await _form(request)).get("name", "")))
         except LookupError as exc:
             return _json({"status": "error", "message": str(exc.args[0])}, status=400)
+        except ConfigError as exc:
+            return _json({"status": "error", "message": str(exc)}, status=400)
         return _json({"status": "ok"})
 
     def _run(self, request: web.Request) -> Run:
@@ -251,6 +254,15 @@ _SCHEDULE_FORM = """<h2>Add or replace a schedule</h2>
 <option value="once">run once</option></select></label>
 <label>Allow overlap<input type="checkbox" name="overlap" value="1"></label>
 <button type="submit">Save</button></form>"""
+
+
+async def _form(request: web.Request) -> MultiDictProxy[Any]:
+    """The request's form; a body that cannot be read as one is a ConfigError (a 400
+    with the reason), not a server error."""
+    try:
+        return await request.post()
+    except HttpProcessingError as exc:
+        raise ConfigError(f"the request body is not a readable form: {exc.message}") from None
 
 
 def _schedule_from(form: MultiDictProxy[Any]) -> Schedule:
@@ -350,10 +362,15 @@ def _pager(request: web.Request, number: int, more: bool) -> str:
     return f'<div class="pager">{"".join(parts)}</div>' if parts else ""
 
 
+#: The highest page number asked for: far beyond any history, and low enough that the
+#: offset it makes stays an integer SQLite can take.
+MAX_PAGE = 10**9
+
+
 def _page_number(request: web.Request) -> int:
     raw = request.query.get("page", "1")
-    if not raw.isdigit() or int(raw) < 1:
-        raise web.HTTPBadRequest(text=f"page must be a number from 1, not {raw!r}")
+    if not raw.isascii() or not raw.isdigit() or not 1 <= int(raw) <= MAX_PAGE:
+        raise web.HTTPBadRequest(text=f"page must be a number from 1 to {MAX_PAGE}, not {raw!r}")
     return int(raw)
 
 

@@ -159,7 +159,9 @@ class Scheduler:
                 await task
 
     def put(self, schedule: Schedule) -> None:
-        """Add or replace a schedule; it is due first at its next time from now."""
+        """Add or replace a schedule; it is due first at its next time from now. One
+        with neither cron nor every (or both) is a ConfigError, before its time is asked."""
+        schedule.check()
         schedule.next_at = schedule.following(self.clock.time()) if schedule.enabled else None
         self.book.put(schedule)
         self._wake.set()

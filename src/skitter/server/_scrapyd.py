@@ -30,6 +30,7 @@ from typing import Any
 
 import orjson
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 from multidict import MultiDict
 
 from skitter.exceptions import ConfigError
@@ -232,7 +233,10 @@ class ScrapydApi:
 async def _params(request: web.Request) -> MultiDict[Any]:
     params: MultiDict[Any] = MultiDict(request.query)
     if request.method == "POST" and request.body_exists:
-        params.extend(await request.post())
+        try:
+            params.extend(await request.post())
+        except HttpProcessingError as exc:  # a broken multipart body: the sender's fault
+            raise ApiError(f"the request body is not a readable form: {exc.message}") from None
     return params
 
 

@@ -49,7 +49,13 @@ GROUP: list[Setting] = [
         "Workers: the sentinel's own password (its requirepass), if it has one; the "
         "--redis URL's credentials are the master's (default: $SKITTER_REDIS_SENTINEL_PASSWORD).",
     ),
-    Setting("REDIS_QUEUE_KIND", "priority", str, "Workers: priority, fifo or lifo."),
+    Setting(
+        "REDIS_QUEUE_KIND",
+        "priority",
+        str,
+        "Workers: priority, fifo or lifo.",
+        scrapy="SCHEDULER_QUEUE_CLASS (scrapy-redis)",
+    ),
     Setting(
         "REDIS_PUSH_CACHE",
         100_000,
@@ -83,8 +89,18 @@ GROUP: list[Setting] = [
         "Workers: entries the job's bad hash keeps of what was moved aside as unreadable "
         "(the oldest are dropped, and counted); 0 = count only.",
     ),
-    Setting("REDIS_PERSIST", True, bool, "Workers: keep queue and dupe filter after the crawl."),
     Setting(
-        "REDIS_FLUSH_ON_START", False, bool, "Workers: clear the job's queue and filter first."
+        "REDIS_PERSIST",
+        True,
+        bool,
+        "Workers: keep queue and dupe filter after the crawl.",
+        scrapy="SCHEDULER_PERSIST (scrapy-redis)",
+    ),
+    Setting(
+        "REDIS_FLUSH_ON_START",
+        False,
+        bool,
+        "Workers: clear the job's queue and filter first.",
+        scrapy="SCHEDULER_FLUSH_ON_START (scrapy-redis)",
     ),
 ]

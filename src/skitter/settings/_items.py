@@ -19,6 +19,7 @@ GROUP: list[Setting] = [
         "%(spider)s:items",
         str,
         "RedisPipeline: the list or stream, %(spider)s being the spider's name.",
+        scrapy="REDIS_ITEMS_KEY (scrapy-redis)",
     ),
     Setting("REDIS_ITEMS_TYPE", "list", str, "RedisPipeline: 'list' (RPUSH) or 'stream' (XADD)."),
     Setting(

@@ -35,10 +35,10 @@ from skitter.settings import (
     _spider,
     _spidermon,
 )
-from skitter.settings._scrapy import UNSUPPORTED, Unsupported
+from skitter.settings._scrapy import UNSUPPORTED, Unsupported, scrapy_names
 from skitter.settings._setting import Setting
 
-__all__ = ["KNOWN_NAMES", "REFUSED", "SETTINGS"]
+__all__ = ["KNOWN_NAMES", "REFUSED", "SETTINGS", "scrapy_equivalent"]
 
 _GROUPS = (
     _engine.GROUP,
@@ -77,3 +77,12 @@ def _registry() -> dict[str, Setting]:
 SETTINGS: Mapping[str, Setting] = _registry()
 REFUSED: Mapping[str, Unsupported] = {**UNSUPPORTED, **_spidermon.REFUSED}
 KNOWN_NAMES: tuple[str, ...] = (*SETTINGS, *REFUSED)
+
+
+def scrapy_equivalent(setting: Setting) -> str | None:
+    """The setting of the same meaning a Scrapy project would have set: the one the
+    declaration names (another name, or an add-on's), the same name when it is one of
+    Scrapy's (implemented with Scrapy's meaning, as every such name is), else None."""
+    if setting.scrapy:
+        return setting.scrapy
+    return setting.name if setting.name in scrapy_names() else None

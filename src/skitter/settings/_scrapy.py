@@ -12,11 +12,13 @@ full list of Scrapy's names and checks that none is accepted without meaning.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any
 
-__all__ = ["UNSUPPORTED", "Unsupported"]
+__all__ = ["UNSUPPORTED", "Unsupported", "scrapy_names"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +59,14 @@ def _read(text: str, kind: type) -> Any:
         except ValueError:
             pass
     return text.strip()
+
+
+@functools.cache
+def scrapy_names() -> frozenset[str]:
+    """Every one of Scrapy's setting names (``scrapy_settings.txt``), read on first use:
+    only the settings reference and the tests need them, not a crawl."""
+    text = resources.files("skitter.settings").joinpath("scrapy_settings.txt").read_text()
+    return frozenset(line for line in text.splitlines() if line and not line.startswith("#"))
 
 
 _LATER = "not supported yet"

@@ -74,6 +74,7 @@ GROUP: list[Setting] = [
         object,
         "Proxy URLs: a list, a list of lists (tiers), a file (one URL a line) or a dotted "
         "path to a callable returning either; None = no proxy pool.",
+        scrapy="ROTATING_PROXY_LIST (scrapy-rotating-proxies)",
     ),
     Setting(
         "PROXY_CREDENTIALS",
