@@ -358,6 +358,7 @@ PINNED = {
         "Setting",
         "Settings",
         "View",
+        "spider_layer",
     ],
     "skitter.spider": [
         "DepthMiddleware",
