@@ -358,7 +358,6 @@ PINNED = {
         "Setting",
         "Settings",
         "View",
-        "spider_layer",
     ],
     "skitter.spider": [
         "DepthMiddleware",
