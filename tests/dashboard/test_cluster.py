@@ -247,7 +247,9 @@ async def test_a_job_whose_state_vanished_shows_as_failed_and_is_never_created(
 # -- steering ------------------------------------------------------------------------------------
 async def test_a_rate_set_on_the_dashboard_slows_every_worker(serve: Any, redis_url: str) -> None:
     async with cluster(serve, redis_url, tree_spider("tree"), MAX_RATE=1000) as run:
-        assert await run.arrivals_in(1.0) >= 40  # unlimited: as fast as the site answers
+        # Unlimited: under way at whatever pace the machine allows (a count in a second
+        # of wall-clock time would measure the machine's load, not the rate).
+        await eventually(lambda: len(run.site.arrivals) > 20)
 
         status, body = await run.post(f"api/projects/{run.name}/rate", {"rate": 4, "burst": 1})
         assert status == 200, body

@@ -24,6 +24,8 @@ async def test_metrics_expose_stats_projects_and_slots(serve: Any) -> None:
     spiders = [tree_spider("alpha", ["/broken/a"]), tree_spider("beta")]
     async with running_crawl(serve, spiders, settings={"RATE": 500}) as run:
         await eventually(lambda: run.crawler.control.monitor.counts()[1] == 1)
+        # beta's first response too: its counter exists only once it has one
+        await eventually(lambda: run.crawlers[1].stats.get("response_received_count", 0) > 0)
         async with run.http.get(run.url + "metrics") as resp:
             assert resp.status == 200
             assert resp.headers["Content-Type"].startswith("text/plain; version=0.0.4")
