@@ -125,3 +125,11 @@ def test_an_explicit_encoding_is_used_and_must_be_a_text_encoding() -> None:
     for bad in ("base64", "rot13", "no-such-charset"):
         with pytest.raises(ValueError, match="not a known text encoding"):
             Response("http://e.com", body=b"x", encoding=bad)
+
+
+def test_follow_all_gives_an_absolute_link_as_follow_does() -> None:
+    r = make(
+        b'<a href="http://b.com/y?">1</a><a href="HTTP://b.com/z">2</a><a href="http://b.com/w#">3</a>'
+    )
+    hrefs = r.css("a::attr(href)").getall()
+    assert [q.url for q in r.follow_all(css="a")] == [r.follow(h).url for h in hrefs]

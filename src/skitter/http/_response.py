@@ -288,7 +288,7 @@ class Response:
             href = href.strip()
             if not href or href.startswith(_NOT_LINKS):
                 continue
-            absolute = href if href.startswith(_FOLLOWABLE) else resolve(href)
+            absolute = resolve(href)  # as follow() and urljoin() give it, even if absolute
             if absolute.startswith(_FOLLOWABLE):
                 if absolute.isascii():
                     yield Request(absolute, callback, **kwargs)
