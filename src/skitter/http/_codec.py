@@ -60,6 +60,7 @@ from typing import Any, Literal
 import msgspec
 
 from skitter.exceptions import CodecError, InvalidURL, UnknownCallback
+from skitter.http._headers import Headers, undecodable
 from skitter.http._heldheaders import HEADERS_MARK, HELD_HEADERS, put_back, spiders_own
 from skitter.http._methods import method_name, spider_method
 from skitter.http._proxyauth import ENV_PROXY_FLAG, without_proxy_secrets
@@ -229,19 +230,7 @@ def encode_request(request: Request, spider: object | None = None) -> bytes:
         extra = {**(extra or {}), "flags": flags}
     headers = None
     if request.has_headers:
-        headers = []
-        held = []
-        for key, value in request.headers.items():
-            if value.__class__ is not str:
-                raise CodecError(
-                    f"header {key!r} of {request!r} must be a str, got {value!r}", request=request
-                )
-            if key.lower() not in SECRET_HEADERS:
-                headers.append((str(key), value))
-            elif spiders_own(key, value, meta):
-                held.append(HELD_HEADERS.hold(str(key), value))
-        if held:
-            meta = {**meta, HEADERS_MARK: [*meta.get(HEADERS_MARK, ()), *held]}
+        headers, meta = _stored_headers(request, meta)
     wire = _Wire(
         FORMAT_VERSION,
         request.url,
@@ -270,6 +259,25 @@ def encode_request(request: Request, spider: object | None = None) -> bytes:
         return _encoder.encode(wire)
     except (TypeError, OverflowError, RecursionError, msgspec.EncodeError) as exc:
         raise CodecError(f"cannot encode {request!r}: {exc}", request=request) from None
+
+
+def _stored_headers(
+    request: Request, meta: dict[str, Any]
+) -> tuple[list[tuple[str, str]], dict[str, Any]]:
+    """The headers to store, as str, and meta with the marks of the held ones. A value
+    that is not UTF-8 is refused: the store keeps text, and would change its bytes."""
+    headers = []
+    held = []
+    for key, value in request.headers.text_items():
+        if not (key + value).isascii() and undecodable(key + value):
+            raise CodecError(f"header {key!r} of {request!r} is not UTF-8 text", request=request)
+        if key.lower() not in SECRET_HEADERS:
+            headers.append((key, value))
+        elif spiders_own(key, value, meta):
+            held.append(HELD_HEADERS.hold(key, value))
+    if held:
+        meta = {**meta, HEADERS_MARK: [*meta.get(HEADERS_MARK, ()), *held]}
+    return headers, meta
 
 
 def _flags(request: Request) -> list[str] | None:
@@ -375,7 +383,7 @@ def _rebuild(
         url=wire.url,
         callback=callback,
         method=wire.method,
-        headers=headers,
+        headers=Headers.from_text(headers) if headers else None,
         body=wire.body,
         cookies=wire.cookies,
         meta=meta,

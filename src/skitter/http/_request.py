@@ -12,13 +12,13 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar, Literal, Self
 from weakref import WeakValueDictionary
 
-from multidict import CIMultiDict
+from multidict import CIMultiDict, CIMultiDictProxy
 from w3lib.url import safe_url_string
 from yarl import URL
 
 from skitter._secrets import mask_page_url
 from skitter.exceptions import InvalidURL
-from skitter.http._headers import header_pairs
+from skitter.http._headers import Headers
 from skitter.http._methods import method_name
 from skitter.http._url import canonicalize_url, fingerprint
 
@@ -144,7 +144,7 @@ class Request:
         self._url = url
         self.callback = callback
         self.method = method.upper()
-        self._headers: CIMultiDict[str] | None = _header_dict(headers) if headers else None
+        self._headers: Headers | None = _header_dict(headers, encoding) if headers else None
         self._referer: str | None = None
         self._body = body.encode(encoding) if isinstance(body, str) else (body or b"")
         self.encoding = encoding
@@ -214,14 +214,20 @@ class Request:
         return self._body
 
     @property
-    def headers(self) -> CIMultiDict[str]:
+    def headers(self) -> Headers:
+        """Scrapy's ``Headers``: any case of a name, values as bytes."""
         headers = self._headers
         if headers is None:
-            headers = self._headers = CIMultiDict()
+            headers = self._headers = Headers(encoding=self.encoding)
             if self._referer is not None:
                 headers["Referer"] = self._referer
                 self._referer = None
         return headers
+
+    @headers.setter
+    def headers(self, value: HeadersInit) -> None:
+        self._headers = _header_dict(value, self.encoding) if value else None
+        self._referer = None
 
     @property
     def has_headers(self) -> bool:
@@ -359,7 +365,7 @@ class Request:
                         f"({owner}): only spider methods can be named"
                     )
                 d[role] = name
-        d["headers"] = list(self.headers.items()) if self.has_headers else None
+        d["headers"] = dict(self.headers) if self.has_headers else {}
         if self._taskid is not None:
             d["taskid"] = self._taskid
         if type(self) is not Request:
@@ -372,12 +378,14 @@ class Request:
         return f"<{self.method} {mask_page_url(url) if '@' in url else url}>"
 
 
-def _header_dict(headers: Mapping[Any, Any] | Iterable[tuple[Any, Any]]) -> CIMultiDict[str]:
-    """A request's headers: a copy of a CIMultiDict as it is; anything else (Scrapy's
-    ``Headers``, bytes, lists of values) through ``header_pairs``."""
-    if isinstance(headers, CIMultiDict):
+def _header_dict(headers: Mapping[Any, Any] | Iterable[tuple[Any, Any]], encoding: str) -> Headers:
+    """A request's headers: a copy of what was given (Scrapy's ``Headers``, a mapping,
+    pairs; a multidict of str, as skitter's own code holds them, keeps repeated names)."""
+    if isinstance(headers, Headers):
         return headers.copy()
-    return CIMultiDict(header_pairs(headers))
+    if isinstance(headers, CIMultiDict | CIMultiDictProxy):
+        return Headers.from_text(headers.items())
+    return Headers(headers, encoding=encoding)
 
 
 def class_name(cls: type[Request]) -> str:

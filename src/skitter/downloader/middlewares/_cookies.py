@@ -99,7 +99,7 @@ class CookiesMiddleware:
         jar = self.jar(meta.get("cookiejar"))
         if not request.cookies and not len(jar):
             if request.has_headers:  # a copy of a request that had cookies (a redirect)
-                request.headers.popall("Cookie", None)
+                request.headers.pop("Cookie", None)
             return  # nothing to send: skip parsing the URL, the common case of many crawls
         url = URL(request.url)
         if request.cookies:
@@ -107,7 +107,7 @@ class CookiesMiddleware:
             self.dirty.add(meta.get("cookiejar"))
         cookies = jar.filter_cookies(url)
         headers = request.headers
-        headers.popall("Cookie", None)
+        headers.pop("Cookie", None)
         if cookies:
             headers["Cookie"] = "; ".join(
                 f"{morsel.key}={morsel.coded_value}" for morsel in cookies.values()
@@ -119,7 +119,7 @@ class CookiesMiddleware:
         meta = request.meta
         if meta.get("dont_merge_cookies"):
             return response
-        set_cookie = response.headers.getall("Set-Cookie", ())
+        set_cookie = response.header_list("Set-Cookie")
         if set_cookie and not meta.pop(CACHED_COOKIES, False):  # a cache's are not this run's
             key = meta.get("cookiejar")
             self.jar(key).update_cookies_from_headers(set_cookie, URL(response.url))

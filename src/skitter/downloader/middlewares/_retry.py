@@ -57,7 +57,7 @@ class RetryMiddleware:
     def process_response(self, request: Request, response: Response, spider: Any) -> Response:
         if response.status not in self.retry_http_codes or request.meta.get("dont_retry"):
             return response
-        delay = parse_retry_after(response.headers.get("Retry-After"), self._clock.time())
+        delay = parse_retry_after(response.header("Retry-After"), self._clock.time())
         raise RetryLater(f"HTTP {response.status}", request=request, response=response, delay=delay)
 
     def process_exception(self, request: Request, exception: Exception, spider: Any) -> None:
