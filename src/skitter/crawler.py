@@ -13,10 +13,9 @@ start requests that broke off) raises ``CrawlFailed`` once everything is closed 
 final statistics, ``finish_reason`` "failed", ``finish_error`` why); one whose monitors failed
 it, ``MonitorsFailed``. ``crawler.control`` (``ProjectControl``) is the live control panel of
 the dashboard, the CLI and heartbeats; ``crawler.probe()`` the components without the engine,
-one request at a time (``engine.Probe``). Scrapy's names: ``crawler.signals`` (connect in
-``from_crawler``), ``crawler.stats`` (``inc_value``...), ``crawler.settings`` (``getbool``...),
-``crawler.extensions`` (EXTENSIONS) and, while it runs, ``crawler.engine`` (``crawl``,
-``close_spider``); ``CrawlerRunner`` and ``CrawlerProcess`` run crawls from a script.
+one request at a time (``engine.Probe``). Scrapy's names: ``crawler.signals``, ``.stats``
+(``inc_value``...), ``.settings`` (``getbool``...), ``.extensions``, ``.request_fingerprinter``,
+``.engine`` while it runs; ``CrawlerRunner`` and ``CrawlerProcess`` run crawls from a script.
 """
 
 from __future__ import annotations
@@ -70,6 +69,7 @@ from skitter.settings import Settings, spider_layer
 from skitter.settings._declared import check_declared
 from skitter.signals import SignalManager
 from skitter.spider import Spider, SpiderMiddlewareManager
+from skitter.utils.request import RequestFingerprinter
 
 if TYPE_CHECKING:  # imported for workers only: a crawl kept elsewhere never loads redis-py
     from skitter.cluster import ClusterJob
@@ -85,12 +85,11 @@ log = logging.getLogger("skitter.crawler")
 class Crawler:
     """One spider class, its settings and its statistics. Satisfies ``CrawlContext``.
 
-    Settings are resolved here, once: ``settings`` (the project's) < the spider's
-    ``custom_settings`` < ``env`` < ``cli_settings``; a name that neither skitter nor the
-    spider nor a component it names reads is refused (``settings._declared``), but for
-    a shared layer's name that ``readers`` (the run's other spiders) read. ``env``
-    maps environment variables whose ``SKITTER_<NAME>`` entries are settings; by default
-    none, so a library ``Crawler`` never reads ``os.environ`` (the CLI passes it).
+    Settings are resolved once: ``settings`` (the project's) < the spider's ``custom_settings`` <
+    ``env`` < ``cli_settings``; a name that neither skitter nor the spider nor a component it names
+    reads is refused (``settings._declared``), but for a shared layer's name that ``readers`` (the
+    run's other spiders) read. ``env`` maps environment variables whose ``SKITTER_<NAME>`` entries
+    are settings; none by default: a library ``Crawler`` never reads ``os.environ`` (the CLI does).
     """
 
     def __init__(
@@ -120,6 +119,7 @@ class Crawler:
         #: The EXTENSIONS, once ``build`` has made them.
         self.extensions: ExtensionManager | None = None
         self.clock: Clock = clock or SystemClock()
+        self.request_fingerprinter = RequestFingerprinter(self)
         self.spider: Any = None
         name = spidercls.name or spidercls.__name__
         self.logger = logging.getLogger(f"skitter.crawler.{name}")

@@ -81,6 +81,7 @@ class Request:
     extra_attributes: ClassVar[tuple[str, ...]] = ()
 
     __slots__ = (
+        "__weakref__",  # Scrapy's fingerprint cache holds requests weakly
         "_body",
         "_cb_kwargs",
         "_flags",
