@@ -231,6 +231,11 @@ class Request:
         self._referer = None
 
     @property
+    def _encoding(self) -> str:
+        """Scrapy's private name of ``encoding``, which code written for it reads."""
+        return self.encoding
+
+    @property
     def has_headers(self) -> bool:
         """True when headers were set: lets hot paths skip building an empty dict."""
         return bool(self._headers) or self._referer is not None

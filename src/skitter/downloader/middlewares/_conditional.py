@@ -146,7 +146,7 @@ class ConditionalRecrawlMiddleware:
             await asyncio.get_running_loop().run_in_executor(executor, self._file.close)
             executor.shutdown(wait=False)
 
-    def process_request(self, request: Request, spider: Any) -> Awaitable[None] | None:
+    def process_request(self, request: Request, spider: Any = None) -> Awaitable[None] | None:
         if not _recrawlable(request):
             return None
         if self._shared is not None:
@@ -173,7 +173,7 @@ class ConditionalRecrawlMiddleware:
         meta[_SENT] = known
 
     def process_response(
-        self, request: Request, response: Response, spider: Any
+        self, request: Request, response: Response, spider: Any = None
     ) -> Response | Awaitable[Response]:
         if not _recrawlable(request):
             return response

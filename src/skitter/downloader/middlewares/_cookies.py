@@ -92,7 +92,7 @@ class CookiesMiddleware:
         if self._jars.pop(key, None) is not None:
             self.dirty.add(key)
 
-    def process_request(self, request: Request, spider: Any) -> None:
+    def process_request(self, request: Request, spider: Any = None) -> None:
         meta = request.meta
         if meta.get("dont_merge_cookies"):
             return
@@ -115,7 +115,9 @@ class CookiesMiddleware:
             if self.debug:
                 logger.debug("Sending cookies to: %r\nCookie: %s", request, _masked(cookies))
 
-    def process_response(self, request: Request, response: Response, spider: Any) -> Response:
+    def process_response(
+        self, request: Request, response: Response, spider: Any = None
+    ) -> Response:
         meta = request.meta
         if meta.get("dont_merge_cookies"):
             return response

@@ -153,7 +153,7 @@ class HttpCacheMiddleware:
         if callable(closer):
             await asyncio.to_thread(closer, self._spider)
 
-    async def process_request(self, request: Request, spider: Any) -> Response | None:
+    async def process_request(self, request: Request, spider: Any = None) -> Response | None:
         meta = request.meta
         if meta.get("dont_cache"):
             return None
@@ -209,7 +209,9 @@ class HttpCacheMiddleware:
             cached = cached.replace(url=request.url)
         return cached
 
-    async def process_response(self, request: Request, response: Response, spider: Any) -> Response:
+    async def process_response(
+        self, request: Request, response: Response, spider: Any = None
+    ) -> Response:
         meta = request.meta
         if meta.get("dont_cache") or "cached" in response.flags:
             return response  # bypassed, or the entry process_request served
@@ -233,7 +235,7 @@ class HttpCacheMiddleware:
         return response
 
     def process_exception(
-        self, request: Request, exception: Exception, spider: Any
+        self, request: Request, exception: Exception, spider: Any = None
     ) -> Response | None:
         cached: Response | None = request.meta.pop("cached_response", None)
         if cached is not None and isinstance(exception, TransportError):

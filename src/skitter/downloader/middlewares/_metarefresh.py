@@ -77,7 +77,7 @@ class MetaRefreshMiddleware(BaseRedirectMiddleware):
         )
 
     def process_response(
-        self, request: Request, response: Response, spider: Any
+        self, request: Request, response: Response, spider: Any = None
     ) -> Response | Request:
         if (
             request.method == "HEAD"

@@ -98,5 +98,5 @@ class OffsiteMiddleware:
             raise NotConfigured
         return cls(OffsiteGuard(scope, crawler.stats))
 
-    def process_request(self, request: Request, spider: Any) -> None:
+    def process_request(self, request: Request, spider: Any = None) -> None:
         self.guard.check(request)

@@ -164,7 +164,7 @@ class RedirectMiddleware(BaseRedirectMiddleware):
         return cls(*cls._base_args(crawler))
 
     def process_response(
-        self, request: Request, response: Response, spider: Any
+        self, request: Request, response: Response, spider: Any = None
     ) -> Response | Request:
         status = response.status
         if status not in REDIRECT_STATUSES:
