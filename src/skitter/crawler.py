@@ -88,8 +88,8 @@ class Crawler:
     Settings are resolved once: ``settings`` (the project's) < the spider's ``custom_settings`` <
     ``env`` < ``cli_settings``; a name that neither skitter nor the spider nor a component it names
     reads is refused (``settings._declared``), but for a shared layer's name that ``readers`` (the
-    run's other spiders) read. ``env`` maps environment variables whose ``SKITTER_<NAME>`` entries
-    are settings; none by default: a library ``Crawler`` never reads ``os.environ`` (the CLI does).
+    run's other spiders) read. ``env`` maps environment variables (``SKITTER_<NAME>``) to settings;
+    none by default: a library ``Crawler`` never reads ``os.environ``.
     """
 
     def __init__(
@@ -127,8 +127,7 @@ class Crawler:
         self.control = ProjectControl(name, self.settings, self.stats, self.clock)
         self._spider_kwargs = spider_kwargs
         self._engine: Engine | None = None
-        if job_dir is None and self.settings["JOBDIR"]:  # Scrapy's name for --job-dir
-            job_dir = self.settings["JOBDIR"]
+        job_dir = job_dir if job_dir is not None else self.settings["JOBDIR"] or None  # --job-dir
         #: Where the crawl keeps its state to stop and go on (None: in memory only).
         self.job = JobDir(job_dir, job_mode) if job_dir is not None else None
         #: Set for a worker of a distributed crawl (``skitter worker``).
@@ -155,7 +154,7 @@ class Crawler:
         default retry table, seconds for a batch, pyspider's hours for a service.
         """
         settings = self.settings
-        self.spider = spider = self.spidercls.from_crawler(self, **self._spider_kwargs)
+        self.spider = spider = self._create_spider(**self._spider_kwargs)
         cluster = self.cluster
         lease = self._lease_policy()
         frontier: Frontier
@@ -228,6 +227,9 @@ class Crawler:
         if self.cluster is not None and self._project is not None:
             await self.cluster.open(self._project, self.settings, self.control)
 
+    def _create_spider(self, *args: Any, **kwargs: Any) -> Spider:  # Scrapy's name, for its tests
+        return self.spidercls.from_crawler(self, *args, **kwargs)
+
     def probe(self) -> Probe:  # one request at a time: shell, fetch, parse, check
         return Probe(self.build())
 
@@ -237,8 +239,7 @@ class Crawler:
             if self.cluster is not None:
                 return LeasePolicy(
                     lease_seconds=settings["LEASE_SECONDS"],
-                    # hold few leases: the other workers take the rest
-                    max_held=2 * settings["CONCURRENT_REQUESTS"],
+                    max_held=2 * settings["CONCURRENT_REQUESTS"],  # the other workers take the rest
                     owner=self.cluster.owner,
                     eager=False,
                 )
@@ -247,9 +248,8 @@ class Crawler:
                 max_held=settings["SCHEDULER_MAX_HELD"],
             )
         except ValueError as exc:  # e.g. PROCESSING_TIMEOUT=0: no lease could last
-            names = "LEASE_SECONDS, CONCURRENT_REQUESTS" if self.cluster else ""
-            names = names or "PROCESSING_TIMEOUT, SCHEDULER_MAX_HELD"
-            raise ConfigError(f"scheduler settings ({names}): {exc}") from None
+            names = ("PROCESSING_TIMEOUT, SCHEDULER_MAX_HELD", "LEASE_SECONDS, CONCURRENT_REQUESTS")
+            raise ConfigError(f"scheduler settings ({names[bool(self.cluster)]}): {exc}") from None
 
     def _retry_delays(self, spider: Spider, mode: str) -> Any:
         """The spider's ``retry_delay``, else RETRY_DELAYS if set, else the mode's table."""
