@@ -60,7 +60,7 @@ def test_a_response_made_without_a_request_has_none_and_builds_from_any_url() ->
 
 
 def test_invalid_url_is_a_value_error() -> None:
-    with pytest.raises(ValueError, match="missing scheme"):
+    with pytest.raises(ValueError, match="Missing scheme"):
         Request("no-scheme")
     assert issubclass(InvalidURL, ValueError)
 

@@ -34,7 +34,6 @@ Callback = Callable[..., Any]
 # request comes back as its class without importing anything by name: only classes
 # this process has defined can be named. Weak: a class nobody holds any more goes.
 _CLASSES: WeakValueDictionary[str, type[Request]] = WeakValueDictionary()
-_UTF8 = frozenset({"utf-8", "utf8"})
 
 
 class Request:
@@ -136,12 +135,22 @@ class Request:
         if not isinstance(url, str):
             raise TypeError(f"Request url must be str, got {type(url).__name__}")
         url = url.strip()
-        if ":" not in url[:12] or url.startswith(":"):
-            raise InvalidURL(f"missing scheme in request URL {url!r}")
-        if not url.isascii() and encoding.lower().replace("_", "-") not in _UTF8:
-            # A link on a page in another encoding: its query is percent-encoded in the
-            # page's encoding, as browsers and Scrapy send it (the path stays UTF-8).
+        if ":" not in url[:12] or not url[:1].isalpha():
+            raise InvalidURL(f"Missing scheme in request url: {url!r}")
+        # As Scrapy: a space or a character a URL cannot hold is escaped, the path as
+        # UTF-8 and the query in ``encoding`` (as browsers send a link on a page in that
+        # encoding); ``meta["verbatim_url"]`` keeps the URL as given. (The other
+        # characters RFC 3986 excludes are escaped on the wire, not in ``url``.)
+        if (not url.isascii() or " " in url or '"' in url or "<" in url or ">" in url) and not (
+            meta and meta.get("verbatim_url")
+        ):
             url = safe_url_string(url, encoding)
+        if priority.__class__ is not int and not isinstance(priority, int | float):
+            raise TypeError(f"Request priority not an integer: {priority!r}")
+        if callback is not None and not callable(callback):
+            raise TypeError(f"Request callback must be a callable, got {callback!r}")
+        if errback is not None and not callable(errback):
+            raise TypeError(f"Request errback must be a callable, got {errback!r}")
         self._url = url
         self.callback = callback
         self.method = method.upper()
@@ -227,7 +236,10 @@ class Request:
 
     @headers.setter
     def headers(self, value: HeadersInit) -> None:
-        self._headers = _header_dict(value, self.encoding) if value else None
+        """A ``Headers`` is kept as it is (Scrapy's); anything else is made one."""
+        self._headers = (
+            value if isinstance(value, Headers) else _header_dict(value or {}, self.encoding)
+        )
         self._referer = None
 
     @property
