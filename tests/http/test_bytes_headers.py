@@ -83,3 +83,12 @@ def test_a_request_headers_setter_takes_what_the_constructor_takes() -> None:
     assert dict(request.headers.items()) == {b"B": [b"2", b"3"]}
     request.headers = Headers({"C": "4"})
     assert request.headers.get("c") == b"4"
+
+
+def test_response_headers_as_scrapy_sets_and_copies_them() -> None:
+    given = Headers({"X": "1"})
+    response = Response("http://e.com/", headers=given)
+    assert response.headers is not given  # the constructor copies
+    response.headers = given
+    assert response.headers is given  # the setter keeps what it is given
+    assert Response("http://e.com/", body=None).body == b""  # type: ignore[arg-type]

@@ -126,12 +126,14 @@ class Response:
         ip_address: str | None = None,
         protocol: str | None = None,
     ) -> None:
+        if url.__class__ is not str and not isinstance(url, str):
+            raise TypeError(f"{type(self).__name__} url must be str, got {type(url).__name__}")
         self.url = url
         self.status = status
         self._headers: Headers | None = None
         self._raw_headers: CIMultiDict[str] | CIMultiDictProxy[str] | None = None
         if headers:
-            self.headers = headers
+            self.headers = headers.copy() if isinstance(headers, Headers) else headers
         self.body = body if isinstance(body, bytes) else _body_bytes(body, encoding, self)
         #: The request this response answers; None for a response made by hand without
         #: one (as in Scrapy: nothing is invented).
@@ -167,7 +169,7 @@ class Response:
         if isinstance(value, CIMultiDict | CIMultiDictProxy):
             self._raw_headers = value  # read-only from here: a Headers is built on demand
         elif isinstance(value, Headers):
-            self._headers = value.copy()
+            self._headers = value  # kept as it is, as Scrapy's setter does
         elif value:
             self._headers = Headers(value)
 
@@ -392,6 +394,8 @@ class Response:
 
 def _body_bytes(body: object, encoding: str | None, response: Response) -> bytes:
     cls = type(response).__name__
+    if body is None:
+        return b""
     if isinstance(body, str):
         if encoding is None:
             raise TypeError(f"{cls}: a str body needs encoding= to be turned into bytes")
@@ -405,6 +409,8 @@ def _body_bytes(body: object, encoding: str | None, response: Response) -> bytes
 
 
 def _href(item: str | Selector | Link) -> str | None:
+    if item is None:
+        raise ValueError("url can't be None")
     if isinstance(item, str):
         return item
     if isinstance(item, Link):
