@@ -100,3 +100,15 @@ def test_xml_rpc_request_posts_the_call() -> None:
     assert request.method == "POST" and request.dont_filter
     assert request.headers["Content-Type"] == b"text/xml"
     assert b"<methodName>sum</methodName>" in request.body
+
+
+def test_json_in_another_encoding_and_scrapys_errors() -> None:
+    body = '{"message": "café"}'.encode("latin-1")
+    response = Response(
+        "http://e.com/", headers={"Content-Type": "application/json; charset=latin-1"}, body=body
+    )
+    assert response.json() == {"message": "café"}
+    with pytest.raises(ValueError, match="Expecting value"):
+        Response("http://e.com/", body=b"<html>").json()
+    with pytest.raises(ValueError, match="url can't be None"):
+        Response("http://e.com/").follow(None)  # type: ignore[arg-type]

@@ -7,6 +7,7 @@ on first use and cached, so a callback that only reads ``json()`` never parses H
 from __future__ import annotations
 
 import codecs
+import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
@@ -283,8 +284,13 @@ class Response:
         return self.selector.xpath(query, **kwargs)
 
     def json(self) -> Any:
-        """The body parsed as JSON (raises ``orjson.JSONDecodeError``, a ValueError)."""
-        return orjson.loads(self.body)
+        """The body parsed as JSON: by orjson when it reads it; else (a body in another
+        encoding, or no JSON at all) by the standard library from ``text``, as Scrapy
+        does, so the error is ``json.JSONDecodeError`` (a ValueError) with its message."""
+        try:
+            return orjson.loads(self.body)
+        except orjson.JSONDecodeError:
+            return json.loads(self.text)
 
     # -- links ---------------------------------------------------------------------------
     @property
