@@ -131,9 +131,9 @@ def test_aliases_and_private_methods_are_found_by_name() -> None:
 @pytest.mark.parametrize(
     ("callback", "spider", "message"),
     [
-        (lambda response: None, Spider(), "is not a method of the spider"),
+        (lambda response: None, Spider(), "is not an instance method in: <"),
         (helper, Spider(), "is not a method of the spider"),
-        (Spider().parse_item, None, "no spider given"),
+        (Spider().parse_item, None, "instance method in: None"),
         (Spider().parse_item, Spider(), "is not a method of the spider"),  # another spider's
     ],
 )

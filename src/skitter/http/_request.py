@@ -377,10 +377,10 @@ class Request:
             if func is not None:
                 name = method_name(func, spider)
                 if name is None:
-                    owner = "no spider given" if spider is None else f"spider {spider!r}"
-                    raise ValueError(
-                        f"{role} {func!r} of {self!r} is not a method of the spider "
-                        f"({owner}): only spider methods can be named"
+                    raise ValueError(  # Scrapy's words first, then why
+                        f"Function {func!r} is not an instance method in: {spider!r} "
+                        f"({role} of {self!r}: it is not a method of the spider, and only "
+                        "spider methods can be named)"
                     )
                 d[role] = name
         d["headers"] = dict(self.headers) if self.has_headers else {}

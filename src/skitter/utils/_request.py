@@ -34,8 +34,10 @@ def request_from_dict(d: Mapping[str, Any], *, spider: object | None = None) -> 
         if isinstance(name, str):
             method = spider_method(name, spider)
             if method is None:
-                owner = "no spider given" if spider is None else f"spider {spider!r}"
-                raise ValueError(f"{role} {name!r} is not a method of the spider ({owner})")
+                raise ValueError(  # Scrapy's words first, then why
+                    f"Method {name!r} not found in: {spider!r} ({role} {name!r} is not a "
+                    "method of the spider)"
+                )
             kwargs[role] = method
     if d.get("taskid") is not None:
         kwargs["taskid"] = d["taskid"]
