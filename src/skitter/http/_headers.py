@@ -102,6 +102,11 @@ class Headers(dict[Any, list[bytes]]):
     def normvalue(self, value: Any) -> list[bytes]:
         """A header's values as bytes: None is none, a list or tuple several, anything
         else one (refused by ``_tobytes`` unless str, bytes or int)."""
+        cls = value.__class__
+        if cls is str:  # the common case first: a middleware's str value
+            return [value.encode(self.encoding)]
+        if cls is bytes:
+            return [value]
         if value is None:
             return []
         if isinstance(value, str | bytes | int):
