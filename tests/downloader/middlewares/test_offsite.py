@@ -265,5 +265,8 @@ def test_spider_opened_reads_the_domains_a_spider_set_after_the_middleware_was_b
     request = Request("http://b.example/")
     with pytest.raises(IgnoreRequest):
         middleware.process_request(request)
+    with pytest.raises(IgnoreRequest):
+        middleware.request_scheduled(request, None)
     middleware.spider_opened(Spider("b.example"))  # as Scrapy calls it, spider_opened
     assert middleware.process_request(request) is None
+    assert middleware.request_scheduled(request, None) is None

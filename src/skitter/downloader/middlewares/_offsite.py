@@ -105,3 +105,7 @@ class OffsiteMiddleware:
 
     def process_request(self, request: Request, spider: Any = None) -> None:
         self.guard.check(request)
+
+    def request_scheduled(self, request: Request, spider: Any = None) -> None:
+        """Scrapy's signal handler of the same check, for code that calls it directly."""
+        self.guard.check(request)
