@@ -139,6 +139,12 @@ PINNED = {
         "parse_retry_after",
         "render_default",
     ],
+    "skitter.downloadermiddlewares.httpauth": [
+        "HttpAuthMiddleware",
+    ],
+    "skitter.downloadermiddlewares.httpcache": [
+        "HttpCacheMiddleware",
+    ],
     "skitter.extensions": [],
     "skitter.extensions.feedexport": [
         "BlockingFeedStorage",
@@ -214,7 +220,9 @@ PINNED = {
         "CrawlFailed",
         "DNSLookupError",
         "DontCloseSpider",
+        "DownloadConnectionRefusedError",
         "DownloadTimeout",
+        "DownloadTimeoutError",
         "DropItem",
         "FatalError",
         "FrontierOutage",
@@ -416,6 +424,15 @@ PINNED = {
         "NoReferrerWhenDowngradePolicy",
         "OriginPolicy",
         "OriginWhenCrossOriginPolicy",
+        "POLICY_NO_REFERRER",
+        "POLICY_NO_REFERRER_WHEN_DOWNGRADE",
+        "POLICY_ORIGIN",
+        "POLICY_ORIGIN_WHEN_CROSS_ORIGIN",
+        "POLICY_SAME_ORIGIN",
+        "POLICY_SCRAPY_DEFAULT",
+        "POLICY_STRICT_ORIGIN",
+        "POLICY_STRICT_ORIGIN_WHEN_CROSS_ORIGIN",
+        "POLICY_UNSAFE_URL",
         "RefererMiddleware",
         "ReferrerPolicy",
         "SameOriginPolicy",
@@ -441,6 +458,7 @@ PINNED = {
         "DefaultHeadersMiddleware",
     ],
     "skitter.downloadermiddlewares.httpcompression": [
+        "ACCEPTED_ENCODINGS",
         "HttpCompressionMiddleware",
     ],
     "skitter.downloadermiddlewares.redirect": [
@@ -474,8 +492,11 @@ PINNED = {
     ],
     "skitter.utils": [],
     "skitter.utils.request": [
+        "RequestFingerprinter",
+        "_fingerprint_cache",
         "fingerprint",
         "request_from_dict",
+        "request_httprepr",
         "request_to_curl",
     ],
     "skitter.utils.response": [

@@ -13,10 +13,9 @@ start requests that broke off) raises ``CrawlFailed`` once everything is closed 
 final statistics, ``finish_reason`` "failed", ``finish_error`` why); one whose monitors failed
 it, ``MonitorsFailed``. ``crawler.control`` (``ProjectControl``) is the live control panel of
 the dashboard, the CLI and heartbeats; ``crawler.probe()`` the components without the engine,
-one request at a time (``engine.Probe``). Scrapy's names: ``crawler.signals`` (connect in
-``from_crawler``), ``crawler.stats`` (``inc_value``...), ``crawler.settings`` (``getbool``...),
-``crawler.extensions`` (EXTENSIONS) and, while it runs, ``crawler.engine`` (``crawl``,
-``close_spider``); ``CrawlerRunner`` and ``CrawlerProcess`` run crawls from a script.
+one request at a time (``engine.Probe``). Scrapy's names: ``crawler.signals``, ``.stats``
+(``inc_value``...), ``.settings`` (``getbool``...), ``.extensions``, ``.request_fingerprinter``,
+``.engine`` while it runs; ``CrawlerRunner`` and ``CrawlerProcess`` run crawls from a script.
 """
 
 from __future__ import annotations
@@ -71,6 +70,7 @@ from skitter.settings._attributes import spider_layer
 from skitter.settings._declared import check_declared
 from skitter.signals import SignalManager
 from skitter.spider import Spider, SpiderMiddlewareManager
+from skitter.utils.request import RequestFingerprinter
 
 if TYPE_CHECKING:  # imported for workers only: a crawl kept elsewhere never loads redis-py
     from skitter.cluster import ClusterJob
@@ -86,12 +86,11 @@ log = logging.getLogger("skitter.crawler")
 class Crawler:
     """One spider class, its settings and its statistics. Satisfies ``CrawlContext``.
 
-    Settings are resolved here, once: ``settings`` (the project's) < the spider's
-    ``custom_settings`` < ``env`` < ``cli_settings``; a name that neither skitter nor the
-    spider nor a component it names reads is refused (``settings._declared``), but for
-    a shared layer's name that ``readers`` (the run's other spiders) read. ``env``
-    maps environment variables whose ``SKITTER_<NAME>`` entries are settings; by default
-    none, so a library ``Crawler`` never reads ``os.environ`` (the CLI passes it).
+    Settings are resolved once: ``settings`` (the project's) < the spider's ``custom_settings`` <
+    ``env`` < ``cli_settings``; a name that neither skitter nor the spider nor a component it names
+    reads is refused (``settings._declared``), but for a shared layer's name that ``readers`` (the
+    run's other spiders) read. ``env`` maps environment variables (``SKITTER_<NAME>``) to settings;
+    none by default: a library ``Crawler`` never reads ``os.environ``.
     """
 
     def __init__(
@@ -121,6 +120,7 @@ class Crawler:
         #: The EXTENSIONS, once ``build`` has made them.
         self.extensions: ExtensionManager | None = None
         self.clock: Clock = clock or SystemClock()
+        self.request_fingerprinter = RequestFingerprinter(self)
         self.spider: Any = None
         name = spidercls.name or spidercls.__name__
         self.logger = logging.getLogger(f"skitter.crawler.{name}")
@@ -128,8 +128,7 @@ class Crawler:
         self.control = ProjectControl(name, self.settings, self.stats, self.clock)
         self._spider_kwargs = spider_kwargs
         self._engine: Engine | None = None
-        if job_dir is None and self.settings["JOBDIR"]:  # Scrapy's name for --job-dir
-            job_dir = self.settings["JOBDIR"]
+        job_dir = job_dir if job_dir is not None else self.settings["JOBDIR"] or None  # --job-dir
         #: Where the crawl keeps its state to stop and go on (None: in memory only).
         self.job = JobDir(job_dir, job_mode) if job_dir is not None else None
         #: Set for a worker of a distributed crawl (``skitter worker``).
@@ -155,7 +154,7 @@ class Crawler:
         ``mode`` is ``crawl`` (a batch run) or ``serve`` (long-running): it picks the
         default retry table, seconds for a batch, pyspider's hours for a service."""
         settings = self.settings
-        self.spider = spider = self.spidercls.from_crawler(self, **self._spider_kwargs)
+        self.spider = spider = self._create_spider(**self._spider_kwargs)
         cluster = self.cluster
         lease = self._lease_policy()
         frontier: Frontier
@@ -228,6 +227,9 @@ class Crawler:
         if self.cluster is not None and self._project is not None:
             await self.cluster.open(self._project, self.settings, self.control)
 
+    def _create_spider(self, *args: Any, **kwargs: Any) -> Spider:  # Scrapy's name, for its tests
+        return self.spidercls.from_crawler(self, *args, **kwargs)
+
     def probe(self) -> Probe:  # one request at a time: shell, fetch, parse, check
         return Probe(self.build())
 
@@ -237,8 +239,7 @@ class Crawler:
             if self.cluster is not None:
                 return LeasePolicy(
                     lease_seconds=settings["LEASE_SECONDS"],
-                    # hold few leases: the other workers take the rest
-                    max_held=2 * settings["CONCURRENT_REQUESTS"],
+                    max_held=2 * settings["CONCURRENT_REQUESTS"],  # the other workers take the rest
                     owner=self.cluster.owner,
                     eager=False,
                 )
@@ -247,9 +248,8 @@ class Crawler:
                 max_held=settings["SCHEDULER_MAX_HELD"],
             )
         except ValueError as exc:  # e.g. PROCESSING_TIMEOUT=0: no lease could last
-            names = "LEASE_SECONDS, CONCURRENT_REQUESTS" if self.cluster else ""
-            names = names or "PROCESSING_TIMEOUT, SCHEDULER_MAX_HELD"
-            raise ConfigError(f"scheduler settings ({names}): {exc}") from None
+            names = ("PROCESSING_TIMEOUT, SCHEDULER_MAX_HELD", "LEASE_SECONDS, CONCURRENT_REQUESTS")
+            raise ConfigError(f"scheduler settings ({names[bool(self.cluster)]}): {exc}") from None
 
     def _retry_delays(self, spider: Spider, mode: str) -> Any:
         """The spider's ``retry_delay``, else RETRY_DELAYS if set, else the mode's table."""

@@ -64,7 +64,9 @@ __all__ = [
     "CrawlFailed",
     "DNSLookupError",
     "DontCloseSpider",
+    "DownloadConnectionRefusedError",
     "DownloadTimeout",
+    "DownloadTimeoutError",
     "DropItem",
     "FatalError",
     "FrontierOutage",
@@ -169,6 +171,9 @@ class DownloadTimeout(TransportError, builtins.TimeoutError):
 
 #: Twisted's name for a TCP timeout, which Scrapy errbacks check with TimeoutError.
 TCPTimedOutError = DownloadTimeout
+#: Scrapy 2.14's names for a timeout and for a connection that could not be made.
+DownloadTimeoutError = DownloadTimeout
+DownloadConnectionRefusedError = ConnectError
 
 
 class ConnectionLost(TransportError):

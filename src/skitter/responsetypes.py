@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from skitter.http import Response
+from skitter.http import Headers, Response
 from skitter.http import _response_types as _types
 
 __all__ = ["ResponseTypes", "responsetypes"]
@@ -74,6 +74,8 @@ class ResponseTypes:
 
 def _str_headers(headers: Mapping[Any, Any]) -> dict[str, str]:
     """Scrapy's bytes headers as the str headers skitter's choice reads."""
+    if isinstance(headers, Headers):
+        return {_text(key): headers.text(key) or "" for key in headers}
     return {_text(key).title(): _text(value) for key, value in headers.items()}
 
 

@@ -134,7 +134,7 @@ class Recorder:
         self.seen = []
 
     def process_request(self, request: Request, spider: Any) -> None:
-        self.seen.append(f"request UA={request.headers.get('User-Agent')}")
+        self.seen.append(f"request UA={request.headers.text('User-Agent')}")
 
     def process_response(self, request: Request, response: Response, spider: Any) -> Response:
         self.seen.append(f"response {response.status}")

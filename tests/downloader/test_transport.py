@@ -181,7 +181,7 @@ async def test_get_returns_status_headers_body_and_counts(
     assert response.body == TEXT
     assert response.url == request.url
     assert response.request is request
-    assert response.headers["Content-Type"].startswith("text/html")
+    assert response.headers["Content-Type"].startswith(b"text/html")
     assert response.ip_address == "127.0.0.1"
     assert request.meta["download_latency"] >= 0
     assert stats.values == {
@@ -246,7 +246,7 @@ async def test_unknown_encoding_passes_through_untouched(
     transport, _ = await make_transport()
     response = await transport.fetch(Request(f"{base}/compress"))
     assert response.body == b"\x1f\x9d\x90"
-    assert response.headers["Content-Encoding"] == "compress"
+    assert response.headers["Content-Encoding"] == b"compress"
     assert response.flags == []
 
 

@@ -48,7 +48,7 @@ async def _links(depth: int, settings: dict[str, Any]) -> list[tuple[Any, ...]]:
             lease.request.url,
             lease.request.priority,
             lease.request.meta["depth"],
-            lease.request.headers.get("Referer"),
+            lease.request.headers.text("Referer"),
         )
         for lease in leases
     )

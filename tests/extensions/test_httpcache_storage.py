@@ -52,7 +52,7 @@ def test_round_trip(cls: type, use_gzip: bool, tmp_path: Path) -> None:
     storage.store_response(Named(), request, page("http://example.com/b", b"\x00body" * 100, 203))
     got = storage.retrieve_response(Named(), Request("http://example.com/a"))
     assert (got.url, got.status, got.body) == ("http://example.com/b", 203, b"\x00body" * 100)
-    assert got.headers.getall("Set-Cookie") == ["a=1", "b=2"]
+    assert got.headers.text_list("Set-Cookie") == ["a=1", "b=2"]
     assert "Date" in got.headers  # the time it was stored, for the RFC 2616 policy
     assert storage.retrieve_response(Named(), Request("http://example.com/other")) is None
     storage.close_spider(Named())

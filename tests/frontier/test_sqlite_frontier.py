@@ -155,7 +155,7 @@ async def test_request_fields_and_callbacks_survive_reopen(db: Path) -> None:
         "http://example.com/form",
         "POST",
         b"q=1",
-        [("X-Token", "1")],
+        [(b"X-Token", [b"1"])],
     )
     assert (got.meta, got.cb_kwargs, got.callback) == (
         {"depth": 2, "path": ["a", "b"]},

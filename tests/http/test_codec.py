@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from skitter.exceptions import CodecError, FatalError, SkitterError, UnknownCallback
 from skitter.http import Request
-from skitter.http._codec import FORMAT_VERSION, SECRET_HEADERS, decode_request, encode_request
+from skitter.http._codec import FORMAT_VERSION, decode_request, encode_request
+from skitter.http._heldheaders import SECRET_HEADERS
 from skitter.http._proxyauth import MARK, restore
 
 
@@ -166,9 +167,18 @@ def test_no_headers_stay_no_headers_and_fingerprint_is_unchanged() -> None:
     assert not copy.has_explicit_taskid
 
 
-def test_multivalued_headers_keep_order_and_case() -> None:
+def test_multivalued_headers_keep_order_and_values() -> None:
     request = Request("https://example.com/", headers=[("Accept", "a"), ("X-A", "1"), ("x-a", "2")])
-    assert list(roundtrip(request).headers.items()) == [("Accept", "a"), ("X-A", "1"), ("x-a", "2")]
+    assert list(roundtrip(request).headers.items()) == [(b"Accept", [b"a"]), (b"X-A", [b"1", b"2"])]
+
+
+def test_header_bytes_survive_the_store_byte_for_byte_or_are_refused() -> None:
+    utf8 = "café ✓".encode()
+    assert roundtrip(Request("https://e.com/", headers={b"X-Raw": utf8})).headers["X-Raw"] == utf8
+    latin = Request("https://e.com/", headers={"X-Raw": "café"}, encoding="latin-1")
+    assert latin.headers["X-Raw"] == b"caf\xe9"
+    with pytest.raises(CodecError, match=r"X-Raw.*not UTF-8"):
+        encode_request(latin)
 
 
 def test_merged_priority_float_kept() -> None:
@@ -506,12 +516,12 @@ def test_cookie_and_authorization_headers_are_never_stored() -> None:
     decoded = decode_request(data)
     # The spider's own credentials come back from this process's memory (test_held_headers);
     # the Cookie header is the cookie middleware's to make again from its jar.
-    assert dict(decoded.headers) == {
+    assert dict(decoded.headers.text_items()) == {
         "Accept": "text/html",
-        "authorization": f"Bearer {SECRET}",
+        "Authorization": f"Bearer {SECRET}",
         "Proxy-Authorization": f"Basic {SECRET}",
     }
-    assert request.headers["Cookie"] == f"session={SECRET}", "the live request is untouched"
+    assert request.headers.text("Cookie") == f"session={SECRET}", "the live request is untouched"
 
 
 def test_credentials_in_a_proxy_url_are_never_stored() -> None:

@@ -34,7 +34,7 @@ def fields(request: Request, encoding: str = "utf-8") -> dict[str, list[str]]:
 def test_formdata_makes_a_urlencoded_post() -> None:
     r = FormRequest("http://e.com/post", formdata={"name": "Jo Doe", "price": "£ 1"})
     assert r.method == "POST"
-    assert r.headers["Content-Type"] == FORM_CT
+    assert r.headers.text("Content-Type") == FORM_CT
     assert sorted(r.body.split(b"&")) == [b"name=Jo+Doe", b"price=%C2%A3+1"]
     assert r.encoding == "utf-8"
 
@@ -68,7 +68,7 @@ def test_empty_formdata_is_a_plain_request() -> None:
 
 def test_an_explicit_content_type_is_kept() -> None:
     r = FormRequest("http://e.com/", formdata={"a": "1"}, headers={"Content-Type": "x/y"})
-    assert r.headers["Content-Type"] == "x/y"
+    assert r.headers["Content-Type"] == b"x/y"
 
 
 # -- from_response: which form -----------------------------------------------------------
@@ -168,7 +168,7 @@ def test_inputs_as_a_browser_sends_them() -> None:
       <div><fieldset><input name="deep" value="d"></fieldset></div>
     </form>"""
     r = FormRequest.from_response(page(html), dont_click=True)
-    assert r.method == "POST" and r.headers["Content-Type"] == FORM_CT
+    assert r.method == "POST" and r.headers.text("Content-Type") == FORM_CT
     assert sent(r) == [
         ("csrf", "t0k"),
         ("t1", "v1"),
@@ -346,7 +346,7 @@ def test_request_arguments_pass_through() -> None:
         4,
         True,
     )
-    assert r.headers["X-Extra"] == "y" and r.headers["Content-Type"] == FORM_CT
+    assert r.headers["X-Extra"] == b"y" and r.headers.text("Content-Type") == FORM_CT
 
 
 def test_malformed_html5_still_finds_the_form() -> None:

@@ -41,7 +41,7 @@ def test_a_cookie_header_is_held_only_where_the_jar_keeps_away() -> None:
     )
     data = encode_request(own)
     assert b"sid=1" not in data
-    assert decode_request(data).headers["Cookie"] == "sid=1"
+    assert decode_request(data).headers["Cookie"] == b"sid=1"
 
 
 def test_http_auths_own_header_is_made_again_not_held() -> None:
@@ -72,7 +72,7 @@ def test_a_token_per_request_fails_loudly_past_the_limit() -> None:
 
 
 def _site(request: Request) -> Any:
-    if request.headers.get("Authorization") != TOKEN:
+    if request.headers.get("Authorization") != TOKEN.encode():
         return MockResponse.text("who are you?", 401)
     if request.url.endswith("/"):
         return MockResponse.html("".join(f'<a href="/p/{n}">p</a>' for n in range(3)))
@@ -107,7 +107,7 @@ async def test_a_resumed_job_sends_its_stored_requests_with_their_headers(
     assert stats["finish_reason"] == "finished"
     resumed = [request.url for request in site.requests[2:]]  # after "/" and the first page
     assert {"http://example.com/p/1", "http://example.com/p/2"} <= set(resumed)
-    assert all(request.headers.get("Authorization") == TOKEN for request in site.requests)
+    assert all(request.headers.text("Authorization") == TOKEN for request in site.requests)
     stored = b"".join(path.read_bytes() for path in (tmp_path / "job").rglob("*") if path.is_file())
     assert b"tok-3f9" not in stored
 

@@ -6,6 +6,7 @@ import pytest
 
 from skitter import Request
 from skitter.exceptions import InvalidURL
+from skitter.http import Headers
 
 
 def test_defaults_match_scrapy_and_spec() -> None:
@@ -17,7 +18,7 @@ def test_defaults_match_scrapy_and_spec() -> None:
 
 @pytest.mark.parametrize("url", ["example.com/x", "/relative", "", ":nothing"])
 def test_missing_scheme_is_a_clear_error(url: str) -> None:
-    with pytest.raises(InvalidURL, match="missing scheme"):
+    with pytest.raises(InvalidURL, match="Missing scheme"):
         Request(url)
 
 
@@ -30,7 +31,7 @@ def test_str_body_is_encoded_and_headers_are_case_insensitive() -> None:
     r = Request("http://e.com", method="post", body="café", headers={"X-A": "1"})
     assert r.method == "POST"
     assert r.body == "café".encode()
-    assert r.headers["x-a"] == "1"
+    assert r.headers["x-a"] == b"1"
 
 
 def test_taskid_is_fingerprint_hex_unless_given() -> None:
@@ -66,21 +67,21 @@ def test_a_referer_set_by_default_builds_no_headers_until_they_are_read() -> Non
     request.setdefault_referer("http://h.com/page")
     assert request._headers is None and request.has_headers
     copy = request.replace(priority=3)
-    assert request.to_dict()["headers"] == [("Referer", "http://h.com/page")]
-    assert request.headers["Referer"] == "http://h.com/page"
-    assert copy.headers.getall("Referer") == ["http://h.com/page"]
+    assert request.to_dict()["headers"] == {b"Referer": [b"http://h.com/page"]}
+    assert request.headers["Referer"] == b"http://h.com/page"
+    assert copy.headers.text_list("Referer") == ["http://h.com/page"]
     request.setdefault_referer("http://h.com/other")  # a default: the first one stays
-    assert request.headers.getall("Referer") == ["http://h.com/page"]
+    assert request.headers.text_list("Referer") == ["http://h.com/page"]
 
 
 def test_a_default_referer_never_replaces_one_given() -> None:
     given = Request("http://h.com/a", headers={"referer": "http://h.com/mine"})
     given.setdefault_referer("http://h.com/page")
-    assert given.headers.getall("Referer") == ["http://h.com/mine"]
+    assert given.headers.text_list("Referer") == ["http://h.com/mine"]
     later = Request("http://h.com/a")
     later.headers["X-Other"] = "1"  # headers already built: the dict takes it
     later.setdefault_referer("http://h.com/page")
-    assert later.headers["Referer"] == "http://h.com/page"
+    assert later.headers["Referer"] == b"http://h.com/page"
 
 
 def test_cb_kwargs_are_made_on_first_use_and_kept() -> None:
@@ -93,3 +94,32 @@ def test_cb_kwargs_are_made_on_first_use_and_kept() -> None:
     assert Request("http://h.com/a", cb_kwargs=given).cb_kwargs is given
     request.cb_kwargs = {"y": 3}
     assert request.to_dict()["cb_kwargs"] == {"y": 3}
+
+
+def test_the_url_is_escaped_as_scrapy_escapes_it_unless_verbatim() -> None:
+    assert Request("http://e.com/a b").url == "http://e.com/a%20b"
+    assert Request("http://e.com/£?u=µ").url == "http://e.com/%C2%A3?u=%C2%B5"
+    assert Request("http://e.com/µ?c=£", encoding="latin1").url == "http://e.com/%C2%B5?c=%A3"
+    assert Request("http://e.com/r%E9sum%E9").url == "http://e.com/r%E9sum%E9"  # kept
+    verbatim = Request("http://e.com/a b", meta={"verbatim_url": True})
+    assert verbatim.url == "http://e.com/a b"
+
+
+def test_wrong_argument_types_are_type_errors() -> None:
+    with pytest.raises(TypeError, match="priority not an integer"):
+        Request("http://e.com/", priority="1")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="callback must be a callable"):
+        Request("http://e.com/", callback="parse")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="errback must be a callable"):
+        Request("http://e.com/", errback="oops")  # type: ignore[arg-type]
+    with pytest.raises(InvalidURL, match="Missing scheme"):
+        Request("/foo:bar")
+
+
+def test_headers_set_as_a_headers_object_are_that_object() -> None:
+    request = Request("http://e.com/")
+    headers = Headers({b"X-Test": b"1"})
+    request.headers = headers
+    assert request.headers is headers
+    request.headers = {b"A": b"b"}
+    assert isinstance(request.headers, Headers) and request.headers[b"A"] == b"b"

@@ -13,7 +13,8 @@ from skitter import FormRequest
 from skitter.exceptions import CodecError
 from skitter.http import JsonRequest, Request
 from skitter.http._codec import _Wire, decode_request, encode_request
-from skitter.utils.request import fingerprint, request_from_dict
+from skitter.utils.request import fingerprint, request_from_dict, request_httprepr
+from skitter.utils.test import get_crawler
 
 
 def helper(response: Any) -> None:
@@ -130,9 +131,9 @@ def test_aliases_and_private_methods_are_found_by_name() -> None:
 @pytest.mark.parametrize(
     ("callback", "spider", "message"),
     [
-        (lambda response: None, Spider(), "is not a method of the spider"),
+        (lambda response: None, Spider(), "is not an instance method in: <"),
         (helper, Spider(), "is not a method of the spider"),
-        (Spider().parse_item, None, "no spider given"),
+        (Spider().parse_item, None, "instance method in: None"),
         (Spider().parse_item, Spider(), "is not a method of the spider"),  # another spider's
     ],
 )
@@ -202,13 +203,28 @@ def test_a_plain_request_pays_three_bytes_for_the_subclass_fields() -> None:
     assert b"FormRequest" in encode_request(FormRequest("http://e.com/"))
 
 
-def test_fingerprint_under_scrapys_name() -> None:
+def test_fingerprint_is_scrapys_value_byte_for_byte() -> None:
+    # Values Scrapy 2.18 computes for the same requests (its own test data).
+    assert fingerprint(Request("http://example.org")).hex() == (
+        "7873d70c33756a15fed7649ba909e064bf9c5844"
+    )
+    with_header = Request("https://example.org#a", headers={"A": b"B"})
+    assert fingerprint(with_header, include_headers=["A"], keep_fragments=True).hex() == (
+        "c1ef7e949b53c18309dc7a389fdc7b1116492e11"
+    )
+    assert fingerprint(Request("http://a.com/?b=2&a=1")) == fingerprint(
+        Request("http://a.com/?a=1&b=2")
+    )
     r = Request("http://e.com/a?b=1&a=2#x")
-    assert fingerprint(r) == r.fingerprint
-    with pytest.raises(ValueError, match="include_headers= and keep_fragments="):
-        fingerprint(r, include_headers=["Accept"])
-    with pytest.raises(ValueError, match="taskid="):
-        fingerprint(r, keep_fragments=True)
+    assert fingerprint(r) != r.fingerprint  # the task's identity is skitter's own
+    assert fingerprint(r) is fingerprint(r)  # hashed once per request
+    crawler_fp = get_crawler().request_fingerprinter.fingerprint(r)
+    assert crawler_fp == fingerprint(r)
+
+
+def test_request_httprepr_is_the_http_request_it_stands_for() -> None:
+    r = Request("http://e.com/p?q=1", method="POST", headers={"X-A": "1"}, body=b"b")
+    assert request_httprepr(r) == b"POST /p?q=1 HTTP/1.1\r\nHost: e.com\r\nX-A: 1\r\n\r\nb"
 
 
 def test_attributes_name_exactly_what_replace_copies_and_the_constructor_takes() -> None:

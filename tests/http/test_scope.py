@@ -179,7 +179,7 @@ def test_parsed_url_is_parsed_once() -> None:
     request = Request("http://Example.com/a b")
     assert request.parsed_url is request.parsed_url
     assert request.parsed_url.raw_host == "example.com"
-    assert request.url == "http://Example.com/a b"  # the request keeps its own text
+    assert request.url == "http://example.com/a%20b"  # escaped as Scrapy does
 
 
 # -- the string path agrees with the parsed path ------------------------------------------

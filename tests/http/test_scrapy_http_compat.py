@@ -36,15 +36,17 @@ def test_headers_refuse_what_cannot_go_on_the_wire() -> None:
 def test_a_request_takes_scrapy_headers_and_bytes() -> None:
     headers = Headers({"Accept": ["a", "b"]})
     request = Request("http://e.com/", headers=headers)
-    assert request.headers.getall("Accept") == ["a", "b"]
+    assert request.headers.getlist("Accept") == [b"a", b"b"]
+    assert request.headers.getlist("Accept") is not headers.getlist("Accept")  # a copy
     request = Request("http://e.com/", headers={b"X-Key": b"v", "Y": None})
-    assert dict(request.headers) == {"X-Key": "v"}
+    assert dict(request.headers) == {b"X-Key": [b"v"], b"Y": []}
 
 
 def test_a_response_takes_scrapy_headers_and_bytes() -> None:
     response = Response("http://e.com/", headers={b"Set-Cookie": [b"a=1", b"b=2"]})
-    assert response.headers.getall("set-cookie") == ["a=1", "b=2"]
-    assert dict(Response("http://e.com/", headers=Headers({"X": 1})).headers) == {"X": "1"}
+    assert response.headers.getlist("set-cookie") == [b"a=1", b"b=2"]
+    assert response.headers.get("Set-Cookie") == b"b=2"  # the last, as Scrapy's
+    assert dict(Response("http://e.com/", headers=Headers({"X": 1})).headers) == {b"X": [b"1"]}
 
 
 def test_a_response_made_without_a_request_has_none_and_builds_from_any_url() -> None:
@@ -58,7 +60,7 @@ def test_a_response_made_without_a_request_has_none_and_builds_from_any_url() ->
 
 
 def test_invalid_url_is_a_value_error() -> None:
-    with pytest.raises(ValueError, match="missing scheme"):
+    with pytest.raises(ValueError, match="Missing scheme"):
         Request("no-scheme")
     assert issubclass(InvalidURL, ValueError)
 
@@ -96,5 +98,17 @@ def test_curl_in_and_out() -> None:
 def test_xml_rpc_request_posts_the_call() -> None:
     request = XmlRpcRequest("http://e.com/rpc", params=(1,), methodname="sum")
     assert request.method == "POST" and request.dont_filter
-    assert request.headers["Content-Type"] == "text/xml"
+    assert request.headers["Content-Type"] == b"text/xml"
     assert b"<methodName>sum</methodName>" in request.body
+
+
+def test_json_in_another_encoding_and_scrapys_errors() -> None:
+    body = '{"message": "café"}'.encode("latin-1")
+    response = Response(
+        "http://e.com/", headers={"Content-Type": "application/json; charset=latin-1"}, body=body
+    )
+    assert response.json() == {"message": "café"}
+    with pytest.raises(ValueError, match="Expecting value"):
+        Response("http://e.com/", body=b"<html>").json()
+    with pytest.raises(ValueError, match="url can't be None"):
+        Response("http://e.com/").follow(None)  # type: ignore[arg-type]

@@ -191,7 +191,7 @@ async def test_components_are_built_from_the_crawler_or_the_settings() -> None:
     tags: list[str] = []
 
     def handle(request: Request) -> str:
-        tags.append(request.headers.get("X-Tag", ""))
+        tags.append(request.headers.text("X-Tag", ""))
         return "<p>1</p>"
 
     base = BASE
@@ -255,7 +255,7 @@ async def test_built_ins_are_switched_off_by_their_scrapy_paths() -> None:
     seen: list[tuple[str, str]] = []
 
     def handle(request: Request) -> str:
-        seen.append((request.headers.get("User-Agent", ""), request.headers.get("Referer", "")))
+        seen.append((request.headers.text("User-Agent", ""), request.headers.text("Referer", "")))
         if request.parsed_url.path == "/":
             return '<a href="/next">n</a>'
         return "<p>1</p>"

@@ -169,8 +169,8 @@ async def test_referer_is_the_page_without_fragment_or_credentials(make_crawler)
     links = [Request("https://example.com/a"), has_own, {"item": 1}]
     out = await run(mw, page("https://u:p@example.com/p?q=1#frag"), *links)
     assert out[0]._headers is None  # kept as the page's string until read (issue 18)
-    assert out[0].headers["Referer"] == "https://example.com/p?q=1"
-    assert out[1].headers["Referer"] == "http://mine/"
+    assert out[0].headers["Referer"] == b"https://example.com/p?q=1"
+    assert out[1].headers["Referer"] == b"http://mine/"
 
 
 async def test_no_referer_on_downgrade(make_crawler) -> None:
@@ -178,7 +178,7 @@ async def test_no_referer_on_downgrade(make_crawler) -> None:
     [secure, plain] = await run(
         mw, page("https://example.com/"), Request("https://b.com/"), Request("http://b.com/")
     )
-    assert secure.headers["Referer"] == "https://example.com/"
+    assert secure.headers["Referer"] == b"https://example.com/"
     assert "Referer" not in plain.headers
 
 

@@ -125,7 +125,7 @@ async def test_as_download_transport_it_is_the_crawls_transport() -> None:
 
     def site(request: Request) -> Any:
         path = request.parsed_url.path
-        cookies.append(request.headers.get("Cookie"))
+        cookies.append(request.headers.text("Cookie"))
         if path == "/":
             return MockResponse.html(
                 '<a href="/next">n</a>', headers=[("Set-Cookie", "a=1"), ("Set-Cookie", "b=2")]
@@ -148,7 +148,7 @@ async def test_as_download_transport_it_is_the_crawls_transport() -> None:
     stats = await Crawler(Walk, {"DOWNLOAD_TRANSPORT": transport}).run()
     assert items == ["http://example.com/", "http://example.com/end"]
     assert [r.parsed_url.path for r in transport.requests] == ["/", "/next", "/end"]
-    assert transport.requests[0].headers["User-Agent"] == "skitter/0.1"  # the middlewares'
+    assert transport.requests[0].headers["User-Agent"] == b"skitter/0.1"  # the middlewares'
     assert cookies[1:] == ["a=1; b=2", "a=1; b=2"]
     assert stats["downloader/response_status_count/302"] == 1
     assert stats["finish_reason"] == "finished"

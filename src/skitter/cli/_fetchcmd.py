@@ -101,9 +101,9 @@ def run_fetch(args: argparse.Namespace, console: Console) -> int:
         return 1
     out = sys.stdout.buffer
     if args.headers:
-        sent = response.request.headers if response.request is not None else {}
-        for prefix, headers in ((b">", sent), (b"<", response.headers)):
-            for name, value in headers.items():
+        sent = response.request.headers.text_items() if response.request is not None else []
+        for prefix, headers in ((b">", sent), (b"<", response.header_items())):
+            for name, value in headers:
                 out.write(f"{prefix.decode()} {name}: {mask_header(name, value)}\n".encode())
             if prefix == b">":
                 out.write(b">\n")

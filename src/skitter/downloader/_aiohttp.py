@@ -260,7 +260,7 @@ class AiohttpTransport:
         async with session.request(
             request.method,
             request.parsed_url,  # the very object the scope check judged: no second parse
-            headers=request.headers if request.has_headers else None,
+            headers=request.headers.text_items() if request.has_headers else None,
             data=request.body or None,
             timeout=timeout,
             allow_redirects=False,  # redirects are RedirectMiddleware's job

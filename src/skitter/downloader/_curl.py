@@ -224,7 +224,7 @@ class CurlTransport(StreamingTransport):
         resp = await session.request(
             request.method,  # type: ignore[arg-type]
             str(request.parsed_url),  # the URL the scope check judged, sent as it is
-            headers=list(request.headers.items()),
+            headers=request.headers.text_items(),
             data=request.body or None,
             stream=True,
             impersonate=profile,  # type: ignore[arg-type]

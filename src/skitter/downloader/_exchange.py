@@ -17,6 +17,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from skitter.downloader._body import RawHook, warn_size
 from skitter.downloader._transport import headers_too_large
 from skitter.exceptions import ConfigError, ResponseTooLarge
+from skitter.http import Headers as ScrapyHeaders
 from skitter.http import Request, Response, response_class
 from skitter.settings import DownloaderSettings
 from skitter.signals import SignalManager, bytes_received, headers_received
@@ -34,7 +35,7 @@ __all__ = [
 ]
 
 NO_BODY_STATUSES = frozenset({204, 304})
-Headers = CIMultiDictProxy[str] | CIMultiDict[str]
+Headers = CIMultiDictProxy[str] | CIMultiDict[str]  # a transport's, as it read them
 
 
 class Limits:
@@ -107,7 +108,7 @@ async def signal_head(
     if headers_received in signals.live:
         await signals.send_catch_log_async(
             headers_received,
-            headers=headers,
+            headers=ScrapyHeaders.from_text(headers.items()),  # bytes, as Scrapy sends them
             body_length=-1 if length is None else length,
             request=request,
             spider=spider,

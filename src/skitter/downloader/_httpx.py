@@ -159,9 +159,7 @@ class HttpxTransport(StreamingTransport):
             port=url.explicit_port,
             target=(url.raw_path_qs or "/").encode("ascii"),
         )
-        headers = [
-            (name.encode("utf-8"), value.encode("utf-8")) for name, value in request.headers.items()
-        ]
+        headers = [(name, value) for name, values in request.headers.items() for value in values]
         async with self._pool(proxy).stream(
             request.method.encode("ascii"),
             target,

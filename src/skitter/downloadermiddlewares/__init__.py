@@ -5,7 +5,7 @@
 switches a built-in off, ``{"scrapy.downloadermiddlewares.useragent.UserAgentMiddleware":
 None}``, switches off skitter's own under the ``skitter.`` path: each module here names
 the built-ins Scrapy keeps there (useragent, defaultheaders, httpcompression, redirect
-and meta refresh, cookies, httpproxy, robotstxt, offsite, retry).
+and meta refresh, cookies, httpproxy, httpauth, httpcache, robotstxt, offsite, retry).
 """
 
 __all__: list[str] = []

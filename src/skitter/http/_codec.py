@@ -60,13 +60,8 @@ from typing import Any, Literal
 import msgspec
 
 from skitter.exceptions import CodecError, InvalidURL, UnknownCallback
-from skitter.http._heldheaders import (
-    HEADERS_MARK,
-    HELD_HEADERS,
-    put_back,
-    spiders_own,
-    without_userinfo,
-)
+from skitter.http._headers import Headers
+from skitter.http._heldheaders import HEADERS_MARK, put_back, without_credentials
 from skitter.http._methods import method_name, spider_method
 from skitter.http._proxyauth import ENV_PROXY_FLAG, without_proxy_secrets
 from skitter.http._request import Request, class_name, request_class
@@ -76,8 +71,6 @@ __all__ = ["FORMAT_VERSION", "decode_request", "encode_request"]
 FORMAT_VERSION = 1
 """The major version written and read. Appending an optional field keeps it."""
 _MAX_DEPTH = 32  # nesting allowed in meta/cb_kwargs; also bounds a hostile payload's cost
-#: Headers never stored (lower case): they are re-derived at download time.
-SECRET_HEADERS = frozenset({"cookie", "authorization", "proxy-authorization"})
 
 _SCALARS = frozenset({str, int, float, bool, type(None), bytes})
 _INT_RANGE = range(-(2**63), 2**64)  # what msgpack can carry
@@ -233,26 +226,7 @@ def encode_request(request: Request, spider: object | None = None) -> bytes:
     flags = _flags(request)
     if flags is not None:
         extra = {**(extra or {}), "flags": flags}
-    url = request.url
-    held = []
-    if "@" in url:
-        url, mark = without_userinfo(url)
-        if mark is not None:
-            held.append(mark)
-    headers = None
-    if request.has_headers:
-        headers = []
-        for key, value in request.headers.items():
-            if value.__class__ is not str:
-                raise CodecError(
-                    f"header {key!r} of {request!r} must be a str, got {value!r}", request=request
-                )
-            if key.lower() not in SECRET_HEADERS:
-                headers.append((str(key), value))
-            elif spiders_own(key, value, meta):
-                held.append(HELD_HEADERS.hold(str(key), value))
-    if held:
-        meta = {**meta, HEADERS_MARK: [*meta.get(HEADERS_MARK, ()), *held]}
+    url, headers, meta = without_credentials(request, meta)
     wire = _Wire(
         FORMAT_VERSION,
         url,
@@ -386,7 +360,7 @@ def _rebuild(
         url=url,
         callback=callback,
         method=wire.method,
-        headers=headers,
+        headers=Headers.from_text(headers) if headers else None,
         body=wire.body,
         cookies=wire.cookies,
         meta=meta,

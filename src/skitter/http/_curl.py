@@ -117,7 +117,7 @@ def request_to_curl(request: Request) -> str:
     if request.body:
         parts += ["--data-raw", _quoted(request.body.decode(request.encoding, "replace"))]
     if request.has_headers:
-        for name, value in request.headers.items():
+        for name, value in request.headers.text_items():
             parts += ["-H", _quoted(f"{name}: {value}")]
     if request.cookies:
         parts += ["--cookie", _quoted(_cookie_line(request.cookies))]

@@ -31,22 +31,27 @@ import secrets
 from typing import Any
 
 from skitter._secrets import split_page_userinfo
-from skitter.exceptions import FatalError
+from skitter.exceptions import CodecError, FatalError
+from skitter.http._headers import undecodable
 from skitter.http._request import Request
 
 __all__ = [
     "HEADERS_MARK",
     "HELD_HEADERS",
     "LIMIT",
+    "SECRET_HEADERS",
     "HeldHeaders",
     "put_back",
     "spiders_own",
     "unrestorable",
+    "without_credentials",
     "without_userinfo",
 ]
 
 #: The meta key of a stored request that had credential headers: their marks.
 HEADERS_MARK = "_held_headers"
+#: Headers never stored (lower case): made again at download time, or held here.
+SECRET_HEADERS = frozenset({"cookie", "authorization", "proxy-authorization"})
 #: How many header values one process holds.
 LIMIT = 10_000
 #: The name the userinfo of a request's URL is held by (no header has a space in its name).
@@ -119,6 +124,35 @@ def spiders_own(name: str, value: str, meta: dict[str, Any]) -> bool:
     if name.lower() == "cookie":
         return bool(meta.get("dont_merge_cookies"))
     return not HELD_HEADERS.is_derived(name, value)
+
+
+def without_credentials(
+    request: Request, meta: dict[str, Any]
+) -> tuple[str, list[tuple[str, str]] | None, dict[str, Any]]:
+    """The request's URL and headers (as text) as they may be stored, and ``meta`` with
+    the marks of the credentials held in their place. A header that is not UTF-8 is
+    refused: the store keeps text, and would change its bytes."""
+    held = []
+    headers = None
+    if request.has_headers:
+        headers = []
+        for key, value in request.headers.text_items():
+            if not (key + value).isascii() and undecodable(key + value):
+                raise CodecError(
+                    f"header {key!r} of {request!r} is not UTF-8 text", request=request
+                )
+            if key.lower() not in SECRET_HEADERS:
+                headers.append((key, value))
+            elif spiders_own(key, value, meta):
+                held.append(HELD_HEADERS.hold(key, value))
+    url = request.url
+    if "@" in url:
+        url, mark = without_userinfo(url)
+        if mark is not None:
+            held.append(mark)
+    if held:
+        meta = {**meta, HEADERS_MARK: [*meta.get(HEADERS_MARK, ()), *held]}
+    return url, headers, meta
 
 
 def without_userinfo(url: str) -> tuple[str, str | None]:

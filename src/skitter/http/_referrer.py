@@ -328,7 +328,7 @@ class ReferrerPolicies:
 
     def for_response(self, response: Response) -> ReferrerPolicy:
         """The policy for links on ``response`` that name none in their meta."""
-        header = response.headers.get("Referrer-Policy")
+        header = response.header("Referrer-Policy")
         if header is None:
             return self.default
         return self._lookup(header, "the Referrer-Policy header")

@@ -12,13 +12,13 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar, Literal, Self
 from weakref import WeakValueDictionary
 
-from multidict import CIMultiDict
+from multidict import CIMultiDict, CIMultiDictProxy
 from w3lib.url import safe_url_string
 from yarl import URL
 
 from skitter._secrets import mask_page_url
 from skitter.exceptions import InvalidURL
-from skitter.http._headers import header_pairs
+from skitter.http._headers import Headers
 from skitter.http._methods import method_name
 from skitter.http._url import canonicalize_url, fingerprint, get_fingerprint
 
@@ -34,7 +34,6 @@ Callback = Callable[..., Any]
 # request comes back as its class without importing anything by name: only classes
 # this process has defined can be named. Weak: a class nobody holds any more goes.
 _CLASSES: WeakValueDictionary[str, type[Request]] = WeakValueDictionary()
-_UTF8 = frozenset({"utf-8", "utf8"})
 
 
 class Request:
@@ -81,6 +80,7 @@ class Request:
     extra_attributes: ClassVar[tuple[str, ...]] = ()
 
     __slots__ = (
+        "__weakref__",  # Scrapy's fingerprint cache holds requests weakly
         "_body",
         "_cb_kwargs",
         "_flags",
@@ -135,16 +135,26 @@ class Request:
         if not isinstance(url, str):
             raise TypeError(f"Request url must be str, got {type(url).__name__}")
         url = url.strip()
-        if ":" not in url[:12] or url.startswith(":"):
-            raise InvalidURL(f"missing scheme in request URL {url!r}")
-        if not url.isascii() and encoding.lower().replace("_", "-") not in _UTF8:
-            # A link on a page in another encoding: its query is percent-encoded in the
-            # page's encoding, as browsers and Scrapy send it (the path stays UTF-8).
+        if ":" not in url[:12] or not url[:1].isalpha():
+            raise InvalidURL(f"Missing scheme in request url: {url!r}")
+        # As Scrapy: a space or a character a URL cannot hold is escaped, the path as
+        # UTF-8 and the query in ``encoding`` (as browsers send a link on a page in that
+        # encoding); ``meta["verbatim_url"]`` keeps the URL as given. (The other
+        # characters RFC 3986 excludes are escaped on the wire, not in ``url``.)
+        if (not url.isascii() or " " in url or '"' in url or "<" in url or ">" in url) and not (
+            meta and meta.get("verbatim_url")
+        ):
             url = safe_url_string(url, encoding)
+        if priority.__class__ is not int and not isinstance(priority, int | float):
+            raise TypeError(f"Request priority not an integer: {priority!r}")
+        if callback is not None and not callable(callback):
+            raise TypeError(f"Request callback must be a callable, got {callback!r}")
+        if errback is not None and not callable(errback):
+            raise TypeError(f"Request errback must be a callable, got {errback!r}")
         self._url = url
         self.callback = callback
         self.method = method.upper()
-        self._headers: CIMultiDict[str] | None = _header_dict(headers) if headers else None
+        self._headers: Headers | None = _header_dict(headers, encoding) if headers else None
         self._referer: str | None = None
         self._body = body.encode(encoding) if isinstance(body, str) else (body or b"")
         self.encoding = encoding
@@ -214,14 +224,28 @@ class Request:
         return self._body
 
     @property
-    def headers(self) -> CIMultiDict[str]:
+    def headers(self) -> Headers:
+        """Scrapy's ``Headers``: any case of a name, values as bytes."""
         headers = self._headers
         if headers is None:
-            headers = self._headers = CIMultiDict()
+            headers = self._headers = Headers(encoding=self.encoding)
             if self._referer is not None:
                 headers["Referer"] = self._referer
                 self._referer = None
         return headers
+
+    @headers.setter
+    def headers(self, value: HeadersInit) -> None:
+        """A ``Headers`` is kept as it is (Scrapy's); anything else is made one."""
+        self._headers = (
+            value if isinstance(value, Headers) else _header_dict(value or {}, self.encoding)
+        )
+        self._referer = None
+
+    @property
+    def _encoding(self) -> str:
+        """Scrapy's private name of ``encoding``, which code written for it reads."""
+        return self.encoding
 
     @property
     def has_headers(self) -> bool:
@@ -356,13 +380,13 @@ class Request:
             if func is not None:
                 name = method_name(func, spider)
                 if name is None:
-                    owner = "no spider given" if spider is None else f"spider {spider!r}"
-                    raise ValueError(
-                        f"{role} {func!r} of {self!r} is not a method of the spider "
-                        f"({owner}): only spider methods can be named"
+                    raise ValueError(  # Scrapy's words first, then why
+                        f"Function {func!r} is not an instance method in: {spider!r} "
+                        f"({role} of {self!r}: it is not a method of the spider, and only "
+                        "spider methods can be named)"
                     )
                 d[role] = name
-        d["headers"] = list(self.headers.items()) if self.has_headers else None
+        d["headers"] = dict(self.headers) if self.has_headers else {}
         if self._taskid is not None:
             d["taskid"] = self._taskid
         if type(self) is not Request:
@@ -375,12 +399,14 @@ class Request:
         return f"<{self.method} {mask_page_url(url) if '@' in url else url}>"
 
 
-def _header_dict(headers: Mapping[Any, Any] | Iterable[tuple[Any, Any]]) -> CIMultiDict[str]:
-    """A request's headers: a copy of a CIMultiDict as it is; anything else (Scrapy's
-    ``Headers``, bytes, lists of values) through ``header_pairs``."""
-    if isinstance(headers, CIMultiDict):
+def _header_dict(headers: Mapping[Any, Any] | Iterable[tuple[Any, Any]], encoding: str) -> Headers:
+    """A request's headers: a copy of what was given (Scrapy's ``Headers``, a mapping,
+    pairs; a multidict of str, as skitter's own code holds them, keeps repeated names)."""
+    if isinstance(headers, Headers):
         return headers.copy()
-    return CIMultiDict(header_pairs(headers))
+    if isinstance(headers, CIMultiDict | CIMultiDictProxy):
+        return Headers.from_text(headers.items())
+    return Headers(headers, encoding=encoding)
 
 
 def class_name(cls: type[Request]) -> str:

@@ -7,6 +7,7 @@ on first use and cached, so a callback that only reads ``json()`` never parses H
 from __future__ import annotations
 
 import codecs
+import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
@@ -25,12 +26,18 @@ from w3lib.encoding import (
 )
 
 from skitter._secrets import mask_page_url
-from skitter.http._headers import header_pairs
+from skitter.http._headers import Headers
 from skitter.http._link import Link
 from skitter.http._request import Callback, Request
 from skitter.http._url import LinkResolver
 
-__all__ = ["Response"]
+__all__ = ["Response", "ResponseHeaders"]
+
+#: What a Response's headers are made from: a transport's str multidict (kept as it is
+#: until read), Scrapy's ``Headers``, or any mapping or pairs ``Headers`` accepts.
+ResponseHeaders = (
+    CIMultiDict[str] | CIMultiDictProxy[str] | Headers | Mapping[Any, Any] | Iterable[Any] | None
+)
 
 _BASE_HREF = re.compile(
     rb"<base\s[^>]*href\s*=\s*(?:\"\s*([^\"]+)\"|'\s*([^']+)'|([^\"'\s>]+))", re.IGNORECASE
@@ -93,12 +100,13 @@ class Response:
 
     __slots__ = (
         "_encoding",
+        "_headers",
+        "_raw_headers",
         "_resolver",
         "_selector",
         "_text",
         "body",
         "flags",
-        "headers",
         "ip_address",
         "protocol",
         "request",
@@ -110,7 +118,7 @@ class Response:
         self,
         url: str,
         status: int = 200,
-        headers: CIMultiDict[str] | CIMultiDictProxy[str] | Mapping[Any, Any] | None = None,
+        headers: ResponseHeaders = None,
         body: bytes | str = b"",
         request: Request | None = None,
         *,
@@ -119,13 +127,14 @@ class Response:
         ip_address: str | None = None,
         protocol: str | None = None,
     ) -> None:
+        if url.__class__ is not str and not isinstance(url, str):
+            raise TypeError(f"{type(self).__name__} url must be str, got {type(url).__name__}")
         self.url = url
         self.status = status
-        if headers is None:
-            headers = CIMultiDict()
-        elif not isinstance(headers, CIMultiDict | CIMultiDictProxy):
-            headers = CIMultiDict(header_pairs(headers))  # Scrapy's Headers, bytes, lists
-        self.headers = headers
+        self._headers: Headers | None = None
+        self._raw_headers: CIMultiDict[str] | CIMultiDictProxy[str] | None = None
+        if headers:
+            self.headers = headers.copy() if isinstance(headers, Headers) else headers
         self.body = body if isinstance(body, bytes) else _body_bytes(body, encoding, self)
         #: The request this response answers; None for a response made by hand without
         #: one (as in Scrapy: nothing is invented).
@@ -141,6 +150,59 @@ class Response:
         self._text: str | None = None
         self._selector: Selector | None = None
         self._resolver: LinkResolver | None = None
+
+    # -- headers ---------------------------------------------------------------------------
+    @property
+    def headers(self) -> Headers:
+        """Scrapy's ``Headers`` (values as bytes), made on first use from the str
+        headers a transport gave: most responses are never asked for theirs, and
+        skitter's own readers use ``header`` and ``header_list`` instead."""
+        headers = self._headers
+        if headers is None:
+            raw = self._raw_headers
+            headers = self._headers = Headers.from_text(raw.items()) if raw else Headers()
+            self._raw_headers = None
+        return headers
+
+    @headers.setter
+    def headers(self, value: ResponseHeaders) -> None:
+        self._headers = self._raw_headers = None
+        if isinstance(value, CIMultiDict | CIMultiDictProxy):
+            self._raw_headers = value  # read-only from here: a Headers is built on demand
+        elif isinstance(value, Headers):
+            self._headers = value  # kept as it is, as Scrapy's setter does
+        elif value:
+            self._headers = Headers(value)
+
+    def header(self, name: str, default: str | None = None) -> str | None:
+        """The last value of header ``name`` as str, without building ``headers``."""
+        raw = self._raw_headers
+        if raw is not None:
+            values = raw.getall(name, None)
+            return values[-1] if values else default
+        headers = self._headers
+        return default if headers is None else headers.text(name, default)
+
+    def header_list(self, name: str) -> list[str]:
+        """Every value of header ``name`` as str (``Set-Cookie``), as ``header`` reads."""
+        raw = self._raw_headers
+        if raw is not None:
+            return raw.getall(name, [])
+        headers = self._headers
+        return [] if headers is None else headers.text_list(name)
+
+    def header_items(self) -> list[tuple[str, str]]:
+        """Every ``(name, value)`` pair as str, a repeated header once per value."""
+        raw = self._raw_headers
+        if raw is not None:
+            return list(raw.items())
+        headers = self._headers
+        return [] if headers is None else headers.text_items()
+
+    def _headers_argument(self) -> ResponseHeaders:
+        """What ``replace`` passes on: the transport's headers while still unread."""
+        raw = self._raw_headers
+        return raw if raw is not None else self._headers
 
     # -- request shortcuts ------------------------------------------------------------
     @property
@@ -191,7 +253,7 @@ class Response:
             body = body[len(bom) :]
         else:
             encoding = (
-                _text_encoding(http_content_type_encoding(self.headers.get("Content-Type")))
+                _text_encoding(http_content_type_encoding(self.header("Content-Type")))
                 or _text_encoding(html_body_declared_encoding(body))
                 or _auto_detect(body)
             )
@@ -210,7 +272,7 @@ class Response:
         if self._selector is None:
             kind = self.selector_type
             if kind is None:
-                content_type = self.headers.get("Content-Type", "").lower()
+                content_type = (self.header("Content-Type") or "").lower()
                 kind = "xml" if "xml" in content_type and "html" not in content_type else "html"
             self._selector = Selector(text=self.text, type=kind, base_url=self.url)
         return self._selector
@@ -222,8 +284,13 @@ class Response:
         return self.selector.xpath(query, **kwargs)
 
     def json(self) -> Any:
-        """The body parsed as JSON (raises ``orjson.JSONDecodeError``, a ValueError)."""
-        return orjson.loads(self.body)
+        """The body parsed as JSON: by orjson when it reads it; else (a body in another
+        encoding, or no JSON at all) by the standard library from ``text``, as Scrapy
+        does, so the error is ``json.JSONDecodeError`` (a ValueError) with its message."""
+        try:
+            return orjson.loads(self.body)
+        except orjson.JSONDecodeError:
+            return json.loads(self.text)
 
     # -- links ---------------------------------------------------------------------------
     @property
@@ -308,7 +375,7 @@ class Response:
         kwargs: dict[str, Any] = {
             "url": self.url,
             "status": self.status,
-            "headers": self.headers,
+            "headers": self._headers_argument(),
             "body": self.body,
             "request": self.request,
             "flags": list(self.flags),
@@ -333,6 +400,8 @@ class Response:
 
 def _body_bytes(body: object, encoding: str | None, response: Response) -> bytes:
     cls = type(response).__name__
+    if body is None:
+        return b""
     if isinstance(body, str):
         if encoding is None:
             raise TypeError(f"{cls}: a str body needs encoding= to be turned into bytes")
@@ -346,6 +415,8 @@ def _body_bytes(body: object, encoding: str | None, response: Response) -> bytes
 
 
 def _href(item: str | Selector | Link) -> str | None:
+    if item is None:
+        raise ValueError("url can't be None")
     if isinstance(item, str):
         return item
     if isinstance(item, Link):

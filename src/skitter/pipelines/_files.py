@@ -60,5 +60,5 @@ class FilesPipeline(MediaPipeline):
     ) -> str:
         """Store the body; its checksum."""
         path = self.file_path(request, response=response, info=info, item=item)
-        await self.store.persist_file(path, response.body, response.headers.get("Content-Type"))
+        await self.store.persist_file(path, response.body, response.header("Content-Type"))
         return md5sum(response.body)

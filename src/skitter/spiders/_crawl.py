@@ -97,7 +97,7 @@ def _method(spider: Spider, value: Any, role: str) -> Any:
 
 def _is_html(response: Response) -> bool:
     """Whether links should be looked for in ``response`` (Scrapy: an HtmlResponse)."""
-    content_type = response.headers.get("Content-Type")
+    content_type = response.header("Content-Type")
     if content_type is not None:
         return "html" in content_type.lower()
     head = response.body[:1024].lstrip().lower()

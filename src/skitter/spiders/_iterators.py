@@ -58,7 +58,7 @@ def _declared_encoding(response: Response) -> str | None:
     """The encoding the body or its headers name (a BOM, a Content-Type charset)."""
     encoding, _bom = read_bom(response.body[:4])
     if encoding is None:
-        encoding = http_content_type_encoding(response.headers.get("Content-Type"))
+        encoding = http_content_type_encoding(response.header("Content-Type"))
     return resolve_encoding(encoding) if encoding else None
 
 

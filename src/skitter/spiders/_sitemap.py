@@ -147,7 +147,7 @@ class SitemapSpider(Spider):
                     warn,
                 )
             return xml
-        content_type = response.headers.get("Content-Type", "").lower()
+        content_type = (response.header("Content-Type") or "").lower()
         if "xml" in content_type and "html" not in content_type:
             return body
         # A .xml.gz that is not gzip was inflated on the way (Content-Encoding: gzip).

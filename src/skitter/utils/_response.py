@@ -57,7 +57,7 @@ def open_in_browser(response: Response, _openfunc: Callable[[str], Any] = webbro
     ``_openfunc`` returns."""
     kind = type(response)
     if not issubclass(kind, TextResponse):
-        kind = response_class(response.headers, response.url, response.body)
+        kind = response_class(dict(response.header_items()), response.url, response.body)
     body = response.body
     if issubclass(kind, HtmlResponse):
         doctype = _DOCTYPE.match(body)

@@ -2,6 +2,19 @@
 request fingerprint under Scrapy's function name."""
 
 from skitter.http._curl import request_to_curl
-from skitter.utils._request import fingerprint, request_from_dict
+from skitter.utils._request import (
+    RequestFingerprinter,
+    _fingerprint_cache,
+    fingerprint,
+    request_from_dict,
+    request_httprepr,
+)
 
-__all__ = ["fingerprint", "request_from_dict", "request_to_curl"]
+__all__ = [
+    "RequestFingerprinter",
+    "_fingerprint_cache",
+    "fingerprint",
+    "request_from_dict",
+    "request_httprepr",
+    "request_to_curl",
+]

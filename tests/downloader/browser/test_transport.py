@@ -45,7 +45,7 @@ async def test_the_response_is_the_rendered_dom_without_images(
     assert response.status == 200
     assert response.url == base + "/items"
     assert response.css("a.item::text").getall() == [f"Item {n}" for n in range(1, ITEM_COUNT + 1)]
-    assert response.headers["Content-Type"] == "text/html; charset=utf-8"
+    assert response.headers["Content-Type"] == b"text/html; charset=utf-8"
     assert response.flags == ["rendered"]
     assert js_site.hits["/pixel.png"] == 0  # blocked by default
     assert stats.get("browser/blocked_request_count") == 1

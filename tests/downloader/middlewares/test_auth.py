@@ -33,7 +33,7 @@ def middleware(spider: Any = None, **settings: Any) -> HttpAuthMiddleware:
 def auth_of(mw: HttpAuthMiddleware, url: str, **kwargs: Any) -> str | None:
     request = Request(url, **kwargs)
     mw.process_request(request, None)
-    return request.headers.get("Authorization") if request.has_headers else None
+    return request.headers.text("Authorization") if request.has_headers else None
 
 
 # -- which requests get credentials ----------------------------------------------------------

@@ -114,7 +114,7 @@ async def test_with_store_secrets_a_cached_cookie_is_served_but_never_replayed_i
     assert COOKIE.encode() in everything_under(tmp_path / "cache")  # kept, as asked
     second = await run(settings)
     assert "cached" in second[0].flags
-    assert second[0].headers["Set-Cookie"].startswith(f"session={COOKIE}")
+    assert second[0].headers["Set-Cookie"].startswith(f"session={COOKIE}".encode())
     # An earlier run's session must not log this one in: /account came without a cookie.
     assert server.cookies == [f"session={COOKIE}", None]
     # Entries stored with secrets are served without them once the setting is off.

@@ -12,8 +12,10 @@ import pytest
 from aiohttp import web
 
 from skitter.downloader import DownloadHandler, OffsiteMiddleware
+from skitter.downloader.middlewares._offsite import OffsiteGuard
 from skitter.exceptions import IgnoreRequest, InvalidURL, RequestError, RetryLater
 from skitter.http import Request, Response
+from skitter.http._scope import Scope
 
 from ..conftest import MakeDownloader, MemoryStats
 
@@ -256,3 +258,15 @@ async def test_urls_the_check_and_the_transport_could_read_differently(
         got_through.append(url)
     assert b.on("127.0.0.1") == 0, b.hits
     assert a.on("127.0.0.1") == len(got_through) == 3
+
+
+def test_spider_opened_reads_the_domains_a_spider_set_after_the_middleware_was_built() -> None:
+    middleware = OffsiteMiddleware(OffsiteGuard(Scope.of(Spider("a.example")), MemoryStats()))
+    request = Request("http://b.example/")
+    with pytest.raises(IgnoreRequest):
+        middleware.process_request(request)
+    with pytest.raises(IgnoreRequest):
+        middleware.request_scheduled(request, None)
+    middleware.spider_opened(Spider("b.example"))  # as Scrapy calls it, spider_opened
+    assert middleware.process_request(request) is None
+    assert middleware.request_scheduled(request, None) is None

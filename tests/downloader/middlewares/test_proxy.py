@@ -92,7 +92,7 @@ async def test_proxy_forwards_to_the_site(
     downloader = await make_downloader()
     response = await get(downloader, Request(f"{site}/", meta={"proxy": proxy}))
     assert response.text == "from site"
-    assert response.headers["Via"] == "1.1 test-proxy"
+    assert response.headers["Via"] == b"1.1 test-proxy"
     assert proxy_app[SEEN][0]["target"] == f"{site}/"
 
 

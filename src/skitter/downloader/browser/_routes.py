@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from skitter.http import Request
+from skitter.http._headers import to_text
 
 if TYPE_CHECKING:
     from playwright.async_api import Page, Route
@@ -84,9 +85,10 @@ def _main_document(request: Request, browser_headers: dict[str, str]) -> dict[st
     """``route.continue_`` arguments that make the main document ``request``."""
     headers = dict(browser_headers)
     if request.has_headers:
-        for name in {name.lower() for name in request.headers}:
-            if name not in _BROWSER_HEADERS:
-                headers[name] = ", ".join(request.headers.getall(name))
+        for name, values in request.headers.items():
+            low = to_text(name).lower()
+            if low not in _BROWSER_HEADERS:
+                headers[low] = ", ".join(to_text(value) for value in values)
     out: dict[str, Any] = {"headers": headers}
     if request.method != "GET":
         out["method"] = request.method

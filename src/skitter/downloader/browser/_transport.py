@@ -367,7 +367,7 @@ def _context_options(request: Request) -> dict[str, Any]:
     would answer requests from their cache, past the router)."""
     options: dict[str, Any] = {"service_workers": "block"}
     if request.has_headers:
-        user_agent = request.headers.get("User-Agent")
+        user_agent = request.headers.text("User-Agent")
         if user_agent:
             options["user_agent"] = user_agent
     proxy = request.meta.get("proxy")

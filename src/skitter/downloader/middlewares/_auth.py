@@ -82,7 +82,7 @@ class HttpAuthMiddleware:
             )
         return cls(user, password, _domain("HTTPAUTH_DOMAIN", settings["HTTPAUTH_DOMAIN"]))
 
-    def process_request(self, request: Request, spider: Any) -> None:
+    def process_request(self, request: Request, spider: Any = None) -> None:
         meta = request.meta
         if meta and ("http_user" in meta or "http_pass" in meta):
             raise RequestError(

@@ -146,7 +146,7 @@ class ConditionalRecrawlMiddleware:
             await asyncio.get_running_loop().run_in_executor(executor, self._file.close)
             executor.shutdown(wait=False)
 
-    def process_request(self, request: Request, spider: Any) -> Awaitable[None] | None:
+    def process_request(self, request: Request, spider: Any = None) -> Awaitable[None] | None:
         if not _recrawlable(request):
             return None
         if self._shared is not None:
@@ -163,7 +163,7 @@ class ConditionalRecrawlMiddleware:
         sent = meta.pop(_SENT, None)
         if sent is not None:  # the same Request object again (memory frontier, auto_recrawl)
             for name, value in zip(_HEADERS, sent, strict=True):
-                if value is not None and headers.get(name) == value:
+                if value is not None and headers.text(name) == value:
                     del headers[name]
         if known is None or "If-None-Match" in headers or "If-Modified-Since" in headers:
             return  # nothing known, or the spider's own condition wins
@@ -173,7 +173,7 @@ class ConditionalRecrawlMiddleware:
         meta[_SENT] = known
 
     def process_response(
-        self, request: Request, response: Response, spider: Any
+        self, request: Request, response: Response, spider: Any = None
     ) -> Response | Awaitable[Response]:
         if not _recrawlable(request):
             return response
@@ -183,8 +183,7 @@ class ConditionalRecrawlMiddleware:
             return response
         if not 200 <= response.status < 300:
             return response
-        headers = response.headers
-        etag, modified = headers.get("ETag"), headers.get("Last-Modified")
+        etag, modified = response.header("ETag"), response.header("Last-Modified")
         if etag is None and modified is None:
             return response
         taskid = request.taskid

@@ -92,14 +92,14 @@ class CookiesMiddleware:
         if self._jars.pop(key, None) is not None:
             self.dirty.add(key)
 
-    def process_request(self, request: Request, spider: Any) -> None:
+    def process_request(self, request: Request, spider: Any = None) -> None:
         meta = request.meta
         if meta.get("dont_merge_cookies"):
             return
         jar = self.jar(meta.get("cookiejar"))
         if not request.cookies and not len(jar):
             if request.has_headers:  # a copy of a request that had cookies (a redirect)
-                request.headers.popall("Cookie", None)
+                request.headers.pop("Cookie", None)
             return  # nothing to send: skip parsing the URL, the common case of many crawls
         url = URL(request.url)
         if request.cookies:
@@ -107,7 +107,7 @@ class CookiesMiddleware:
             self.dirty.add(meta.get("cookiejar"))
         cookies = jar.filter_cookies(url)
         headers = request.headers
-        headers.popall("Cookie", None)
+        headers.pop("Cookie", None)
         if cookies:
             headers["Cookie"] = "; ".join(
                 f"{morsel.key}={morsel.coded_value}" for morsel in cookies.values()
@@ -115,11 +115,13 @@ class CookiesMiddleware:
             if self.debug:
                 logger.debug("Sending cookies to: %r\nCookie: %s", request, _masked(cookies))
 
-    def process_response(self, request: Request, response: Response, spider: Any) -> Response:
+    def process_response(
+        self, request: Request, response: Response, spider: Any = None
+    ) -> Response:
         meta = request.meta
         if meta.get("dont_merge_cookies"):
             return response
-        set_cookie = response.headers.getall("Set-Cookie", ())
+        set_cookie = response.header_list("Set-Cookie")
         if set_cookie and not meta.pop(CACHED_COOKIES, False):  # a cache's are not this run's
             key = meta.get("cookiejar")
             self.jar(key).update_cookies_from_headers(set_cookie, URL(response.url))

@@ -36,7 +36,7 @@ class DefaultHeadersMiddleware:
             raise NotConfigured
         return cls({str(k): str(v) for k, v in headers.items()})
 
-    def process_request(self, request: Request, spider: Any) -> None:
+    def process_request(self, request: Request, spider: Any = None) -> None:
         headers = request.headers
         for name, value in self._headers:
             headers.setdefault(name, value)
@@ -58,7 +58,7 @@ class UserAgentMiddleware:
             raise NotConfigured
         return cls(user_agent)
 
-    def process_request(self, request: Request, spider: Any) -> None:
+    def process_request(self, request: Request, spider: Any = None) -> None:
         request.headers.setdefault("User-Agent", self.user_agent)
 
 
@@ -71,5 +71,5 @@ class HttpCompressionMiddleware:
             raise NotConfigured
         return cls()
 
-    def process_request(self, request: Request, spider: Any) -> None:
+    def process_request(self, request: Request, spider: Any = None) -> None:
         request.headers.setdefault("Accept-Encoding", ACCEPT_ENCODING)

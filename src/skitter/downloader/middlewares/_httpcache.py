@@ -153,7 +153,7 @@ class HttpCacheMiddleware:
         if callable(closer):
             await asyncio.to_thread(closer, self._spider)
 
-    async def process_request(self, request: Request, spider: Any) -> Response | None:
+    async def process_request(self, request: Request, spider: Any = None) -> Response | None:
         meta = request.meta
         if meta.get("dont_cache"):
             return None
@@ -209,7 +209,9 @@ class HttpCacheMiddleware:
             cached = cached.replace(url=request.url)
         return cached
 
-    async def process_response(self, request: Request, response: Response, spider: Any) -> Response:
+    async def process_response(
+        self, request: Request, response: Response, spider: Any = None
+    ) -> Response:
         meta = request.meta
         if meta.get("dont_cache") or "cached" in response.flags:
             return response  # bypassed, or the entry process_request served
@@ -233,7 +235,7 @@ class HttpCacheMiddleware:
         return response
 
     def process_exception(
-        self, request: Request, exception: Exception, spider: Any
+        self, request: Request, exception: Exception, spider: Any = None
     ) -> Response | None:
         cached: Response | None = request.meta.pop("cached_response", None)
         if cached is not None and isinstance(exception, TransportError):
@@ -249,7 +251,9 @@ class HttpCacheMiddleware:
     ) -> None:
         """Tell CookiesMiddleware that the ``Set-Cookie`` headers of ``served`` are the
         cache's (a 304 that sent its own replaced them: those are this run's)."""
-        if "Set-Cookie" in served.headers and (fresh is None or "Set-Cookie" not in fresh.headers):
+        if served.header_list("Set-Cookie") and (
+            fresh is None or not fresh.header_list("Set-Cookie")
+        ):
             request.meta[CACHED_COOKIES] = True
 
     def _failed(self, what: str, request: Request, exc: BaseException) -> None:
@@ -282,22 +286,22 @@ class HttpCacheMiddleware:
 def _without_secrets(response: Response) -> Response:
     """``response`` without the headers that carry credentials or a session (the same
     copy when it has none)."""
-    headers = response.headers
-    if not any(is_secret_header(name) for name in headers):
+    pairs = response.header_items()
+    if not any(is_secret_header(name) for name, _ in pairs):
         return response
-    kept = CIMultiDict((k, v) for k, v in headers.items() if not is_secret_header(k))
+    kept = CIMultiDict((k, v) for k, v in pairs if not is_secret_header(k))
     return response.replace(headers=kept)
 
 
 def _refreshed(cached: Response, fresh: Response) -> Response:
     """The stored response with the end-to-end headers of the 304 that confirmed it."""
-    headers = CIMultiDict(cached.headers)
+    headers = CIMultiDict(cached.header_items())
     names: dict[str, str] = {}
-    for name in fresh.headers:
+    for name, _ in fresh.header_items():
         names.setdefault(name.lower(), name)
     for low, name in names.items():
         if low not in _NOT_UPDATED:
             headers.popall(name, None)
-            for value in fresh.headers.getall(name):
+            for value in fresh.header_list(name):
                 headers.add(name, value)
     return cached.replace(headers=headers)

@@ -77,7 +77,7 @@ class MetaRefreshMiddleware(BaseRedirectMiddleware):
         )
 
     def process_response(
-        self, request: Request, response: Response, spider: Any
+        self, request: Request, response: Response, spider: Any = None
     ) -> Response | Request:
         if (
             request.method == "HEAD"
@@ -112,7 +112,7 @@ class MetaRefreshMiddleware(BaseRedirectMiddleware):
 
     @staticmethod
     def _from_header(response: Response) -> tuple[float, str] | None:
-        header = response.headers.get("Refresh")
+        header = response.header("Refresh")
         if not header:
             return None
         match = _REFRESH_HEADER.match(header)

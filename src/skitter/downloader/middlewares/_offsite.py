@@ -98,5 +98,14 @@ class OffsiteMiddleware:
             raise NotConfigured
         return cls(OffsiteGuard(scope, crawler.stats))
 
-    def process_request(self, request: Request, spider: Any) -> None:
+    def spider_opened(self, spider: Any) -> None:
+        """Scrapy's hook: read the spider's ``allowed_domains`` again (a spider may set
+        them in ``__init__``, after this middleware was built)."""
+        self.guard.scope = Scope.of(spider)
+
+    def process_request(self, request: Request, spider: Any = None) -> None:
+        self.guard.check(request)
+
+    def request_scheduled(self, request: Request, spider: Any = None) -> None:
+        """Scrapy's signal handler of the same check, for code that calls it directly."""
         self.guard.check(request)

@@ -24,25 +24,27 @@ from skitter.settings import DownloaderSettings
 __all__ = ["HttpProxyMiddleware"]
 
 
+def _environment_proxies() -> dict[str, str]:
+    return {
+        scheme: url for scheme, url in getproxies().items() if scheme in ("http", "https") and url
+    }
+
+
 class HttpProxyMiddleware:
     """Sets ``meta["proxy"]`` from the environment for requests that have none."""
 
-    def __init__(self, proxies: dict[str, str]) -> None:
-        #: scheme -> proxy URL, e.g. ``{"http": "http://proxy:3128"}``
-        self.proxies = proxies
+    def __init__(self, proxies: dict[str, str] | None = None) -> None:
+        #: scheme -> proxy URL, e.g. ``{"http": "http://proxy:3128"}``; by default the
+        #: environment's, read now (as Scrapy's ``HttpProxyMiddleware()`` does)
+        self.proxies = _environment_proxies() if proxies is None else proxies
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> HttpProxyMiddleware:
         if not crawler.settings.view(DownloaderSettings).httpproxy_enabled:
             raise NotConfigured
-        proxies = {
-            scheme: url
-            for scheme, url in getproxies().items()
-            if scheme in ("http", "https") and url
-        }
-        return cls(proxies)
+        return cls()
 
-    def process_request(self, request: Request, spider: Any) -> None:
+    def process_request(self, request: Request, spider: Any = None) -> None:
         meta = request.meta
         if "proxy" in meta or not self.proxies:
             return

@@ -74,7 +74,7 @@ class ProxyPoolMiddleware:
         """Called by the Downloader with the onion inside this middleware."""
         self._fetch = fetch
 
-    async def process_request(self, request: Request, spider: Any) -> DownloadResult | None:
+    async def process_request(self, request: Request, spider: Any = None) -> DownloadResult | None:
         meta = request.meta
         if "proxy" in meta and POOL_KEY not in meta:
             return None  # the spider's own proxy, or None for a direct request

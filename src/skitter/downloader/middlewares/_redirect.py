@@ -114,7 +114,7 @@ class BaseRedirectMiddleware:
                 + " -> ".join([*chain, target]),
                 request=request,
             )
-        if target in chain and "Set-Cookie" not in response.headers:
+        if target in chain and not response.header_list("Set-Cookie"):
             raise RedirectError(
                 f"{request!r}: redirect loop: " + " -> ".join([*chain, target]),
                 request=request,
@@ -136,8 +136,7 @@ class BaseRedirectMiddleware:
             new_meta.pop("allow_offsite", None)
         if redirected.has_headers:
             _strip_headers(redirected, source, destination, to_get)
-            if "Referer" in redirected.headers:
-                redirected.headers.popall("Referer")
+            redirected.headers.pop("Referer", None)
         if self._referrer is not None:
             # As a link found on the page that sent us on (Scrapy's handle_referer).
             referrer = self._referrer.referrer(response, redirected)
@@ -147,7 +146,7 @@ class BaseRedirectMiddleware:
         if old_scheme != target.partition(":")[0].lower() and new_meta.pop(_ENV_PROXY_FLAG, None):
             new_meta.pop("proxy", None)
             if redirected.has_headers:
-                redirected.headers.popall("Proxy-Authorization", None)
+                redirected.headers.pop("Proxy-Authorization", None)
         self._stats.inc("downloader/redirect_count")
         if isinstance(reason, int):
             self._stats.inc(f"downloader/redirect_status_count/{reason}")
@@ -165,7 +164,7 @@ class RedirectMiddleware(BaseRedirectMiddleware):
         return cls(*cls._base_args(crawler))
 
     def process_response(
-        self, request: Request, response: Response, spider: Any
+        self, request: Request, response: Response, spider: Any = None
     ) -> Response | Request:
         status = response.status
         if status not in REDIRECT_STATUSES:
@@ -178,7 +177,7 @@ class RedirectMiddleware(BaseRedirectMiddleware):
             or status in getattr(spider, "handle_httpstatus_list", ())
         ):
             return response
-        location = response.headers.get("Location")
+        location = response.header("Location")
         if not location:
             return response
         target = safe_url_string(urljoin(request.url, location.strip()))
@@ -211,13 +210,13 @@ def _strip_headers(
     headers = redirected.headers
     if to_get:
         for name in _BODY_HEADERS:
-            headers.popall(name, None)
+            headers.pop(name, None)
     if source is None or target is None or source != target:
-        headers.popall("Authorization", None)
+        headers.pop("Authorization", None)
     if (
         source is None
         or target is None
         or source[1] != target[1]
         or target[0] not in (source[0], "https")
     ):
-        headers.popall("Cookie", None)
+        headers.pop("Cookie", None)

@@ -133,7 +133,9 @@ class AutoRenderMiddleware:
         transport the request asks for (HTTP, or the browser for ``render=True``)."""
         self._fetch = fetch
 
-    def process_request(self, request: Request, spider: Any) -> Awaitable[DownloadResult] | None:
+    def process_request(
+        self, request: Request, spider: Any = None
+    ) -> Awaitable[DownloadResult] | None:
         # Plain function: a request that is not "auto" costs one call and no coroutine.
         render = request.render
         if render is False:

@@ -54,13 +54,15 @@ class RetryMiddleware:
         exceptions = retry_exceptions(crawler.settings["RETRY_EXCEPTIONS"])
         return cls(settings.retry_http_codes, crawler.clock, exceptions)
 
-    def process_response(self, request: Request, response: Response, spider: Any) -> Response:
+    def process_response(
+        self, request: Request, response: Response, spider: Any = None
+    ) -> Response:
         if response.status not in self.retry_http_codes or request.meta.get("dont_retry"):
             return response
-        delay = parse_retry_after(response.headers.get("Retry-After"), self._clock.time())
+        delay = parse_retry_after(response.header("Retry-After"), self._clock.time())
         raise RetryLater(f"HTTP {response.status}", request=request, response=response, delay=delay)
 
-    def process_exception(self, request: Request, exception: Exception, spider: Any) -> None:
+    def process_exception(self, request: Request, exception: Exception, spider: Any = None) -> None:
         if isinstance(exception, self.exceptions) and not request.meta.get("dont_retry"):
             raise RetryLater(
                 type(exception).__name__, request=request, cause=exception

@@ -114,7 +114,7 @@ class RobotsTxtMiddleware:
         """The Crawl-delay robots.txt of ``host`` asks of us, once it has been read."""
         return self._delays.get(host.lower())
 
-    async def process_request(self, request: Request, spider: Any) -> None:
+    async def process_request(self, request: Request, spider: Any = None) -> None:
         if request.meta.get("dont_obey_robotstxt") or request.url[:5].lower() in _NO_ROBOTS:
             return  # data: and file: have no server to ask (Scrapy skips them too)
         origin = _origin(request.url)

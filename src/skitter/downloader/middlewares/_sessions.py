@@ -123,7 +123,7 @@ class SessionMiddleware:
         """Called by the Downloader with the onion inside this middleware."""
         self._fetch = fetch
 
-    async def process_request(self, request: Request, spider: Any) -> DownloadResult:
+    async def process_request(self, request: Request, spider: Any = None) -> DownloadResult:
         fetch = self._fetch
         assert fetch is not None, "bind_inner was not called"
         meta = request.meta

@@ -49,8 +49,8 @@ def encode_entry(response: Response, stored: float, use_gzip: bool) -> bytes:
     A response without a ``Date`` header gets the time it was stored: the RFC 2616
     policy ages an entry from its Date, and without one every entry would look new.
     """
-    headers = [[name, value] for name, value in response.headers.items()]
-    if "Date" not in response.headers:
+    headers = [[name, value] for name, value in response.header_items()]
+    if response.header("Date") is None:
         headers.append(["Date", formatdate(stored, usegmt=True)])
     body = response.body
     meta = {

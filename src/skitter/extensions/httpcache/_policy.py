@@ -127,11 +127,11 @@ class RFC2616Policy:
     def _request_cc(self, request: Request) -> dict[str, str | None]:
         if not request.has_headers:
             return {}
-        return parse_cache_control(request.headers.getall("Cache-Control", ()))
+        return parse_cache_control(request.headers.text_list("Cache-Control"))
 
     def _response_cc(self, response: Response) -> dict[str, str | None]:
         return parse_cache_control(
-            response.headers.getall("Cache-Control", ()), self.ignore_response_cache_controls
+            response.header_list("Cache-Control"), self.ignore_response_cache_controls
         )
 
     def should_cache_request(self, request: Request) -> bool:
@@ -141,15 +141,14 @@ class RFC2616Policy:
 
     def should_cache_response(self, response: Response, request: Request) -> bool:
         cc = self._response_cc(response)
-        headers = response.headers
         if "no-store" in cc or response.status == 304:
             return False  # a 304 has no body of its own to serve later
-        if self.always_store or "max-age" in cc or "Expires" in headers:
+        if self.always_store or "max-age" in cc or response.header("Expires") is not None:
             return True
         if response.status in (300, 301, 308):
             return True
         if response.status in (200, 203, 401):
-            return "Last-Modified" in headers or "ETag" in headers
+            return any(response.header(name) is not None for name in ("Last-Modified", "ETag"))
         return False
 
     def is_cached_response_fresh(self, cachedresponse: Response, request: Request) -> bool:
@@ -193,13 +192,13 @@ class RFC2616Policy:
         max_age = _max_age(self._response_cc(response))
         if max_age is not None:
             return max_age
-        headers = response.headers
-        date = parse_http_date(headers.get("Date")) or now
-        if "Expires" in headers:
-            expires = parse_http_date(headers["Expires"])
+        date = parse_http_date(response.header("Date")) or now
+        expires_header = response.header("Expires")
+        if expires_header is not None:
+            expires = parse_http_date(expires_header)
             # An unreadable Expires means "already expired" (RFC 2616 §14.21).
             return max(0.0, expires - date) if expires is not None else 0.0
-        last_modified = parse_http_date(headers.get("Last-Modified"))
+        last_modified = parse_http_date(response.header("Last-Modified"))
         if last_modified is not None and last_modified <= date:
             return (date - last_modified) / 10
         if response.status in (300, 301, 308):
@@ -208,10 +207,10 @@ class RFC2616Policy:
 
     @staticmethod
     def _current_age(response: Response, now: float) -> float:
-        date = parse_http_date(response.headers.get("Date")) or now
+        date = parse_http_date(response.header("Date")) or now
         age = max(0.0, now - date)
         try:
-            header_age = float(response.headers.get("Age", ""))
+            header_age = float(response.header("Age") or "")
         except ValueError:
             return age
         return max(age, header_age) if math.isfinite(header_age) else age

@@ -1,0 +1,5 @@
+"""Scrapy's ``scrapy.downloadermiddlewares.httpauth`` path for skitter's built-in."""
+
+from skitter.downloader import HttpAuthMiddleware
+
+__all__ = ["HttpAuthMiddleware"]
