@@ -94,6 +94,35 @@ async def start(cmd: list[str]) -> asyncio.subprocess.Process:
     )  # fmt: skip
 
 
+async def until_said(
+    procs: list[asyncio.subprocess.Process], words: str, within: float = 60
+) -> list[str]:
+    """Reads the processes' output until one of them says ``words`` (the event a test
+    waits for, not a duration); what each said so far, to put before ``finish``'s."""
+    said = [""] * len(procs)
+
+    async def read(i: int, stream: asyncio.StreamReader) -> bool:
+        while line := await stream.readline():
+            said[i] += line.decode()
+            if words in " ".join(said[i].split()):  # rich may wrap a long line
+                return True
+        return False  # it exited without saying it
+
+    readers = {asyncio.create_task(read(i, p.stdout)) for i, p in enumerate(procs) if p.stdout}
+    heard = False
+    try:
+        async with asyncio.timeout(within):  # a safety net
+            while readers and not heard:
+                done, readers = await asyncio.wait(readers, return_when=asyncio.FIRST_COMPLETED)
+                heard = any(task.result() for task in done)
+    finally:
+        for task in readers:
+            task.cancel()
+        await asyncio.gather(*readers, return_exceptions=True)
+    assert heard, (words, said)
+    return said
+
+
 async def finish(proc: asyncio.subprocess.Process) -> str:
     out, _ = await asyncio.wait_for(proc.communicate(), timeout=90)
     text = out.decode()

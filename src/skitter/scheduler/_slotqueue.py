@@ -247,6 +247,10 @@ class SlotQueues(Generic[T]):
             self._place(slot, now)
 
     # -- state for the shell, the stats and the UI --------------------------------------
+    def rules_known(self, slot_key: str) -> bool | None:
+        """Whether robots.txt of ``slot_key`` was read (None: rules are not awaited)."""
+        return slot_key in self._rules_known if self.await_rules else None
+
     def crawl_delay(self, slot_key: str) -> float:
         """robots.txt's Crawl-delay for ``slot_key`` (0.0: none known)."""
         return self._crawl_delays.get(slot_key, 0.0)
