@@ -128,8 +128,7 @@ class SlotQueues(Generic[T]):
         self._rules_known: set[str] = set()
         self.throttle = throttle
         self.backoff_statuses = frozenset(backoff_statuses)
-        self.backoff_base = backoff_base
-        self.backoff_max = backoff_max
+        self.backoff_base, self.backoff_max = backoff_base, backoff_max
         self.retry_after_max = retry_after_max
         self.keep_idle = keep_idle
         self._rng = random.Random(seed)
@@ -139,10 +138,7 @@ class SlotQueues(Generic[T]):
         self._ready: list[tuple[int, int, int, int, str]] = []  # in_flight, -prio, seq, ver
         self._timers: list[tuple[float, int, str]] = []  # when, version, key
         self._expiry: list[tuple[float, int, str]] = []
-        self._seq = 0
-        self._version = 0
-        self._queued = 0
-        self._in_flight = 0
+        self._seq = self._version = self._queued = self._in_flight = 0
 
     # -- queueing -------------------------------------------------------------------------
     def push(self, slot_key: str, priority: int, item: T) -> None:
