@@ -329,6 +329,7 @@ PINNED = {
         "Setting",
         "Settings",
         "View",
+        "spider_layer",
     ],
     "skitter.spider": [
         "DepthMiddleware",

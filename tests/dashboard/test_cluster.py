@@ -247,7 +247,10 @@ async def test_a_job_whose_state_vanished_shows_as_failed_and_is_never_created(
 # -- steering ------------------------------------------------------------------------------------
 async def test_a_rate_set_on_the_dashboard_slows_every_worker(serve: Any, redis_url: str) -> None:
     async with cluster(serve, redis_url, tree_spider("tree"), MAX_RATE=1000) as run:
-        assert await run.arrivals_in(1.0) >= 40  # unlimited: as fast as the site answers
+        # Unlimited, and crawling (how fast is the machine's business, not the test's:
+        # a floor on a wall-clock rate fails on a loaded machine).
+        assert all(worker.control.rate == (None, None) for worker in run.workers)
+        await eventually(lambda: len(run.site.arrivals) > 20)
 
         status, body = await run.post(f"api/projects/{run.name}/rate", {"rate": 4, "burst": 1})
         assert status == 200, body
