@@ -328,3 +328,28 @@ async def test_each_operation_is_one_round_trip(counted: Any, keys: JobKeys) -> 
     assert await trips(worker.renew(permits, T0, LEASE)) == 1
     assert await trips(worker.release("a", permits[0][1], T0, backoff_until=T0 + 5)) == 1
     assert await trips(worker.take_token(T0, 1.0, 1.0)) == 1
+
+
+# -- robots.txt not read yet ------------------------------------------------------------------
+async def test_a_worker_that_has_not_read_robots_txt_goes_alone_then_by_the_floor(
+    workers: tuple[RedisPoliteness, RedisPoliteness],
+) -> None:
+    """A first download of a host takes its permit before robots.txt is read: with no
+    worker having read it, the slot takes one such download at a time; the Crawl-delay
+    that download read holds for everyone from its end, and is the floor of the delay of
+    workers still blind."""
+    a, b = workers
+    kw: dict[str, Any] = {"concurrency": 8, "delay": 0, "lease_seconds": LEASE}
+    first, _ = await a.acquire(HOST, T0, rules="blind", **kw)
+    assert first is not None
+    assert (await b.acquire(HOST, T0, rules="blind", **kw))[0] is None, "one at a time"
+    assert await a.release(HOST, first, T0 + 0.3, backoff_until=T0 + 0.55, floor=0.25)
+    assert (await b.acquire(HOST, T0 + 0.3, rules="blind", **kw))[1] == pytest.approx(0.25)
+    second, _ = await b.acquire(HOST, T0 + 0.55, rules="blind", **kw)
+    assert second is not None, "once the delay is over"
+    # b's start took the floor as its delay: a, which has read robots.txt, waits for it.
+    known = {**kw, "delay": 0.25}
+    assert (await a.acquire(HOST, T0 + 0.55, rules="known", **known))[1] == pytest.approx(0.25)
+    assert (await a.acquire(HOST, T0 + 0.8, rules="known", **known))[0] is not None
+    with pytest.raises(ValueError, match="rules must be"):
+        await a.acquire(HOST, T0, rules="maybe", **kw)

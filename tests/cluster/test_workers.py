@@ -94,11 +94,71 @@ async def start(cmd: list[str]) -> asyncio.subprocess.Process:
     )  # fmt: skip
 
 
+async def until_said(
+    procs: list[asyncio.subprocess.Process], words: str, within: float = 60
+) -> list[str]:
+    """Reads the processes' output until one of them says ``words`` (the event a test
+    waits for, not a duration); what each said so far, to put before ``finish``'s."""
+    said = [""] * len(procs)
+
+    async def read(i: int, stream: asyncio.StreamReader) -> bool:
+        while line := await stream.readline():
+            said[i] += line.decode()
+            if words in " ".join(said[i].split()):  # rich may wrap a long line
+                return True
+        return False  # it exited without saying it
+
+    readers = {asyncio.create_task(read(i, p.stdout)) for i, p in enumerate(procs) if p.stdout}
+    heard = False
+    try:
+        async with asyncio.timeout(within):  # a safety net
+            while readers and not heard:
+                done, readers = await asyncio.wait(readers, return_when=asyncio.FIRST_COMPLETED)
+                heard = any(task.result() for task in done)
+    finally:
+        for task in readers:
+            task.cancel()
+        await asyncio.gather(*readers, return_exceptions=True)
+    assert heard, (words, said)
+    return said
+
+
 async def finish(proc: asyncio.subprocess.Process) -> str:
     out, _ = await asyncio.wait_for(proc.communicate(), timeout=90)
     text = out.decode()
     assert proc.returncode == 0, text
     return text
+
+
+# ``skitter push``, started before it is needed: it imports meanwhile, then pushes once
+# told (a line on its stdin), so that the push reaches a waiting worker well within its
+# WORKER_IDLE_TIMEOUT however slowly interpreters start on a loaded machine.
+PUSH_WHEN_TOLD = (
+    "import sys, skitter.cli._main, skitter.cli._push; from skitter.cli import main; "
+    "sys.stdin.readline(); sys.exit(main(sys.argv[1:]))"
+)
+
+
+async def start_push(*args: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-c", PUSH_WHEN_TOLD, "push", *args, env={**os.environ, "PYTHONPATH": SRC},
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+
+
+async def push_once_created(
+    push: asyncio.subprocess.Process, redis: RedisServer, spider: str
+) -> str:
+    """Tell ``push`` to go once a worker has created job 'test' of ``spider`` (its epoch
+    is in Redis; a push before that is refused, as it should be); its output."""
+    meta = JobKeys.for_job(spider, "test").meta
+    async with asyncio.timeout(60):  # a safety net: a worker creates the job as it starts
+        while redis.command("HEXISTS", meta, "epoch") != b":1":  # noqa: ASYNC110
+            await asyncio.sleep(0.05)  # polls a real process (redis-server)
+    assert push.stdin is not None
+    push.stdin.write(b"go\n")
+    return await finish(push)
 
 
 async def run_workers(
@@ -182,15 +242,14 @@ async def test_pushed_urls_reach_waiting_workers(
     site = Site()
     base = await serve(site.app)
     out = tmp_path / "w.jsonl"
-    waiting = await start(worker(spider_file, redis_server.url, out, None, "WORKER_IDLE_TIMEOUT=4"))
-    await asyncio.sleep(1.5)
-    assert waiting.returncode is None  # idle, but waiting for URLs
-    push = await start(
-        [sys.executable, "-m", "skitter", "push", f"{base}/p/1", f"{base}/p/2", "--redis",
-         redis_server.url, "--job", "test", "--spider", "tree"]
+    push = await start_push(
+        f"{base}/p/1", f"{base}/p/2", "--redis", redis_server.url, "--job", "test",
+        "--spider", "tree",
     )  # fmt: skip
-    assert "2 queued" in await finish(push)
-    await finish(waiting)
+    waiting = await start(worker(spider_file, redis_server.url, out, None, "WORKER_IDLE_TIMEOUT=4"))
+    assert "2 queued" in await push_once_created(push, redis_server, "tree")
+    text = await finish(waiting)
+    assert "Created job 'test'" in text  # it waited for URLs: it had none of its own
     # the two pushed subtrees: everything but page 0
     assert set(items([out])) == set(range(1, PAGES))
 
@@ -315,14 +374,12 @@ async def test_a_pushed_offsite_url_is_never_fetched(
     spider_file = tmp_path / "pushed.py"
     spider_file.write_text(textwrap.dedent(PUSHED_SPIDER))
     out = tmp_path / "w.jsonl"
-    waiting = await start(worker(spider_file, redis_server.url, out, None, "WORKER_IDLE_TIMEOUT=3"))
-    await asyncio.sleep(1.0)
-    push = await start(
-        [sys.executable, "-m", "skitter", "push", f"http://localhost:{port}/out",
-         f"http://127.0.0.1:{port}/in", "--redis", redis_server.url, "--job", "test",
-         "--spider", "pushed"]
+    push = await start_push(
+        f"http://localhost:{port}/out", f"http://127.0.0.1:{port}/in", "--redis",
+        redis_server.url, "--job", "test", "--spider", "pushed",
     )  # fmt: skip
-    assert "2 queued" in await finish(push)
+    waiting = await start(worker(spider_file, redis_server.url, out, None, "WORKER_IDLE_TIMEOUT=3"))
+    assert "2 queued" in await push_once_created(push, redis_server, "pushed")
     text = await finish(waiting)
     got = [json.loads(line)["url"] for line in out.read_text().splitlines() if line]
     assert got == [f"http://127.0.0.1:{port}/in"]

@@ -13,7 +13,7 @@ import pytest
 from aiohttp import web
 
 from skitter import CloseSpider, Crawler, DropItem, Request, Response, Spider, run_crawlers
-from skitter.testing import MockResponse, MockTransport
+from skitter.testing import MockResponse, MockTransport, virtual_clock
 
 FAST = {"RETRY_DELAYS": [0.0], "CONCURRENT_REQUESTS": 8}
 
@@ -526,9 +526,10 @@ async def test_monitor_and_failed_task_retry_through_the_crawler() -> None:
     assert (counts.ready, counts.delayed, counts.processing) == (1, 0, 0)
 
 
+@pytest.mark.virtual_time
 async def test_leases_of_slow_tasks_are_renewed_not_reclaimed(serve: Any) -> None:
     async def slow(request: web.Request, hit: int) -> web.Response:
-        await asyncio.sleep(2.5)
+        await asyncio.sleep(2.5)  # virtual
         return page("slow")
 
     site = Recorder({"/slow": slow})
@@ -543,7 +544,8 @@ async def test_leases_of_slow_tasks_are_renewed_not_reclaimed(serve: Any) -> Non
 
     # a lease of 1.5 s on a download of 2.5 s: only renewal keeps it from being handed
     # out again (which would fetch the page twice)
-    stats = await Crawler(Slow, {**FAST, "PROCESSING_TIMEOUT": 1.5}).run()
+    # (on virtual time: on the wall clock a loaded machine could delay the renewal)
+    stats = await Crawler(Slow, {**FAST, "PROCESSING_TIMEOUT": 1.5}, clock=virtual_clock()).run()
     assert site.hits["/slow"] == 1
     assert stats.get("scheduler/leases_reclaimed", 0) == 0
     assert stats["item_scraped_count"] == 1

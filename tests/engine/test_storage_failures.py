@@ -151,6 +151,9 @@ class Fills(Crawler):
         assert isinstance(self.db, SqliteFrontier)
         return project
 
+    def flush_now(self) -> None:
+        self.db._writer.flush()
+
     def fill(self) -> None:
         connection: sqlite3.Connection = self.db._db
         pages = connection.execute("PRAGMA page_count").fetchone()[0]
@@ -188,7 +191,8 @@ async def test_a_job_database_that_cannot_take_the_last_write_fails_the_crawl(
 
     class FillsAtTheEnd(Tree):
         def closed(self, reason: str) -> None:
-            self.state["big"] = "x" * 200_000  # the last checkpoint needs more pages
+            crawler.flush_now()  # as the write behind may have done: nothing left but
+            self.state["big"] = "x" * 200_000  # the last checkpoint, which needs more pages
             crawler.fill()
 
     crawler = Fills(FillsAtTheEnd, {"BASE": base}, job_dir=tmp_path / "job")
@@ -196,6 +200,28 @@ async def test_a_job_database_that_cannot_take_the_last_write_fails_the_crawl(
         await crawler.run()
     assert f"job database {tmp_path / 'job' / 'job.sqlite3'}: {FULL_DB}" in raised.value.reason
     assert raised.value.stats["finish_reason"] == "failed"
+
+
+async def test_the_spiders_state_set_in_closed_is_kept_when_every_task_was_written(
+    serve: Any, tmp_path: Path
+) -> None:
+    """The last write used to be skipped when no task was left to write (the write
+    behind had just run): what ``closed()`` put in the state, and the final stats, were
+    lost, depending on which came first."""
+    app, _hits = site(10)
+    base = await serve(app)
+
+    class Counts(Tree):
+        def closed(self, reason: str) -> None:
+            crawler.flush_now()  # every task written: nothing left for the last write
+            self.state["closed"] = reason
+
+    crawler = Fills(Counts, {"BASE": base}, job_dir=tmp_path / "job")
+    stats = await crawler.run()
+    with sqlite3.connect(tmp_path / "job" / "job.sqlite3") as db:
+        rows = dict(db.execute("SELECT key, value FROM meta").fetchall())
+    assert json.loads(rows["spider_state"]) == {"closed": "finished"}
+    assert json.loads(rows["stats"])["item_scraped_count"] == stats["item_scraped_count"] == 10
 
 
 async def test_a_feed_that_cannot_be_opened_fails_before_anything_is_fetched(

@@ -1,9 +1,10 @@
 """``ProjectScheduler`` keeps its side of the ``Gate`` contract, whatever the gate: it
-asks ``admit`` before looking for a task, ``acquire`` for the task it popped,
-``dispatched`` when it hands it out and ``release`` once its download ended; a wait or
-``FrontierUnavailable`` from ``acquire`` puts the task back, with its slot waiting; its
-upkeep and close reach the gate; a rate above MAX_RATE never reaches it. On a fake clock,
-over the memory frontier, with a gate that records what it is asked."""
+asks ``admit`` once a slot may start a task (not while the gate says to wait),
+``acquire`` for the task it popped, ``dispatched`` when it hands it out and ``release``
+once its download ended; a wait or ``FrontierUnavailable`` from ``acquire`` puts the
+task back, with its slot waiting; its upkeep and close reach the gate; a rate above
+MAX_RATE never reaches it. On a fake clock, over the memory frontier, with a gate that
+records what it is asked."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ from skitter.scheduler import (
     ProjectScheduler,
     RateLimits,
     RetryPolicy,
+    SlotPolicies,
+    SlotPolicy,
     SlotQueues,
 )
 
@@ -93,11 +96,13 @@ def gate() -> RecordingGate:
     return RecordingGate()
 
 
-def scheduler(gate: RecordingGate, clock: FakeClock, **kwargs: Any) -> ProjectScheduler:
+def scheduler(
+    gate: RecordingGate, clock: FakeClock, slots: SlotQueues[Lease] | None = None, **kwargs: Any
+) -> ProjectScheduler:
     return ProjectScheduler(
         MemoryFrontier(),
         retry=RetryPolicy([1.0], 1),
-        slots=SlotQueues(),
+        slots=slots if slots is not None else SlotQueues(),
         stats=Stats(),
         clock=clock,
         gate=gate,
@@ -144,15 +149,36 @@ async def test_a_download_report_frees_the_slot_and_carries_robots_crawl_delay(
     assert gate.names().count("release") == 3
 
 
-async def test_no_admission_looks_at_no_task(gate: RecordingGate, clock: FakeClock) -> None:
+async def test_a_gate_that_waits_is_not_asked_and_no_task_is_leased(
+    gate: RecordingGate, clock: FakeClock
+) -> None:
     sched = scheduler(gate, clock)
     await sched.enqueue([Request("http://a.example/1")])
     gate.admitting = False
     assert await sched.next_request() is None
-    assert gate.names() == ["admit"]
+    assert gate.names() == [] and sched.held == 0
     assert await sched.next_wakeup() == 7.0, "the gate's wait wakes the engine"
     gate.admitting = True
     assert await sched.next_request() is not None
+
+
+async def test_the_gate_is_asked_for_a_token_only_when_a_task_can_start(
+    gate: RecordingGate, clock: FakeClock
+) -> None:
+    """A worker of a cluster that took the job's token with nothing to send kept it, and
+    another worker's task waited for the token after: the job's first download came one
+    token late."""
+    policy = SlotPolicy(delay=2.0, randomize_delay=False)
+    paced: SlotQueues[Lease] = SlotQueues(SlotPolicies(policy))
+    sched = scheduler(gate, clock, paced)
+    assert await sched.next_request() is None, "nothing queued"
+    await sched.enqueue([Request(f"http://a.example/{n}") for n in range(2)])
+    assert await sched.next_request() is not None
+    assert await sched.next_request() is None, "the slot's delay runs"
+    assert gate.names() == ["admit", "acquire", "dispatched"]
+    clock.advance(2.0)
+    assert await sched.next_request() is not None
+    assert gate.names().count("admit") == 2
 
 
 async def test_a_slot_the_gate_refuses_waits_as_long_as_it_says_and_keeps_its_task(

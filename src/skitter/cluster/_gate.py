@@ -80,6 +80,8 @@ class ClusterGate:
         self._burst: float | None = None
         self._token_in_hand = False
         self._token_wait_until = 0.0
+        #: Downloads whose permit was taken before this worker read the host's robots.txt.
+        self._blind: set[Lease] = set()
 
     def __repr__(self) -> str:
         return f"<ClusterGate {self._store!r} rate={self._rate} burst={self._burst}>"
@@ -123,6 +125,7 @@ class ClusterGate:
             delay = slots.stats(slot)[slot].delay
         else:  # the cluster's AutoThrottle delay, above the slot's own floor
             delay = max(policy.delay, slots.crawl_delay(slot))
+        known = slots.rules_known(slot)
         wait = await self.permits.take(
             slot,
             lease,
@@ -132,9 +135,12 @@ class ClusterGate:
             bucket=_bucket(policy),
             breaker=_breaker(policy),
             throttle_start=None if throttle is None else throttle[0],
+            rules="" if known is None else "known" if known else "blind",
         )
         if wait > 0:
             self._stats.inc("scheduler/cluster_slot_waits")
+        elif known is False:
+            self._blind.add(lease)
         return wait
 
     async def release(
@@ -157,6 +163,15 @@ class ClusterGate:
         until = None
         if state is not None and state.backoff_until is not None:
             until = now + max(0.0, state.backoff_until - self._clock.monotonic())
+        floor = None
+        if lease in self._blind:
+            # Its permit carried no Crawl-delay, and the page left only once robots.txt
+            # came in (about now): no worker starts the slot before one delay from now,
+            # and those that have not read robots.txt yet pace by that delay.
+            self._blind.discard(lease)
+            floor = state.delay if state is not None else 0.0
+            if floor > 0:
+                until = max(until or 0.0, now + floor)
         await self.permits.give_back(
             lease,
             now,
@@ -166,6 +181,7 @@ class ClusterGate:
             own_pace=_bucket(policy) is not None or throttle is not None,
             ok=ok,
             sample=None if throttle is None or latency is None else (latency, status, *throttle),
+            floor=floor,
         )
 
     def wait_time(self) -> float | None:
@@ -178,6 +194,7 @@ class ClusterGate:
     async def close(self) -> None:
         """Hand every permit back at once: a closing worker must not keep a slot's
         share for a whole lease."""
+        self._blind.clear()
         if self.permits.reused:
             self._stats.inc("scheduler/cluster_permits_reused", self.permits.reused)
         await self.permits.close(self._clock.time())

@@ -48,6 +48,7 @@ class PermitStore(Protocol):
         bucket: tuple[float, float] | None = None,
         breaker: tuple[int, float, int] | None = None,
         throttle_start: float | None = None,
+        rules: str = "",
     ) -> tuple[str | None, float]: ...
 
     async def release(
@@ -60,6 +61,7 @@ class PermitStore(Protocol):
         ok: bool = True,
         breaker: tuple[int, float, int] | None = None,
         sample: Sample | None = None,
+        floor: float | None = None,
     ) -> bool: ...
 
     async def renew(
@@ -102,11 +104,13 @@ class ClusterPermits:
         bucket: tuple[float, float] | None = None,
         breaker: tuple[int, float, int] | None = None,
         throttle_start: float | None = None,
+        rules: str = "",
     ) -> float:
         """A permit for ``download`` (the scheduler passes the task's lease): 0.0 when it
         has one, else the seconds the cluster says to wait. ``bucket``: the slot's
         ``(rate, burst)``, whose token every download takes from Redis; ``breaker``: its
-        ``(threshold, pause, probes)``, which every download asks in Redis (no spare)."""
+        ``(threshold, pause, probes)``, which every download asks in Redis (no spare);
+        ``rules``: robots.txt read or not (``PermitStore.acquire``)."""
         spares = self._spares.get(slot)
         if spares:
             permit = spares.pop()
@@ -126,6 +130,7 @@ class ClusterPermits:
             bucket=bucket,
             breaker=breaker,
             throttle_start=throttle_start,
+            rules=rules,
         )
         if permit_id is None:
             return wait
@@ -143,6 +148,7 @@ class ClusterPermits:
         own_pace: bool = False,
         ok: bool = True,
         sample: Sample | None = None,
+        floor: float | None = None,
     ) -> None:
         """``download`` ended: keep its permit as a spare if the slot can use it
         at once (more tasks queued here, no delay, no back-off, no bucket or breaker of
@@ -157,12 +163,13 @@ class ClusterPermits:
             and not own_pace
             and permit.breaker is None
             and backoff_until is None
+            and floor is None
             and now - permit.acquired < self.reuse_for
         ):
             permit.parked = now
             self._spares.setdefault(permit.slot, []).append(permit)
             return
-        await self._release(permit, now, backoff_until, ok, sample)
+        await self._release(permit, now, backoff_until, ok, sample, floor)
 
     async def upkeep(self, now: float, renew: bool) -> None:
         """Return the spares nobody used since the last upkeep; with ``renew``, extend
@@ -203,6 +210,7 @@ class ClusterPermits:
         backoff_until: float | None = None,
         ok: bool | None = None,
         sample: Sample | None = None,
+        floor: float | None = None,
     ) -> None:
         """``ok``: the download's outcome, for the slot's breaker (None: none, as for a
         spare or a download still running at close)."""
@@ -215,4 +223,5 @@ class ClusterPermits:
                 ok=bool(ok),
                 breaker=permit.breaker if ok is not None else None,
                 sample=sample,
+                floor=floor,
             )

@@ -117,6 +117,7 @@ class RedisPoliteness:
         bucket: tuple[float, float] | None = None,
         breaker: Breaker | None = None,
         throttle_start: float | None = None,
+        rules: str = "",
     ) -> tuple[str | None, float]:
         """Take a download permit for ``slot``: ``(permit_id, 0.0)`` when granted, else
         ``(None, seconds to wait before trying again)``.
@@ -127,7 +128,11 @@ class RedisPoliteness:
         ``(rate, burst)`` (DOWNLOAD_SLOT_RATE): one token bucket per slot for the whole
         cluster, taken in the same call as the permit (no permit without a token).
         ``breaker`` is the slot's ``(threshold, pause, probes)``: its circuit breaker,
-        also one for the cluster (``release`` counts the outcomes)."""
+        also one for the cluster (``release`` counts the outcomes). ``rules``: whether
+        the caller has read the host's robots.txt (``"known"``, ``"blind"``; ``""`` when
+        it does not obey it), see ``slot_acquire.lua``."""
+        if rules not in ("", "known", "blind"):
+            raise ValueError(f"rules must be '', 'known' or 'blind', got {rules!r}")
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise ValueError(f"slot concurrency must be an integer >= 1, got {concurrency!r}")
         _non_negative("delay", delay)
@@ -149,7 +154,7 @@ class RedisPoliteness:
         else:
             args += ["", ""]
         args += _breaker_args(breaker)
-        args.append(_limit("throttle_start", throttle_start))
+        args += [_limit("throttle_start", throttle_start), rules]
         wait = float(await self._acquire([self.keys.permits(slot), self.keys.pace(slot)], args))
         return (permit, 0.0) if wait <= 0 else (None, wait)
 
@@ -164,11 +169,14 @@ class RedisPoliteness:
         ok: bool = True,
         breaker: Breaker | None = None,
         sample: Sample | None = None,
+        floor: float | None = None,
     ) -> bool:
         """Give the permit back. ``backoff_until`` (epoch seconds, after a 429/503 or a
         Retry-After) keeps every worker off the slot until then; back-offs from several
         workers never shorten each other. With the slot's ``breaker`` (see ``acquire``),
-        ``ok`` (the download's outcome) feeds it. False if the permit had lapsed."""
+        ``ok`` (the download's outcome) feeds it. ``floor``: the slot's delay with the
+        Crawl-delay its download just read, for workers that have not read it yet (see
+        ``acquire``'s ``rules``). False if the permit had lapsed."""
         args = [
             self.time_source,
             lua_number(now),
@@ -182,6 +190,9 @@ class RedisPoliteness:
             latency, status, *throttle = sample
             args += [lua_number(latency), "" if status is None else str(status)]
             args += [lua_number(_non_negative("throttle", value)) for value in throttle]
+        else:
+            args += [""] * 6
+        args.append("" if floor is None else lua_number(_non_negative("floor", floor)))
         released = await self._release([self.keys.permits(slot), self.keys.pace(slot)], args)
         return bool(released)
 

@@ -1,13 +1,12 @@
 """The async shell that schedules one project's tasks over its frontier.
 
 The frontier stores tasks and leases them out by priority; this shell decides which
-leased task may be downloaded *now*. Project gates come first (a manual pause, the
-circuit breaker, then the ``Gate``: the project's token bucket, shared by every worker
-of a distributed job); then the task waits in its download slot's queue
-(``SlotQueues``), and the next download comes from the least busy slot allowed to start
-(per-slot concurrency, delay, token bucket, breaker, back-off), and that the gate lets
-start (a worker's permit for the slot, across the job). Failed attempts become delayed
-retries by the retry table, and feed the breakers. All decisions are made by the
+leased task may be downloaded *now*: one whose download slot (``SlotQueues``: per-slot
+concurrency, delay, token bucket, breaker, back-off) may start, the least busy first,
+once the project's gates agree (a manual pause, the circuit breaker, then the ``Gate``:
+the project's token bucket shared by every worker of a distributed job, asked only once
+a slot may start, and the slot's permit across the job). Failed attempts become
+delayed retries by the retry table, and feed the breakers. All decisions are made by the
 sans-I/O cores (``_slotqueue``, ``_retry``, ``_tokenbucket``, ``_breaker``) and the gate;
 this module only sequences them, awaits the frontier, and reports what happened.
 
@@ -134,9 +133,7 @@ class ProjectScheduler:
         state = self.breaker.state if self.breaker is not None else BreakerState.CLOSED
         if state is BreakerState.OPEN:
             return "paused"
-        if state is BreakerState.HALF_OPEN:
-            return "checking"
-        return "running"
+        return "checking" if state is BreakerState.HALF_OPEN else "running"
 
     def pause(self) -> None:
         """Dispatch nothing more until ``resume``; running downloads finish."""
@@ -212,8 +209,8 @@ class ProjectScheduler:
     # -- dispatch ---------------------------------------------------------------------
     async def next_request(self) -> Lease | None:
         """A leased task that may start downloading now, or None: the project's gates
-        (pause, breaker, the gate's token) are checked first, then the task's slot, and
-        the gate's permit for it."""
+        (pause, breaker, the gate's token once a slot may start) come first, then the
+        task's slot, and the gate's permit for it."""
         if self._paused:
             return None
         breaker = self.breaker
@@ -221,7 +218,7 @@ class ProjectScheduler:
             self._report_breaker()
             return None
         gate = self.gate
-        if not await gate.admit():
+        if gate.wait_time() is not None or not await self._task_ready() or not await gate.admit():
             return None
         lease = await self._next_for_slot(gate)
         if lease is not None:
@@ -230,20 +227,24 @@ class ProjectScheduler:
                 breaker.allow()
         return lease
 
+    async def _task_ready(self) -> bool:
+        """Whether a slot may start a task now, leasing more if none may: the gate's token
+        is asked only then (a worker holding the job's token with nothing to send delays
+        another worker's task to the next one)."""
+        queues, max_held = self.slots, self.lease_policy.max_held
+        while queues.wait_time(self._clock.monotonic()) != 0.0:
+            if len(self._held) >= max_held or not await self._lease_more():
+                return False
+        return True
+
     async def _next_for_slot(self, gate: Gate) -> Lease | None:
-        queues = self.slots
-        max_held = self.lease_policy.max_held
-        if self.lease_policy.eager and not self._dry and len(self._held) < max_held:
+        queues, policy = self.slots, self.lease_policy
+        if policy.eager and not self._dry and len(self._held) < policy.max_held:
             # Pull what is due into the slot queues first, so that a task of higher
             # priority than those held is seen at once, not after them.
             await self._lease_more()
-        now = self._clock.monotonic()
-        popped = queues.pop(now)
-        while popped is None and len(self._held) < max_held:
-            if not await self._lease_more():
-                return None
-            popped = queues.pop(self._clock.monotonic())
-        if popped is None:
+        popped = queues.pop(self._clock.monotonic())
+        if popped is None:  # none ready after all (the eager lease's await)
             return None
         key, lease = popped
         try:
@@ -433,8 +434,7 @@ class ProjectScheduler:
         renew = now >= self._next_renewal
         if renew:
             self._next_renewal = now + lease_seconds / 3
-            held = list(self._held)
-            held.extend(in_flight)
+            held = [*self._held, *in_flight]
             if held:
                 await self.frontier.renew(held, now, lease_seconds)
         await self.gate.upkeep(renew)

@@ -128,8 +128,7 @@ class SlotQueues(Generic[T]):
         self._rules_known: set[str] = set()
         self.throttle = throttle
         self.backoff_statuses = frozenset(backoff_statuses)
-        self.backoff_base = backoff_base
-        self.backoff_max = backoff_max
+        self.backoff_base, self.backoff_max = backoff_base, backoff_max
         self.retry_after_max = retry_after_max
         self.keep_idle = keep_idle
         self._rng = random.Random(seed)
@@ -139,10 +138,7 @@ class SlotQueues(Generic[T]):
         self._ready: list[tuple[int, int, int, int, str]] = []  # in_flight, -prio, seq, ver
         self._timers: list[tuple[float, int, str]] = []  # when, version, key
         self._expiry: list[tuple[float, int, str]] = []
-        self._seq = 0
-        self._version = 0
-        self._queued = 0
-        self._in_flight = 0
+        self._seq = self._version = self._queued = self._in_flight = 0
 
     # -- queueing -------------------------------------------------------------------------
     def push(self, slot_key: str, priority: int, item: T) -> None:
@@ -247,6 +243,10 @@ class SlotQueues(Generic[T]):
             self._place(slot, now)
 
     # -- state for the shell, the stats and the UI --------------------------------------
+    def rules_known(self, slot_key: str) -> bool | None:
+        """Whether robots.txt of ``slot_key`` was read (None: rules are not awaited)."""
+        return slot_key in self._rules_known if self.await_rules else None
+
     def crawl_delay(self, slot_key: str) -> float:
         """robots.txt's Crawl-delay for ``slot_key`` (0.0: none known)."""
         return self._crawl_delays.get(slot_key, 0.0)

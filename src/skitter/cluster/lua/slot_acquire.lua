@@ -21,6 +21,12 @@
 --                        the delay is then the larger of ARGV[4] (the slot's floor: its
 --                        configured delay, Crawl-delay) and the shared `tdelay`, which
 --                        slot_release.lua moves with every worker's latency samples
+-- ARGV[15] rules         robots.txt, when the caller obeys it: "known" (ARGV[4] holds
+--                        its Crawl-delay: kept as the slot's `floor`), "blind" (the
+--                        caller has not read it yet: its delay is at least the `floor`
+--                        another worker left, and with none the slot takes one download
+--                        at a time, since its first start may come only once robots.txt
+--                        is read), or "" (not obeyed)
 -- Returns "0" when the permit is granted (and recorded), else the seconds to wait before
 -- trying again; a string, since Redis truncates a Lua number reply to an integer.
 --
@@ -46,6 +52,15 @@ local throttle_start = tonumber(ARGV[14])
 if throttle_start then
   local shared = stored_number(redis.call('HGET', K_PACE, 'tdelay'))
   delay = math.max(delay, shared or throttle_start)
+end
+local rules = ARGV[15] or ''
+if rules == 'blind' then
+  local floor = stored_number(redis.call('HGET', K_PACE, 'floor'))
+  if floor then
+    delay = math.max(delay, floor)
+  else
+    concurrency = 1
+  end
 end
 
 -- Milliseconds until `until_` plus the grace, at least 1.
@@ -128,6 +143,10 @@ if delay > 0 then
   keep = NOW + delay
 elseif next_start and next_start > 0 then
   redis.call('HDEL', K_PACE, 'next') -- a slot without delay keeps no pace key
+end
+if rules == 'known' then
+  redis.call('HSET', K_PACE, 'floor', num(delay))
+  keep = math.max(keep, NOW)
 end
 if rate then
   redis.call('HSET', K_PACE, 'tokens', num(tokens), 'stamp', num(stamp))

@@ -15,6 +15,9 @@
 --                        ARGV[11] status ("" = no response), ARGV[12] start delay,
 --                        ARGV[13] max delay, ARGV[14] target concurrency, ARGV[15] the
 --                        slot's configured delay (the floor)
+-- ARGV[16] floor         the slot's delay with the Crawl-delay the download just read
+--                        ("" = none): `floor`, for workers that have not read robots.txt
+--                        yet (see slot_acquire.lua)
 -- Returns 1 if the permit was still held, 0 if it had lapsed (its lease ran out, so
 -- another download may have its place already) or was never granted.
 
@@ -88,6 +91,14 @@ if latency and latency >= 0 and latency < math.huge then
   elseif not redis.call('HGET', K_PACE, 'tdelay') then
     redis.call('HSET', K_PACE, 'tdelay', num(old))
   end
+  local ms = math.max(1, math.ceil(idle_ttl * 1000))
+  if redis.call('PTTL', K_PACE) < ms then
+    redis.call('PEXPIRE', K_PACE, ms)
+  end
+end
+local floor = tonumber(ARGV[16] or '')
+if floor and floor >= 0 and floor < math.huge then
+  redis.call('HSET', K_PACE, 'floor', num(floor))
   local ms = math.max(1, math.ceil(idle_ttl * 1000))
   if redis.call('PTTL', K_PACE) < ms then
     redis.call('PEXPIRE', K_PACE, ms)

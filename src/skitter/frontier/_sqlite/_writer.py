@@ -79,14 +79,16 @@ class WriteBehind:
 
     def flush(self, *, last: bool = False) -> None:
         """Write the dirty tasks and the checkpoint in one transaction. Any failure
-        breaks the store for good; ``last`` tries once more anyway (at close)."""
+        breaks the store for good; ``last`` tries once more anyway (at close), and
+        writes the checkpoint even with no task to write: the stats and the spider's
+        state (``closed()`` may set it) change after the last task did."""
         if not last:
             self.raise_if_failed()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         dirty, queue = self.dirty, self._queue
-        if not dirty or queue is None:
+        if (not dirty and not last) or queue is None:
             return
         db = self._db
         try:
