@@ -22,7 +22,8 @@ from typing import Any
 
 from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import HttpError, NotConfigured
-from skitter.http import ReferrerPolicies, Request, Response, Scope, url_host
+from skitter.http import ReferrerPolicies, ReferrerPolicy, Request, Response, Scope, url_host
+from skitter.settings import Settings
 from skitter.spider._middleware import RequestCheck, RequestFilter
 
 __all__ = [
@@ -168,8 +169,21 @@ class RefererMiddleware(RequestFilter):
     request already has is kept. REFERER_ENABLED=False switches it off.
     """
 
-    def __init__(self, policies: ReferrerPolicies) -> None:
+    def __init__(self, policies: ReferrerPolicies | Settings | None = None) -> None:
+        if not isinstance(policies, ReferrerPolicies):
+            # Scrapy's constructor takes the settings (or none: the defaults).
+            settings = Settings() if policies is None else policies
+            policies = ReferrerPolicies(settings["REFERRER_POLICY"], settings["REFERRER_POLICIES"])
         self.policies = policies
+
+    @property
+    def default_policy(self) -> type[ReferrerPolicy]:
+        """The class of REFERRER_POLICY's policy (Scrapy's attribute)."""
+        return type(self.policies.default)
+
+    def policy(self, response: Response, request: Request) -> ReferrerPolicy:
+        """The policy that decides ``request``'s Referer when found on ``response``."""
+        return self.policies.for_request(request, self.policies.for_response(response))
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> RefererMiddleware:
