@@ -96,3 +96,25 @@ def test_stats_spider_hooks_keep_the_values() -> None:
     stats.inc_value("x")
     stats.close_spider(reason="finished")
     assert stats.get_value("x") == 1
+
+
+async def test_test_helpers() -> None:
+    from skitter.utils.test import get_from_asyncio_queue, get_reactor_settings
+
+    assert await get_from_asyncio_queue("x") == "x"
+    assert get_reactor_settings() == {}
+
+
+def test_httperror_middleware_asks_the_crawls_spider_when_none_is_passed() -> None:
+    from skitter.exceptions import HttpError
+    from skitter.spidermiddlewares.httperror import HttpErrorMiddleware
+    from skitter.utils.test import get_crawler
+
+    crawler = get_crawler()
+    crawler.spider = crawler._create_spider()
+    mw = HttpErrorMiddleware.from_crawler(crawler)
+    response = Response("http://a.example/", status=404, request=Request("http://a.example/"))
+    with pytest.raises(HttpError):
+        mw.process_spider_input(response)
+    crawler.spider.handle_httpstatus_list = [404]
+    mw.process_spider_input(response)
