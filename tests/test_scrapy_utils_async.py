@@ -118,3 +118,19 @@ def test_httperror_middleware_asks_the_crawls_spider_when_none_is_passed() -> No
         mw.process_spider_input(response)
     crawler.spider.handle_httpstatus_list = [404]
     mw.process_spider_input(response)
+
+
+async def test_start_spider_middleware_marks_start_requests_only() -> None:
+    from skitter.spidermiddlewares.start import StartSpiderMiddleware
+
+    mw = StartSpiderMiddleware()
+
+    async def start() -> Any:
+        yield Request("http://a.example/1")
+        yield Request("http://a.example/2", meta={"is_start_request": False})
+
+    marks = [r.meta["is_start_request"] async for r in mw.process_start(start())]
+    assert marks == [True, False]
+    found = Request("http://a.example/3")
+    assert list(mw.process_spider_output(Response("http://a.example/"), [found])) == [found]
+    assert "is_start_request" not in found.meta
