@@ -134,3 +134,26 @@ async def test_start_spider_middleware_marks_start_requests_only() -> None:
     found = Request("http://a.example/3")
     assert list(mw.process_spider_output(Response("http://a.example/"), [found])) == [found]
     assert "is_start_request" not in found.meta
+
+
+def test_meta_copy_detection_warns_once_and_honours_skip_keys(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from skitter.spidermiddlewares.metacopy import MetaCopyDetectionMiddleware
+    from skitter.utils.test import get_crawler
+
+    page = Response("http://a.example/", request=Request("http://a.example/"))
+    mw = MetaCopyDetectionMiddleware.from_crawler(get_crawler())
+    copied = [Request(f"http://a.example/{i}", meta={"retry_times": 2, "k": 1}) for i in (1, 2)]
+    with caplog.at_level("WARNING"):
+        assert list(mw.process_spider_output(page, copied)) == copied
+        list(mw.process_spider_output(None, copied))  # start requests: not looked at
+    assert len(caplog.records) == 1
+    assert "retry_times" in caplog.text
+    assert "http://a.example/1" in caplog.text
+    caplog.clear()
+    crawler = get_crawler(settings_dict={"META_COPY_WARN_SKIP_KEYS": ["retry_times"]})
+    quiet = MetaCopyDetectionMiddleware.from_crawler(crawler)
+    with caplog.at_level("WARNING"):
+        list(quiet.process_spider_output(page, copied))
+    assert not caplog.records
