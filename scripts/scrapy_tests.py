@@ -168,6 +168,32 @@ def pytest_runtest_setup(item):
             pytest.skip(f"{module} is not installed")
     if item.get_closest_marker("requires_mitmproxy"):
         pytest.skip("mitmdump is not used here")
+
+
+_MISSING = object()
+
+
+@pytest.fixture(autouse=True)
+def _spider_classes_untouched():
+    """Put back the ``custom_settings`` of the spider base classes after each test.
+
+    Scrapy's shared spider tests (``test_update_settings``) assign made-up settings
+    (``TEST1``...) to ``custom_settings`` of the base class under test and leave them
+    there. Scrapy ignores unknown settings, so the leak is harmless there; skitter
+    refuses them, so every later test that builds a crawler would fail for a test it
+    did not run, and a module's score would depend on the modules run before it."""
+    from scrapy import spiders
+
+    classes = [spiders.Spider, spiders.CrawlSpider, spiders.XMLFeedSpider,
+               spiders.CSVFeedSpider, spiders.SitemapSpider]
+    saved = [(cls, vars(cls).get("custom_settings", _MISSING)) for cls in classes]
+    yield
+    for cls, value in saved:
+        if value is _MISSING:
+            if "custom_settings" in vars(cls):
+                delattr(cls, "custom_settings")
+        else:
+            cls.custom_settings = value
 '''
 
 #: A pytest plugin that writes each test's outcome (and a failure's exception type).

@@ -494,6 +494,7 @@ PINNED = {
     "skitter.utils.request": [
         "RequestFingerprinter",
         "_fingerprint_cache",
+        "_to_verbose_cookies",
         "fingerprint",
         "request_from_dict",
         "request_httprepr",

@@ -88,6 +88,14 @@ class ScrapyStatsNames:
     def get_stats(self: CrawlStats, spider: Any = None) -> dict[str, Any]:
         return self.to_dict()
 
+    def open_spider(self, spider: Any = None) -> None:
+        """Nothing to open: the crawl opens its stats object with itself; kept so that
+        code driving a collector by hand (tests, ``get_crawler`` users) runs."""
+
+    def close_spider(self, spider: Any = None, reason: str = "finished") -> None:
+        """Nothing to close: the values stay readable after the crawl, as in Scrapy's
+        memory collector."""
+
 
 class CrawlContext(Protocol):
     """What a component may know of the crawl it belongs to."""

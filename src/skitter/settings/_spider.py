@@ -17,6 +17,13 @@ GROUP: list[Setting] = [
         "Subtracted from a request's priority per level of depth (positive: breadth-first).",
     ),
     Setting("URLLENGTH_LIMIT", 2083, int, "Requests with longer URLs are dropped; 0 = no limit."),
+    Setting(
+        "META_COPY_WARN_SKIP_KEYS",
+        [],
+        list,
+        "Meta keys MetaCopyDetectionMiddleware does not warn about when a callback's request "
+        "carries them (keys the downloader sets, copied from response.meta).",
+    ),
     Setting("REFERER_ENABLED", True, bool, "Send the page a link was found on as Referer."),
     Setting(
         "REFERRER_POLICY",

@@ -48,20 +48,20 @@ class BaseSpiderMiddleware:
             if (obj := self._processed(obj, None)) is not None:
                 yield obj
 
-    def process_start_requests(self, start: Iterable[Any], spider: Any) -> Iterator[Any]:
+    def process_start_requests(self, start: Iterable[Any], spider: Any = None) -> Iterator[Any]:
         for obj in start:
             if (obj := self._processed(obj, None)) is not None:
                 yield obj
 
     async def process_spider_output_async(
-        self, response: Any, result: AsyncIterable[Any], spider: Any
+        self, response: Any, result: AsyncIterable[Any], spider: Any = None
     ) -> AsyncIterator[Any]:
         async for obj in result:
             if (obj := self._processed(obj, response)) is not None:
                 yield obj
 
     def process_spider_output(
-        self, response: Any, result: Iterable[Any], spider: Any
+        self, response: Any, result: Iterable[Any], spider: Any = None
     ) -> Iterator[Any]:
         for obj in result:
             if (obj := self._processed(obj, response)) is not None:

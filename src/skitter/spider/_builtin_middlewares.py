@@ -22,7 +22,8 @@ from typing import Any
 
 from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import HttpError, NotConfigured
-from skitter.http import ReferrerPolicies, Request, Response, Scope, url_host
+from skitter.http import ReferrerPolicies, ReferrerPolicy, Request, Response, Scope, url_host
+from skitter.settings import Settings
 from skitter.spider._middleware import RequestCheck, RequestFilter
 
 __all__ = [
@@ -55,17 +56,21 @@ class HttpErrorMiddleware:
         self._stats = stats
         self._allowed = frozenset(int(code) for code in allowed_codes)
         self._allow_all = allow_all
+        #: The crawl (Scrapy's attribute), whose spider is asked when none is passed.
+        self.crawler: CrawlContext | None = None
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> HttpErrorMiddleware:
         settings = crawler.settings
-        return cls(
+        mw = cls(
             crawler.stats,
             allowed_codes=settings["HTTPERROR_ALLOWED_CODES"],
             allow_all=settings["HTTPERROR_ALLOW_ALL"],
         )
+        mw.crawler = crawler
+        return mw
 
-    def process_spider_input(self, response: Response, spider: Any) -> None:
+    def process_spider_input(self, response: Response, spider: Any = None) -> None:
         status = response.status
         if 200 <= status < 300:
             return
@@ -79,13 +84,17 @@ class HttpErrorMiddleware:
             allowed = (
                 self._allow_all
                 or status in self._allowed
-                or status in getattr(spider, "handle_httpstatus_list", ())
+                or status in getattr(spider or self._crawl_spider(), "handle_httpstatus_list", ())
             )
         if allowed:
             return
         self._stats.inc("httperror/response_ignored_count")
         self._stats.inc(f"httperror/response_ignored_status_count/{status}")
         raise HttpError("Ignoring non-200 response", response=response)
+
+    def _crawl_spider(self) -> Any:
+        """The crawl's spider, for a caller that passes none (Scrapy 2.13's signature)."""
+        return None if self.crawler is None else self.crawler.spider
 
 
 class OffsiteMiddleware(RequestFilter):
@@ -168,8 +177,21 @@ class RefererMiddleware(RequestFilter):
     request already has is kept. REFERER_ENABLED=False switches it off.
     """
 
-    def __init__(self, policies: ReferrerPolicies) -> None:
+    def __init__(self, policies: ReferrerPolicies | Settings | None = None) -> None:
+        if not isinstance(policies, ReferrerPolicies):
+            # Scrapy's constructor takes the settings (or none: the defaults).
+            settings = Settings() if policies is None else policies
+            policies = ReferrerPolicies(settings["REFERRER_POLICY"], settings["REFERRER_POLICIES"])
         self.policies = policies
+
+    @property
+    def default_policy(self) -> type[ReferrerPolicy]:
+        """The class of REFERRER_POLICY's policy (Scrapy's attribute)."""
+        return type(self.policies.default)
+
+    def policy(self, response: Response, request: Request) -> ReferrerPolicy:
+        """The policy that decides ``request``'s Referer when found on ``response``."""
+        return self.policies.for_request(request, self.policies.for_response(response))
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> RefererMiddleware:

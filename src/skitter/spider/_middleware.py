@@ -35,8 +35,8 @@ from __future__ import annotations
 import contextlib
 import inspect
 import logging
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Sequence
-from typing import Any, TypeGuard
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Sequence
+from typing import Any, TypeGuard, overload
 
 from skitter._components import build_components
 from skitter._types import CrawlContext
@@ -197,16 +197,46 @@ class RequestFilter:
     def request_filter(self, response: Any, spider: Any) -> RequestCheck | None:
         raise NotImplementedError
 
-    async def process_spider_output(
-        self, response: Any, result: AsyncIterable[Any], spider: Any
-    ) -> AsyncIterator[Any]:
+    @overload
+    def process_spider_output(
+        self, response: Any, result: AsyncIterable[Any], spider: Any = None
+    ) -> AsyncIterator[Any]: ...
+
+    @overload
+    def process_spider_output(
+        self, response: Any, result: Iterable[Any], spider: Any = None
+    ) -> Iterator[Any]: ...
+
+    def process_spider_output(
+        self, response: Any, result: AsyncIterable[Any] | Iterable[Any], spider: Any = None
+    ) -> AsyncIterator[Any] | Iterator[Any]:
+        """The output filtered, of the kind it came in: an async iterable (skitter's
+        chain) gives an async generator, a list (code and tests written for Scrapy's
+        sync hook) a plain one; ``spider`` is optional, as in Scrapy 2.13."""
         check = self.request_filter(response, spider)
-        async for obj in result:
-            if check is not None and isinstance(obj, Request):
-                obj = check(obj)
-                if obj is None:
-                    continue
-            yield obj
+        if isinstance(result, AsyncIterable):
+            return _checked_async(check, result)
+        return _checked(check, result)
+
+
+async def _checked_async(
+    check: RequestCheck | None, result: AsyncIterable[Any]
+) -> AsyncIterator[Any]:
+    async for obj in result:
+        if check is not None and isinstance(obj, Request):
+            obj = check(obj)
+            if obj is None:
+                continue
+        yield obj
+
+
+def _checked(check: RequestCheck | None, result: Iterable[Any]) -> Iterator[Any]:
+    for obj in result:
+        if check is not None and isinstance(obj, Request):
+            obj = check(obj)
+            if obj is None:
+                continue
+        yield obj
 
 
 def _is_pure_filter(mw: SpiderMiddleware) -> TypeGuard[RequestFilter]:

@@ -62,15 +62,22 @@ def _declared_encoding(response: Response) -> str | None:
     return resolve_encoding(encoding) if encoding else None
 
 
-def xml_nodes(response: Response, tag: str) -> Iterator[Selector]:
+def xml_nodes(
+    response: Response, tag: str, namespace: str | None = None, prefix: str = "x"
+) -> Iterator[Selector]:
     """A selector for each ``tag`` element of the body, in document order.
 
     ``tag`` is a name (``item``) or a prefixed name (``n:item``), the prefix resolved by
     the document's own declarations; the node's selector has that prefix registered.
+    With ``namespace``, ``tag`` is a name in that namespace, and ``prefix`` the name its
+    selector knows it by (Scrapy's ``xmliter_lxml``).
     """
-    prefix, _, name = tag.rpartition(":")
-    namespace: str | None = None
-    wanted = name if not prefix else None
+    wanted: str | None
+    if namespace is not None:
+        name, wanted = tag, f"{{{namespace}}}{tag}"
+    else:
+        prefix, _, name = tag.rpartition(":")
+        wanted = name if not prefix else None
     events = etree.iterparse(
         _BodyReader(response.body),
         events=("end", "start-ns"),
@@ -82,7 +89,7 @@ def xml_nodes(response: Response, tag: str) -> Iterator[Selector]:
     for event, data in events:
         if event == "start-ns":
             declared_prefix, uri = data
-            if prefix and wanted is None and declared_prefix == prefix:
+            if namespace is None and prefix and wanted is None and declared_prefix == prefix:
                 namespace, wanted = uri, f"{{{uri}}}{name}"
             continue
         if data.tag != wanted:
@@ -103,11 +110,11 @@ def xml_nodes(response: Response, tag: str) -> Iterator[Selector]:
             yield selector.xpath(f"/{name}")[0]
 
 
-def _text_pieces(response: Response) -> Iterator[str]:
-    """The body decoded piece by piece: the declared encoding, else UTF-8 when it is
-    valid UTF-8, else Windows-1252 (the order ``Response.text`` follows)."""
+def _text_pieces(response: Response, encoding: str | None = None) -> Iterator[str]:
+    """The body decoded piece by piece: ``encoding`` when given, else the declared one,
+    else UTF-8 when it is valid UTF-8, else Windows-1252 (``Response.text``'s order)."""
     body = response.body
-    encoding = _declared_encoding(response)
+    encoding = encoding or _declared_encoding(response)
     if encoding is None:
         encoding = "utf-8" if body.isascii() or _valid_utf8(body) else "cp1252"
     decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
@@ -130,13 +137,13 @@ def _valid_utf8(body: bytes) -> bool:
     return True
 
 
-def _lines(response: Response) -> Iterator[str]:
+def _lines(response: Response, encoding: str | None = None) -> Iterator[str]:
     """The decoded body as lines, each with its line break, split where a file opened
     with ``newline=""`` splits them (``\r\n``, ``\r`` or ``\n``), as the csv module
     expects: it keeps the breaks inside quoted fields, and a file of bare ``\r`` (old
     Mac exports) is rows, not one unreadable line."""
     pending = ""
-    for piece in _text_pieces(response):
+    for piece in _text_pieces(response, encoding):
         pending += piece
         if "\n" not in piece and "\r" not in piece:
             continue
@@ -174,16 +181,17 @@ def csv_rows(
     delimiter: str | None = None,
     headers: list[str] | None = None,
     quotechar: str | None = None,
+    encoding: str | None = None,
 ) -> Iterator[dict[str, str]]:
     """A dict per row, keyed by ``headers`` (else by the first row). Rows whose length
     differs from the headers' are skipped with a warning, as in Scrapy, and so are rows
-    the csv module cannot read."""
+    the csv module cannot read. ``encoding`` overrides the body's declared one."""
     options: dict[str, Any] = {}
     if delimiter:
         options["delimiter"] = delimiter
     if quotechar:
         options["quotechar"] = quotechar
-    reader = csv.reader(_lines(response), **options)
+    reader = csv.reader(_lines(response, encoding), **options)
     rows = _readable_rows(reader, len(response.body) + 1, response)
     if not headers:
         headers = next(rows, None)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+import asyncio
+from collections.abc import Awaitable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from skitter.utils.spider import DefaultSpider
 
@@ -11,7 +12,9 @@ if TYPE_CHECKING:
     from skitter.crawler import Crawler
     from skitter.spider import Spider
 
-__all__ = ["get_crawler"]
+__all__ = ["get_crawler", "get_from_asyncio_queue", "get_reactor_settings"]
+
+T = TypeVar("T")
 
 
 def get_crawler(
@@ -29,3 +32,18 @@ def get_crawler(
     from skitter.crawler import Crawler
 
     return Crawler(spidercls or DefaultSpider, settings=settings_dict)
+
+
+def get_from_asyncio_queue(value: T) -> Awaitable[T]:
+    """An awaitable that gives ``value`` back only after a pass through an asyncio queue:
+    a test's way to make a callback really suspend once before it returns."""
+    queue: asyncio.Queue[T] = asyncio.Queue()
+    getter = queue.get()
+    queue.put_nowait(value)
+    return getter
+
+
+def get_reactor_settings() -> dict[str, Any]:
+    """The settings a crawler in this process needs to match its event machinery: none,
+    since skitter always runs on asyncio and has no reactor to choose."""
+    return {}
