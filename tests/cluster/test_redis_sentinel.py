@@ -58,19 +58,7 @@ async def test_the_sentinel_names_the_master_and_its_client_closes_everything(
 
 @pytest.mark.parametrize(
     "how",
-    [
-        "master killed",
-        pytest.param(
-            "SENTINEL FAILOVER",
-            marks=pytest.mark.xfail(
-                strict=False,
-                reason="a known bug, not a timing: about 1 run in 3 loses pages whose "
-                "parent was acked on the new master while its links went to the old one "
-                "between the promotion and its demotion (probably a connection still on "
-                "the old master), so they are never crawled",
-            ),
-        ),
-    ],
+    ["master killed", "SENTINEL FAILOVER"],
 )
 async def test_a_failover_mid_crawl_loses_nothing(
     serve: Any, tmp_path: Path, sentinel_set: SentinelSet, spider_file: Path, how: str
