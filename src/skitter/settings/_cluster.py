@@ -50,6 +50,20 @@ GROUP: list[Setting] = [
         "--redis URL's credentials are the master's (default: $SKITTER_REDIS_SENTINEL_PASSWORD).",
     ),
     Setting(
+        "REDIS_SENTINEL_WAIT_REPLICAS",
+        1,
+        int,
+        "Workers behind Sentinel: a push returns only once this many replicas hold it "
+        "(WAIT), so a failover loses no pushed link; fewer in time pause the worker "
+        "(0 = do not wait).",
+    ),
+    Setting(
+        "REDIS_SENTINEL_WAIT_TIMEOUT",
+        1.0,
+        float,
+        "Workers behind Sentinel: seconds a push waits for REDIS_SENTINEL_WAIT_REPLICAS.",
+    ),
+    Setting(
         "REDIS_QUEUE_KIND",
         "priority",
         str,

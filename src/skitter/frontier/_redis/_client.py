@@ -35,11 +35,12 @@ from redis.exceptions import AuthenticationError, ConnectionError, TimeoutError
 
 from skitter._secrets import authority_problem, mask_url
 from skitter.exceptions import ConfigError
+from skitter.frontier._redis._replicated import ReplicaWait
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["RedisTarget", "bytes_client", "describe"]
+__all__ = ["RedisTarget", "bytes_client", "describe", "replica_wait"]
 
 
 def _retry() -> Retry:
@@ -60,12 +61,16 @@ class RedisTarget:
     """Where a job's Redis is: ``url`` names the node (``cluster=False``), any node of a
     Redis Cluster (``cluster=True``) or a sentinel watching ``sentinel_master``;
     ``sentinel_password`` is the sentinel's own (its ``requirepass``), when it has one:
-    the URL's credentials are the master's."""
+    the URL's credentials are the master's. Behind Sentinel a push returns once
+    ``sentinel_wait_replicas`` replicas hold it (0: at once), waiting at most
+    ``sentinel_wait_timeout`` seconds (``_replicated.py``)."""
 
     url: str
     cluster: bool = False
     sentinel_master: str | None = None
     sentinel_password: str | None = field(default=None, repr=False)
+    sentinel_wait_replicas: int = 1
+    sentinel_wait_timeout: float = 1.0
 
     def __post_init__(self) -> None:
         if self.cluster and self.sentinel_master:
@@ -75,6 +80,7 @@ class RedisTarget:
             )
         if self.cluster and self.url.startswith("unix:"):
             raise ConfigError(f"{mask_url(self.url)}: a Redis Cluster is reached over TCP")
+        ReplicaWait(self.sentinel_wait_replicas, self.sentinel_wait_timeout)  # checks them
         problem = authority_problem(self.url)
         if problem is not None:  # redis-py would connect to a host named after the password
             raise ConfigError(f"Redis URL {mask_url(self.url)}: {problem}")
@@ -87,10 +93,17 @@ class RedisTarget:
     @classmethod
     def from_settings(cls, url: str, settings: Mapping[str, Any]) -> RedisTarget:
         """The target of ``url`` with the settings ``REDIS_CLUSTER``,
-        ``REDIS_SENTINEL_MASTER`` and ``REDIS_SENTINEL_PASSWORD`` (empty is none)."""
+        ``REDIS_SENTINEL_MASTER``, ``REDIS_SENTINEL_PASSWORD`` (empty is none),
+        ``REDIS_SENTINEL_WAIT_REPLICAS`` and ``REDIS_SENTINEL_WAIT_TIMEOUT``."""
         master = settings.get("REDIS_SENTINEL_MASTER") or None
         password = settings.get("REDIS_SENTINEL_PASSWORD") or None
-        return cls(url, bool(settings.get("REDIS_CLUSTER", False)), master, password)
+        cluster = bool(settings.get("REDIS_CLUSTER", False))
+        try:
+            replicas = int(settings.get("REDIS_SENTINEL_WAIT_REPLICAS", 1))
+            timeout = float(settings.get("REDIS_SENTINEL_WAIT_TIMEOUT", 1.0))
+            return cls(url, cluster, master, password, replicas, timeout)
+        except ValueError as exc:
+            raise ConfigError(f"REDIS_SENTINEL_WAIT_*: {exc}") from None
 
     def client(self, *, decode_responses: bool = False) -> Redis:
         """A new client (the caller's to close), with a short retry on broken connections."""
@@ -121,7 +134,7 @@ class RedisTarget:
             socket_timeout=5.0,
             ssl=parts.scheme == "rediss",
         )
-        master: Redis = sentinel.master_for(
+        master: _SentinelMaster = sentinel.master_for(
             name,
             redis_class=_SentinelMaster,
             db=db,
@@ -130,6 +143,7 @@ class RedisTarget:
             retry=_retry(),
             decode_responses=decode_responses,
         )
+        master.replica_wait = ReplicaWait(self.sentinel_wait_replicas, self.sentinel_wait_timeout)
         return master
 
     def __str__(self) -> str:
@@ -143,6 +157,9 @@ class RedisTarget:
 
 class _SentinelMaster(Redis):
     """The master's client; closing it also closes its connections to the sentinel."""
+
+    #: How many replicas each push must reach (``RedisTarget.sentinel_wait_replicas``).
+    replica_wait = ReplicaWait(1, 1.0)
 
     async def check_sentinels(self) -> None:
         """A sentinel that refuses us must stop the command at once: redis-py's discovery
@@ -204,3 +221,13 @@ def describe(client: Redis) -> str:
     if "path" in kwargs:
         return f"unix://{kwargs['path']}?db={db}"
     return f"redis://{kwargs.get('host', 'localhost')}:{kwargs.get('port', 6379)}/{db}"
+
+
+def replica_wait(client: Redis) -> ReplicaWait | None:
+    """What a push on ``client`` waits for: a master behind Sentinel (the target's
+    setting; one replica for a caller's own Sentinel client), else nothing."""
+    if isinstance(client, _SentinelMaster):
+        return client.replica_wait
+    if getattr(client.connection_pool, "service_name", None) is not None:
+        return ReplicaWait(1, 1.0)
+    return None

@@ -78,6 +78,7 @@ _UNAVAILABLE = {
     "MASTERDOWN": "a replica whose master is down",
     "TRYAGAIN": "busy resharding",
     "CLUSTERDOWN": "a cluster that is down",
+    "NOREPLICAS": "short of replicas: a write did not reach them in time",
 }
 _REFUSED = {
     "WRONGPASS": "refused the credentials",

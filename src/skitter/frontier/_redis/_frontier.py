@@ -62,13 +62,14 @@ from skitter.frontier._base import (
 )
 from skitter.frontier._redis._acks import AckBatcher
 from skitter.frontier._redis._bloom import RedisBloomFilter
-from skitter.frontier._redis._client import RedisTarget, bytes_client, describe
+from skitter.frontier._redis._client import RedisTarget, bytes_client, describe, replica_wait
 from skitter.frontier._redis._errors import translated
 from skitter.frontier._redis._keys import JobKeys
 from skitter.frontier._redis._listing import JobListing
 from skitter.frontier._redis._lua import TimeSource, check_time_source
 from skitter.frontier._redis._push import PushCache, push_row
 from skitter.frontier._redis._quarantine import Quarantine
+from skitter.frontier._redis._replicated import replicated
 from skitter.frontier._redis._scripts import Scripts
 from skitter.http import Request
 from skitter.http._codec import FORMAT_VERSION, decode_request, encode_request
@@ -181,6 +182,7 @@ class RedisFrontier(JobListing, Frontier):
             self._keys += self.bloom.redis_keys
         self._bloom_ready = False
         self._scripts = Scripts.register(self.client)
+        self._push = replicated(self.client, self._scripts.push, replica_wait(self.client))
         self._promote_limit = promote_limit
         self._reclaim_batch = reclaim_batch
         self._create = create
@@ -302,7 +304,7 @@ class RedisFrontier(JobListing, Frontier):
         if not sent:
             return outcomes
         args: list[EncodableT] = [*self._header(now), _encode_batch(batch), *payloads]
-        answers, aside = await self._scripts.push(self._keys, args)
+        answers, aside = await self._push(self._keys, args)
         if aside:
             self._quarantined(aside)
         for i, answer in zip(sent, answers, strict=True):
