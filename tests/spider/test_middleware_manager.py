@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncIterable, AsyncIterator, Iterable
 from typing import Any
 
@@ -306,3 +307,48 @@ async def test_a_fused_filter_drops_and_stops_the_rest() -> None:
     )
     assert [r.url for r in out] == ["http://e.com/keep"]
     assert out[0].meta["trail"] == ["b", "a"]
+
+
+def _result_through(mws: list[Any], result: Any) -> AsyncIterator[Any]:
+    manager = SpiderMiddlewareManager(mws, spider=None)
+    return manager.process_result(
+        Response("http://e.com/", request=Request("http://e.com/")), result
+    )
+
+
+async def test_a_plain_callback_output_crosses_only_filters_in_one_generator() -> None:
+    def callback() -> Iterable[Any]:
+        yield Request("http://e.com/drop-b")
+        yield {"item": 1}
+        yield None
+        yield Request("http://e.com/keep")
+
+    out = _result_through([_Trail("a"), _Trail("b")], callback())
+    # one generator: the callback's own, iterated by the filters' pass (no adapter under it)
+    upstream = out.ag_frame.f_locals["iterable"]  # type: ignore[attr-defined]
+    assert inspect.isgenerator(upstream)
+    objs = await collect(out)
+    assert [getattr(o, "url", o) for o in objs] == [{"item": 1}, "http://e.com/keep"]
+    assert objs[1].meta["trail"] == ["b", "a"]
+
+
+async def test_callback_output_takes_the_whole_chain_past_filters() -> None:
+    class Watcher(RequestFilter):
+        def request_filter(self, response: Any, spider: Any) -> Any:
+            return None
+
+        def process_spider_exception(self, response: Any, exc: Any, spider: Any) -> Any:
+            return [{"recovered": True}]
+
+    def failing() -> Iterable[Any]:
+        yield {"item": 1}
+        raise ValueError("boom")
+
+    assert await collect(_result_through([Watcher()], failing())) == [
+        {"item": 1},
+        {"recovered": True},
+    ]
+    user = await collect(_result_through([_Trail("a"), _UserStage()], [Request("http://e.com/x")]))
+    assert user[0].meta["trail"] == ["user", "a"]
+    assert await collect(_result_through([_Trail("a")], {"one": 1})) == [{"one": 1}]
+    assert await collect(_result_through([_Trail("a")], None)) == []

@@ -41,7 +41,6 @@ from skitter.http import Request, Response
 from skitter.items import is_item
 from skitter.pipelines import MEDIA_META, MediaPending
 from skitter.signals import spider_error
-from skitter.spider import aiter_output
 
 __all__ = ["TASKID", "Scraper"]
 
@@ -141,9 +140,7 @@ class Scraper:
         batch: list[Request] = []
         items = 0
         try:
-            output = project.spider_mw.process_output(
-                response, aiter_output(callback(*args, **kwargs))
-            )
+            output = project.spider_mw.process_result(response, callback(*args, **kwargs))
             items = await self._consume(project, callback, output, batch, response)
         except CloseSpider as exc:
             project.request_close(exc.reason)

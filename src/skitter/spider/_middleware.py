@@ -258,6 +258,29 @@ def _filter_stage(filters: list[RequestFilter], spider: Any) -> Stage:
     return stage
 
 
+def _plain_iterable(result: Any) -> bool:
+    """True where ``aiter_output`` would wrap ``result`` in ``_from_iterable``."""
+    if result is None or isinstance(result, Request | str | bytes | bytearray) or is_item(result):
+        return False
+    return not (hasattr(result, "__aiter__") or inspect.isawaitable(result)) and isinstance(
+        result, Iterable
+    )
+
+
+async def _checked_iterable(
+    checks: list[RequestCheck], iterable: Iterable[Any]
+) -> AsyncIterator[Any]:
+    """``_apply_checks`` over ``_from_iterable`` as one async generator (one step a object)."""
+    for obj in iterable:
+        if checks and isinstance(obj, Request):
+            for check in checks:
+                obj = check(obj)
+                if obj is None:
+                    break
+        if obj is not None:  # a None yielded is skipped by the scraper anyway
+            yield obj
+
+
 async def _apply_checks(
     checks: list[RequestCheck], upstream: AsyncIterable[Any]
 ) -> AsyncIterator[Any]:
@@ -294,6 +317,7 @@ class SpiderMiddlewareManager:
         self._handlers: list[tuple[int, str, SpiderExceptionHook]] = []
         self._starts: list[StartHook] = []
         group: list[RequestFilter] = []
+        groups: list[list[RequestFilter]] = []
         for pos, mw in enumerate(reversed(self.middlewares)):
             if _is_pure_filter(mw):
                 # Consecutive filters become one stage, placed at the last one's position.
@@ -301,6 +325,7 @@ class SpiderMiddlewareManager:
                 if pos + 1 < len(self.middlewares) and _is_pure_filter(self.middlewares[-pos - 2]):
                     continue
                 self._outputs.append((pos, _filter_stage(group, spider)))
+                groups.append(group)
                 group = []
             else:
                 stage = _output_stage(mw, spider)
@@ -314,6 +339,9 @@ class SpiderMiddlewareManager:
             ):
                 self._starts.append(_start_stage(mw, spider))
         self._last_handler = self._handlers[-1][0] if self._handlers else -1
+        self._only_filters: list[RequestFilter] | None = None
+        if not self._handlers and len(self._outputs) == len(groups) <= 1:
+            self._only_filters = groups[0] if groups else []
 
     @classmethod
     def from_crawler(
@@ -347,6 +375,16 @@ class SpiderMiddlewareManager:
             return aiter(out)
         pending: list[AsyncIterator[Any]] = []
         return self._then_recovered(self._chain(response, result, 0, pending), pending)
+
+    def process_result(self, response: Any, result: Any) -> AsyncIterator[Any]:
+        """``process_output(response, aiter_output(result))``, with the adapter folded into
+        the filters' pass where nothing else is in the chain (a step fewer per object)."""
+        filters = self._only_filters
+        if filters is None or not _plain_iterable(result):
+            return self.process_output(response, aiter_output(result))
+        spider = self.spider
+        checks = [c for c in (f.request_filter(response, spider) for f in filters) if c]
+        return _checked_iterable(checks, result)
 
     def _chain(
         self,

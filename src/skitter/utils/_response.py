@@ -6,7 +6,6 @@ import html
 import os
 import re
 import tempfile
-import webbrowser
 from collections.abc import Callable, Iterable
 from http import HTTPStatus
 from pathlib import Path
@@ -48,8 +47,9 @@ def response_status_message(status: int | str) -> str:
     return f"{code} {phrase}"
 
 
-def open_in_browser(response: Response, _openfunc: Callable[[str], Any] = webbrowser.open) -> Any:
-    """Open ``response`` in a local web browser (``_openfunc``), from a temporary file.
+def open_in_browser(response: Response, _openfunc: Callable[[str], Any] | None = None) -> Any:
+    """Open ``response`` in a local web browser (``_openfunc``, by default
+    ``webbrowser.open``), from a temporary file.
 
     An HTML page gets a ``<base>`` tag first (after the doctype, to keep the browser
     out of quirks mode), so that its images, styles and links load from the site;
@@ -72,4 +72,8 @@ def open_in_browser(response: Response, _openfunc: Callable[[str], Any] = webbro
     fd, name = tempfile.mkstemp(suffix=suffix, prefix="skitter-")
     with os.fdopen(fd, "wb") as file:
         file.write(body)
+    if _openfunc is None:
+        import webbrowser  # only here: a crawl never opens a browser
+
+        _openfunc = webbrowser.open
     return _openfunc(Path(name).as_uri())
