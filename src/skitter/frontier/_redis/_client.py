@@ -228,6 +228,8 @@ def replica_wait(client: Redis) -> ReplicaWait | None:
     setting; one replica for a caller's own Sentinel client), else nothing."""
     if isinstance(client, _SentinelMaster):
         return client.replica_wait
+    if isinstance(client, RedisCluster):  # no connection_pool, and no Sentinel
+        return None
     if getattr(client.connection_pool, "service_name", None) is not None:
         return ReplicaWait(1, 1.0)
     return None
