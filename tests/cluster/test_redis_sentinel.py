@@ -69,13 +69,17 @@ async def test_a_push_no_replica_holds_is_refused_not_taken(
     from skitter.frontier._redis import RedisFrontier, RedisTarget
     from skitter.http import Request
 
-    target = RedisTarget(sentinel_set.url, sentinel_master="skitter", sentinel_wait_timeout=0.2)
+    # The default wait (1 s, below the client's read timeout) once the replica has
+    # synced: the first push is replicated at once; only the refused one waits it out.
+    target = RedisTarget(sentinel_set.url, sentinel_master="skitter", sentinel_wait_timeout=1.0)
     frontier = RedisFrontier(target, project="shop", job="wait")
-    await frontier.open_job()
-    await frontier.push([Request("http://a.example/1")], 0.0)  # on the replica: taken
     assert sentinel_set.replica is not None
     replica = Redis(port=sentinel_set.replica.port)
     try:
+        while (await replica.info("replication")).get("master_link_status") != "up":  # noqa: ASYNC110 (another process's state)
+            await asyncio.sleep(0.05)  # the replica's first sync with its master
+        await frontier.open_job()
+        await frontier.push([Request("http://a.example/1")], 0.0)  # on the replica: taken
         await replica.execute_command("REPLICAOF", "NO", "ONE")
         with pytest.raises(FrontierUnavailable, match="NOREPLICAS"):
             await frontier.push([Request("http://a.example/2")], 0.0)
