@@ -46,6 +46,12 @@ PAGES = sorted(p for p in DOCS.rglob("*.md") if "_build" not in p.parts)
 RUN_PAGES = {DOCS / "tutorial.md", DOCS / "getting-started.md"}
 READ_PAGES = [page for page in PAGES if page not in RUN_PAGES]
 CODE = frozenset({"python", "sh"})
+#: How a console page's site is started, when the page does not start it itself.
+SERVERS = {
+    "practice": "{python} -m skitter practice --port {port}",
+    "demo": "{python} -c 'from aiohttp import web; from skitter.demo import make_app; "
+    'web.run_app(make_app(), host="127.0.0.1", port={port})\'',
+}
 
 
 def _all() -> list[Example]:
@@ -223,11 +229,20 @@ def _console_pages() -> list[Path]:
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("page", _console_pages(), ids=_name)
 def test_the_page_commands_print_what_it_shows(page: Path, tmp_path: Path) -> None:
+    """The site (``site=``, the practice site by default) is up unless the page starts
+    it; the files of the pages a block ``uses=`` are written first."""
     port = free_port()
     reader = Reader(page, tmp_path, port)
+    options: dict[str, str] = {}
+    for example in examples(page, DOCS, frozenset({"console"})):
+        options.update(example.options)
     try:
+        for step in steps(DOCS / options["uses"]) if "uses" in options else []:
+            if isinstance(step, FileWrite):
+                reader.write(step)
         if not any(isinstance(s, Command) and s.background for s in steps(page)):
-            reader._start(f"{sys.executable} -m skitter practice --port {port}", 1)
+            server = SERVERS[options.get("site", "practice")]
+            reader._start(server.format(python=sys.executable, port=port), 1)
         for step in steps(page):
             if isinstance(step, FileWrite):
                 reader.write(step)
