@@ -76,6 +76,29 @@ def _reference_is_complete(html: Path) -> None:
     cli = (html / "reference/cli.html").read_text(encoding="utf-8")
     for command in ("crawl", "worker", "practice", "docs", "startproject"):
         assert f'id="cli-skitter-{command}"' in cli, command
+    _generated_pages_are_complete(html)
+
+
+def _generated_pages_are_complete(html: Path) -> None:
+    """The public API, the exceptions and the signals: every name exported has its entry
+    (a name added to an ``__all__`` without a docstring, or renamed, shows here)."""
+    import skitter
+    import skitter.exceptions
+    import skitter.signals
+
+    pages = {
+        "api": ("skitter.", [n for n in skitter.__all__ if n != "__version__"]),
+        "exceptions": ("skitter.exceptions.", skitter.exceptions.__all__),
+        "signals": ("signal-", [n for n in skitter.signals.__all__ if n != "SignalManager"]),
+    }
+    for page, (prefix, names) in pages.items():
+        text = (html / f"reference/{page}.html").read_text(encoding="utf-8")
+        missing = [name for name in names if f'id="{prefix}{name}"' not in text]
+        assert not missing, f"reference/{page}: {missing}"
+    meta = (html / "reference/meta.html").read_text(encoding="utf-8")
+    assert all(key in meta for key in ("dont_retry", "proxy", "transport", "session_id"))
+    stats = (html / "reference/stats.html").read_text(encoding="utf-8")
+    assert all(key in stats for key in ("item_scraped_count", "retry/count"))
 
 
 def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
