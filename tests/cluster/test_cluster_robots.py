@@ -37,7 +37,7 @@ async def test_no_rules_are_cached_too_and_everything_expires(client: Redis, key
     await cache.claim(ORIGIN)
     await cache.put(ORIGIN, None, 0.2)
     assert await cache.claim(ORIGIN) == ("cached", None)
-    await asyncio.sleep(0.3)
+    await asyncio.sleep(0.3)  # a real redis-server: the 0.2 s expiry runs on its clock
     assert await cache.claim(ORIGIN) == ("mine", None), "expired: fetched again"
 
 
@@ -45,7 +45,7 @@ async def test_a_dead_workers_claim_lapses(client: Redis, keys: JobKeys) -> None
     dead, alive = RedisRobotsCache(client, keys, lease=0.2), RedisRobotsCache(client, keys)
     assert await dead.claim(ORIGIN) == ("mine", None)  # and never puts
     assert await alive.claim(ORIGIN) == ("busy", None)
-    await asyncio.sleep(0.3)
+    await asyncio.sleep(0.3)  # a real redis-server: the 0.2 s lease lapses on its clock
     assert await alive.claim(ORIGIN) == ("mine", None)
 
 

@@ -28,7 +28,7 @@ def site(hits: dict[str, int]) -> web.Application:
     async def handle(request: web.Request) -> web.Response:
         hits[request.path] = hits.get(request.path, 0) + 1
         if request.path == "/slow":
-            await asyncio.sleep(2)
+            await asyncio.sleep(2)  # a real server's slow page, beyond the test's DOWNLOAD_TIMEOUT
         if request.path == "/missing":
             return web.Response(status=404, text="gone")
         if request.path == "/busy":
