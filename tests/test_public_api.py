@@ -518,6 +518,7 @@ PINNED = {
         "refused_port",
         "serve_app",
         "virtual_clock",
+        "wait_until",
     ],
 }
 

@@ -18,6 +18,7 @@ async def test_a_task_that_swallows_its_first_cancellations_is_stopped() -> None
         nonlocal swallowed
         while True:
             try:
+                # cancelled long before: the task swallows the cancellations
                 await asyncio.sleep(10)
             except asyncio.CancelledError:
                 if swallowed == 2:

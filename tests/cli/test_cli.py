@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from skitter.testing import wait_until
+
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 SPIDERS = """
@@ -51,7 +53,7 @@ def site(pages: int, delay: float = 0.0) -> web.Application:
         request.app[HITS].append(1)
         n = int(request.match_info["n"])
         if delay:
-            await asyncio.sleep(delay)
+            await asyncio.sleep(delay)  # the site's own pace, so that the signals land mid-crawl
         nxt = "".join(f'<a href="/{m}">{m}</a>' for m in (n + 1, n + 2) if m < pages)
         return web.Response(text=f"<html>{nxt}</html>", content_type="text/html")
 
@@ -63,9 +65,7 @@ def site(pages: int, delay: float = 0.0) -> web.Application:
 
 async def hits_reach(app: web.Application, count: int) -> None:
     """Wait until the site has answered ``count`` requests (the crawl is under way)."""
-    async with asyncio.timeout(40):
-        while len(app[HITS]) < count:  # noqa: ASYNC110 - a count, not a one-off event
-            await asyncio.sleep(0.05)
+    await wait_until(lambda: len(app[HITS]) >= count, timeout=40)
 
 
 async def run_cli(
@@ -94,7 +94,7 @@ async def run_cli(
     for n, wait in enumerate(signals or []):
         if n:  # the one before was handled: two signals close together may arrive as one
             said += await said_at_last(proc, b"shutting down gracefully")
-        await asyncio.sleep(wait)
+        await asyncio.sleep(wait)  # a real process: the signal at a given point of its crawl
         proc.send_signal(signal.SIGINT)
     out, _ = await asyncio.wait_for(proc.communicate(), timeout=45)
     assert proc.returncode is not None

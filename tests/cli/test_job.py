@@ -51,7 +51,7 @@ class Site:
         self.app.router.add_get("/p/{n}", self.handle)
 
     async def handle(self, request: web.Request) -> web.Response:
-        await asyncio.sleep(0.02)
+        await asyncio.sleep(0.02)  # the site's own pace, so that the signal lands mid-crawl
         self.served.append((time.monotonic(), int(request.match_info["n"])))
         if len(self.served) >= 10:
             self.running.set()
@@ -96,7 +96,7 @@ async def test_ctrl_c_then_the_same_command_resumes(serve: Any, tmp_path: Path) 
     wait = random.Random().uniform(0.0, 0.6)
     proc = await start(command(tmp_path, base))
     await asyncio.wait_for(site.running.wait(), timeout=30)
-    await asyncio.sleep(wait)
+    await asyncio.sleep(wait)  # a real process: the signal at a random point of its crawl
     proc.send_signal(signal.SIGINT)
     out, _ = await asyncio.wait_for(proc.communicate(), timeout=30)
     assert proc.returncode == 0, out.decode()
@@ -123,6 +123,7 @@ async def test_sigkill_at_random_moments_loses_nothing(serve: Any, tmp_path: Pat
     kills: list[tuple[float, set[int]]] = []
     for _ in range(3):
         proc = await start(command(tmp_path, base))
+        # a real process: a kill at a random point of its crawl
         await asyncio.sleep(rng.uniform(0.5, 1.5))
         if proc.returncode is not None:
             break

@@ -53,6 +53,7 @@ class Tree(Spider):
 
 def tree_site(hits: list[int]) -> web.Application:
     async def page(request: web.Request) -> web.Response:
+        # the site's own pace, so that the crawl is under way when it fails
         await asyncio.sleep(0.01)
         hits.append(int(request.match_info["n"]))
         return web.Response(text="<html>ok</html>", content_type="text/html")

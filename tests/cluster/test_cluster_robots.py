@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from aiohttp import web
 from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 from test_cluster_rate import virtual_worker
 
 from skitter.cluster._robots import RedisRobotsCache
@@ -37,7 +39,7 @@ async def test_no_rules_are_cached_too_and_everything_expires(client: Redis, key
     await cache.claim(ORIGIN)
     await cache.put(ORIGIN, None, 0.2)
     assert await cache.claim(ORIGIN) == ("cached", None)
-    await asyncio.sleep(0.3)
+    await asyncio.sleep(0.3)  # a real redis-server: the 0.2 s expiry runs on its clock
     assert await cache.claim(ORIGIN) == ("mine", None), "expired: fetched again"
 
 
@@ -45,12 +47,14 @@ async def test_a_dead_workers_claim_lapses(client: Redis, keys: JobKeys) -> None
     dead, alive = RedisRobotsCache(client, keys, lease=0.2), RedisRobotsCache(client, keys)
     assert await dead.claim(ORIGIN) == ("mine", None)  # and never puts
     assert await alive.claim(ORIGIN) == ("busy", None)
-    await asyncio.sleep(0.3)
+    await asyncio.sleep(0.3)  # a real redis-server: the 0.2 s lease lapses on its clock
     assert await alive.claim(ORIGIN) == ("mine", None)
 
 
 async def test_redis_out_of_reach_means_fetch_it_yourself(keys: JobKeys) -> None:
-    client = Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.5)
+    # No retries of the client's own (redis-py backs off for seconds): each call is refused
+    # at once, and what skitter makes of a refusal is the subject.
+    client = Redis(host="127.0.0.1", port=1, retry=Retry(NoBackoff(), 0))
     try:
         cache = RedisRobotsCache(client, keys)
         assert await cache.claim(ORIGIN) == ("mine", None)

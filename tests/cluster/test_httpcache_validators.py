@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from aiohttp import web
 from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 
 from skitter import Crawler, Request, Response, Spider
 from skitter.cluster._validators import RedisValidators
@@ -32,7 +34,9 @@ async def test_put_get_clear(client: Redis, keys: JobKeys) -> None:
 
 
 async def test_redis_out_of_reach_means_crawl_whole(keys: JobKeys) -> None:
-    client = Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.5)
+    # No retries of the client's own (redis-py backs off for seconds): each call is refused
+    # at once, and what skitter makes of a refusal is the subject.
+    client = Redis(host="127.0.0.1", port=1, retry=Retry(NoBackoff(), 0))
     try:
         store = RedisValidators(client, keys)
         assert await store.get("t1") is None

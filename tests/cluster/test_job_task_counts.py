@@ -16,6 +16,8 @@ from skitter import Crawler, Request, Response, Spider
 from skitter._clock import SystemClock
 from skitter.dashboard._cluster import ClusterProject
 from skitter.dashboard._views import project_detail, project_summary
+from skitter.engine import TaskCounts
+from skitter.testing import wait_until
 
 PAGES = 20
 
@@ -61,13 +63,14 @@ async def test_a_jobs_parked_tasks_are_leased_not_in_flight(
     run = asyncio.create_task(worker.run())
     view = ClusterProject(client, "pages", "backlog", clock=SystemClock())
     try:
-        async with asyncio.timeout(20):
-            while True:
-                await view.refresh()
-                counts = view.task_counts()
-                if counts.in_flight == 1 and counts.waiting + counts.leased + 1 == PAGES:
-                    break
-                await asyncio.sleep(0.1)
+
+        async def settled() -> TaskCounts | None:
+            await view.refresh()
+            counts = view.task_counts()
+            whole = counts.in_flight == 1 and counts.waiting + counts.leased + 1 == PAGES
+            return counts if whole else None
+
+        counts = await wait_until(settled, timeout=20)
         assert counts.leased >= 1 and counts.waiting >= 1
         frontier = await view.queue_counts()
         assert frontier.processing == counts.leased + counts.in_flight

@@ -39,7 +39,7 @@ async def test_two_workers_finish_every_item_once_with_its_files(
         hits[request.path] = hits.get(request.path, 0) + 1
         if request.path == "/items":
             return web.Response(text="the catalogue")
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.05)  # the site's own pace, so that both workers get media
         return web.Response(body=request.path.encode(), content_type="text/plain")
 
     app = web.Application()

@@ -14,6 +14,7 @@ from test_workers import PAGES, SPIDER, Site, finish, items, start, worker
 
 from skitter.frontier import Frontier, RedisFrontier
 from skitter.frontier._redis import JobKeys, RedisTarget
+from skitter.testing import wait_until
 from skitter.testing._redis_deploy import RedisClusterSet, require_deploy_tools
 from skitter.testing.frontier_contract import FailedTasksContract, FrontierContract
 
@@ -106,9 +107,7 @@ async def test_two_workers_crawl_a_site_on_the_cluster_one_killed_mid_crawl(
         [*worker(spider_file, target.url, outs[1], base), "--redis-cluster"],
     ]
     steady, victim = [await start(cmd) for cmd in cmds]
-    async with asyncio.timeout(30):  # both are crawling
-        while len(site.served) < 40:  # noqa: ASYNC110
-            await asyncio.sleep(0.05)
+    await wait_until(lambda: len(site.served) >= 40, timeout=30)  # both are crawling
     victim.kill()
     await victim.wait()
     assert len(site.served) < PAGES  # mid-crawl
@@ -302,9 +301,7 @@ async def test_two_workers_crawl_a_sharded_job_each_host_on_its_master(
         for out in outs
     ]
     steady, victim = [await start(cmd) for cmd in cmds]
-    async with asyncio.timeout(30):
-        while len(site.served) < 40:  # noqa: ASYNC110
-            await asyncio.sleep(0.05)
+    await wait_until(lambda: len(site.served) >= 40, timeout=30)  # both are crawling
     victim.kill()
     await victim.wait()
     await finish(steady)

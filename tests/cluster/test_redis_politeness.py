@@ -14,6 +14,7 @@ from redis.asyncio import Redis
 
 from skitter.cluster import RedisPoliteness
 from skitter.frontier._redis import JobKeys
+from skitter.testing import wait_until
 
 T0 = 1_700_000_000.0
 LEASE = 30.0
@@ -259,9 +260,11 @@ async def test_a_dead_workers_permit_key_vanishes_on_its_own(client: Redis, keys
     permit, _ = await worker.acquire(HOST, now, concurrency=1, delay=0.01, lease_seconds=0.05)
     assert permit is not None and await client.exists(keys.permits(HOST), keys.pace(HOST)) == 2
     # Redis expires them on its own clock: nothing to wait on but the keys themselves.
-    async with asyncio.timeout(5):
-        while await client.exists(keys.permits(HOST), keys.pace(HOST)):  # noqa: ASYNC110
-            await asyncio.sleep(0.02)
+
+    async def expired() -> bool:
+        return not await client.exists(keys.permits(HOST), keys.pace(HOST))
+
+    await wait_until(expired, timeout=5)
 
 
 async def test_two_jobs_do_not_share_politeness(client: Redis) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from redis.asyncio.sentinel import MasterNotFoundError
 from test_workers import PAGES, SPIDER, SRC, Site, finish, items, start, worker
 
 from skitter.frontier._redis._errors import classify
+from skitter.testing import wait_until
 from skitter.testing._redis_deploy import SentinelSet, require_deploy_tools
 
 
@@ -121,17 +121,13 @@ async def test_a_failover_mid_crawl_loses_nothing(
     procs = [
         await start([*worker(spider_file, sentinel_set.url, out, base), *sentinel]) for out in outs
     ]
-    async with asyncio.timeout(30):  # both are crawling
-        while len(site.served) < 40:  # noqa: ASYNC110
-            await asyncio.sleep(0.05)
+    await wait_until(lambda: len(site.served) >= 40, timeout=30)  # both are crawling
     old = sentinel_set.master.port
     if how == "master killed":
         sentinel_set.kill_master()
     else:
         sentinel_set.failover()
-    killed_at = time.monotonic()
-    await asyncio.to_thread(sentinel_set.wait_failover)
-    failed_over = time.monotonic() - killed_at
+    await asyncio.to_thread(sentinel_set.wait_failover)  # within its own bound
     assert sentinel_set.master_port() != old
     texts = [await finish(proc) for proc in procs]
     assert set(items(outs)) == set(range(PAGES))  # every item, after the failover
@@ -142,7 +138,6 @@ async def test_a_failover_mid_crawl_loses_nothing(
     assert len(site.served) < PAGES + (30 if how == "master killed" else PAGES)
     if how == "master killed":
         assert any("Task store unavailable" in text for text in texts)  # they paused
-    assert failed_over < 15
     # skitter job reads the job through the sentinel too, from the new master
     job = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "skitter", "job", "--redis", sentinel_set.url, *sentinel,
@@ -185,12 +180,11 @@ async def test_a_sentinel_with_its_own_password(
         out = tmp_path / "w.jsonl"
         cmd = [*worker(spider_file, deployment.url, out, base), "--redis-sentinel", "skitter"]
         for password, expected in ((None, "requires a password"), ("wrong-one", "refused")):
-            started = time.monotonic()
-            status, text = await _run_worker(cmd, password)
+            async with asyncio.timeout(30):  # refused at once, not waited out
+                status, text = await _run_worker(cmd, password)
             assert status == 2, text
             assert expected in text and "SKITTER_REDIS_SENTINEL_PASSWORD" in text
             assert "wrong-one" not in text
-            assert time.monotonic() - started < 30  # refused, not waited out
         status, text = await _run_worker(cmd, SENTINEL_PASSWORD)
         assert status == 0, text
         assert SENTINEL_PASSWORD not in text

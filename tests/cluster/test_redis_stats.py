@@ -15,6 +15,7 @@ from skitter.cluster import RedisStats
 from skitter.engine import Stats
 from skitter.exceptions import FrontierUnavailable
 from skitter.frontier._redis import JobKeys
+from skitter.testing import wait_until
 from skitter.testing._redis import RedisServer, require_redis_server
 
 
@@ -157,9 +158,10 @@ async def test_run_flushes_on_its_own_and_rides_out_an_outage(
 
     async def totals_reach(n: int) -> None:
         # The totals live in another process: nothing to wait on but the numbers.
-        async with asyncio.timeout(5):
-            while (await stats.totals()).get("pages") != n:  # noqa: ASYNC110
-                await asyncio.sleep(0.01)
+        async def reached() -> bool:
+            return (await stats.totals()).get("pages") == n
+
+        await wait_until(reached, timeout=5)
 
     failed = asyncio.Event()
 

@@ -102,7 +102,7 @@ def throttled_site(
         arrivals.append((now, request.headers["X-Worker"]))
         if len(arrivals) == watch:
             reached.set()
-        await asyncio.sleep(latency)
+        await asyncio.sleep(latency)  # virtual: the site's latency
         return web.Response(text="<html>ok</html>", content_type="text/html")
 
     app = web.Application()

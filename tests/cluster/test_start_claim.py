@@ -19,6 +19,7 @@ from skitter.cluster import StartClaim
 from skitter.exceptions import JobStateLost
 from skitter.frontier import RedisFrontier
 from skitter.frontier._redis import JobKeys
+from skitter.testing import wait_until
 
 
 @pytest.fixture
@@ -88,7 +89,7 @@ async def test_a_lapsed_claim_nobody_took_is_the_holders_again(
     one, two = frontiers
     claim = StartClaim(one, "w", lease_seconds=1.0)
     assert await claim.wait_turn(poll=0.05) == 0
-    await asyncio.sleep(1.1)
+    await asyncio.sleep(1.1)  # a real redis-server: the claim's 1 s lease lapses on its clock
     assert await claim.progress(2)
     assert await client.pttl(one.keys.start_claim) > 0
     late = StartClaim(two, "late", lease_seconds=1.0)
@@ -135,15 +136,19 @@ async def test_a_worker_whose_claim_was_taken_over_stops_feeding_and_waits(
     }
     keys = JobKeys.for_job("gated", "claim")
     first = asyncio.create_task(Crawler(Gated, settings, redis_url=redis_url, job="claim").run())
-    async with asyncio.timeout(10):
-        while await client.hget(keys.start, "offset") != b"1":  # noqa: ASYNC110
-            await asyncio.sleep(0.02)
+
+    async def one_start_request_out() -> bool:
+        return await client.hget(keys.start, "offset") == b"1"
+
+    await wait_until(one_start_request_out)
     stale = await client.get(keys.start_claim)
     await asyncio.sleep(1.2)  # the first worker's start requests stall: its claim lapses
     second = asyncio.create_task(Crawler(Gated, settings, redis_url=redis_url, job="claim").run())
-    async with asyncio.timeout(10):
-        while await client.get(keys.start_claim) in (None, stale):  # noqa: ASYNC110
-            await asyncio.sleep(0.02)
+
+    async def claimed_anew() -> bool:
+        return await client.get(keys.start_claim) not in (None, stale)
+
+    await wait_until(claimed_anew)
     with caplog.at_level(logging.WARNING, logger="skitter.engine"):
         Gated.gate.set()
         await asyncio.wait_for(asyncio.gather(first, second), 60)

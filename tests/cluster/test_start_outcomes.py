@@ -21,6 +21,7 @@ from skitter.cluster import StartClaim
 from skitter.exceptions import CrawlFailed
 from skitter.frontier import RedisFrontier
 from skitter.frontier._redis import JobKeys
+from skitter.testing import wait_until
 
 
 def closed_url() -> str:
@@ -32,11 +33,11 @@ def closed_url() -> str:
 async def site(serve: Any) -> str:
     # Slow enough that both workers have joined before the job is done.
     async def ok(request: web.Request) -> web.Response:
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.5)  # the site's own pace: both workers join before the job is done
         return web.Response(text="<p>ok</p>", content_type="text/html")
 
     async def gone(request: web.Request) -> web.Response:
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.5)  # the site's own pace: both workers join before the job is done
         return web.Response(status=404, text="gone")
 
     app = web.Application()
@@ -77,9 +78,7 @@ async def two_workers(
     slow = Crawler(spider, {**SETTINGS, **settings, "CONCURRENT_REQUESTS": 1},
                    redis_url=redis_url, job=job)  # fmt: skip
     first = asyncio.create_task(slow.run())
-    async with asyncio.timeout(10):
-        while await client.hget(keys.start, "offset") is None:  # noqa: ASYNC110
-            await asyncio.sleep(0.02)
+    await wait_until(lambda: client.hget(keys.start, "offset"))  # the first one is out
     quick = Crawler(spider, {**SETTINGS, **settings, "CONCURRENT_REQUESTS": 4},
                     redis_url=redis_url, job=job)  # fmt: skip
     second = asyncio.create_task(quick.run())

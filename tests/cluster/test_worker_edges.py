@@ -9,7 +9,6 @@ import asyncio
 import os
 import sys
 import textwrap
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from redis.asyncio import Redis
 from test_workers import PAGES, SPIDER, SRC, Site, finish, items, start, until_said, worker
 
 from skitter.frontier._redis import JobKeys
+from skitter.testing import wait_until
 from skitter.testing._redis import RedisServer, require_redis_server
 
 PASSWORD = "s3cret-Passw0rd"
@@ -51,6 +51,11 @@ async def exits(proc: asyncio.subprocess.Process, within: float = 90) -> tuple[i
     return proc.returncode, " ".join(out.decode().split())
 
 
+async def bgsave_status(admin: Redis, status: str) -> bool:
+    """Whether Redis's last snapshot ended in ``status``: another process's state, polled."""
+    return bool((await admin.info("persistence"))["rdb_last_bgsave_status"] == status)
+
+
 async def out_of_memory(admin: Redis, server: RedisServer) -> Callable[[], Any]:
     await admin.config_set("maxmemory-policy", "noeviction")
     await admin.config_set("maxmemory", "1")
@@ -64,9 +69,7 @@ async def cannot_persist(admin: Redis, server: RedisServer) -> Callable[[], Any]
     await admin.config_set("save", "3600 1")
     await admin.config_set("stop-writes-on-bgsave-error", "yes")
     await admin.bgsave()
-    async with asyncio.timeout(10):
-        while (await admin.info("persistence"))["rdb_last_bgsave_status"] != "err":  # noqa: ASYNC110
-            await asyncio.sleep(0.02)
+    await wait_until(lambda: bgsave_status(admin, "err"))
 
     async def lift() -> None:
         blocker.rmdir()
@@ -91,9 +94,7 @@ async def test_a_redis_that_refuses_writes_mid_crawl_pauses_the_workers_and_they
     # Stop the writes while pages are still yielding links (only pages below PAGES / 2
     # do): from a count of pages served, not after a fixed time, which a fast or a
     # loaded machine would make too late or too early.
-    async with asyncio.timeout(30):
-        while len(site.served) < 10:  # noqa: ASYNC110
-            await asyncio.sleep(0.01)
+    await wait_until(lambda: len(site.served) >= 10, timeout=30)
     lift = await make_state(admin, redis_server)
     assert max(n for _, n in site.served) < PAGES // 2, "links are still being pushed"
     assert all(proc.returncode is None for proc in procs)
@@ -136,16 +137,12 @@ async def test_a_store_refusing_writes_longer_than_the_outage_timeout_fails_the_
     proc = await start(
         worker(spider_file, redis_server.url, out, base, "FRONTIER_OUTAGE_TIMEOUT=3")
     )
-    async with asyncio.timeout(60):  # the job exists and the worker crawls
-        while not site.served:  # noqa: ASYNC110
-            await asyncio.sleep(0.02)
+    await wait_until(lambda: site.served, timeout=60)  # the job exists and the worker crawls
     await out_of_memory(admin, redis_server)  # leases still work; nothing can be pushed
-    started = time.monotonic()
-    code, text = await exits(proc, within=60)
+    code, text = await exits(proc, within=30)  # after the 3 s outage, not a hang
     assert code == 1, text
     assert "unavailable for" in text and "FRONTIER_OUTAGE_TIMEOUT is 3 s" in text
     assert "out of memory" in text
-    assert time.monotonic() - started < 30
     assert len(set(items([out]))) < PAGES
 
 
@@ -188,13 +185,12 @@ async def test_wrong_credentials_stop_worker_push_and_dashboard_at_start(
         "dashboard": ("dashboard", "--redis", url),
     }
     for name, args in runs.items():
-        started = time.monotonic()
-        code, text = await command(*args)
+        async with asyncio.timeout(20):  # at once, not after an outage timeout
+            code, text = await command(*args)
         assert code == 2, (name, text)
         assert f"Redis at {shown} {meaning}" in text, (name, text)
         assert "wrong-password" not in text
         assert "Traceback" not in text, (name, text)
-        assert time.monotonic() - started < 20, name  # at once, not after an outage timeout
 
 
 async def test_an_acl_user_without_rights_on_the_job_stops_the_worker_at_start(

@@ -20,6 +20,7 @@ from aiohttp import web
 from test_cluster_rate import arrivals_site, steps, virtual_worker
 
 from skitter.frontier._redis import JobKeys
+from skitter.testing import wait_until
 from skitter.testing._redis import RedisServer, require_redis_server
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -53,7 +54,7 @@ class Site:
         self.app.router.add_get("/p/{n}", self.handle)
 
     async def handle(self, request: web.Request) -> web.Response:
-        await asyncio.sleep(self.latency)
+        await asyncio.sleep(self.latency)  # the site's own pace, so that the kills land mid-crawl
         self.served.append((time.monotonic(), int(request.match_info["n"])))
         return web.Response(text="<html>ok</html>", content_type="text/html")
 
@@ -190,7 +191,7 @@ async def test_a_worker_killed_three_times_loses_nothing(
         out = tmp_path / f"victim{round_}.jsonl"
         victim_files.append(out)
         victim = await start(worker(spider_file, redis_server.url, out, base))
-        await asyncio.sleep(0.8)
+        await asyncio.sleep(0.8)  # a real process: killed some way into its crawl
         victim.kill()
         await victim.wait()
     last = tmp_path / "victim-last.jsonl"
@@ -210,12 +211,10 @@ async def test_redis_stopped_for_five_seconds_mid_crawl(
     base = await serve(site.app)
     outs = [tmp_path / f"w{i}.jsonl" for i in range(2)]
     procs = [await start(worker(spider_file, redis_server.url, out, base)) for out in outs]
-    async with asyncio.timeout(30):  # both joined the job and are crawling
-        while len(site.served) < 10:  # noqa: ASYNC110
-            await asyncio.sleep(0.05)
+    await wait_until(lambda: len(site.served) >= 10, timeout=30)  # both joined, crawling
     redis_server.stop()
     stopped_at = time.monotonic()
-    await asyncio.sleep(5.0)
+    await asyncio.sleep(5.0)  # a real redis-server down for 5 s, under the workers
     redis_server.start()
     texts = [await finish(proc) for proc in procs]
     assert set(items(outs)) == set(range(PAGES))
@@ -420,7 +419,7 @@ async def test_state_lost_in_redis_fails_every_worker_loudly(
             # both workers in the roster (a loaded machine may start the second late:
             # it must join the job before its state is lost, not create it afterwards)
             while server.command("HLEN", roster) != b":2" or len(site.served) < 20:  # noqa: ASYNC110
-                await asyncio.sleep(0.05)
+                await asyncio.sleep(0.05)  # polls a real process (redis-server)
         if loss == "FLUSHDB":
             assert server.command("FLUSHDB") == b"+OK"
         else:

@@ -25,6 +25,7 @@ from aiohttp import web
 
 from skitter import Crawler, Request, Response, Spider
 from skitter.dashboard import Dashboard
+from skitter.testing import wait_until
 
 #: Retries off, so a failing page is a FAILED task at once; short shutdown for teardown.
 CRAWL_SETTINGS: dict[str, Any] = {
@@ -56,6 +57,7 @@ class TreeSite:
         n = int(request.match_info["n"])
         self.arrivals.append(asyncio.get_running_loop().time())
         self.hits[request.path] += 1
+        # the site's own pace, so that a crawl is under way when steered
         await asyncio.sleep(self.delay)
         links = "".join(f'<a href="/p/{m}">{m}</a>' for m in (2 * n + 1, 2 * n + 2))
         return web.Response(text=f"<html><body>{links}</body></html>", content_type="text/html")
@@ -139,14 +141,7 @@ class Running:
 
 async def eventually(check: Callable[[], Any]) -> Any:
     """Poll ``check`` (sync or async) until it returns something truthy; at most 10 s."""
-    async with asyncio.timeout(10):
-        while True:
-            result = check()
-            if asyncio.iscoroutine(result):
-                result = await result
-            if result:
-                return result
-            await asyncio.sleep(0.02)
+    return await wait_until(check)
 
 
 @contextlib.asynccontextmanager

@@ -108,7 +108,7 @@ async def test_rate_change_slows_the_crawl_down(serve: Any) -> None:
         # Tasks dispatched before the change may still arrive; then the bucket rules.
         await eventually(lambda: run.crawler.engine.in_flight <= 1)
         start = loop.time()
-        await asyncio.sleep(1.0)
+        await asyncio.sleep(1.0)  # a window of real time: the rate's bound is checked over it
         # At most the one token in the bucket, plus 2/s over the window, plus the one
         # request that may have been in flight.
         assert site.arrivals_between(start, loop.time()) <= 1 + 2 * (loop.time() - start) + 1
@@ -122,6 +122,7 @@ async def test_pause_stops_dispatching_and_resume_restarts(serve: Any) -> None:
         assert (status, body["status"]) == (200, "paused")
         await eventually(lambda: run.crawler.engine.in_flight == 0)
         seen = len(site.arrivals)
+        # a window of real time on a real server: a paused crawl sends nothing in it
         await asyncio.sleep(0.3)
         assert len(site.arrivals) == seen
         status, body = await run.post("api/projects/paused/resume")

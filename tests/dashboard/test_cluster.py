@@ -104,7 +104,7 @@ class Cluster:
         async def count() -> int:
             loop = asyncio.get_running_loop()
             start = loop.time()
-            await asyncio.sleep(seconds)
+            await asyncio.sleep(seconds)  # a window of real time, whose arrivals the caller bounds
             return self.site.arrivals_between(start, loop.time())
 
         return count()

@@ -140,7 +140,7 @@ class Latency(Spider):
 
 async def test_download_latency_reaches_the_callback(serve: Any) -> None:
     async def slow(request: web.Request) -> web.Response:
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.05)  # the site's own pace: the latency to measure
         return web.Response(text="<html></html>", content_type="text/html")
 
     app = web.Application()

@@ -104,6 +104,7 @@ async def until_client_leaves(request: web.Request) -> None:
     for _ in range(500):
         if request.transport is None or request.transport.is_closing():
             return
+        # polls a real socket: aiohttp tells no handler that the client went
         await asyncio.sleep(0.02)
 
 

@@ -352,7 +352,7 @@ async def slow(request: web.Request) -> web.StreamResponse:
     response = web.StreamResponse()
     await response.prepare(request)
     if request.path == "/stall":  # the head, then nothing
-        await asyncio.sleep(30)
+        await asyncio.sleep(30)  # a stall: the client's timeout ends it long before
     await response.write(b"done")
     return response
 

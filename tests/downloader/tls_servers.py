@@ -171,6 +171,7 @@ async def h2_server(app: Any, tmp: Path, ca: trustme.CA | None = None) -> AsyncI
             try:
                 _, writer = await asyncio.open_connection("127.0.0.1", port)
             except OSError:
+                # polls a real socket: the server in another process is not listening yet
                 await asyncio.sleep(0.02)
                 continue
             writer.close()

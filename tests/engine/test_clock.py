@@ -12,7 +12,7 @@ from aiohttp import web
 from skitter import Crawler, Request, Response, Spider
 from skitter.engine import Engine
 from skitter.engine._idle import IdleGrace
-from skitter.testing import FakeClock
+from skitter.testing import FakeClock, wait_until
 
 FAST = {"CONCURRENT_REQUESTS": 1}
 
@@ -45,6 +45,20 @@ def chain_spider(base: str, clock: FakeClock, step: float, pages: int | None) ->
                 yield Request(f"{base}/{n}")
 
     return Chain
+
+
+def spy_on_idle(engine: Engine) -> list[bool]:
+    """The engine's verdicts on its idle grace from now on: an event to wait for, where a
+    sleep would guess how soon the engine looks again."""
+    verdicts: list[bool] = []
+    real = engine._idle.long_enough
+
+    def long_enough() -> bool:
+        verdicts.append(real())
+        return verdicts[-1]
+
+    engine._idle.long_enough = long_enough  # type: ignore[method-assign]
+    return verdicts
 
 
 def engine_for(crawler: Crawler, **engine_kwargs: Any) -> Engine:
@@ -84,13 +98,13 @@ async def test_a_worker_ends_only_after_the_idle_grace_on_the_engines_clock(
     crawler = Crawler(chain_spider(base, clock, step=0.0, pages=1), FAST, clock=clock)
     engine = engine_for(crawler, idle_grace=300.0)
     running = asyncio.create_task(engine.run())
-    while engine._idle.since is None:  # noqa: ASYNC110 - the engine's own state
-        await asyncio.sleep(0.005)
+    await wait_until(lambda: engine._idle.since is not None)  # the engine's own state
     assert hits == ["/0"]
+    looks = spy_on_idle(engine)
     clock.advance(299.0)
     engine.wake()
-    await asyncio.sleep(0.05)
-    assert not running.done(), "idle for 299 s of a 300 s grace: still waiting"
+    await wait_until(lambda: looks)  # it looked at its idle state again, once woken
+    assert looks[0] is False and not running.done(), "idle 299 s of a 300 s grace: waits"
     clock.advance(1.0)
     engine.wake()
     await asyncio.wait_for(running, 5)

@@ -13,6 +13,7 @@ from aiohttp import web
 
 from skitter import ConfigError, Crawler, Request, Response, Spider
 from skitter.engine import ProjectControl
+from skitter.testing import wait_until
 
 FAST = {"LOG_LEVEL": "WARNING", "RETRY_TIMES": 0, "STATS_DUMP": False}
 
@@ -32,6 +33,7 @@ class Site:
         self.hits[request.path] = self.hits.get(request.path, 0) + 1
         if request.path == "/bad" and not self.fixed:
             return web.Response(status=500, text="broken")
+        # the site's own pace, so that a crawl is under way when steered
         await asyncio.sleep(self.latency)
         return web.Response(text="<html>ok</html>", content_type="text/html")
 
@@ -54,9 +56,8 @@ def spider(base: str, pages: int, name: str = "steered") -> type[Spider]:
 
 
 async def eventually(check: Callable[[], Any]) -> None:
-    async with asyncio.timeout(10):
-        while not check():  # noqa: ASYNC110 - a state of the crawl, not an event
-            await asyncio.sleep(0.02)
+    """A state of the crawl, not an event: polled, with a bound."""
+    await wait_until(check)
 
 
 async def test_before_the_run_the_project_is_new_and_cannot_be_steered(serve: Any) -> None:
@@ -91,6 +92,7 @@ async def test_a_running_project_is_paused_resumed_and_rated_through_its_control
         assert engine is not None
         await eventually(lambda: engine.in_flight == 0)
         paused_at = site.pages()
+        # a window of real time on a real server: a paused crawl sends nothing in it
         await asyncio.sleep(0.3)
         assert site.pages() == paused_at, "a paused project dispatches nothing"
 
@@ -138,9 +140,7 @@ async def test_failed_tasks_are_listed_and_queued_again_while_it_runs(serve: Any
         async def failed() -> list[Any]:
             return await control.failed_tasks()
 
-        async with asyncio.timeout(10):
-            while not (tasks := await failed()):  # noqa: ASYNC110
-                await asyncio.sleep(0.02)
+        tasks = await wait_until(failed)
         assert [(t.url, t.reason) for t in tasks] == [(base + "/bad", "HTTP 500")]
         site.fixed = True
         assert await control.retry_failed(reason="HTTP 5") == 1

@@ -173,7 +173,7 @@ async def test_async_generator_start_requests() -> None:
 
         async def start_requests(self) -> Any:
             for path in ("/a", "/b"):
-                await asyncio.sleep(0.01)
+                await asyncio.sleep(0.01)  # a start that awaits between its requests: the subject
                 yield Request(base + path)
 
         def parse(self, response: Response) -> Any:
@@ -205,7 +205,7 @@ async def test_late_yields_in_a_deep_chain_keep_the_crawl_alive() -> None:
             await asyncio.sleep(0.02)  # the only running task: nothing else is queued
             yield {"n": n}
             if n < 15:
-                await asyncio.sleep(0.02)
+                await asyncio.sleep(0.02)  # and again before the next request
                 yield Request(f"{base}/step?n={n + 1}")
 
     stats = await Crawler(Chain, {**site.fast, "CONCURRENT_REQUESTS": 1}).run()

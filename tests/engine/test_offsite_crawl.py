@@ -13,6 +13,7 @@ import pytest
 
 from skitter import Crawler, Request, Response, Spider, every, run_crawlers
 from skitter.exceptions import CrawlFailed
+from skitter.testing import wait_until
 
 FAST = {"RETRY_DELAYS": [0.0], "CONCURRENT_REQUESTS": 4, "LOG_LEVEL": "WARNING"}
 
@@ -171,10 +172,7 @@ async def test_an_every_request_outside_the_scope_is_never_fetched(host_site: An
     crawler = Crawler(Periodic, FAST)
     task = asyncio.ensure_future(run_crawlers([crawler], mode="serve"))
     await asyncio.wait_for(ran.wait(), 20)
-    for _ in range(50):  # the offsite one is refused by now or very soon
-        if crawler.stats.get("offsite/filtered"):
-            break
-        await asyncio.sleep(0.05)
+    await wait_until(lambda: crawler.stats.get("offsite/filtered"))  # by now or very soon
     crawler.stop()
     await asyncio.wait_for(task, 20)
     assert site.hits[("127.0.0.1", "/tick")] == 1

@@ -17,6 +17,7 @@ from skitter.cli._run import _snapshot
 from skitter.dashboard._metrics import render_metrics
 from skitter.dashboard._views import project_summary
 from skitter.engine import TaskCounts
+from skitter.testing import wait_until
 
 PAGES = 30
 SETTINGS = {
@@ -56,12 +57,12 @@ def pages_spider(base: str) -> type[Spider]:
 async def settled(crawler: Crawler) -> TaskCounts:
     """The counts once the engine has looked at the frontier with everything queued
     (its upkeep looks about once a second)."""
-    async with asyncio.timeout(20):
-        while True:
-            counts = crawler.control.task_counts()
-            if counts.waiting + counts.leased + counts.in_flight == PAGES:
-                return counts
-            await asyncio.sleep(0.05)
+
+    def all_counted() -> TaskCounts | None:
+        counts = crawler.control.task_counts()
+        return counts if counts.waiting + counts.leased + counts.in_flight == PAGES else None
+
+    return await wait_until(all_counted, timeout=20)
 
 
 def metric_samples(text: str) -> dict[tuple[str, str], float]:

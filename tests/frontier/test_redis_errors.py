@@ -29,6 +29,7 @@ from skitter.frontier._redis import JobKeys
 from skitter.frontier._redis._errors import check_access
 from skitter.http import Request
 from skitter.settings import Settings
+from skitter.testing import wait_until
 from skitter.testing._redis import RedisServer, require_redis_server
 
 PASSWORD = "s3cret-Passw0rd"
@@ -62,6 +63,11 @@ async def out_of_memory(admin: Redis, server: RedisServer) -> Callable[[], Await
     return lift
 
 
+async def bgsave_status(admin: Redis, status: str) -> bool:
+    """Whether Redis's last snapshot ended in ``status``: another process's state, polled."""
+    return bool((await admin.info("persistence"))["rdb_last_bgsave_status"] == status)
+
+
 async def misconf(admin: Redis, server: RedisServer) -> Callable[[], Awaitable[None]]:
     """A snapshot that cannot be written: ``dump.rdb`` is a directory."""
     blocker = server.directory / "dump.rdb"
@@ -69,16 +75,12 @@ async def misconf(admin: Redis, server: RedisServer) -> Callable[[], Awaitable[N
     await admin.config_set("save", "3600 1")
     await admin.config_set("stop-writes-on-bgsave-error", "yes")
     await admin.bgsave()
-    async with asyncio.timeout(10):
-        while (await admin.info("persistence"))["rdb_last_bgsave_status"] != "err":  # noqa: ASYNC110
-            await asyncio.sleep(0.02)
+    await wait_until(lambda: bgsave_status(admin, "err"))
 
     async def lift() -> None:
         blocker.rmdir()
         await admin.bgsave()
-        async with asyncio.timeout(10):
-            while (await admin.info("persistence"))["rdb_last_bgsave_status"] != "ok":  # noqa: ASYNC110
-                await asyncio.sleep(0.02)
+        await wait_until(lambda: bgsave_status(admin, "ok"))
 
     return lift
 
@@ -178,6 +180,7 @@ async def test_the_start_claim_waits_for_a_redis_that_refuses_writes(
     claim = StartClaim(frontier, "worker-a", lease_seconds=30)
     async with state(name, admin, server) as lift:
         waiting = asyncio.create_task(claim.wait_turn(poll=0.05))
+        # a few of its polls (every 0.05 s) of a real redis-server that refuses
         await asyncio.sleep(0.3)
         assert not waiting.done(), "it waits; it neither raises nor claims"
         await lift()
@@ -207,6 +210,7 @@ async def test_a_redis_loading_its_dataset_is_unavailable_and_then_works(
                     assert await frontier.push([req(0)], time.time())
                     break
                 except FrontierUnavailable:
+                    # polls a real process: redis-server loads its dataset on its own
                     await asyncio.sleep(0.1)
     finally:
         await client.aclose()

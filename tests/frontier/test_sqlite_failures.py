@@ -4,7 +4,6 @@ and a job database that cannot be trusted is refused at open with a clear error.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sqlite3
 from collections.abc import Awaitable, Callable
@@ -19,6 +18,7 @@ from skitter.exceptions import ConfigError, StorageError
 from skitter.frontier import Lease, TaskState
 from skitter.frontier._sqlite import SqliteFrontier
 from skitter.http import Request
+from skitter.testing import wait_until
 
 T0 = 1_700_000_000.0
 LEASE = 60.0
@@ -95,10 +95,7 @@ async def test_a_write_behind_that_fails_breaks_the_frontier_loudly(db: Path) ->
     (lease,) = await frontier.lease(1, T0, LEASE)
     await frontier.ack(lease, T0)
     await frontier.push([req(f"new{i}") for i in range(500)], T0)  # needs more pages
-    for _ in range(100):  # the write behind runs in the background
-        if heard:
-            break
-        await asyncio.sleep(0.01)
+    await wait_until(lambda: heard)  # the write behind runs in the background
     assert [str(e) for e in heard] == [f"job database {db}: {FULL}"]
     await every_operation_raises(frontier, FULL)
     with pytest.raises(StorageError, match=FULL):
@@ -139,10 +136,7 @@ async def test_a_refused_checkpoint_records_nothing(db: Path) -> None:
     await frontier.ack(a, T0)
     broken = True
     await frontier.ack(b, T0)
-    for _ in range(100):
-        if heard:
-            break
-        await asyncio.sleep(0.01)
+    await wait_until(lambda: heard)
     assert [str(e) for e in heard] == ["feed 'out.jsonl': cannot write: [Errno 28] No space left"]
     await every_operation_raises(frontier, "feed 'out.jsonl': cannot write")
     with pytest.raises(StorageError, match=r"feed 'out\.jsonl'"):
@@ -162,10 +156,7 @@ async def test_a_checkpoint_that_cannot_be_stored_is_not_swallowed(db: Path) -> 
     heard: list[StorageError] = []
     frontier.on_error = heard.append
     await frontier.push([req("a")], T0)
-    for _ in range(100):
-        if heard:
-            break
-        await asyncio.sleep(0.01)
+    await wait_until(lambda: heard)
     assert [str(e) for e in heard] == [
         f"job database {db}: cannot write: Type is not JSON serializable: set"
     ]

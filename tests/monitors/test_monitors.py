@@ -259,7 +259,7 @@ async def test_periodic_runs_are_on_the_crawls_clock(serve: Serve, tmp_path: Pat
     watch.periodic = True  # type: ignore[attr-defined]
 
     async def slow(request: web.Request) -> web.Response:
-        await asyncio.sleep(10)
+        await asyncio.sleep(10)  # virtual: a slow page
         return web.Response(text="<html>ok</html>", content_type="text/html")
 
     app = web.Application()

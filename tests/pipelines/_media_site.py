@@ -59,7 +59,7 @@ class MediaSite:
         self.active += 1
         self.max_active = max(self.max_active, self.active)
         try:
-            await asyncio.sleep(self.delay)
+            await asyncio.sleep(self.delay)  # the site's own pace, so that downloads overlap
         finally:
             self.active -= 1
         content_type, body = found

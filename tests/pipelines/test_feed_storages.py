@@ -94,7 +94,7 @@ class StallingHandler(FTPHandler):
         if self.stall.is_set():
             self.stalled.set()
             while self.stall.is_set():
-                time.sleep(0.05)
+                time.sleep(0.05)  # in the FTP server's thread, until the test lifts the stall
             return None
         return super().ftp_STOR(file, mode)
 

@@ -18,6 +18,7 @@ import pytest
 from aiohttp import web
 from redis import Redis
 
+from skitter.testing import wait_until
 from skitter.testing._redis import RedisServer, require_redis_server
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -46,7 +47,7 @@ class Tree(Spider):
 
 def site(served: list[int], latency: float = 0.02) -> web.Application:
     async def page(request: web.Request) -> web.Response:
-        await asyncio.sleep(latency)
+        await asyncio.sleep(latency)  # the site's own pace, so that the kill lands mid-crawl
         served.append(int(request.match_info["n"]))
         return web.Response(text="<html>ok</html>", content_type="text/html")
 
@@ -95,9 +96,7 @@ async def test_two_workers_one_killed_put_every_item_in_one_list(
     base = await serve(site(served))
     steady = await worker(spider_file, redis_server.url, base)
     victim = await worker(spider_file, redis_server.url, base)
-    async with asyncio.timeout(30):
-        while len(served) < 40:  # noqa: ASYNC110 - both are crawling
-            await asyncio.sleep(0.05)
+    await wait_until(lambda: len(served) >= 40, timeout=30)  # both are crawling
     victim.kill()
     await victim.wait()
     code, text = await output(steady)
@@ -123,9 +122,7 @@ async def test_a_worker_whose_items_redis_stays_away_exits_1(
             "REDIS_ITEMS_OUTAGE_TIMEOUT=1",
             "RETRY_ENABLED=false",
         )
-        async with asyncio.timeout(30):
-            while len(served) < 20:  # noqa: ASYNC110 - it is crawling
-                await asyncio.sleep(0.05)
+        await wait_until(lambda: len(served) >= 20, timeout=30)  # it is crawling
         items.kill()
         code, text = await output(proc)
     assert code == 1, text

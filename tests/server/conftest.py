@@ -17,6 +17,7 @@ from aiohttp import web
 
 from skitter.cli._generate import startproject
 from skitter.server import Server, ServerOptions
+from skitter.testing import wait_until
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
@@ -119,13 +120,16 @@ async def api(url: str, path: str, data: Any = None, **kwargs: Any) -> tuple[int
 
 async def wait_for_job(url: str, job: str, state: str = "finished") -> dict[str, Any]:
     """Poll ``listjobs.json`` until ``job`` is in ``state`` (a run takes seconds)."""
-    for _ in range(600):
+
+    async def listed() -> dict[str, Any] | None:
         _, jobs = await api(url, "listjobs.json")
-        for entry in jobs[state]:
-            if entry["id"] == job:
-                return dict(entry)
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"job {job} never reached {state}: {jobs}")
+        return next((dict(entry) for entry in jobs[state] if entry["id"] == job), None)
+
+    try:
+        return await wait_until(listed, timeout=60)
+    except TimeoutError:
+        _, jobs = await api(url, "listjobs.json")
+        raise AssertionError(f"job {job} never reached {state}: {jobs}") from None
 
 
 class HangingSite:

@@ -25,6 +25,7 @@ import pytest
 from aiohttp import web
 from redis.asyncio import Redis
 
+from skitter.testing import wait_until
 from skitter.testing._redis import RedisServer, require_redis_server
 
 from .conftest import SRC, api, deploy_directory, make_project, wait_for_job
@@ -242,10 +243,11 @@ async def test_an_agent_killed_mid_run_loses_no_task(
     base = await serve(tree_site(latency=0.3))
     job = await _schedule(cluster, tmp_path, base)
     await wait_for_job(cluster.url, job, "running")
-    for _ in range(600):  # mid-run: some items in, most not
-        if len(await _items(cluster.url, job, yet=False)) >= 5:
-            break
-        await asyncio.sleep(0.1)
+
+    async def some_items_in() -> bool:  # mid-run: some items in, most not
+        return len(await _items(cluster.url, job, yet=False)) >= 5
+
+    await wait_until(some_items_in, timeout=60)
     _kill_group(cluster.procs["a1"])  # the agent and its workers, as a machine that dies
     await wait_for_job(cluster.url, job, "finished")
     assert sorted(await _items(cluster.url, job)) == list(range(PAGES))
@@ -261,10 +263,11 @@ async def test_cancel_stops_the_workers_everywhere(
     form = {"project": "shopbot", "job": job}
     status, answer = await api(cluster.url, "cancel.json", data=form)
     assert (status, answer["prevstate"]) == (200, "running")
-    for _ in range(600):  # the service sees an agent stopping its workers...
-        if "<td>stopping</td>" in await _run_page(cluster.url, job):
-            break
-        await asyncio.sleep(0.1)
+
+    async def stopping() -> bool:  # the service sees an agent stopping its workers...
+        return "<td>stopping</td>" in await _run_page(cluster.url, job)
+
+    await wait_until(stopping, timeout=60)
     _, jobs = await api(cluster.url, "listjobs.json")  # ...and waits for them to exit
     assert job in [entry["id"] for entry in jobs["running"]], jobs
     release.set()  # the workers' downloads in flight end; the workers stop
@@ -315,14 +318,14 @@ async def test_a_killed_service_shows_the_run_interrupted_and_the_agents_stop_it
     client = Redis.from_url(cluster.redis_url)
     try:
         assert await client.hlen("skitter:server:runs") == 0
-        for _ in range(600):  # each agent saw the run go and stopped its workers
+
+        async def stopped() -> bool:  # each agent saw the run go and stopped its workers
             reports = await client.hgetall(f"skitter:server:run:{job}:agents")
-            states = {json.loads(raw)["state"] for raw in reports.values()}
-            if reports and states == {"stopped"}:
-                break
-            await asyncio.sleep(0.1)
-        else:
-            raise AssertionError(f"the agents did not stop the run: {reports}")
+            return bool(reports) and {json.loads(r)["state"] for r in reports.values()} == {
+                "stopped"
+            }
+
+        await wait_until(stopped, timeout=60)
     finally:
         await client.aclose()
 

@@ -67,7 +67,7 @@ async def test_an_interval_schedule_fires_twice(tmp_path: Path) -> None:
     start = clock.time()
     scheduler.put(Schedule("nightly", "shop", "products", every=3600))
     scheduler.start()
-    await asyncio.sleep(2 * 3600 + 1)
+    await asyncio.sleep(2 * 3600 + 1)  # virtual
     await scheduler.stop()
     assert recorder.started == [
         (pytest.approx(start + 3600), "nightly"),
@@ -83,7 +83,7 @@ async def test_a_cron_schedule_fires_on_its_minutes(tmp_path: Path) -> None:
     scheduler = Scheduler(ScheduleBook(tmp_path / "s.json"), recorder, clock)
     scheduler.put(Schedule("quarter", "shop", "products", cron="*/15 * * * *"))
     scheduler.start()
-    await asyncio.sleep(3600)
+    await asyncio.sleep(3600)  # virtual
     await scheduler.stop()
     times = [at for at, _ in recorder.started]
     assert len(times) == 4
@@ -98,11 +98,11 @@ async def test_never_two_runs_of_one_schedule_at_once(tmp_path: Path) -> None:
     scheduler = Scheduler(book, recorder, clock)
     scheduler.put(Schedule("long", "shop", "products", every=60))
     scheduler.start()
-    await asyncio.sleep(61)
+    await asyncio.sleep(61)  # virtual
     recorder.busy = True  # the first run is still going at the next two firings
-    await asyncio.sleep(120)
+    await asyncio.sleep(120)  # virtual
     recorder.busy = False
-    await asyncio.sleep(60)
+    await asyncio.sleep(60)  # virtual
     await scheduler.stop()
     assert len(recorder.started) == 2
     assert book.get("long").skipped == 2  # type: ignore[union-attr]
@@ -120,7 +120,7 @@ async def test_missed_runs_after_downtime(tmp_path: Path, policy: str, expected:
     recorder = Recorder(clock)
     second = Scheduler(ScheduleBook(path), recorder, clock)
     second.start()
-    await asyncio.sleep(1)
+    await asyncio.sleep(1)  # virtual
     await second.stop()
     assert len(recorder.started) == expected
     after = ScheduleBook(path).get("hourly")

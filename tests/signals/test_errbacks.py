@@ -19,7 +19,7 @@ from skitter.exceptions import (
     TCPTimedOutError,
 )
 from skitter.spidermiddlewares.httperror import HttpError
-from skitter.testing import refused_port
+from skitter.testing import refused_port, virtual_clock
 
 FAST = {"RETRY_DELAYS": [0.0], "CONCURRENT_REQUESTS": 4, "RETRY_TIMES": 0}
 
@@ -28,7 +28,7 @@ def site(hits: dict[str, int]) -> web.Application:
     async def handle(request: web.Request) -> web.Response:
         hits[request.path] = hits.get(request.path, 0) + 1
         if request.path == "/slow":
-            await asyncio.sleep(2)
+            await asyncio.sleep(2)  # a real server's slow page, beyond the test's DOWNLOAD_TIMEOUT
         if request.path == "/missing":
             return web.Response(status=404, text="gone")
         if request.path == "/busy":
@@ -166,6 +166,7 @@ def test_get_retry_request_reads_retry_times_from_the_settings() -> None:
     assert third is not None and third.meta["retry_times"] == 2
 
 
+@pytest.mark.virtual_time  # the retries' back-off: seconds of it, on virtual time
 async def test_meta_max_retry_times_and_dont_retry_bound_the_schedulers_retries(
     serve: Any,
 ) -> None:
@@ -183,7 +184,7 @@ async def test_meta_max_retry_times_and_dont_retry_bound_the_schedulers_retries(
         def failed(self, failure: Failure) -> Any:
             yield {"status": failure.value.response.status}  # type: ignore[attr-defined]
 
-    stats = await Crawler(Busy, {**FAST, "RETRY_TIMES": 3}).run()
+    stats = await Crawler(Busy, {**FAST, "RETRY_TIMES": 3}, clock=virtual_clock()).run()
     assert hits["/busy"] == 2 + 1 + 4  # max_retry_times=1, dont_retry, RETRY_TIMES=3
     assert stats["item_scraped_count"] == 3
 

@@ -142,7 +142,7 @@ async def test_send_catch_log_async_awaits_async_receivers_together() -> None:
     async def first() -> str:
         order.append("first starts")
         first_started.set()
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0.01)  # a handler that takes time, so that the next one overlaps it
         order.append("first ends")
         return "one"
 

@@ -175,11 +175,11 @@ async def test_async_handlers_are_awaited_where_the_signal_is_sent() -> None:
             return spider
 
         async def item_done(self, item: Any) -> None:
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0.05)  # a handler that takes time: the subject
             log.append(f"scraped {item['n']}")
 
         async def on_closed(self, spider: Spider, reason: str) -> None:
-            await asyncio.sleep(0.01)
+            await asyncio.sleep(0.01)  # a handler that takes time: the subject
             log.append(f"closed {reason}")
             self.crawler.stats.set_value("closed_by_handler", reason)  # type: ignore[attr-defined]
 

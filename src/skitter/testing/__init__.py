@@ -7,7 +7,8 @@ only when told to; ``VirtualTimeLoop`` runs a whole crawl on virtual time, with
 ``virtual_clock()`` as its clock; ``serve_app`` runs an aiohttp app on a free loopback
 port, ``refused_port`` gives one where connections are refused; ``TestCrawler`` stands
 in for the crawler when testing one component; ``FullDisk`` opens feed files on a disk
-that fills up.
+that fills up; ``wait_until`` polls a condition with a bound, where a test would
+otherwise guess a sleep.
 The reusable frontier contract suite needs pytest, so it is imported explicitly:
 ``from skitter.testing.frontier_contract import FrontierContract``.
 """
@@ -18,6 +19,7 @@ from skitter.testing._disk import FullDisk
 from skitter.testing._server import refused_port, serve_app
 from skitter.testing._transport import MockResponse, MockTransport
 from skitter.testing._virtual import VirtualClock, VirtualTimeLoop, virtual_clock
+from skitter.testing._wait import wait_until
 
 __all__ = [
     "DictStats",
@@ -31,4 +33,5 @@ __all__ = [
     "refused_port",
     "serve_app",
     "virtual_clock",
+    "wait_until",
 ]

@@ -111,6 +111,7 @@ async def test_timeouts_become_retry_later(serve, make_downloader: MakeDownloade
         for _ in range(100):  # until the client gives up
             if request.transport is None or request.transport.is_closing():
                 break
+            # polls a real socket: aiohttp tells no handler that the client went
             await asyncio.sleep(0.02)
         return web.Response()
 

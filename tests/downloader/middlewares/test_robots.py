@@ -43,7 +43,7 @@ def site(
         if hang_first and len(hits) == 1:
             # aiohttp has no "client went away" event for a handler: poll for it.
             while request.transport is not None and not request.transport.is_closing():  # noqa: ASYNC110
-                await asyncio.sleep(0.01)
+                await asyncio.sleep(0.01)  # polls a real socket for the client going away
         return web.Response(status=robots_status, body=robots_body)
 
     async def page(request: web.Request) -> web.Response:

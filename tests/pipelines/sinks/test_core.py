@@ -110,7 +110,7 @@ async def test_a_full_buffer_holds_take_until_a_batch_is_written() -> None:
     for n in range(8):
         takes.append(asyncio.ensure_future(sink.take({"n": n}, f"t/{n}")))
         await asyncio.sleep(0)
-    await asyncio.sleep(5)
+    await asyncio.sleep(5)  # virtual
     # the batch being tried (the first item: the writer took it alone, at once) and
     # twice batch_size waiting; the rest are held, and with them the callbacks that
     # yielded them (the crawl slows, nothing piles up)
@@ -127,7 +127,7 @@ async def test_flush_returns_only_once_its_items_are_written() -> None:
     sink.down = True
     await sink.take({"n": 1}, "t/1")
     flushed = asyncio.ensure_future(sink.flush())
-    await asyncio.sleep(10)
+    await asyncio.sleep(10)  # virtual
     assert not flushed.done()  # the server is down: the task is not acknowledged
     sink.down = False
     await flushed
@@ -160,7 +160,7 @@ async def test_an_outage_within_its_bound_loses_nothing() -> None:
     sink.down = True
     for n in range(5):
         await sink.take({"n": n}, f"t/{n}")
-    await asyncio.sleep(20)
+    await asyncio.sleep(20)  # virtual
     sink.down = False
     await sink.flush()
     assert sorted(n for batch in sink.numbers() for n in batch) == [0, 1, 2, 3, 4]

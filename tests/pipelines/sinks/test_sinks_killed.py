@@ -33,6 +33,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from skitter.testing import wait_until
 from skitter.testing._redis import RedisServer, require_redis_server
 
 pytestmark = pytest.mark.slow
@@ -69,14 +70,12 @@ class Site:
         self.app.router.add_get("/p/{n}", self.handle)
 
     async def handle(self, request: web.Request) -> web.Response:
-        await asyncio.sleep(self.latency)
+        await asyncio.sleep(self.latency)  # the site's own pace, so that the kills land mid-crawl
         self.served += 1
         return web.Response(text="<html>ok</html>", content_type="text/html")
 
     async def served_at_least(self, count: int) -> None:
-        async with asyncio.timeout(60):
-            while self.served < count:  # noqa: ASYNC110
-                await asyncio.sleep(0.05)
+        await wait_until(lambda: self.served >= count, timeout=60)
 
 
 @pytest.fixture
@@ -142,13 +141,14 @@ async def test_workers_killed_five_times_and_a_redis_restart_write_each_item_onc
     workers = [await start(worker()) for _ in range(3)]
     await site.served_at_least(20)
     for round_ in range(5):
+        # real processes: a kill at a random point of their crawl
         await asyncio.sleep(rng.uniform(0.3, 1.5))
         victim = rng.randrange(3)
         await kill(workers[victim])
         workers[victim] = await start(worker())
         if round_ == 2:  # Redis restarts once, under all three
             redis_server.stop()
-            await asyncio.sleep(2.0)
+            await asyncio.sleep(2.0)  # a real redis-server down for a while, under the workers
             redis_server.start()
     assert site.served < PAGES, f"seed {seed}: the crawl ended before the last kill"
     for proc in workers:
@@ -178,6 +178,7 @@ async def test_a_job_killed_five_times_and_resumed_writes_each_item_once_to_sqli
     while kills < 5:
         proc = await start(command)
         await site.served_at_least(site.served + 5)  # crawling (and writing) again
+        # a real process: a kill at a random point of its crawl
         await asyncio.sleep(rng.uniform(0.0, 1.0))
         if proc.returncode is not None:
             break

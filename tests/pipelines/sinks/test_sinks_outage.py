@@ -41,7 +41,7 @@ def site(on_hit: Callable[[int], None]) -> web.Application:
         nonlocal hits
         hits += 1
         on_hit(hits)
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.05)  # the site's own pace, so that the outage lands mid-crawl
         return web.Response(text="<html>ok</html>", content_type="text/html")
 
     app = web.Application()
@@ -109,6 +109,7 @@ async def test_down_past_the_bound_fails_loudly_and_a_resume_writes_the_rest(
                 written = await rows(postgres.url)
                 break
             except Exception:
+                # polls a real process: the database server comes back on its own
                 await asyncio.sleep(0.2)
     assert len(written) == stats.get("sink/postgresql:items/written", 0) < 2 * PAGES
     await Crawler(Tree, settings, job_dir=tmp_path / "job").run()  # resumed
