@@ -3,8 +3,8 @@
 ``HttpCacheMiddleware`` (``skitter.downloader``, HTTPCACHE_ENABLED) asks a policy
 (``DummyPolicy``, ``RFC2616Policy``) what to cache and whether an entry is fresh, and a
 storage (``FilesystemCacheStorage``, ``SqliteCacheStorage``, ``DbmCacheStorage``) for
-the entries. All keep Scrapy's method names, so a project's own policy or storage ports as it is; an entry
-that cannot be read back whole is ``CorruptEntry``.
+the entries. All keep Scrapy's method names, so a project's own policy or storage ports
+as it is; an entry that cannot be read back whole is ``CorruptEntry``.
 """
 
 from skitter.extensions.httpcache._config import build, policy_class, storage_class
