@@ -148,7 +148,10 @@ PINNED = {
     "skitter.extensions": [],
     "skitter.extensions.feedexport": [
         "BlockingFeedStorage",
+        "FTPFeedStorage",
         "FileFeedStorage",
+        "GCSFeedStorage",
+        "S3FeedStorage",
         "StdoutFeedStorage",
     ],
     "skitter.exporters": [
@@ -178,6 +181,7 @@ PINNED = {
     "skitter.extensions.postprocessing": ["Bz2Plugin", "GzipPlugin", "LZMAPlugin", "ZstdPlugin"],
     "skitter.extensions.httpcache": [
         "CorruptEntry",
+        "DbmCacheStorage",
         "DummyPolicy",
         "FilesystemCacheStorage",
         "RFC2616Policy",

@@ -431,3 +431,26 @@ async def test_a_crawl_killed_during_an_upload_resumes_without_losing_items(ftp,
 
 def _job_files_text(job: Path) -> str:
     return "".join(p.read_bytes().decode("latin-1") for p in job.rglob("*") if p.is_file())
+
+
+def test_scrapy_ftp_feed_storage_creates_folders_then_appends_or_replaces(ftp) -> None:
+    """Scrapy's ``FTPFeedStorage`` by its own API (open, write, blocking store), with a
+    quoted password in the URI."""
+    from urllib.parse import quote
+
+    from skitter.extensions.feedexport import FTPFeedStorage
+    from skitter.spider import Spider
+
+    port, home, _ = ftp
+    uri = f"ftp://user:{quote(SECRET, safe='')}@127.0.0.1:{port}/a/b/out.txt"
+    for options, content in (({}, b"one"), ({"overwrite": False}, b"two"), ({}, b"new")):
+        storage = FTPFeedStorage(uri, feed_options=options)
+        assert storage.password == SECRET
+        file = storage.open(Spider(name="s"))
+        file.write(content)
+        storage.store(file)
+        if content == b"two":
+            assert (home / "a" / "b" / "out.txt").read_bytes() == b"onetwo"
+    assert (home / "a" / "b" / "out.txt").read_bytes() == b"new"
+    with pytest.raises(ValueError, match="without a hostname"):
+        FTPFeedStorage("ftp:///x")

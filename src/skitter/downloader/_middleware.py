@@ -81,7 +81,15 @@ class DownloaderMiddleware(Protocol):
 
 def _hook(mw: DownloaderMiddleware, name: str) -> tuple[Callable[..., Any] | None, bool]:
     """The hook and whether it must be awaited, decided once per crawl so that the
-    per-download path calls a sync hook directly, without a coroutine of its own."""
+    per-download path calls a sync hook directly, without a coroutine of its own.
+
+    A coroutine ``<name>_async`` (Scrapy's convention, as ``process_spider_output_async``)
+    is preferred: a middleware may then keep Scrapy's synchronous hook for code that
+    calls it by hand, while the crawl awaits the async one (the HTTP cache's storage
+    runs on threads there, never on the event loop)."""
+    preferred = getattr(mw, f"{name}_async", None)
+    if inspect.iscoroutinefunction(preferred):
+        return preferred, True
     fn = getattr(mw, name, None)
     if not callable(fn):
         return None, False

@@ -7,9 +7,13 @@ from skitter.extensions._feedexport import (
     FileFeedStorage,
     StdoutFeedStorage,
 )
+from skitter.extensions._feedexport_remote import FTPFeedStorage, GCSFeedStorage, S3FeedStorage
 
 __all__ = [
     "BlockingFeedStorage",
+    "FTPFeedStorage",
     "FileFeedStorage",
+    "GCSFeedStorage",
+    "S3FeedStorage",
     "StdoutFeedStorage",
 ]

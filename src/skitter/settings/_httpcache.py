@@ -71,8 +71,8 @@ GROUP: list[Setting] = [
         "HTTPCACHE_STORAGE",
         "skitter.extensions.httpcache.FilesystemCacheStorage",
         object,  # a name, a dotted path or a class
-        "Where entries are kept: `filesystem` (a file per response) or `sqlite` (one database "
-        "per spider); or a dotted path.",
+        "Where entries are kept: `filesystem` (a file per response), `sqlite` (one database "
+        "per spider) or `dbm` (Scrapy's DBM storage); or a dotted path.",
     ),
     Setting(
         "RECRAWL_CONDITIONAL",
@@ -81,6 +81,12 @@ GROUP: list[Setting] = [
         "A task recrawled by `age` or `auto_recrawl` sends its last ETag / Last-Modified; a "
         "304 counts as unchanged (recrawl/unchanged) and runs no callback unless the spider "
         "handles 304.",
+    ),
+    Setting(
+        "HTTPCACHE_DBM_MODULE",
+        "dbm",
+        str,
+        "The module `dbm` storage opens its databases with (`dbm`, `dbm.gnu`, ...).",
     ),
     Setting(
         "HTTPCACHE_STORE_SECRETS",

@@ -181,11 +181,6 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
     ),
     **_group("HTTPX_HTTP2_ENABLED", "HTTP/2 is DOWNLOAD_TRANSPORT = 'httpx'", False),
     **_group(
-        "HTTPCACHE_DBM_MODULE",
-        "the DBM cache storage is not supported; use HTTPCACHE_STORAGE = 'sqlite'",
-        "dbm",
-    ),
-    **_group(
         "HTTPPROXY_AUTH_ENCODING", "proxy credentials are encoded as latin-1", "latin-1", "latin1"
     ),
     **_group(
@@ -201,8 +196,7 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
     ),
     **_group(
         "MEMUSAGE_NOTIFY_MAIL STATSMAILER_RCPTS",
-        "mail is sent only as an alert on monitor results: ALERT_EMAIL_TO (through "
-        "MAIL_HOST)",
+        "mail is sent only as an alert on monitor results: ALERT_EMAIL_TO (through MAIL_HOST)",
         [],
     ),
     **_group(

@@ -37,10 +37,19 @@ def deferred_to_future(d: Any) -> asyncio.Future[Any]:
 
 def maybe_deferred_to_future(d: Any) -> Any:
     """Something to ``await`` under asyncio: a Deferred as a Future, anything already
-    awaitable as it is."""
+    awaitable as it is, a plain value as a Future done with it."""
     if _is_deferred(d):
         return deferred_to_future(d)
-    return d
+    if inspect.isawaitable(d):
+        return d
+    # A plain value: skitter's version of a Scrapy API that returns a Deferred did the
+    # work already (a feed storage's blocking ``store``); awaiting gives the value.
+    try:
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    except RuntimeError:
+        return d
+    future.set_result(d)
+    return future
 
 
 def deferred_from_coro(o: Any) -> Any:

@@ -4,6 +4,7 @@ serves, each storage, each policy; a second run of a cached crawl sends no reque
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from skitter.extensions.httpcache import DummyPolicy
 
 from ..conftest import FAST, MakeDownloader
 
-STORAGES = ["filesystem", "sqlite"]
+STORAGES = ["filesystem", "sqlite", "dbm"]
 
 
 def files(root: Path) -> list[Path]:
@@ -254,17 +255,61 @@ async def test_a_corrupt_entry_is_a_counted_miss_and_is_replaced(
     assert isinstance(third, Response) and "cached" in third.flags and server.hits["/p0"] == 2
 
 
-async def test_off_by_default_and_refuses_dbm(make_downloader: MakeDownloader) -> None:
+async def test_off_by_default_and_refuses_unknown_names(make_downloader: MakeDownloader) -> None:
     assert (await make_downloader()).middleware(HttpCacheMiddleware) is None
-    with pytest.raises(ConfigError, match="DBM cache storage is not supported"):
-        await make_downloader(
-            {
-                "HTTPCACHE_ENABLED": True,
-                "HTTPCACHE_STORAGE": "scrapy.extensions.httpcache.DbmCacheStorage",
-            }
-        )
     with pytest.raises(ConfigError, match="use one of dummy, rfc2616"):
         await make_downloader({"HTTPCACHE_ENABLED": True, "HTTPCACHE_POLICY": "rfc9111"})
+
+
+@pytest.mark.parametrize("storage", STORAGES)
+async def test_a_crawl_never_touches_the_storage_on_the_event_loop(
+    site: tuple[Site, str], make_downloader: MakeDownloader, tmp_path: Path, storage: str
+) -> None:
+    """The middleware keeps Scrapy's synchronous hooks for code that calls them by hand;
+    a crawl must take the async ones, whose storage calls run on worker threads."""
+    _, base = site
+    dl = await make_downloader(
+        {"HTTPCACHE_ENABLED": True, "HTTPCACHE_DIR": str(tmp_path), "HTTPCACHE_STORAGE": storage}
+    )
+    mw = dl.middleware(HttpCacheMiddleware)
+    assert mw is not None
+    threads: list[threading.Thread] = []
+    for name in ("retrieve_response", "store_response"):
+        original = getattr(mw.storage, name)
+
+        def spy(*args: Any, _original: Any = original) -> Any:
+            threads.append(threading.current_thread())
+            return _original(*args)
+
+        setattr(mw.storage, name, spy)
+    await dl.fetch(Request(f"{base}/p0"))
+    second = await dl.fetch(Request(f"{base}/p0"))
+    assert isinstance(second, Response) and "cached" in second.flags
+    assert len(threads) == 3 and threading.main_thread() not in threads
+
+
+def test_scrapy_sync_hooks_with_the_dbm_storage(tmp_path: Path) -> None:
+    """Scrapy's API, driven by hand without an event loop: DbmCacheStorage through
+    HTTPCACHE_DBM_MODULE, ``spider_opened``, synchronous ``process_request`` /
+    ``process_response``."""
+    settings = {
+        "HTTPCACHE_ENABLED": True,
+        "HTTPCACHE_DIR": str(tmp_path),
+        "HTTPCACHE_STORAGE": "scrapy.extensions.httpcache.DbmCacheStorage",
+        "HTTPCACHE_DBM_MODULE": "dbm.dumb",
+    }
+    crawler = Crawler(Spider, settings)
+    mw = HttpCacheMiddleware.from_crawler(crawler)
+    spider = Spider(name="sync")
+    mw.spider_opened(spider)
+    request = Request("http://127.0.0.1/page")
+    assert mw.process_request(request) is None
+    response = Response("http://127.0.0.1/page", status=200, body=b"body")
+    assert mw.process_response(request, response) is response
+    cached = mw.process_request(Request("http://127.0.0.1/page"))
+    assert isinstance(cached, Response) and cached.body == b"body" and "cached" in cached.flags
+    mw.spider_closed(spider)
+    assert mw.storage.dbmodule.__name__ == "dbm.dumb" and list(tmp_path.glob("sync.db*"))
 
 
 def make_file(path: Path) -> Path:

@@ -79,6 +79,9 @@ log = logging.getLogger("skitter.httpcache")
 
 T = TypeVar("T")
 
+_READ_ERRORS = (CorruptEntry, OSError, sqlite3.Error)
+_WRITE_ERRORS = (OSError, sqlite3.Error)
+
 #: Headers of a 304 that describe the 304 itself, not the stored body they would update.
 _NOT_UPDATED = frozenset(
     ("content-length", "content-encoding", "transfer-encoding", "content-type", "connection")
@@ -112,6 +115,16 @@ class HttpCacheMiddleware:
         self._executor: ThreadPoolExecutor | None = None
         self._spider: Any = None
         self._warned: set[str] = set()
+        #: The crawl (Scrapy's ``mw.crawler``), when built by ``from_crawler``.
+        self.crawler: Any = None
+
+    #: The errors a stale entry at hand may answer instead (Scrapy's attribute name):
+    #: the network's, never a bug's.
+    DOWNLOAD_EXCEPTIONS: tuple[type[Exception], ...] = (
+        TransportError,
+        ConnectionError,
+        TimeoutError,
+    )
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> HttpCacheMiddleware:
@@ -120,7 +133,7 @@ class HttpCacheMiddleware:
             raise NotConfigured
         policy = build(policy_class(settings["HTTPCACHE_POLICY"]), crawler)
         storage = build(storage_class(settings["HTTPCACHE_STORAGE"]), crawler)
-        return cls(
+        mw = cls(
             policy,
             storage,
             crawler.stats,
@@ -128,6 +141,8 @@ class HttpCacheMiddleware:
             store_secrets=bool(settings["HTTPCACHE_STORE_SECRETS"]),
             maxsize=settings.view(DownloaderSettings).download_maxsize,
         )
+        mw.crawler = crawler
+        return mw
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
         executor = self._executor
@@ -153,25 +168,101 @@ class HttpCacheMiddleware:
         if callable(closer):
             await asyncio.to_thread(closer, self._spider)
 
-    async def process_request(self, request: Request, spider: Any = None) -> Response | None:
-        meta = request.meta
-        if meta.get("dont_cache"):
+    # -- Scrapy's synchronous API: the storage is called inline. The crawl never takes
+    # -- this path (the onion prefers the ``*_async`` hooks below), so it cannot block
+    # -- the event loop there; it is for code that drives the middleware by hand.
+    def spider_opened(self, spider: Any) -> None:
+        """Scrapy's signal handler: open the storage for ``spider`` (blocking)."""
+        self._spider = spider
+        opener = getattr(self.storage, "open_spider", None)
+        if callable(opener):
+            opener(spider)
+
+    def spider_closed(self, spider: Any) -> None:
+        """Scrapy's signal handler: close the storage (blocking)."""
+        closer = getattr(self.storage, "close_spider", None)
+        if callable(closer):
+            closer(spider)
+
+    def process_request(self, request: Request, spider: Any = None) -> Response | None:
+        """Scrapy's hook, reading the storage on the calling thread."""
+        if not self._lookup_wanted(request):
             return None
-        if not self.policy.should_cache_request(request):
-            meta["_dont_cache"] = True
+        try:
+            cached = self.storage.retrieve_response(self._spider_for(spider), request)
+        except _READ_ERRORS as exc:
+            self._retrieve_failed(request, exc)
+            cached = None
+        return self._answer(request, cached)
+
+    def process_response(
+        self, request: Request, response: Response, spider: Any = None
+    ) -> Response:
+        """Scrapy's hook, writing the storage on the calling thread."""
+        out, to_store = self._on_response(request, response)
+        if to_store is not None and (storable := self._storable(request, to_store)):
+            try:
+                self.storage.store_response(self._spider_for(spider), request, storable)
+            except _WRITE_ERRORS as exc:
+                self._store_failed(request, exc)
+            else:
+                self.stats.inc("httpcache/store")
+        return out
+
+    # -- the crawl's hooks: the storage runs on the middleware's threads ------------
+    async def process_request_async(self, request: Request, spider: Any = None) -> Response | None:
+        if not self._lookup_wanted(request):
             return None
         try:
             cached: Response | None = await self._run(
-                self.storage.retrieve_response, spider, request
+                self.storage.retrieve_response, self._spider_for(spider), request
             )
-        except CorruptEntry as exc:
-            self.stats.inc("httpcache/corrupt")
-            log.warning("corrupt cache entry for %r, downloading it again: %s", request, exc)
+        except _READ_ERRORS as exc:
+            self._retrieve_failed(request, exc)
             cached = None
-        except (OSError, sqlite3.Error) as exc:
+        return self._answer(request, cached)
+
+    async def process_response_async(
+        self, request: Request, response: Response, spider: Any = None
+    ) -> Response:
+        out, to_store = self._on_response(request, response)
+        if to_store is not None and (storable := self._storable(request, to_store)):
+            try:
+                await self._run(
+                    self.storage.store_response, self._spider_for(spider), request, storable
+                )
+            except _WRITE_ERRORS as exc:
+                self._store_failed(request, exc)
+            else:
+                self.stats.inc("httpcache/store")
+        return out
+
+    # -- the decisions both share ----------------------------------------------------
+    def _spider_for(self, spider: Any) -> Any:
+        return spider if spider is not None else self._spider
+
+    def _lookup_wanted(self, request: Request) -> bool:
+        meta = request.meta
+        if meta.get("dont_cache"):
+            return False
+        if not self.policy.should_cache_request(request):
+            meta["_dont_cache"] = True
+            return False
+        return True
+
+    def _retrieve_failed(self, request: Request, exc: Exception) -> None:
+        """A read that failed is a miss: counted, and logged (once as a warning)."""
+        self.stats.inc("httpcache/retrieve_error")
+        if isinstance(exc, CorruptEntry):
+            self.stats.inc("httpcache/corrupt")
+            log.warning("corrupt cache entry for %r, treating it as a cache miss: %s", request, exc)
+        else:
             self.stats.inc("httpcache/retrieve_failed")
             self._failed("read", request, exc)
-            cached = None
+
+    def _answer(self, request: Request, cached: Response | None) -> Response | None:
+        """What ``process_request`` returns once the storage answered ``cached``."""
+        meta = request.meta
         if cached is not None:
             cached = self._usable(request, cached)
         if cached is None:
@@ -209,36 +300,35 @@ class HttpCacheMiddleware:
             cached = cached.replace(url=request.url)
         return cached
 
-    async def process_response(
-        self, request: Request, response: Response, spider: Any = None
-    ) -> Response:
+    def _on_response(
+        self, request: Request, response: Response
+    ) -> tuple[Response, Response | None]:
+        """The response to return and the one to store (None: nothing to store)."""
         meta = request.meta
         if meta.get("dont_cache") or "cached" in response.flags:
-            return response  # bypassed, or the entry process_request served
+            return response, None  # bypassed, or the entry process_request served
         if meta.pop("_dont_cache", False):
-            return response
+            return response, None
         cached: Response | None = meta.pop("cached_response", None)
         if cached is None:
             self.stats.inc("httpcache/firsthand")
-            await self._store(spider, request, response)
-            return response
+            return response, response
         if self.policy.is_cached_response_valid(cached, response, request):
             self.stats.inc("httpcache/revalidate")
+            to_store = None
             if response.status == 304:
-                cached = _refreshed(cached, response)
-                await self._store(spider, request, cached)
+                cached = to_store = _refreshed(cached, response)
             if self.store_secrets:
                 self._mark_cached_cookies(request, cached, fresh=response)
-            return cached
+            return cached, to_store
         self.stats.inc("httpcache/invalidate")
-        await self._store(spider, request, response)
-        return response
+        return response, response
 
     def process_exception(
         self, request: Request, exception: Exception, spider: Any = None
     ) -> Response | None:
         cached: Response | None = request.meta.pop("cached_response", None)
-        if cached is not None and isinstance(exception, TransportError):
+        if cached is not None and isinstance(exception, self.DOWNLOAD_EXCEPTIONS):
             self.stats.inc("httpcache/errorrecovery")
             if self.store_secrets:
                 self._mark_cached_cookies(request, cached)
@@ -263,24 +353,23 @@ class HttpCacheMiddleware:
         self._warned.add(what)
         log.log(level, "cannot %s %r in the HTTP cache: %s", what, request, exc)
 
-    async def _store(self, spider: Any, request: Request, response: Response) -> None:
-        """Store ``response`` if the policy allows. A write that fails (a full disk, a
-        locked database) is logged and counted, and the response goes on: the page was
-        downloaded, and losing it for want of a cache entry would fail the task."""
+    def _storable(self, request: Request, response: Response) -> Response | None:
+        """``response`` as it may be stored (without secrets unless they may be kept),
+        or None when the policy does not cache it. A write that then fails (a full
+        disk, a locked database) is logged and counted, and the response goes on: the
+        page was downloaded, and losing it for want of a cache entry would fail the task."""
         if not self.policy.should_cache_response(response, request):
             self.stats.inc("httpcache/uncacheable")
-            return
+            return None
         if not self.store_secrets:
             response = _without_secrets(response)
             if "@" in response.url:
                 response = response.replace(url=page_url_without_userinfo(response.url))
-        try:
-            await self._run(self.storage.store_response, spider, request, response)
-        except (OSError, sqlite3.Error) as exc:
-            self.stats.inc("httpcache/store_failed")
-            self._failed("store", request, exc)
-            return
-        self.stats.inc("httpcache/store")
+        return response
+
+    def _store_failed(self, request: Request, exc: Exception) -> None:
+        self.stats.inc("httpcache/store_failed")
+        self._failed("store", request, exc)
 
 
 def _without_secrets(response: Response) -> Response:

@@ -2,9 +2,9 @@
 
 ``HttpCacheMiddleware`` (``skitter.downloader``, HTTPCACHE_ENABLED) asks a policy
 (``DummyPolicy``, ``RFC2616Policy``) what to cache and whether an entry is fresh, and a
-storage (``FilesystemCacheStorage``, ``SqliteCacheStorage``) for the entries. Both keep
-Scrapy's method names, so a project's own policy or storage ports as it is; an entry
-that cannot be read back whole is ``CorruptEntry``.
+storage (``FilesystemCacheStorage``, ``SqliteCacheStorage``, ``DbmCacheStorage``) for
+the entries. All keep Scrapy's method names, so a project's own policy or storage ports
+as it is; an entry that cannot be read back whole is ``CorruptEntry``.
 """
 
 from skitter.extensions.httpcache._config import build, policy_class, storage_class
@@ -16,6 +16,7 @@ from skitter.extensions.httpcache._policy import (
     parse_http_date,
 )
 from skitter.extensions.httpcache._storage import (
+    DbmCacheStorage,
     FilesystemCacheStorage,
     SqliteCacheStorage,
     cache_dir,
@@ -23,6 +24,7 @@ from skitter.extensions.httpcache._storage import (
 
 __all__ = [
     "CorruptEntry",
+    "DbmCacheStorage",
     "DummyPolicy",
     "FilesystemCacheStorage",
     "RFC2616Policy",

@@ -1,12 +1,10 @@
 """HTTPCACHE_POLICY and HTTPCACHE_STORAGE: the names a setting may give, and the
 objects they stand for.
 
-Accepted: the short names (``dummy``, ``rfc2616``; ``filesystem``, ``sqlite``),
+Accepted: the short names (``dummy``, ``rfc2616``; ``filesystem``, ``sqlite``, ``dbm``),
 skitter's paths (``skitter.extensions.httpcache.DummyPolicy``), Scrapy's paths for the
 same classes (a ported settings.py works unchanged), and any other dotted path or class
-(a project's own policy or storage, with Scrapy's methods). Scrapy's
-``DbmCacheStorage`` is refused with a message: skitter has no DBM storage, and taking
-another one silently would leave a DBM cache unread.
+(a project's own policy or storage, with Scrapy's methods).
 """
 
 from __future__ import annotations
@@ -16,17 +14,21 @@ from typing import Any
 from skitter._components import load_object
 from skitter.exceptions import ConfigError
 from skitter.extensions.httpcache._policy import DummyPolicy, RFC2616Policy
-from skitter.extensions.httpcache._storage import FilesystemCacheStorage, SqliteCacheStorage
+from skitter.extensions.httpcache._storage import (
+    DbmCacheStorage,
+    FilesystemCacheStorage,
+    SqliteCacheStorage,
+)
 
 __all__ = ["build", "policy_class", "storage_class"]
 
 _POLICIES: dict[str, type] = {"dummy": DummyPolicy, "rfc2616": RFC2616Policy}
-_STORAGES: dict[str, type] = {"filesystem": FilesystemCacheStorage, "sqlite": SqliteCacheStorage}
-_PREFIXES = ("skitter.extensions.httpcache.", "scrapy.extensions.httpcache.")
-_REFUSED = {
-    "DbmCacheStorage": "the DBM cache storage is not supported; use HTTPCACHE_STORAGE = "
-    "'sqlite' (one database file per spider, written in transactions)",
+_STORAGES: dict[str, type] = {
+    "filesystem": FilesystemCacheStorage,
+    "sqlite": SqliteCacheStorage,
+    "dbm": DbmCacheStorage,
 }
+_PREFIXES = ("skitter.extensions.httpcache.", "scrapy.extensions.httpcache.")
 
 
 def _resolve(setting: str, value: Any, known: dict[str, type]) -> Any:
@@ -38,8 +40,6 @@ def _resolve(setting: str, value: Any, known: dict[str, type]) -> Any:
     for prefix in _PREFIXES:
         if name.startswith(prefix):
             attr = name[len(prefix) :]
-            if attr in _REFUSED:
-                raise ConfigError(f"{setting} = {value!r}: {_REFUSED[attr]}")
             for cls in known.values():
                 if cls.__name__ == attr:
                     return cls

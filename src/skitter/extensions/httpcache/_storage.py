@@ -22,9 +22,11 @@ for an entry that is there but not whole (the middleware counts it and stores an
 
 from __future__ import annotations
 
+import importlib
 import sqlite3
 import threading
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from skitter._clock import Clock, SystemClock
@@ -34,7 +36,7 @@ from skitter.http import Request, Response
 from skitter.settings import Settings
 from skitter.utils._files import write_whole
 
-__all__ = ["FilesystemCacheStorage", "SqliteCacheStorage", "cache_dir"]
+__all__ = ["DbmCacheStorage", "FilesystemCacheStorage", "SqliteCacheStorage", "cache_dir"]
 
 
 def cache_dir(settings: Settings, job_dir: str | Path | None = None) -> Path:
@@ -102,6 +104,10 @@ class FilesystemCacheStorage(_Storage):
         key = request.fingerprint.hex()
         name = _safe_name(str(getattr(spider, "name", None) or "default"))
         return self.cachedir / name / key[:2] / key
+
+    def _get_request_path(self, spider: Any, request: Request) -> str:
+        """Scrapy's name for where the entry of ``request`` lives (here: one file)."""
+        return str(self._path(spider, request))
 
     def retrieve_response(self, spider: Any, request: Request) -> Response | None:
         path = self._path(spider, request)
@@ -211,3 +217,66 @@ class SqliteCacheStorage(_Storage):
                     "INSERT OR REPLACE INTO entries (fingerprint, stored, entry) VALUES (?, ?, ?)",
                     (request.fingerprint, stored, data),
                 )
+
+
+class _Fingerprinter:
+    """Scrapy's ``_fingerprinter``: the request's fingerprint, as the storages key it."""
+
+    @staticmethod
+    def fingerprint(request: Request) -> bytes:
+        return request.fingerprint
+
+
+class DbmCacheStorage(_Storage):
+    """Scrapy's DBM storage: one database per spider, ``<dir>/<spider>.db``, opened with
+    HTTPCACHE_DBM_MODULE (the stdlib ``dbm`` by default).
+
+    Keys are Scrapy's (``<fingerprint>_time``, ``<fingerprint>_data``); the data is the
+    entry every storage writes, never a pickle, so a cache file cannot run code when it
+    is read. DBM modules are not safe for threads, so every call holds a lock."""
+
+    def __init__(
+        self, settings: Settings, directory: Path | None = None, clock: Clock | None = None
+    ) -> None:
+        super().__init__(settings, directory, clock)
+        self.dbmodule: ModuleType = importlib.import_module(str(settings["HTTPCACHE_DBM_MODULE"]))
+        self._fingerprinter = _Fingerprinter()
+        self._lock = threading.Lock()
+        self.db: Any = None
+
+    def open_spider(self, spider: Any) -> None:
+        name = _safe_name(str(getattr(spider, "name", None) or "default"))
+        self.cachedir.mkdir(parents=True, exist_ok=True)
+        with self._lock:
+            self.db = self.dbmodule.open(str(self.cachedir / f"{name}.db"), "c")
+
+    def close_spider(self, spider: Any) -> None:
+        with self._lock:
+            if self.db is not None:
+                self.db.close()
+                self.db = None
+
+    def _opened(self, spider: Any) -> Any:
+        if self.db is None:
+            raise RuntimeError("DbmCacheStorage used before open_spider")
+        return self.db
+
+    def retrieve_response(self, spider: Any, request: Request) -> Response | None:
+        key = request.fingerprint.hex()
+        with self._lock:
+            db = self._opened(spider)
+            stored, data = db.get(f"{key}_time"), db.get(f"{key}_data")
+        if stored is None or data is None:
+            return None
+        if self._expired(float(stored)):
+            return None
+        return decode_entry(bytes(data), request).response
+
+    def store_response(self, spider: Any, request: Request, response: Response) -> None:
+        key = request.fingerprint.hex()
+        stored = self.clock.time()
+        data = encode_entry(response, stored, self.use_gzip)
+        with self._lock:
+            db = self._opened(spider)
+            db[f"{key}_data"] = data
+            db[f"{key}_time"] = str(stored)
