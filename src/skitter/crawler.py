@@ -86,12 +86,10 @@ log = logging.getLogger("skitter.crawler")
 class Crawler:
     """One spider class, its settings and its statistics. Satisfies ``CrawlContext``.
 
-    Settings are resolved once: ``settings`` (the project's) < the spider's ``custom_settings`` <
-    ``env`` < ``cli_settings``; a name that neither skitter nor the spider nor a component it names
-    reads is refused (``settings._declared``), but for a shared layer's name that ``readers`` (the
-    run's other spiders) read. ``env`` maps environment variables (``SKITTER_<NAME>``) to settings;
-    none by default: a library ``Crawler`` never reads ``os.environ``.
-    """
+    Settings: ``settings`` (the project's) < ``custom_settings`` < ``env`` (``SKITTER_<NAME>``
+    variables; none by default) < ``cli_settings``, checked (``settings._declared``, counting what
+    ``readers``, the run's other spiders, read) now and, with what was ``set()``, at the start,
+    which freezes them."""
 
     def __init__(
         self,
@@ -110,13 +108,12 @@ class Crawler:
     ) -> None:
         if not (isinstance(spidercls, type) and issubclass(spidercls, Spider)):
             raise TypeError(f"Crawler needs a Spider subclass, got {spidercls!r}")
-        self.spidercls = spidercls
+        self.spidercls, self._readers = spidercls, readers
         self.settings = Settings.resolve(settings, spider_layer(spidercls), env, cli_settings)
         check_declared(self.settings, [spidercls, *named_components(self.settings)], readers)
         loop_factory(self.settings["ASYNCIO_EVENT_LOOP"])  # a bad value is refused now
         self.stats: CrawlStats = Stats()
-        #: Scrapy's signals for this crawl (see ``skitter.signals``).
-        self.signals = SignalManager(sender=self, stats=self.stats)
+        self.signals = SignalManager(sender=self, stats=self.stats)  # Scrapy's (skitter.signals)
         #: The EXTENSIONS, once ``build`` has made them.
         self.extensions: ExtensionManager | None = None
         self.clock: Clock = clock or SystemClock()
@@ -155,6 +152,9 @@ class Crawler:
         default retry table, seconds for a batch, pyspider's hours for a service."""
         settings = self.settings
         self.spider = spider = self._create_spider(**self._spider_kwargs)
+        if not settings.frozen:  # fixed from here on: settings.set() was for until now
+            check_declared(settings, [self.spidercls, *named_components(settings)], self._readers)
+            settings.freeze()
         cluster = self.cluster
         lease = self._lease_policy()
         frontier: Frontier
@@ -305,8 +305,8 @@ def _raise_failures(crawlers: Sequence[Crawler]) -> None:
     raise error(message, stats=failed.stats.to_dict(), failures=failures)
 
 
-def _first_set(*values: Any) -> Any:
-    return next((value for value in values if value is not None), None)  # 0 is a rate
+def _first_set(*values: Any) -> Any:  # 0 is a rate
+    return next((value for value in values if value is not None), None)
 
 
 async def _run_engine(crawlers: Sequence[Crawler], mode: str = "crawl") -> None:
