@@ -4,6 +4,7 @@ then frozen; views and checks follow the values."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
@@ -107,3 +108,15 @@ def test_base_settings_are_scrapys_for_any_names() -> None:
     settings.add_to_list("LIST", "a")
     assert settings.getlist("LIST") == ["a"]
     assert settings.maxpriority() == 20
+
+
+def test_scrapys_file_handler_path_is_skitters_local_handler(tmp_path: Path) -> None:
+    from skitter.core.downloader.handlers.file import FileDownloadHandler
+    from skitter.http import Request
+    from skitter.utils.test import get_crawler
+
+    page = tmp_path / "page.html"
+    page.write_bytes(b"<p>hi</p>")
+    handler = FileDownloadHandler.from_crawler(get_crawler())
+    response = asyncio.run(handler.download_request(Request(page.as_uri())))
+    assert response.body == b"<p>hi</p>" and response.status == 200

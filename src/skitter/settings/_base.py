@@ -238,7 +238,7 @@ class BaseSettings(MutableMapping[Any, Any]):
         if not matches:
             raise KeyError(f"{old_cls} not found in the {name} setting ({components!r}).")
         old_priority = components[matches[-1]]
-        if old_priority is None:
+        if any(components[key] is None for key in matches):
             raise KeyError(f"{old_cls} is disabled (None) in the {name} setting.")
         for key in matches:
             del components[key]
