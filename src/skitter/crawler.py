@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from skitter._clock import Clock, SystemClock
 from skitter._components import named_components
+from skitter._crawlapi import ScrapyCrawlAPI
 from skitter._job import JobDir
 from skitter._logsetup import configure_logging
 from skitter._loop import loop_factory, run
@@ -83,13 +84,13 @@ __all__ = ["Crawler", "CrawlerProcess", "CrawlerRunner", "crawl", "run_crawlers"
 log = logging.getLogger("skitter.crawler")
 
 
-class Crawler:
+class Crawler(ScrapyCrawlAPI):
     """One spider class, its settings and its statistics. Satisfies ``CrawlContext``.
 
-    Settings: ``settings`` (the project's) < ``custom_settings`` < ``env`` (``SKITTER_<NAME>``
-    variables; none by default) < ``cli_settings``, checked (``settings._declared``, counting what
-    ``readers``, the run's other spiders, read) now and, with what was ``set()``, at the start,
-    which freezes them."""
+    Settings: ``settings`` (the project's) < ``custom_settings`` < ``env`` (``SKITTER_<NAME>``;
+    none by default) < ``cli_settings``, checked (``settings._declared``, with what ``readers``, the
+    run's other spiders, read) now and, with what was ``set()``, at the start, which freezes them.
+    Scrapy's ``crawl()`` / ``crawl_async()`` (``_crawlapi``) run it as ``run()`` does."""
 
     def __init__(
         self,
@@ -114,8 +115,7 @@ class Crawler:
         loop_factory(self.settings["ASYNCIO_EVENT_LOOP"])  # a bad value is refused now
         self.stats: CrawlStats = Stats()
         self.signals = SignalManager(sender=self, stats=self.stats)  # Scrapy's (skitter.signals)
-        #: The EXTENSIONS, once ``build`` has made them.
-        self.extensions: ExtensionManager | None = None
+        self.extensions: ExtensionManager | None = None  # the EXTENSIONS, once built
         self.clock: Clock = clock or SystemClock()
         self.request_fingerprinter = RequestFingerprinter(self)
         self.spider: Any = None

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from skitter import Spider
+from skitter import Spider, signals
 from skitter.crawler import Crawler
 from skitter.exceptions import ConfigError
 from skitter.settings import (
@@ -120,3 +121,26 @@ def test_scrapys_file_handler_path_is_skitters_local_handler(tmp_path: Path) -> 
     handler = FileDownloadHandler.from_crawler(get_crawler())
     response = asyncio.run(handler.download_request(Request(page.as_uri())))
     assert response.body == b"<p>hi</p>" and response.status == 200
+
+
+def test_spider_update_settings_lays_custom_settings_at_the_spiders_priority() -> None:
+    class Custom(Plain):
+        custom_settings = {"CONCURRENT_REQUESTS": 2, "DOWNLOAD_DELAY": 1.0}
+
+    settings = Settings({"CONCURRENT_REQUESTS": 8}, priority="project")
+    settings.set("DOWNLOAD_DELAY", 3.0, "cmdline")
+    Custom.update_settings(settings)
+    assert settings["CONCURRENT_REQUESTS"] == 2 and settings["DOWNLOAD_DELAY"] == 3.0
+
+
+async def test_scrapys_crawl_async_runs_the_crawl_with_the_spiders_arguments() -> None:
+    class Argued(Plain):
+        async def start(self):  # type: ignore[override]
+            yield {"tag": getattr(self, "tag", None)}
+
+    items: list[Any] = []
+    crawler = Crawler(Argued)
+    crawler.signals.connect(lambda item, **_: items.append(item), signals.item_scraped)
+    await crawler.crawl_async(tag="x")
+    assert items == [{"tag": "x"}]
+    assert crawler.stats.get_value("finish_reason") == "finished"

@@ -19,7 +19,7 @@ from skitter.spider._middleware import aiter_output
 
 if TYPE_CHECKING:
     from skitter._types import CrawlContext
-    from skitter.settings import Setting, Settings, View
+    from skitter.settings import BaseSettings, Setting, Settings, View
 
 __all__ = ["Spider"]
 
@@ -72,6 +72,12 @@ class Spider:
         spider.crawler = crawler
         spider.settings = crawler.settings
         return spider
+
+    @classmethod
+    def update_settings(cls, settings: BaseSettings) -> None:
+        """Scrapy's hook: lay the spider's ``custom_settings`` into ``settings`` at the
+        spider's priority (a value set with a higher one, the command line's, stays)."""
+        settings.setdict(cls.custom_settings or {}, priority="spider")
 
     @property
     def logger(self) -> logging.LoggerAdapter[logging.Logger]:
