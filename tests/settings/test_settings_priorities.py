@@ -144,3 +144,27 @@ async def test_scrapys_crawl_async_runs_the_crawl_with_the_spiders_arguments() -
     await crawler.crawl_async(tag="x")
     assert items == [{"tag": "x"}]
     assert crawler.stats.get_value("finish_reason") == "finished"
+
+
+class AddonSettingDelay:
+    """An add-on as Scrapy's are written: it sets values at the add-on priority."""
+
+    def update_settings(self, settings: BaseSettings) -> None:
+        settings.set("DOWNLOAD_DELAY", 2.5, "addon")
+        settings.set("CONCURRENT_REQUESTS", 3, "addon")
+
+
+def test_addons_update_settings_below_the_projects_priority() -> None:
+    crawler = Crawler(Plain, {"ADDONS": {AddonSettingDelay: 1}, "CONCURRENT_REQUESTS": 9})
+    assert crawler.settings["DOWNLOAD_DELAY"] == 2.5
+    assert crawler.settings["CONCURRENT_REQUESTS"] == 9  # the project's value wins
+    assert [type(a) for a in crawler.addons.addons] == [AddonSettingDelay]
+
+
+def test_an_addon_that_sets_a_typo_is_refused_like_any_layer() -> None:
+    class Typo:
+        def update_settings(self, settings: BaseSettings) -> None:
+            settings.set("DEPTH_MAX", 1, "addon")
+
+    with pytest.raises(ConfigError, match="unknown setting 'DEPTH_MAX'"):
+        Crawler(Plain, {"ADDONS": {Typo: 1}})
