@@ -148,6 +148,7 @@ _ORIGINS = {
     "project": "the project's settings",
     "spider": "the spider's custom_settings",
     "cli": "the command line",
+    "addon": "an add-on (ADDONS)",
 }
 
 
