@@ -364,12 +364,16 @@ PINNED = {
         "slot_key_function",
     ],
     "skitter.settings": [
+        "BaseSettings",
         "BrowserSettings",
         "DownloaderSettings",
         "SETTINGS",
+        "SETTINGS_PRIORITIES",
         "Setting",
         "Settings",
+        "SettingsAttribute",
         "View",
+        "get_settings_priority",
     ],
     "skitter.spider": [
         "DepthMiddleware",

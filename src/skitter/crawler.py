@@ -8,14 +8,12 @@ another or side by side in one process and one event loop (no ReactorNotRestarta
     stats = skitter.crawl(MySpider)            # the same, from synchronous code
     await run_crawlers([Crawler(A), Crawler(B)])  # several spiders on one engine
 
-A crawl that did not do what was asked (a feed that could not be written, the job's state lost,
-start requests that broke off) raises ``CrawlFailed`` once everything is closed (``stats`` the
-final statistics, ``finish_reason`` "failed", ``finish_error`` why); one whose monitors failed
-it, ``MonitorsFailed``. ``crawler.control`` (``ProjectControl``) is the live control panel of
-the dashboard, the CLI and heartbeats; ``crawler.probe()`` the components without the engine,
-one request at a time (``engine.Probe``). Scrapy's names: ``crawler.signals``, ``.stats``
-(``inc_value``...), ``.settings`` (``getbool``...), ``.extensions``, ``.request_fingerprinter``,
-``.engine`` while it runs; ``CrawlerRunner`` and ``CrawlerProcess`` run crawls from a script.
+A crawl that did not do what was asked (a feed not written, the job's state lost, start requests
+that broke off) raises ``CrawlFailed`` once all is closed (``stats``, ``finish_reason`` "failed",
+``finish_error`` why); one its monitors failed, ``MonitorsFailed``. ``crawler.control`` is the
+live control panel (``ProjectControl``); ``crawler.probe()`` the components without the engine
+(``engine.Probe``). Scrapy's names: ``crawler.signals``, ``.stats``, ``.settings``, ``.addons``,
+``.extensions``, ``.request_fingerprinter``, ``.engine``; ``CrawlerRunner``, ``CrawlerProcess``.
 """
 
 from __future__ import annotations
@@ -29,11 +27,13 @@ from typing import TYPE_CHECKING, Any
 
 from skitter._clock import Clock, SystemClock
 from skitter._components import named_components
+from skitter._crawlapi import ScrapyCrawlAPI
 from skitter._job import JobDir
 from skitter._logsetup import configure_logging
 from skitter._loop import loop_factory, run
 from skitter._types import CrawlStats
 from skitter._version import __version__
+from skitter.addons import AddonManager
 from skitter.downloader import Downloader
 from skitter.downloader._dns import crawl_resolver
 from skitter.engine import (
@@ -83,15 +83,13 @@ __all__ = ["Crawler", "CrawlerProcess", "CrawlerRunner", "crawl", "run_crawlers"
 log = logging.getLogger("skitter.crawler")
 
 
-class Crawler:
+class Crawler(ScrapyCrawlAPI):
     """One spider class, its settings and its statistics. Satisfies ``CrawlContext``.
 
-    Settings are resolved once: ``settings`` (the project's) < the spider's ``custom_settings`` <
-    ``env`` < ``cli_settings``; a name that neither skitter nor the spider nor a component it names
-    reads is refused (``settings._declared``), but for a shared layer's name that ``readers`` (the
-    run's other spiders) read. ``env`` maps environment variables (``SKITTER_<NAME>``) to settings;
-    none by default: a library ``Crawler`` never reads ``os.environ``.
-    """
+    Settings: ``settings`` (the project's) < ``custom_settings`` < ``env`` (``SKITTER_<NAME>``;
+    none by default) < ``cli_settings``, checked (``settings._declared``, with what ``readers``, the
+    run's other spiders, read) now and, with what was ``set()``, at the start, which freezes them.
+    Scrapy's ``crawl()`` / ``crawl_async()`` (``_crawlapi``) run it as ``run()`` does."""
 
     def __init__(
         self,
@@ -110,15 +108,14 @@ class Crawler:
     ) -> None:
         if not (isinstance(spidercls, type) and issubclass(spidercls, Spider)):
             raise TypeError(f"Crawler needs a Spider subclass, got {spidercls!r}")
-        self.spidercls = spidercls
+        self.spidercls, self._readers = spidercls, readers
         self.settings = Settings.resolve(settings, spider_layer(spidercls), env, cli_settings)
+        self.stats: CrawlStats = Stats()
+        self.signals = SignalManager(sender=self, stats=self.stats)  # Scrapy's (skitter.signals)
+        self.addons = AddonManager.for_crawler(self)  # ADDONS change settings: checked next
         check_declared(self.settings, [spidercls, *named_components(self.settings)], readers)
         loop_factory(self.settings["ASYNCIO_EVENT_LOOP"])  # a bad value is refused now
-        self.stats: CrawlStats = Stats()
-        #: Scrapy's signals for this crawl (see ``skitter.signals``).
-        self.signals = SignalManager(sender=self, stats=self.stats)
-        #: The EXTENSIONS, once ``build`` has made them.
-        self.extensions: ExtensionManager | None = None
+        self.extensions: ExtensionManager | None = None  # the EXTENSIONS, once built
         self.clock: Clock = clock or SystemClock()
         self.request_fingerprinter = RequestFingerprinter(self)
         self.spider: Any = None
@@ -155,6 +152,9 @@ class Crawler:
         default retry table, seconds for a batch, pyspider's hours for a service."""
         settings = self.settings
         self.spider = spider = self._create_spider(**self._spider_kwargs)
+        if not settings.frozen:  # fixed from here on: settings.set() was for until now
+            check_declared(settings, [self.spidercls, *named_components(settings)], self._readers)
+            settings.freeze()
         cluster = self.cluster
         lease = self._lease_policy()
         frontier: Frontier
@@ -193,8 +193,8 @@ class Crawler:
             ),
             gate=gate,
             lease=lease,
-            rate=_first_set(getattr(spider, "rate", None), settings["RATE"]),
-            burst=_first_set(getattr(spider, "burst", None), settings["BURST"]),
+            rate=settings["RATE"] if (r := getattr(spider, "rate", None)) is None else r,  # 0 too
+            burst=settings["BURST"] if (b := getattr(spider, "burst", None)) is None else b,
             limits=RateLimits(settings["MAX_RATE"], settings["MAX_BURST"]),
             slot_of=slot_key_function(slot_by(settings), resolver.first),
         )
@@ -305,10 +305,6 @@ def _raise_failures(crawlers: Sequence[Crawler]) -> None:
     raise error(message, stats=failed.stats.to_dict(), failures=failures)
 
 
-def _first_set(*values: Any) -> Any:
-    return next((value for value in values if value is not None), None)  # 0 is a rate
-
-
 async def _run_engine(crawlers: Sequence[Crawler], mode: str = "crawl") -> None:
     projects = [crawler.build(mode) for crawler in crawlers]
     first = crawlers[0].settings
@@ -417,10 +413,10 @@ class CrawlerRunner:
 
 class CrawlerProcess(CrawlerRunner):
     """Scrapy's ``CrawlerProcess``, for a script without an event loop: ``crawl`` queues,
-    ``start`` runs the queued crawls together until all end. A failed crawl is logged,
-    not raised (as in Scrapy; ``failures`` lists them); Ctrl-C cancels the crawls, which
-    close their feeds and jobs. Logging follows the LOG_* settings (stderr at LOG_LEVEL by
-    default) unless the root logger has a handler (or ``install_root_handler=False``)."""
+    ``start`` runs the queued crawls together until all end. A failed crawl is logged, not
+    raised (as in Scrapy; ``failures`` lists them); Ctrl-C cancels the crawls, which close
+    their feeds and jobs. Logging follows LOG_* unless the root logger has a handler (or
+    ``install_root_handler=False``). Both run on asyncio: they are Scrapy's Async* too."""
 
     def __init__(
         self,
@@ -448,3 +444,6 @@ class CrawlerProcess(CrawlerRunner):
             if isinstance(outcome, BaseException):
                 log.error("%s", outcome, exc_info=not isinstance(outcome, CrawlFailed))
                 self.failures.append(outcome)
+
+
+AsyncCrawlerRunner, AsyncCrawlerProcess = CrawlerRunner, CrawlerProcess  # Scrapy 2.13 names

@@ -9,6 +9,7 @@ which name was meant (skitter.settings._declared, _suggest, _scan).
 from __future__ import annotations
 
 import dataclasses
+import logging
 import sys
 import textwrap
 from pathlib import Path
@@ -78,13 +79,26 @@ def test_lower_case_names_are_refused_from_the_environment_layer_too() -> None:
         Crawler(Plain, cli_settings={"concurrent_requests": 1}, env={})
 
 
-def test_every_unknown_name_is_listed_at_once() -> None:
+def test_every_typo_is_listed_at_once() -> None:
     with pytest.raises(ConfigError) as refused:
         Crawler(Plain, {"DEPTH_MAX": 1}, cli_settings={"RETRY_COUNT": 2, "NOTHING_HERE": 1})
     message = str(refused.value)
     assert "the project's settings: unknown setting 'DEPTH_MAX'" in message
     assert "the command line: unknown setting 'RETRY_COUNT'" in message
-    assert "the command line: unknown setting 'NOTHING_HERE'." in message  # no guess
+    assert "NOTHING_HERE" not in message  # close to nothing known: not a typo
+
+
+def test_a_name_close_to_nothing_known_is_the_projects_own_and_is_kept(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Scrapy accepts any name (projects keep their own configuration in settings);
+    skitter keeps one that looks like no known setting, and says so once."""
+    with caplog.at_level(logging.WARNING, logger="skitter.settings"):
+        crawler = Crawler(Plain, {"MYPROJECT_DB_URL": "sqlite://", "TEST1": 1, "TEST3": 3})
+    assert crawler.settings.get("MYPROJECT_DB_URL") == "sqlite://"
+    assert crawler.settings.get("TEST3") == 3  # TEST1's sibling, not its typo
+    (warning,) = [r.getMessage() for r in caplog.records if r.name == "skitter.settings"]
+    assert "MYPROJECT_DB_URL (the project's settings)" in warning and "TEST1" in warning
 
 
 def test_the_spiders_own_names_are_read_by_its_code() -> None:
@@ -234,8 +248,8 @@ def test_declared_settings_names_prefixes_typed_rows_and_views() -> None:
     assert Crawler(Plain, ext).settings["DYN_LIMIT"] == 10  # unset: the row's default
     with pytest.raises(ConfigError, match="setting DYN_LIMIT: cannot read 'many' as int"):
         Crawler(Plain, ext, cli_settings={"DYN_LIMIT": "many"})
-    with pytest.raises(ConfigError, match="unknown setting 'DYN_OTHER'"):
-        Crawler(Plain, {**ext, "DYN_OTHER": 1})
+    with pytest.raises(ConfigError, match="unknown setting 'DYN_LIMITS'"):
+        Crawler(Plain, {**ext, "DYN_LIMITS": 1})
 
 
 @pytest.mark.parametrize(
@@ -290,10 +304,10 @@ def test_a_shared_name_read_by_another_spider_of_the_run_passes() -> None:
     """Settings shared by several crawls may hold a name one of them reads: ``readers``
     names the others. A spider's own custom_settings must be read by its own crawl."""
     shared = {"SHARED_API_KEY": "k"}
-    with pytest.raises(ConfigError, match="unknown setting 'SHARED_API_KEY'"):
-        Crawler(Plain, shared)
+    with pytest.raises(ConfigError, match="unknown setting 'SHARED_API_KEYS'"):
+        Crawler(Plain, {"SHARED_API_KEYS": "k"}, readers=[KeyReader])
     assert Crawler(Plain, shared, readers=[KeyReader]).settings["SHARED_API_KEY"] == "k"
     assert Crawler(Plain, cli_settings=shared, readers=[KeyReader]).spidercls is Plain
     own = type("Own", (Spider,), {"name": "own", "custom_settings": shared})
-    with pytest.raises(ConfigError, match="the spider's custom_settings: unknown setting"):
+    with pytest.raises(ConfigError, match=r"custom_settings: unknown setting .*another spider"):
         Crawler(own, readers=[KeyReader])

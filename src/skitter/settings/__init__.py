@@ -1,6 +1,7 @@
 """Settings: one registry of known names, resolved once per crawl in layers.
 
-``Settings`` (``_settings``) is the resolved, immutable mapping and how it is laid:
+``Settings`` (``_settings``) is the resolved mapping (Scrapy's ``BaseSettings``, ``_base``,
+with priorities, mutable until the crawl starts and freezes it) and how it is laid:
 defaults < project < spider < environment < command line, the environment only when
 the caller passes one (the CLI does). ``SETTINGS`` is the registry of known names,
 assembled (``_registry``) from one module per subsystem: ``_engine``, ``_politeness``
@@ -14,6 +15,12 @@ neither the registry nor a component of the crawl reads (found in its code by ``
 or in its ``declared_settings``) is refused, with the name meant (``_suggest``).
 """
 
+from skitter.settings._base import (
+    SETTINGS_PRIORITIES,
+    BaseSettings,
+    SettingsAttribute,
+    get_settings_priority,
+)
 from skitter.settings._registry import SETTINGS
 from skitter.settings._setting import Setting
 from skitter.settings._settings import Settings
@@ -21,9 +28,13 @@ from skitter.settings._views import BrowserSettings, DownloaderSettings, View
 
 __all__ = [
     "SETTINGS",
+    "SETTINGS_PRIORITIES",
+    "BaseSettings",
     "BrowserSettings",
     "DownloaderSettings",
     "Setting",
     "Settings",
+    "SettingsAttribute",
     "View",
+    "get_settings_priority",
 ]

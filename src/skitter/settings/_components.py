@@ -8,6 +8,13 @@ __all__ = ["GROUP"]
 
 GROUP: list[Setting] = [
     Setting(
+        "ADDONS",
+        {},
+        dict,
+        "Scrapy add-ons {path or class: order}: each updates the settings (at the 'addon' "
+        "priority, below the project's) when the crawler is made; None switches one off.",
+    ),
+    Setting(
         "DOWNLOADER_MIDDLEWARES",
         {},
         dict,

@@ -3,9 +3,13 @@
 A setting set for a crawl is honoured by whatever reads it: skitter (the registry,
 ``SETTINGS``), a Scrapy setting skitter accepts or refuses (``_scrapy``), or one of the
 crawl's components: the spider, and the middlewares, pipelines, extensions and other
-classes its settings name. A name that none of them reads does nothing, so it is refused
-at start with the name it was most likely meant to be (``_suggest``): ``DEPTH_MAX``,
-``-s TIMEOUT=5`` and a misspelt plug-in setting cannot pass in silence.
+classes its settings name. A name that none of them reads does nothing. When it is close
+to a name one of them reads, it is a typo: refused at start with the name it was most
+likely meant to be (``_suggest``), so ``DEPTH_MAX``, ``-s TIMEOUT=5`` and a misspelt
+plug-in setting cannot pass in silence. A name close to nothing known is the project's
+own configuration (Scrapy accepts any name, and projects keep their own values there,
+read by code skitter cannot see): it is kept, and named in one warning at start. Names
+that differ only in their digits (``TEST1``, ``TEST3``) are a family, not a typo.
 
 A component declares what it reads in two ways:
 
@@ -25,6 +29,7 @@ a deploy script) in the ``DECLARED_SETTINGS`` setting, names and prefixes as abo
 from __future__ import annotations
 
 import dataclasses
+import logging
 import re
 from collections.abc import Collection, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, TypeGuard
@@ -42,6 +47,8 @@ if TYPE_CHECKING:
     from skitter.settings._settings import Settings
 
 __all__ = ["ATTRIBUTE", "Declared", "check_declared"]
+
+logger = logging.getLogger("skitter.settings")
 
 #: The class attribute a component declares its settings in.
 ATTRIBUTE = "declared_settings"
@@ -129,21 +136,33 @@ def _items(owner: str, declaration: Any) -> Iterator[Any]:
         yield item
 
 
-def _refusal(settings: Settings, name: str, known: Collection[str]) -> str:
-    close = [repr(candidate) for candidate in suggest(name, known)]
-    hint = ""
-    if close:
-        more = f", or {', '.join(close[1:])}" if len(close) > 1 else ""
-        hint = f" (did you mean {close[0]}{more}?)"
-    return f"{settings.where(name)}: unknown setting {name!r}{hint}"
+def _digits_apart(name: str, candidate: str) -> bool:
+    """``TEST1`` and ``TEST3``, ``SERVER_2`` and ``SERVER_1``: a numbered family, two
+    names on purpose rather than one mistyped."""
+    return re.sub(r"\d+", "#", name) == re.sub(r"\d+", "#", candidate)
+
+
+def _meant(name: str, known: Collection[str]) -> list[str]:
+    """The names ``name`` most likely mistypes (none: it looks like nothing known)."""
+    return [c for c in suggest(name, known) if c != name and not _digits_apart(name, c)]
+
+
+def _refusal(settings: Settings, name: str, close: list[str]) -> str:
+    if close == [name]:  # in a spider's custom_settings, read by another spider only
+        return f"{settings.where(name)}: unknown setting {name!r} (only another spider reads it)"
+    quoted = [repr(candidate) for candidate in close]
+    more = f", or {', '.join(quoted[1:])}" if len(quoted) > 1 else ""
+    return f"{settings.where(name)}: unknown setting {name!r} (did you mean {quoted[0]}{more}?)"
 
 
 def check_declared(
     settings: Settings, components: Iterable[object], readers: Iterable[object] = ()
 ) -> None:
     """Refuse every name set in ``settings`` that neither skitter nor ``components`` (the
-    spider class and the classes its settings name) nor DECLARED_SETTINGS declares, and
-    lay the components' typed rows into ``settings``.
+    spider class and the classes its settings name) nor DECLARED_SETTINGS declares and
+    that is close to one they do (a typo: ``DEPTH_MAX``); log the others, which look like
+    nothing known (the project's own configuration, as Scrapy allows), once. Lay the
+    components' typed rows into ``settings``.
 
     ``readers`` are the other spiders of the run or project: a name of a shared layer
     (the project's settings, the environment, the command line) that one of them reads
@@ -168,13 +187,24 @@ def check_declared(
     if not unknown:
         return
     known = [*SETTINGS, *own.names, *shared.names]
-    lines = "; ".join(_refusal(settings, name, known) for name in unknown)
-    one = len(unknown) == 1
+    typos = {name: close for name in unknown if (close := _meant(name, known))}
+    typos.update({name: [name] for name in unknown if shared.covers(name)})  # custom_settings
+    kept = [name for name in unknown if name not in typos]
+    if kept:
+        logger.warning(
+            "settings that nothing in this crawl reads, kept for the project's own code: %s "
+            "(declare them in DECLARED_SETTINGS to say so)",
+            ", ".join(f"{name} ({settings.where(name)})" for name in kept),
+        )
+    if not typos:
+        return
+    lines = "; ".join(_refusal(settings, name, close) for name, close in typos.items())
+    one = len(typos) == 1
     them = "it" if one else "them"
     raise ConfigError(
         f"{lines}. No setting of skitter's has {'that name' if one else 'those names'} and "
         f"no component of this crawl (the spider, its middlewares, pipelines, extensions) "
         f"reads {them}. If your own code reads {them}, declare {them}: DECLARED_SETTINGS = "
-        f"{unknown!r} in the project's settings, or declared_settings on the class that "
+        f"{list(typos)!r} in the project's settings, or declared_settings on the class that "
         f"reads {them} (see the documentation: settings)"
     )

@@ -5,7 +5,7 @@ Every one of Scrapy's setting names is either implemented with Scrapy's meaning 
 in ``skitter.settings.SETTINGS``) or listed here, and then refused at start with a
 message naming it, so that nothing a user configured is silently ignored. A value that
 asks for what skitter does anyway (``TELNETCONSOLE_ENABLED = False``, the asyncio
-reactor, ``ADDONS = {}`` from Scrapy's project template) is accepted: honouring it costs
+reactor, an empty ``FEED_STORAGE_GCS_ACL``) is accepted: honouring it costs
 nothing and refusing it would only break ports. tests/settings/test_scrapy_settings.py holds the
 full list of Scrapy's names and checks that none is accepted without meaning.
 """
@@ -79,12 +79,6 @@ def _group(names: str, hint: str, *accepts: Any) -> dict[str, Unsupported]:
 
 
 UNSUPPORTED: Mapping[str, Unsupported] = {
-    **_group(
-        "ADDONS",
-        "Scrapy add-ons are not supported; set the components they would "
-        "add (DOWNLOADER_MIDDLEWARES, ITEM_PIPELINES, ...) directly",
-        {},
-    ),
     **_group("AJAXCRAWL_ENABLED", "AJAX crawlable pages are not supported", False),
     **_group("AJAXCRAWL_MAXSIZE", "AJAX crawlable pages are not supported"),
     **_group(

@@ -1,4 +1,4 @@
-"""``Settings``: the resolved, immutable settings of one crawl, laid in layers.
+"""``Settings``: the resolved settings of one crawl, laid in layers, frozen at its start.
 
 Where a concept is Scrapy's, the name and meaning are Scrapy's, so a Scrapy user's
 ``-s CONCURRENT_REQUESTS=64`` works unchanged. Layers, lowest first::
@@ -20,8 +20,15 @@ once the crawl's components are (``_declared.check_declared``, run by the Crawle
 name nothing declares is refused then, because a silently ignored ``DEPTH_MAX`` costs
 users hours. The components' typed declarations are laid in with ``declare``.
 
+Until the crawl starts they are Scrapy's ``BaseSettings`` (``_base``): a plug-in's
+``from_crawler`` or a test may ``crawler.settings.set(name, value, priority)``; each value
+is checked and typed as it is set, a layer's priority is Scrapy's (``SETTINGS_PRIORITIES``,
+with ``env`` between ``spider`` and ``cmdline``), and the Crawler ``freeze()``s them when
+the crawl starts (checking then the names set since it was made).
+
 A subsystem reads its settings through a frozen view (``Settings.view``, ``_views``),
-built once per resolved Settings, rather than by name in every constructor. A project's
+built once per Settings (a change before the freeze drops it), rather than by name in
+every constructor. A project's
 components read theirs (and the project's own names) with Scrapy's typed getters,
 ``getbool``, ``getint``, ``getfloat``, ``getlist``, ``getdict``, which parse strings by
 Scrapy's rules, not the registry's: a component written for Scrapy gets what it expects.
@@ -29,12 +36,14 @@ Scrapy's rules, not the registry's: a component written for Scrapy gets what it 
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from skitter._secrets import mask_setting, mask_text
 from skitter.exceptions import ConfigError
+from skitter.settings._base import SETTINGS_PRIORITIES, BaseSettings, SettingsAttribute
 from skitter.settings._registry import KNOWN_NAMES, REFUSED, SETTINGS
 from skitter.settings._setting import Setting
 from skitter.settings._suggest import suggest
@@ -139,6 +148,7 @@ _ORIGINS = {
     "project": "the project's settings",
     "spider": "the spider's custom_settings",
     "cli": "the command line",
+    "addon": "an add-on (ADDONS)",
 }
 
 
@@ -148,41 +158,137 @@ def _origin(source: str, name: str) -> str:
     )
 
 
-class Settings(Mapping[str, Any]):
-    """An immutable, resolved set of settings. Unset known names read as their default.
+#: skitter's layer names for Scrapy's priority names, where they differ.
+_LAYERS = {"cmdline": "cli"}
+_MISSING: Any = object()
 
-    ``origin`` says where ``values`` came from in an error about one of them
-    (e.g. "quotes/settings.py of project 'quotes'"); by default, the layer's name."""
 
-    __slots__ = ("_declared", "_origins", "_sources", "_values", "_views")
+def _layer_name(priority: int | str) -> str:
+    """The layer a Scrapy priority stands for (``"cmdline"`` is skitter's ``cli``; a
+    number that is no named priority is its own layer, "priority 25")."""
+    if isinstance(priority, str):
+        if priority not in SETTINGS_PRIORITIES:
+            raise KeyError(f"unknown settings priority {priority!r}")
+        return _LAYERS.get(priority, priority)
+    named = [name for name, number in SETTINGS_PRIORITIES.items() if number == priority]
+    return _LAYERS.get(named[0], named[0]) if named else f"priority {priority}"
+
+
+def _priority_of(source: str) -> int:
+    if source.startswith("priority "):
+        return int(source.removeprefix("priority "))
+    return SETTINGS_PRIORITIES.get(source, SETTINGS_PRIORITIES["project"])
+
+
+class Settings(BaseSettings):
+    """A crawl's settings, resolved in layers; unset known names read as their default.
+
+    Scrapy's ``BaseSettings`` too: a value has a priority (its layer's, ``priority=``),
+    ``set`` changes it until ``freeze()``, which the Crawler calls when the crawl starts;
+    every value is checked and typed as it is set, whichever way. ``origin`` says where
+    ``values`` came from in an error about one of them (e.g. "quotes/settings.py of
+    project 'quotes'"); by default, the layer's name."""
+
+    __slots__ = ("_declared", "_origins", "_priorities", "_sources", "_values", "_views")
 
     def __init__(
         self,
-        values: Mapping[str, Any] | None = None,
+        values: Mapping[str, Any] | Iterable[Any] | str | None = None,
+        priority: int | str | None = None,
         *,
         source: str = "project",
         origin: str | None = None,
     ):
+        self.frozen = False
         self._values: dict[str, Any] = {}
         self._sources: dict[str, str] = {}
+        self._priorities: dict[str, int] = {}
         self._views: dict[type, Any] = {}
         self._declared: dict[str, Setting] = {}  # components' typed rows (``declare``)
         self._origins: dict[str, str] = {}  # where a value came from, if said (``origin``)
-        if values:
-            self._merge(values, source, origin)
+        if priority is not None:
+            source = _layer_name(priority)
+        if isinstance(values, BaseSettings):
+            self.update(values)
+        elif values:
+            pairs = json.loads(values) if isinstance(values, str) else values
+            self._merge(
+                pairs if isinstance(pairs, Mapping) else dict(cast(Any, pairs)), source, origin
+            )
+
+    @property
+    def attributes(self) -> dict[str, SettingsAttribute]:  # type: ignore[override]
+        """Scrapy's view of the values set: name -> value and priority (read-only)."""
+        return {n: SettingsAttribute(v, self._priorities[n]) for n, v in self._values.items()}
 
     def _merge(self, values: Mapping[str, Any], source: str, origin: str | None = None) -> None:
-        for name, value in values.items():
+        self._assert_mutability()
+        layer = _priority_of(source)
+        for name, given in values.items():
+            value, priority = given, layer
+            if isinstance(given, SettingsAttribute):
+                value, priority = given.value, given.priority
+            if priority < self._priorities.get(name, 0):
+                continue  # set with a higher priority (Scrapy's rule)
             try:
                 _check(name, value)
                 self._values[name] = _coerce(self._spec(name), value)
             except ConfigError as exc:
                 raise ConfigError(f"{origin or _origin(source, name)}: {exc}") from None
             self._sources[name] = source
+            self._priorities[name] = priority
             if origin:
                 self._origins[name] = origin
             else:
                 self._origins.pop(name, None)
+        self._views.clear()  # a view is of the values as they are now
+
+    def set(self, name: str, value: Any, priority: int | str = "project") -> None:
+        """Scrapy's ``set``: ``name`` takes ``value`` unless it holds a value of a higher
+        priority; checked and typed as any layer's value. TypeError once frozen."""
+        self._merge({name: value}, _layer_name(priority))
+
+    def getpriority(self, name: str) -> int | None:
+        """The priority ``name`` was set with; 0 (the default's) for an unset known
+        name, None for an unknown one."""
+        if name in self._values:
+            return self._priorities[name]
+        return 0 if name in self else None
+
+    def __delitem__(self, name: str) -> None:
+        self._assert_mutability()
+        del self._values[name]
+        for table in (self._sources, self._priorities, self._origins):
+            table.pop(name, None)
+        self._views.clear()
+
+    def pop(self, name: str, default: Any = _MISSING) -> Any:
+        if name not in self._values:
+            if default is _MISSING:
+                raise KeyError(name)
+            return default
+        value = self._values[name]
+        del self[name]
+        return value
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The value, or ``default`` for a name neither set nor known (a known name's
+        default is its value, as with ``settings[name]``)."""
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+    def copy(self) -> Settings:
+        """A deep, unfrozen copy (its values, layers and declarations)."""
+        new = self.with_layer(None, "project")
+        new._values = copy.deepcopy(self._values)
+        return new
+
+    def frozencopy(self) -> Settings:
+        new = self.copy()
+        new.freeze()
+        return new
 
     def _spec(self, name: str) -> Setting | None:
         return SETTINGS.get(name) or self._declared.get(name)
@@ -190,8 +296,7 @@ class Settings(Mapping[str, Any]):
     def declare(self, rows: Iterable[Setting]) -> None:
         """Add the typed declarations of a crawl's components (``declared_settings``),
         once, at start, before anything reads them: a value set for one is read as its
-        type (``-s MYEXT_LIMIT=5`` is the int 5) and an unset one reads as its default.
-        No value changes after that, so views and readers see one Settings."""
+        type (``-s MYEXT_LIMIT=5`` is the int 5) and an unset one reads as its default."""
         for row in rows:
             self._declared[row.name] = row
             if row.name in self._values:
@@ -199,6 +304,7 @@ class Settings(Mapping[str, Any]):
                     self._values[row.name] = _coerce(row, self._values[row.name])
                 except ConfigError as exc:
                     raise ConfigError(f"{self.where(row.name)}: {exc}") from None
+        self._views.clear()
 
     def where(self, name: str) -> str:
         """Where ``name``'s value came from, as a refusal names it (the project's
@@ -206,10 +312,11 @@ class Settings(Mapping[str, Any]):
         return self._origins.get(name) or _origin(self.source(name), name)
 
     def with_layer(self, values: Mapping[str, Any] | None, source: str) -> Settings:
-        """A copy with ``values`` laid over this one."""
+        """An unfrozen copy with ``values`` laid over this one."""
         new = Settings()
         new._values = dict(self._values)
         new._sources = dict(self._sources)
+        new._priorities = dict(self._priorities)
         new._declared = dict(self._declared)
         new._origins = dict(self._origins)
         if values:
@@ -226,8 +333,9 @@ class Settings(Mapping[str, Any]):
     ) -> Settings:
         """Lay the four layers over the defaults, lowest first.
 
-        ``project`` may be a ``Settings`` (e.g. made with an ``origin``): its values keep
-        their layers and origins. ``env`` is the environment layer: only
+        ``project`` may be a ``Settings`` (e.g. made with an ``origin``, or by Scrapy's
+        ``set`` with priorities): its values keep their layers, priorities and origins,
+        and it is not changed. ``env`` is the environment layer: only
         ``SKITTER_<NAME>`` variables for known settings (and Scrapy's, to refuse those
         skitter lacks) are read from it. None (the default) means no environment layer;
         the CLI passes ``os.environ``.
@@ -238,6 +346,8 @@ class Settings(Mapping[str, Any]):
         }
         if isinstance(project, Settings):
             out = project.with_layer(None, "project")
+        elif isinstance(project, BaseSettings):
+            out = cls(project)
         else:
             out = cls(project, source="project")
         for values, source in ((spider, "spider"), (from_env, "env"), (cli, "cli")):
@@ -268,76 +378,11 @@ class Settings(Mapping[str, Any]):
 
     def view(self, cls: type[V]) -> V:
         """The frozen view ``cls`` (e.g. ``DownloaderSettings``) of these settings, built on
-        first use and then shared: a Settings never changes, so neither does its view."""
+        first use and then shared until a value changes (never, once frozen)."""
         view = self._views.get(cls)
         if view is None:
             view = self._views[cls] = cls.from_settings(self)
         return cast(V, view)
-
-    # -- Scrapy's typed getters (BaseSettings), with its parsing rules -------------------
-    def getbool(self, name: str, default: bool = False) -> bool:
-        """1/0, True/False, and the strings "1", "0", "True", "False", "true", "false"."""
-        value = self.get(name, default)
-        if isinstance(value, str):
-            if value in ("True", "true"):
-                return True
-            if value in ("False", "false"):
-                return False
-        try:
-            return bool(int(value))
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"setting {name}: {mask_setting(name, value)} is not a boolean; use 0/1, "
-                "True/False, '0'/'1', 'True'/'False' or 'true'/'false'"
-            ) from None
-
-    def getint(self, name: str, default: int = 0) -> int:
-        return int(self.get(name, default))
-
-    def getfloat(self, name: str, default: float = 0.0) -> float:
-        return float(self.get(name, default))
-
-    def getlist(self, name: str, default: list[Any] | None = None) -> list[Any]:
-        """A list; a string is split on commas ("a,b" -> ["a", "b"])."""
-        value = self.get(name, default or [])
-        if not value:
-            return []
-        if isinstance(value, str):
-            return value.split(",")
-        return list(value)
-
-    def getdict(self, name: str, default: dict[Any, Any] | None = None) -> dict[Any, Any]:
-        """A dict; a string is read as JSON."""
-        value = self.get(name, default or {})
-        if isinstance(value, str):
-            value = json.loads(value)
-        return dict(value)
-
-    def getdictorlist(
-        self, name: str, default: dict[Any, Any] | list[Any] | None = None
-    ) -> dict[Any, Any] | list[Any]:
-        """A dict or a list; a string is JSON, else split on commas."""
-        value = self.get(name, default)
-        if value is None:
-            return {}
-        if isinstance(value, str):
-            try:
-                loaded = json.loads(value)
-            except ValueError:
-                return value.split(",")
-            if isinstance(loaded, dict | list):
-                return loaded
-            return value.split(",")
-        return dict(value) if isinstance(value, Mapping) else list(value)
-
-    def getwithbase(self, name: str) -> dict[Any, Any]:
-        """``NAME_BASE`` merged with ``NAME``: skitter refuses the ``*_BASE`` settings, so
-        this is ``getdict(name)``, which is all a project can have set."""
-        return {**self.getdict(f"{name}_BASE"), **self.getdict(name)}
-
-    def copy_to_dict(self) -> dict[str, Any]:
-        """Every setting as a plain dict (Scrapy's name)."""
-        return {name: self[name] for name in self}
 
     def source(self, name: str) -> str:
         """Which layer set ``name``: default, project, spider, env or cli."""

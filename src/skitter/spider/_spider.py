@@ -10,16 +10,18 @@ callbacks of any kind (function, coroutine, generator, async generator).
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from skitter._failure import Failure
+from skitter.exceptions import ScrapyDeprecationWarning
 from skitter.http import Request, Response
 from skitter.spider._middleware import aiter_output
 
 if TYPE_CHECKING:
     from skitter._types import CrawlContext
-    from skitter.settings import Setting, Settings, View
+    from skitter.settings import BaseSettings, Setting, Settings, View
 
 __all__ = ["Spider"]
 
@@ -61,6 +63,8 @@ class Spider:
             self.name = type(self).__name__  # type: ignore[misc]
         for key, value in kwargs.items():
             setattr(self, key, value)
+        if self.start_urls == ():  # the class default: a list of its own, as in Scrapy
+            self.start_urls = []
         #: A dict that survives pause/resume when the crawl has a job directory.
         self.state: dict[str, Any] = {}
 
@@ -73,10 +77,25 @@ class Spider:
         spider.settings = crawler.settings
         return spider
 
+    @classmethod
+    def update_settings(cls, settings: BaseSettings) -> None:
+        """Scrapy's hook: lay the spider's ``custom_settings`` into ``settings`` at the
+        spider's priority (a value set with a higher one, the command line's, stays)."""
+        settings.setdict(cls.custom_settings or {}, priority="spider")
+
     @property
     def logger(self) -> logging.LoggerAdapter[logging.Logger]:
         """A logger named after the spider (as Scrapy's), with ``extra={"spider": ...}``."""
         return _SpiderLogger(logging.getLogger(self.name), {"spider": self})
+
+    def log(self, message: Any, level: int = logging.DEBUG, **kw: Any) -> None:
+        """Scrapy's deprecated ``Spider.log``: ``self.logger.log(level, message)``."""
+        warnings.warn(
+            "Spider.log() is deprecated, use self.logger instead",
+            ScrapyDeprecationWarning,
+            stacklevel=2,
+        )
+        self.logger.log(level, message, **kw)
 
     async def start(self) -> AsyncIterator[Any]:
         """The first requests (and items) of the crawl, as Scrapy 2.13+ spiders write it:
@@ -91,7 +110,7 @@ class Spider:
 
     def parse(self, response: Response) -> Any:
         """The default callback."""
-        raise NotImplementedError(f"{type(self).__name__}.parse is not defined")
+        raise NotImplementedError(f"{type(self).__name__}.parse callback is not defined")
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"

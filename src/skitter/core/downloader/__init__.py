@@ -1,0 +1,1 @@
+"""Scrapy's ``scrapy.core.downloader`` paths: only its ``handlers`` (see ``skitter.core``)."""
