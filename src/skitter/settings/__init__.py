@@ -9,21 +9,41 @@ assembled (``_registry``) from one module per subsystem: ``_engine``, ``_politen
 settings skitter refuses are in ``_scrapy``; the spider attributes that stand for
 settings (``download_delay`` ...) in ``_attributes``. ``DownloaderSettings`` and
 ``BrowserSettings`` are frozen views (``_views``) a subsystem gets with
-``settings.view(...)``. ``_declared`` is the check a Crawler runs at start: a name that
-neither the registry nor a component of the crawl reads (found in its code by ``_scan``,
-or in its ``declared_settings``) is refused, with the name meant (``_suggest``).
+``settings.view(...)``; the other subsystems' views are in ``_views_*`` (library code
+reads its settings through them, never by name). ``_declared`` is the check a Crawler
+runs at start: a name that neither the registry nor a component of the crawl reads
+(found in its code by ``_scan``, or in its ``declared_settings``) is refused, with the
+name meant (``_suggest``).
 """
 
 from skitter.settings._registry import SETTINGS
 from skitter.settings._setting import Setting
 from skitter.settings._settings import Settings
 from skitter.settings._views import BrowserSettings, DownloaderSettings, View
+from skitter.settings._views_crawl import (
+    ClusterSettings,
+    EngineSettings,
+    PolitenessSettings,
+    SchedulerSettings,
+)
+from skitter.settings._views_io import HttpCacheSettings, NetworkSettings, SessionSettings
+from skitter.settings._views_ops import AlertSettings, MonitorSettings, SpidermonSettings
 
 __all__ = [
     "SETTINGS",
+    "AlertSettings",
     "BrowserSettings",
+    "ClusterSettings",
     "DownloaderSettings",
+    "EngineSettings",
+    "HttpCacheSettings",
+    "MonitorSettings",
+    "NetworkSettings",
+    "PolitenessSettings",
+    "SchedulerSettings",
+    "SessionSettings",
     "Setting",
     "Settings",
+    "SpidermonSettings",
     "View",
 ]

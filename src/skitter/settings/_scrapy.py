@@ -201,8 +201,7 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
     ),
     **_group(
         "MEMUSAGE_NOTIFY_MAIL STATSMAILER_RCPTS",
-        "mail is sent only as an alert on monitor results: ALERT_EMAIL_TO (through "
-        "MAIL_HOST)",
+        "mail is sent only as an alert on monitor results: ALERT_EMAIL_TO (through MAIL_HOST)",
         [],
     ),
     **_group(
