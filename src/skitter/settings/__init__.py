@@ -25,9 +25,17 @@ from skitter.settings._views_crawl import (
     EngineSettings,
     PolitenessSettings,
     SchedulerSettings,
+    SpiderSettings,
 )
 from skitter.settings._views_io import HttpCacheSettings, NetworkSettings, SessionSettings
-from skitter.settings._views_ops import AlertSettings, MonitorSettings, SpidermonSettings
+from skitter.settings._views_items import FeedSettings, ItemSettings, MediaSettings
+from skitter.settings._views_ops import (
+    AlertSettings,
+    LogSettings,
+    MonitorSettings,
+    ProjectSettings,
+    SpidermonSettings,
+)
 
 __all__ = [
     "SETTINGS",
@@ -36,14 +44,20 @@ __all__ = [
     "ClusterSettings",
     "DownloaderSettings",
     "EngineSettings",
+    "FeedSettings",
     "HttpCacheSettings",
+    "ItemSettings",
+    "LogSettings",
+    "MediaSettings",
     "MonitorSettings",
     "NetworkSettings",
     "PolitenessSettings",
+    "ProjectSettings",
     "SchedulerSettings",
     "SessionSettings",
     "Setting",
     "Settings",
+    "SpiderSettings",
     "SpidermonSettings",
     "View",
 ]

@@ -15,7 +15,13 @@ from typing import Any
 
 from skitter.settings._views import View
 
-__all__ = ["ClusterSettings", "EngineSettings", "PolitenessSettings", "SchedulerSettings"]
+__all__ = [
+    "ClusterSettings",
+    "EngineSettings",
+    "PolitenessSettings",
+    "SchedulerSettings",
+    "SpiderSettings",
+]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -107,3 +113,19 @@ class ClusterSettings(View):
     redis_sentinel_wait_timeout: float
     max_rate: float | None
     max_burst: float | None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SpiderSettings(View):
+    """The spider middlewares': which run, and the built-ins' limits and policies."""
+
+    spider_middlewares: Mapping[Any, int | None]
+    httperror_allowed_codes: tuple[int, ...]
+    httperror_allow_all: bool
+    referer_enabled: bool
+    referrer_policy: Any  # a policy's name, or its class
+    referrer_policies: Mapping[str, Any]
+    urllength_limit: int
+    depth_limit: int
+    depth_priority: int
+    meta_copy_warn_skip_keys: tuple[str, ...]

@@ -15,7 +15,13 @@ from typing import Any
 
 from skitter.settings._views import View
 
-__all__ = ["AlertSettings", "MonitorSettings", "SpidermonSettings"]
+__all__ = [
+    "AlertSettings",
+    "LogSettings",
+    "MonitorSettings",
+    "ProjectSettings",
+    "SpidermonSettings",
+]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -85,3 +91,33 @@ class SpidermonSettings(View):
     spidermon_max_item_validation_errors: int | None
     spidermon_max_execution_time: int | None
     spidermon_item_count_increase: int | None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ProjectSettings(View):
+    """What the command line reads of a project: where its spiders, commands, templates
+    and contracts are."""
+
+    bot_name: str
+    spider_modules: tuple[str, ...]
+    newspider_module: str
+    spider_loader_warn_only: bool
+    commands_module: str
+    templates_dir: str | None
+    spider_contracts: Mapping[Any, int | None]
+    spider_contracts_base: Mapping[Any, int | None]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LogSettings(View):
+    """Where and how the log is written (Scrapy's LOG_* settings)."""
+
+    log_enabled: bool
+    log_level: str
+    log_file: str | None
+    log_file_append: bool
+    log_encoding: str
+    log_format: str
+    log_dateformat: str
+    log_stdout: bool
+    log_short_names: bool
