@@ -8,6 +8,7 @@ whatever their layer (imports made only for type checking aside), and no module 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import grimp
@@ -84,3 +85,30 @@ def test_no_module_is_over_450_lines() -> None:
     }
     assert len(sizes) > 50  # the walk found the package
     assert {name: n for name, n in sizes.items() if n > MAX_MODULE_LINES} == {}
+
+
+#: A read of a setting by name, ``settings["NAME"]`` (any object named ...settings).
+_RAW_READ = re.compile(r"settings\[\"")
+
+
+def _raw_reads(text: str) -> int:
+    return len(_RAW_READ.findall(text))
+
+
+def test_library_code_reads_settings_through_typed_views() -> None:
+    """Outside the settings package, a setting is read through its subsystem's typed view
+    (``settings.view(EngineSettings).concurrent_requests``), never by name: a name read
+    as ``Any`` hides a typo and the setting's type from mypy."""
+    src = Path(skitter.__file__).parent
+    reads = {
+        str(path.relative_to(src)): n
+        for path in src.rglob("*.py")
+        if path.parent.name != "settings" or path.parent.parent != src
+        if (n := _raw_reads(path.read_text(encoding="utf-8")))
+    }
+    assert reads == {}
+
+
+def test_the_raw_read_finder_finds_one() -> None:
+    assert _raw_reads('x = crawler.settings["DOWNLOAD_DELAY"] + self.settings["X"]') == 2
+    assert _raw_reads("x = crawler.settings.view(EngineSettings).bot_name") == 0

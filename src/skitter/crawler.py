@@ -65,7 +65,7 @@ from skitter.scheduler import (
     slot_by,
     slot_key_function,
 )
-from skitter.settings import Settings
+from skitter.settings import ClusterSettings, EngineSettings, SchedulerSettings, Settings
 from skitter.settings._attributes import spider_layer
 from skitter.settings._declared import check_declared
 from skitter.signals import SignalManager
@@ -114,7 +114,8 @@ class Crawler(ScrapyCrawlAPI):
         self.signals = SignalManager(sender=self, stats=self.stats)  # Scrapy's (skitter.signals)
         self.addons = AddonManager.for_crawler(self)  # ADDONS change settings: checked next
         check_declared(self.settings, [spidercls, *named_components(self.settings)], readers)
-        loop_factory(self.settings["ASYNCIO_EVENT_LOOP"])  # a bad value is refused now
+        engine = self.settings.view(EngineSettings)
+        loop_factory(engine.asyncio_event_loop)  # a bad value is refused now
         self.extensions: ExtensionManager | None = None  # the EXTENSIONS, once built
         self.clock: Clock = clock or SystemClock()
         self.request_fingerprinter = RequestFingerprinter(self)
@@ -125,7 +126,7 @@ class Crawler(ScrapyCrawlAPI):
         self.control = ProjectControl(name, self.settings, self.stats, self.clock)
         self._spider_kwargs = spider_kwargs
         self._engine: Engine | None = None
-        job_dir = job_dir if job_dir is not None else self.settings["JOBDIR"] or None  # --job-dir
+        job_dir = job_dir if job_dir is not None else engine.jobdir or None  # --job-dir
         #: Where the crawl keeps its state to stop and go on (None: in memory only).
         self.job = JobDir(job_dir, job_mode) if job_dir is not None else None
         #: Set for a worker of a distributed crawl (``skitter worker``).
@@ -151,6 +152,7 @@ class Crawler(ScrapyCrawlAPI):
         ``mode`` is ``crawl`` (a batch run) or ``serve`` (long-running): it picks the
         default retry table, seconds for a batch, pyspider's hours for a service."""
         settings = self.settings
+        engine, own = settings.view(EngineSettings), settings.view(SchedulerSettings)
         self.spider = spider = self._create_spider(**self._spider_kwargs)
         if not settings.frozen:  # fixed from here on: settings.set() was for until now
             check_declared(settings, [self.spidercls, *named_components(settings)], self._readers)
@@ -173,29 +175,25 @@ class Crawler(ScrapyCrawlAPI):
         scheduler = ProjectScheduler(
             frontier,
             retry=RetryPolicy(
-                self._retry_delays(spider, mode),
-                settings["RETRY_TIMES"] if settings["RETRY_ENABLED"] else 0,
+                self._retry_delays(spider, mode), engine.retry_times if engine.retry_enabled else 0
             ),
             slots=SlotQueues(
                 SlotPolicies.from_settings(settings),
                 throttle=AutoThrottle.from_settings(settings),
-                await_rules=settings["ROBOTSTXT_OBEY"],
+                await_rules=engine.robotstxt_obey,
                 shared_throttle=cluster is not None,
             ),
             stats=self.stats,
             clock=self.clock,
             name=spider.name,
             breaker=CircuitBreaker(
-                settings["BREAKER_THRESHOLD"],
-                settings["BREAKER_PAUSE"],
-                settings["BREAKER_PROBES"],
-                self.clock,
+                own.breaker_threshold, own.breaker_pause, own.breaker_probes, self.clock
             ),
             gate=gate,
             lease=lease,
-            rate=settings["RATE"] if (r := getattr(spider, "rate", None)) is None else r,  # 0 too
-            burst=settings["BURST"] if (b := getattr(spider, "burst", None)) is None else b,
-            limits=RateLimits(settings["MAX_RATE"], settings["MAX_BURST"]),
+            rate=own.rate if (r := getattr(spider, "rate", None)) is None else r,  # 0 too
+            burst=own.burst if (b := getattr(spider, "burst", None)) is None else b,
+            limits=RateLimits(own.max_rate, own.max_burst),
             slot_of=slot_key_function(slot_by(settings), resolver.first),
         )
         self._project = Project(
@@ -212,7 +210,7 @@ class Crawler(ScrapyCrawlAPI):
             signals=self.signals,
         )
         if cluster is not None:  # the job's start claim, and its record of the outcomes
-            claim = self._project.start_claim = cluster.start_claim(settings["LEASE_SECONDS"])
+            claim = self._project.start_claim = cluster.start_claim(lease.lease_seconds)
             self._project.starts = claim
         if cluster is not None or self._project.pipelines.sinks:  # items stored, then ack
             self._project.flush_feeds_before_ack = True
@@ -236,16 +234,16 @@ class Crawler(ScrapyCrawlAPI):
     def _lease_policy(self) -> LeasePolicy:
         settings = self.settings
         try:
-            if self.cluster is not None:
+            if self.cluster is not None:  # the other workers take the rest of the tasks
                 return LeasePolicy(
-                    lease_seconds=settings["LEASE_SECONDS"],
-                    max_held=2 * settings["CONCURRENT_REQUESTS"],  # the other workers take the rest
+                    lease_seconds=settings.view(ClusterSettings).lease_seconds,
+                    max_held=2 * settings.view(EngineSettings).concurrent_requests,
                     owner=self.cluster.owner,
                     eager=False,
                 )
             return LeasePolicy(
-                lease_seconds=settings["PROCESSING_TIMEOUT"],
-                max_held=settings["SCHEDULER_MAX_HELD"],
+                lease_seconds=settings.view(SchedulerSettings).processing_timeout,
+                max_held=settings.view(SchedulerSettings).scheduler_max_held,
             )
         except ValueError as exc:  # e.g. PROCESSING_TIMEOUT=0: no lease could last
             names = ("PROCESSING_TIMEOUT, SCHEDULER_MAX_HELD", "LEASE_SECONDS, CONCURRENT_REQUESTS")
@@ -258,7 +256,7 @@ class Crawler(ScrapyCrawlAPI):
             return own
         if mode == "serve" and self.settings.source("RETRY_DELAYS") == "default":
             return SERVICE_RETRY_DELAYS
-        return self.settings["RETRY_DELAYS"]
+        return self.settings.view(EngineSettings).retry_delays
 
     def _wake(self) -> None:
         if self._engine is not None:
@@ -307,26 +305,25 @@ def _raise_failures(crawlers: Sequence[Crawler]) -> None:
 
 async def _run_engine(crawlers: Sequence[Crawler], mode: str = "crawl") -> None:
     projects = [crawler.build(mode) for crawler in crawlers]
-    first = crawlers[0].settings
+    vs = [(c.settings.view(EngineSettings), c.settings.view(SchedulerSettings)) for c in crawlers]
+    first, share = vs[0]
     engine = Engine(
         projects,
-        concurrency=max(c.settings["CONCURRENT_REQUESTS"] for c in crawlers),
-        shutdown_timeout=first["SHUTDOWN_TIMEOUT"],
+        concurrency=max(own.concurrent_requests for own, _ in vs),
+        shutdown_timeout=first.shutdown_timeout,
         # Upkeep (lease renewal, reclaim) runs several times per lease, at most each second.
-        housekeeping_interval=min(1.0, min(c.settings["PROCESSING_TIMEOUT"] for c in crawlers) / 5),
+        housekeeping_interval=min(1.0, min(own.processing_timeout for _, own in vs) / 5),
         serve=mode == "serve",
-        idle_grace=first["WORKER_IDLE_TIMEOUT"] if any(c.cluster for c in crawlers) else 0.0,
-        outage_timeout=first["FRONTIER_OUTAGE_TIMEOUT"],
+        idle_grace=first.worker_idle_timeout if any(c.cluster for c in crawlers) else 0.0,
+        outage_timeout=share.frontier_outage_timeout,
         clock=crawlers[0].clock,
-        fair_share=FairShare(
-            first["FAIRSHARE_MIN"], first["FAIRSHARE_MAX"], first["FAIRSHARE_WINDOW"]
-        ),
+        fair_share=FairShare(share.fairshare_min, share.fairshare_max, share.fairshare_window),
     )
     for crawler in crawlers:
         log.info(
             "skitter %s started (bot: %s, spider: %s)",
             __version__,
-            crawler.settings["BOT_NAME"],
+            crawler.settings.view(EngineSettings).bot_name,
             crawler.spider.name,
         )
         crawler._engine = engine
@@ -371,7 +368,7 @@ def crawl(
 ) -> dict[str, Any]:
     """Run a crawl from synchronous code (a script, a notebook cell without a loop)."""
     crawler = Crawler(spidercls, settings, **spider_kwargs)
-    return run(crawler.run(), crawler.settings["ASYNCIO_EVENT_LOOP"])
+    return run(crawler.run(), crawler.settings.view(EngineSettings).asyncio_event_loop)
 
 
 class CrawlerRunner:
@@ -435,7 +432,8 @@ class CrawlerProcess(CrawlerRunner):
     def start(self, stop_after_crawl: bool = True, install_signal_handlers: bool = True) -> None:
         if not stop_after_crawl:
             raise ValueError("CrawlerProcess.start() ends with its crawls (no Twisted reactor)")
-        run(self._run_queued(), *(c.settings["ASYNCIO_EVENT_LOOP"] for c in self._queued[:1]))
+        loops = [c.settings.view(EngineSettings).asyncio_event_loop for c in self._queued[:1]]
+        run(self._run_queued(), *loops)
 
     async def _run_queued(self) -> None:
         queued, self._queued = self._queued, []

@@ -15,6 +15,7 @@ import pytest
 from skitter import Crawler, Spider
 from skitter.exceptions import MonitorsFailed
 from skitter.monitors import Alert, Alerts, EmailChannel, WebhookChannel
+from skitter.settings import Settings
 from skitter.testing import DictStats, FakeClock
 
 from .conftest import Mailbox, Receiver
@@ -106,7 +107,7 @@ async def test_an_email_reaches_the_smtp_server(mailbox: Mailbox) -> None:
         "MAIL_TLS": False,
         "MAIL_SSL": False,
     }
-    channel = EmailChannel(["a@example.com", "b@example.com"], settings)
+    channel = EmailChannel(["a@example.com", "b@example.com"], Settings(settings))
     sender, stats = alerts(channel)
     page = Alert(ALERT.subject, ALERT.text, "failed", html="<html><p>report</p></html>")
     await sender.send(page, final=True)

@@ -24,6 +24,7 @@ from skitter.cli._targets import project_here, project_settings
 from skitter.contracts import ContractsManager
 from skitter.contracts._contract import crawl_case
 from skitter.crawler import Crawler
+from skitter.settings import ProjectSettings
 
 __all__ = ["run_check"]
 
@@ -46,10 +47,8 @@ class _Result(TextTestResult):
 
 
 def _manager(crawler: Crawler) -> ContractsManager:
-    settings = crawler.settings
-    return ContractsManager(
-        merge_components(settings["SPIDER_CONTRACTS_BASE"], settings["SPIDER_CONTRACTS"])
-    )
+    own = crawler.settings.view(ProjectSettings)
+    return ContractsManager(merge_components(own.spider_contracts_base, own.spider_contracts))
 
 
 async def _check(crawler: Crawler, result: _Result) -> None:

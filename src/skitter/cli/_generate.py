@@ -30,6 +30,7 @@ from skitter.cli._project import find_project, load_project
 from skitter.cli._spiders import SpiderLoader
 from skitter.cli._targets import project_settings
 from skitter.exceptions import ConfigError
+from skitter.settings import ProjectSettings
 
 __all__ = ["SPIDER_TEMPLATES", "add_parsers", "genspider", "spider_templates", "startproject"]
 
@@ -163,7 +164,8 @@ def genspider(
     if find_project(cwd, cwd, environ) is not None:
         project = load_project([cwd], cwd, environ)
     settings = project_settings(project, environ, cli)
-    templates = spider_templates(settings["TEMPLATES_DIR"])
+    layout = settings.view(ProjectSettings)
+    templates = spider_templates(layout.templates_dir)
     if template not in templates:
         raise ConfigError(
             f"genspider: no template {template!r} (templates: {', '.join(sorted(templates))})"
@@ -171,7 +173,7 @@ def genspider(
     if project is not None:
         if name == project.name:
             raise ConfigError(f"genspider: a spider cannot be named as its project ({name!r})")
-        package = settings["NEWSPIDER_MODULE"] or next(iter(settings["SPIDER_MODULES"]), "")
+        package = layout.newspider_module or next(iter(layout.spider_modules), "")
         if not package:
             raise ConfigError(
                 "genspider: the project sets neither NEWSPIDER_MODULE nor SPIDER_MODULES"
@@ -205,7 +207,7 @@ def genspider(
 def _cmd_startproject(args: argparse.Namespace, console: Console) -> int:
     settings = project_settings(None, os.environ, pairs(args.set, "-s"))
     directory = Path(args.directory) if args.directory else None
-    root = startproject(args.name, directory, settings["TEMPLATES_DIR"])
+    root = startproject(args.name, directory, settings.view(ProjectSettings).templates_dir)
     print(f"New skitter project {args.name!r} in {root.resolve()}")
     print("Start a spider with:")
     print(f"    cd {root}")

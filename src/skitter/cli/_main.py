@@ -48,6 +48,7 @@ from skitter.cli._targets import project_spiders, spiders_for
 from skitter.crawler import Crawler
 from skitter.exceptions import ConfigError, SkitterError
 from skitter.monitors import problem
+from skitter.settings import EngineSettings, FeedSettings
 from skitter.spider import Spider
 
 __all__ = ["main"]
@@ -261,10 +262,10 @@ def _run(
     readers = [*spider_classes, *project_spiders(project)]  # a shared setting is theirs
     crawlers = []
     for cls in spider_classes:
-        settings: dict[str, Any] = {**from_cli, **target_settings(args)}
+        overrides: dict[str, Any] = {**from_cli, **target_settings(args)}
         wanted = feeds(args, cls.name or cls.__name__, several)
         if wanted:
-            settings["FEEDS"] = wanted
+            overrides["FEEDS"] = wanted
         job_dir = None
         if args.job_dir:
             job_dir = Path(args.job_dir) / (cls.name or cls.__name__) if several else args.job_dir
@@ -272,7 +273,7 @@ def _run(
             Crawler(
                 cls,
                 project.layer if project else None,
-                cli_settings=settings,
+                cli_settings=overrides,
                 env=os.environ,  # the CLI edge: SKITTER_<NAME> variables are settings
                 job_dir=job_dir,
                 job_mode=args.job_mode,
@@ -284,7 +285,9 @@ def _run(
         )
     options = LogOptions.from_settings(crawlers[0].settings)
     if options.stdout and any(
-        uri in ("-", "stdout:") for c in crawlers for uri in c.settings["FEEDS"] or {}
+        uri in ("-", "stdout:")
+        for c in crawlers
+        for uri in c.settings.view(FeedSettings).feeds or {}
     ):
         raise ConfigError("LOG_STDOUT would send the items of the feed to stdout into the log")
     with logging_to(options, console):
@@ -298,7 +301,7 @@ def _run(
                 mode=mode,
                 ui=ui_options(args, mode),
             ),
-            crawlers[0].settings["ASYNCIO_EVENT_LOOP"],
+            crawlers[0].settings.view(EngineSettings).asyncio_event_loop,
         )
         finish(crawlers, all_stats, args, console, options)
     failed = [crawler for crawler in crawlers if crawler.failure is not None]

@@ -157,11 +157,11 @@ def feeds(args: argparse.Namespace, spider_name: str, several: bool) -> dict[str
 
 def cli_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The -s settings with what -L, --logfile and --nolog set."""
-    settings: dict[str, Any] = pairs(args.set, "-s") if hasattr(args, "set") else {}
+    overrides: dict[str, Any] = pairs(args.set, "-s") if hasattr(args, "set") else {}
     if args.loglevel:
-        settings["LOG_LEVEL"] = args.loglevel
+        overrides["LOG_LEVEL"] = args.loglevel
     if args.logfile:
-        settings["LOG_FILE"] = args.logfile
+        overrides["LOG_FILE"] = args.logfile
     if args.nolog:
-        settings["LOG_ENABLED"] = False
-    return settings
+        overrides["LOG_ENABLED"] = False
+    return overrides

@@ -124,13 +124,13 @@ def target_settings(args: argparse.Namespace) -> dict[str, object]:
     """The settings ``--redis-cluster`` / ``--redis-sentinel`` / ``--shards`` set for a
     worker (they override REDIS_CLUSTER / REDIS_SENTINEL_MASTER / REDIS_SHARDS from files
     and the environment)."""
-    settings: dict[str, object] = {}
+    overrides: dict[str, object] = {}
     if getattr(args, "redis_cluster", False):
-        settings["REDIS_CLUSTER"] = True
+        overrides["REDIS_CLUSTER"] = True
     if getattr(args, "redis_sentinel", None):
-        settings["REDIS_SENTINEL_MASTER"] = args.redis_sentinel
+        overrides["REDIS_SENTINEL_MASTER"] = args.redis_sentinel
     if getattr(args, "shards", None):
-        settings["REDIS_SHARDS"] = args.shards
+        overrides["REDIS_SHARDS"] = args.shards
     if os.environ.get(SENTINEL_PASSWORD_ENV):
-        settings["REDIS_SENTINEL_PASSWORD"] = os.environ[SENTINEL_PASSWORD_ENV]
-    return settings
+        overrides["REDIS_SENTINEL_PASSWORD"] = os.environ[SENTINEL_PASSWORD_ENV]
+    return overrides

@@ -26,6 +26,7 @@ from rich.console import Console
 from skitter.cli._display import ProgressDisplay, print_stats, render_stats_table
 from skitter.cli._logging import LogOptions
 from skitter.crawler import Crawler, run_crawlers
+from skitter.settings import EngineSettings
 
 __all__ = ["UiOptions", "finish", "run_with_signals"]
 
@@ -95,7 +96,7 @@ async def _run_until_signalled(
     display = ProgressDisplay(
         lambda: _snapshot(crawlers),
         console=console,
-        interval=crawlers[0].settings["LOGSTATS_INTERVAL"],
+        interval=crawlers[0].settings.view(EngineSettings).logstats_interval,
         live=progress and console.is_terminal,
     )
     try:
@@ -149,7 +150,7 @@ def finish(
     """The stats table (an INFO record, as Scrapy's stats dump: left out below INFO, and
     written into LOG_FILE when there is one) and --stats-json."""
     for crawler, stats in zip(crawlers, all_stats, strict=True):
-        if not (crawler.settings["STATS_DUMP"] and log_options.shows_info):
+        if not (crawler.settings.view(EngineSettings).stats_dump and log_options.shows_info):
             continue
         title = f"Stats of spider {crawler.spider.name!r}"
         if log_options.on_console:

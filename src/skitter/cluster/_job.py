@@ -38,7 +38,7 @@ from skitter.exceptions import ConfigError, FrontierOutage, FrontierUnavailable,
 from skitter.frontier._redis import RedisTarget, ShardedRedisFrontier
 from skitter.frontier._redis._errors import check_access
 from skitter.frontier._redis._lua import TimeSource, check_time_source
-from skitter.settings import Settings
+from skitter.settings import ClusterSettings, SchedulerSettings, Settings
 
 __all__ = ["ClusterJob", "worker_id"]
 
@@ -80,19 +80,20 @@ class ClusterJob:
         return f"<ClusterJob {self.job!r} on {mask_url(self.redis_url)}>"
 
     def make_frontier(self, spider: Any, settings: Settings) -> ShardedRedisFrontier:
+        own = settings.view(ClusterSettings)
         try:
             self.frontier = ShardedRedisFrontier(
                 RedisTarget.from_settings(self.redis_url, settings),
                 project=spider.name,
                 job=self.job,
                 spider=spider,
-                kind=settings["REDIS_QUEUE_KIND"],
-                push_cache=settings["REDIS_PUSH_CACHE"],
-                dupefilter=settings["REDIS_DUPEFILTER"],
-                bloom_capacity=settings["REDIS_BLOOM_CAPACITY"],
-                bloom_error_rate=settings["REDIS_BLOOM_ERROR_RATE"],
-                bad_max=settings["REDIS_BAD_MAX"],
-                shards=settings["REDIS_SHARDS"],
+                kind=own.redis_queue_kind,
+                push_cache=own.redis_push_cache,
+                dupefilter=own.redis_dupefilter,
+                bloom_capacity=own.redis_bloom_capacity,
+                bloom_error_rate=own.redis_bloom_error_rate,
+                bad_max=own.redis_bad_max,
+                shards=own.redis_shards,
                 create=True,  # a worker has the spider: it may start the job
                 time_source=self.time_source,
             )
@@ -114,7 +115,8 @@ class ClusterJob:
         crawler.robots_cache = self.robots_cache()
         crawler.recrawl_validators = self.validators()
         crawler.session_store = self.sessions()
-        limits = (settings["MAX_RATE"], settings["MAX_BURST"])
+        own = settings.view(ClusterSettings)
+        limits = (own.max_rate, own.max_burst)
         gate = self.gate(crawler.clock, crawler.stats, lease_seconds, limits=limits)
         return frontier, gate
 
@@ -189,7 +191,7 @@ class ClusterJob:
         # feeds are opened; Redis out of reach is waited for, as later in the crawl.
         await check_access(frontier.client, self.redis_url, probe)
         log.info("Worker %s joining job %r on %s", self.owner, self.job, frontier.where)
-        if settings["REDIS_FLUSH_ON_START"]:
+        if settings.view(ClusterSettings).redis_flush_on_start:
             log.warning("REDIS_FLUSH_ON_START: clearing job %r (it gets a new epoch)", self.job)
             await frontier.drop()
             await project.start_claim.clear()
@@ -199,7 +201,8 @@ class ClusterJob:
             await self.sessions().clear()  # and starts with no session (nor cookie)
             if self._stats is not None:
                 await self._stats.clear()
-        await self._join(frontier, settings["FRONTIER_OUTAGE_TIMEOUT"], project.clock)
+        outage = settings.view(SchedulerSettings).frontier_outage_timeout
+        await self._join(frontier, outage, project.clock)
         if self._stats is not None:
             self._stats_task = asyncio.create_task(self._stats.run(), name="skitter-stats")
         if control is not None:
@@ -271,7 +274,7 @@ class ClusterJob:
             except Exception as exc:  # Redis gone for good: the local stats are still printed
                 log.warning("Could not write the final stats to Redis: %s", mask_text(str(exc)))
         frontier = self.frontier
-        if frontier is None or settings["REDIS_PERSIST"]:
+        if frontier is None or settings.view(ClusterSettings).redis_persist:
             return
         try:
             counts = await frontier.counts(0.0)

@@ -39,6 +39,7 @@ from skitter.cluster._control import ControlRecord, JobControl
 from skitter.cluster._heartbeat import Heartbeat, OutcomeBeat, SlotBeat, TaskBeat
 from skitter.exceptions import ConfigError
 from skitter.frontier._redis._errors import REDIS_ERRORS, translate
+from skitter.settings import ClusterSettings, Settings
 
 __all__ = ["FAILED", "SUCCEEDED", "Steered", "WorkerPresence"]
 
@@ -107,7 +108,7 @@ class Steered(Protocol):
     @property
     def clock(self) -> Clock: ...
     @property
-    def settings(self) -> Mapping[str, Any]: ...
+    def settings(self) -> Settings: ...
     @property
     def stats(self) -> StatsSink: ...
     @property
@@ -217,7 +218,7 @@ class WorkerPresence:
 
     def heartbeat(self) -> Heartbeat:
         project = self._project
-        settings = project.settings
+        own = project.settings.view(ClusterSettings)
         rate, burst = project.rate
         status = project.status
         active: list[TaskBeat] = []
@@ -244,9 +245,9 @@ class WorkerPresence:
             burst=burst,
             default_rate=self._default[0],
             default_burst=self._default[1],
-            max_rate=settings["MAX_RATE"],
-            max_burst=settings["MAX_BURST"],
-            lease_seconds=settings["LEASE_SECONDS"],
+            max_rate=own.max_rate,
+            max_burst=own.max_burst,
+            lease_seconds=own.lease_seconds,
             finish_reason=project.stats.get("finish_reason"),
             control_error=self._error,
             rate_seq=self._rate_seq,

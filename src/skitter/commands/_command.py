@@ -90,12 +90,13 @@ class ScrapyCommand:
             if not sep or not name:
                 raise ConfigError(f"-s expects NAME=VALUE, got {value!r}")
             self.cli_settings[name.strip()] = rest
+        overrides = self.cli_settings  # -s, then what -L, --logfile and --nolog set
         if getattr(opts, "logfile", None):
-            self.cli_settings["LOG_FILE"] = opts.logfile
+            overrides["LOG_FILE"] = opts.logfile
         if getattr(opts, "loglevel", None):
-            self.cli_settings["LOG_LEVEL"] = opts.loglevel
+            overrides["LOG_LEVEL"] = opts.loglevel
         if getattr(opts, "nolog", False):
-            self.cli_settings["LOG_ENABLED"] = False
+            overrides["LOG_ENABLED"] = False
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         """Do the command's work."""

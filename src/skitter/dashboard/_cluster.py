@@ -282,9 +282,8 @@ class ClusterProject:
         return None, None
 
     @property
-    def settings(self) -> dict[str, Any]:
-        limits = self._limits()
-        return {"MAX_RATE": limits.max_rate, "MAX_BURST": limits.max_burst}
+    def limits(self) -> RateLimits:
+        return self._limits()
 
     @property
     def monitor(self) -> ClusterMonitor | None:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from skitter._clock import Clock
     from skitter.engine import ActiveTask, Outcome, TaskCounts, WindowCounts
     from skitter.frontier import FrontierCounts, TaskInfo
+    from skitter.scheduler import RateLimits
 
 __all__ = ["LiveMonitor", "LiveProject", "LiveStats"]
 
@@ -59,7 +60,7 @@ class LiveProject(Protocol):
     def clock(self) -> Clock: ...
 
     @property
-    def settings(self) -> Mapping[str, Any]: ...
+    def limits(self) -> RateLimits: ...
 
     @property
     def stats(self) -> LiveStats: ...

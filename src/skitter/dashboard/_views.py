@@ -48,14 +48,14 @@ async def project_summary(project: LiveProject) -> dict[str, Any]:
     """One row of the projects table: status, rate, queues, the tasks by where they
     are (``tasks``; ``active`` is their ``in_flight``), counters, pages/s."""
     rate, burst = project.rate
-    settings = project.settings
+    limits = project.limits
     summary: dict[str, Any] = {
         "name": project.name,
         "status": project.status,
         "rate": rate,
         "burst": burst,
-        "max_rate": settings["MAX_RATE"],
-        "max_burst": settings["MAX_BURST"],
+        "max_rate": limits.max_rate,
+        "max_burst": limits.max_burst,
         "queue": {"ready": 0, "delayed": 0, "processing": 0},
         # waiting, delayed, leased (waiting for a slot), in flight, done: TaskCounts
         "tasks": dataclasses.asdict(TaskCounts()),

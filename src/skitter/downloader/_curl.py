@@ -64,6 +64,7 @@ from skitter.exceptions import (
     ResponseTooLarge,
 )
 from skitter.http import Request, url_host
+from skitter.settings import DownloaderSettings
 
 if TYPE_CHECKING:
     from skitter.settings import Settings
@@ -76,6 +77,7 @@ _PROTOCOLS = {1: "HTTP/1.0", 2: "HTTP/1.1", 3: "HTTP/2", 30: "HTTP/3"}
 _BODY_LOST = frozenset(
     {CurlECode.PARTIAL_FILE, CurlECode.RECV_ERROR, CurlECode.HTTP2, CurlECode.HTTP2_STREAM}
 )
+
 _TLS_FAILED = frozenset(
     {
         CurlECode.SSL_CONNECT_ERROR,
@@ -119,7 +121,7 @@ class CurlTransport(StreamingTransport):
     errors = (CurlError,)
 
     def _configure(self, settings: Settings) -> None:
-        self.profile: str = settings["DOWNLOAD_IMPERSONATE"]
+        self.profile: str = settings.view(DownloaderSettings).download_impersonate
         if not known_profile(self.profile):
             raise ConfigError(
                 f"DOWNLOAD_IMPERSONATE {self.profile!r}: not a browser profile curl_cffi "

@@ -38,6 +38,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 
 from skitter._components import load_object
 from skitter.exceptions import ConfigError
+from skitter.settings import NetworkSettings
 
 if TYPE_CHECKING:
     from skitter.settings import Settings
@@ -189,15 +190,16 @@ class AiohttpResolver(AbstractResolver):
 def crawl_resolver(settings: Settings) -> CrawlResolver:
     """The crawl's resolver from DNS_RESOLVER, DNS_TIMEOUT and DNSCACHE_*; ConfigError
     names the setting that cannot work."""
-    size = settings["DNSCACHE_SIZE"]
-    enabled = settings["DNSCACHE_ENABLED"]
+    own = settings.view(NetworkSettings)
+    size = own.dnscache_size
+    enabled = own.dnscache_enabled
     if enabled and size < 1:
         raise ConfigError(f"DNSCACHE_SIZE must be 1 or more, got {size}")
-    timeout = settings["DNS_TIMEOUT"]
+    timeout = own.dns_timeout
     if timeout < 0:
         raise ConfigError(f"DNS_TIMEOUT must be 0 (no limit) or more, got {timeout}")
     return CrawlResolver(
-        _build(settings, settings["DNS_RESOLVER"]),
+        _build(settings, own.dns_resolver),
         timeout=timeout,
         cache_size=size if enabled else 0,
     )

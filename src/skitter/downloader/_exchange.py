@@ -68,7 +68,7 @@ class Limits:
         self.connect_timeout: float | None = limits.download_connect_timeout or None
         self.read_timeout: float | None = limits.download_read_timeout or None
         self.pool_size: int = limits.concurrent_requests
-        self.fail_on_dataloss: bool = bool(settings["DOWNLOAD_FAIL_ON_DATALOSS"])
+        self.fail_on_dataloss: bool = bool(limits.download_fail_on_dataloss)
 
     def timeout_of(self, request: Request) -> float | None:
         """The whole exchange's bound: ``meta["download_timeout"]``, else the setting."""

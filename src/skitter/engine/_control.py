@@ -27,8 +27,8 @@ from skitter.downloader import ProxyPoolMiddleware
 from skitter.engine._monitor import ProjectMonitor, TaskCounts
 from skitter.engine._project import Project
 from skitter.frontier import FrontierCounts, TaskInfo, TaskState
-from skitter.scheduler import ProjectScheduler
-from skitter.settings import Settings
+from skitter.scheduler import ProjectScheduler, RateLimits
+from skitter.settings import SchedulerSettings, Settings
 
 __all__ = ["ProjectControl"]
 
@@ -97,6 +97,12 @@ class ProjectControl:
     def rate(self) -> tuple[float | None, float | None]:
         """(rate, burst) now; (None, None) when unlimited."""
         return self._project.scheduler.rate if self._project is not None else (None, None)
+
+    @property
+    def limits(self) -> RateLimits:
+        """MAX_RATE and MAX_BURST: the most ``set_rate`` accepts."""
+        own = self.settings.view(SchedulerSettings)
+        return RateLimits(own.max_rate, own.max_burst)
 
     @property
     def monitor(self) -> ProjectMonitor | None:

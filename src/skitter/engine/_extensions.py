@@ -15,6 +15,7 @@ from typing import Any
 from skitter._components import build_components
 from skitter._types import CrawlContext
 from skitter.logformatter import install_log_formatter
+from skitter.settings import EngineSettings
 
 __all__ = ["ExtensionManager"]
 
@@ -30,4 +31,4 @@ class ExtensionManager:
     def from_crawler(cls, crawler: CrawlContext) -> ExtensionManager:
         # LOG_FORMATTER first: the pipelines and the engine, built next, ask for it.
         setattr(crawler, "log_formatted", install_log_formatter(crawler))  # noqa: B010
-        return cls(build_components({}, crawler.settings["EXTENSIONS"], crawler))
+        return cls(build_components({}, crawler.settings.view(EngineSettings).extensions, crawler))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from skitter._clock import Clock
 from skitter.engine._monitor import ProjectMonitor
-from skitter.settings import Settings
+from skitter.settings import EngineSettings, Settings
 from skitter.signals import SignalManager
 
 __all__ = ["make_monitor"]
@@ -14,7 +14,7 @@ def make_monitor(settings: Settings, clock: Clock, signals: SignalManager) -> Pr
     """The project's monitor: with TRACING_ENABLED, one that also traces each task and
     callback (``_tracing``, skitter[otel]: imported only then, so an untraced crawl
     neither loads OpenTelemetry nor pays a call for it)."""
-    if not settings["TRACING_ENABLED"]:
+    if not settings.view(EngineSettings).tracing_enabled:
         return ProjectMonitor(clock)
     from skitter.engine._tracing import TracingMonitor
 

@@ -23,7 +23,7 @@ from skitter.frontier import FrontierCounts
 from skitter.pipelines import ItemPipelineManager
 from skitter.scheduler import ProjectScheduler
 from skitter.scheduler._scheduler import DONE
-from skitter.settings import Settings
+from skitter.settings import EngineSettings, Settings
 from skitter.signals import SignalManager, spider_closed, spider_opened
 from skitter.spider import SpiderMiddlewareManager, has_config_callbacks
 
@@ -97,8 +97,9 @@ class Project:
 
     def __post_init__(self) -> None:
         self.has_callback_config = has_config_callbacks(self.spider)
-        self.close_after = self.settings["CLOSESPIDER_TIMEOUT"]
-        self.concurrent_items = self.settings["CONCURRENT_ITEMS"]
+        own = self.settings.view(EngineSettings)
+        self.close_after = own.closespider_timeout
+        self.concurrent_items = own.concurrent_items
         if self.concurrent_items < 1:
             raise ConfigError(f"CONCURRENT_ITEMS must be 1 or more, not {self.concurrent_items}")
         for setting, key, reason in (

@@ -27,6 +27,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from skitter._types import LISTED_STARTS, StartOutcomes
+from skitter.settings import EngineSettings
 
 if TYPE_CHECKING:
     from skitter.engine._project import Project
@@ -110,7 +111,7 @@ async def judge_starts(project: Project) -> None:
         outcomes.refused,
         "\n".join(lines),
     )
-    if project.settings["FAIL_WHEN_NO_START_SUCCEEDS"]:
+    if project.settings.view(EngineSettings).fail_when_no_start_succeeds:
         count = outcomes.refused
         what = (
             "its start request got no response it accepted"

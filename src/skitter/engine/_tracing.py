@@ -41,7 +41,7 @@ from skitter._version import __version__
 from skitter.engine._monitor import ProjectMonitor
 from skitter.exceptions import ConfigError
 from skitter.http import Request
-from skitter.settings import Settings
+from skitter.settings import EngineSettings, Settings
 from skitter.signals import SignalManager, spider_closed
 
 __all__ = ["CallbackSpans", "TracingMonitor"]
@@ -62,7 +62,8 @@ def _ns(clock: Clock) -> int:
 
 def _exporter(settings: Settings) -> SpanExporter:
     """TRACING_EXPORTER: 'otlp', 'console', or a SpanExporter (object, class or path)."""
-    spec = settings["TRACING_EXPORTER"]
+    own = settings.view(EngineSettings)
+    spec = own.tracing_exporter
     if spec == "console":
         return ConsoleSpanExporter(out=sys.stderr)
     if spec == "otlp":
@@ -72,7 +73,7 @@ def _exporter(settings: Settings) -> SpanExporter:
             raise ConfigError(
                 "TRACING_EXPORTER 'otlp' needs the OTLP exporter: pip install 'skitter[otel]'"
             ) from None
-        endpoint = settings["TRACING_OTLP_ENDPOINT"]
+        endpoint = own.tracing_otlp_endpoint
         return OTLPSpanExporter(endpoint=endpoint) if endpoint else OTLPSpanExporter()
     wrong = ConfigError(
         f"TRACING_EXPORTER {mask_url(str(spec))!r}: use 'otlp', 'console', or a SpanExporter "
@@ -104,11 +105,12 @@ class TracingMonitor(ProjectMonitor):
     def from_settings(
         cls, settings: Settings, clock: Clock, signals: SignalManager
     ) -> TracingMonitor:
-        name = settings["TRACING_SERVICE_NAME"] or settings["BOT_NAME"]
+        own = settings.view(EngineSettings)
+        name = own.tracing_service_name or own.bot_name
         provider = TracerProvider(resource=Resource.create({"service.name": str(name)}))
         provider.add_span_processor(BatchSpanProcessor(_exporter(settings)))
         tracer = provider.get_tracer("skitter", __version__)
-        monitor = cls(clock, tracer, provider, str(settings["DOWNLOAD_TRANSPORT"]))
+        monitor = cls(clock, tracer, provider, str(own.download_transport))
         signals.connect(monitor.flush, spider_closed)
         return monitor
 

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import unquote, urlsplit
 
+from skitter.settings import FeedSettings
+
 __all__ = ["BlockingFeedStorage", "FileFeedStorage", "StdoutFeedStorage"]
 
 _logger = logging.getLogger("skitter.extensions.feedexport")
@@ -31,7 +33,7 @@ class BlockingFeedStorage:
     def open(self, spider: Any) -> IO[bytes]:
         """A temporary file in FEED_TEMPDIR (else the system's), removed when closed."""
         crawler = getattr(spider, "crawler", None)
-        folder = crawler.settings["FEED_TEMPDIR"] if crawler is not None else None
+        folder = crawler.settings.view(FeedSettings).feed_tempdir if crawler is not None else None
         folder = folder or tempfile.gettempdir()
         if not Path(folder).is_dir():
             raise OSError(f"Not a Directory: {folder}")

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from skitter._components import load_object
 from skitter.exceptions import ConfigError
+from skitter.settings import SpiderSettings
 
 if TYPE_CHECKING:
     from skitter.http._request import Request
@@ -293,9 +294,10 @@ class ReferrerPolicies:
     @classmethod
     def from_settings(cls, settings: Settings) -> ReferrerPolicies | None:
         """The crawl's policies; None when REFERER_ENABLED is off."""
-        if not settings["REFERER_ENABLED"]:
+        own = settings.view(SpiderSettings)
+        if not own.referer_enabled:
             return None
-        return cls(settings["REFERRER_POLICY"], settings["REFERRER_POLICIES"])
+        return cls(own.referrer_policy, own.referrer_policies)
 
     def _instance(self, cls: type[ReferrerPolicy]) -> ReferrerPolicy:
         policy = self._instances.get(cls)

@@ -24,6 +24,7 @@ from typing import Any
 
 from skitter._components import build_component, load_object
 from skitter.exceptions import ConfigError
+from skitter.settings import EngineSettings
 from skitter.signals import item_dropped, item_error, item_scraped, response_received, spider_error
 
 __all__ = [
@@ -197,7 +198,7 @@ def install_log_formatter(crawler: Any) -> FormattedLog | None:
     """Build LOG_FORMATTER's class for ``crawler`` and connect it (``crawler.logformatter``
     is the formatter, as in Scrapy: Scrapy's default one when the setting is None, then
     not connected). Returns what logs through it, None without one."""
-    path = crawler.settings["LOG_FORMATTER"]
+    path = crawler.settings.view(EngineSettings).log_formatter
     if path is None:
         crawler.logformatter = LogFormatter()
         return None

@@ -29,6 +29,7 @@ from skitter._clock import Clock
 from skitter._secrets import mask_endpoint, mask_text
 from skitter._types import StatsSink
 from skitter.exceptions import ConfigError
+from skitter.settings import AlertSettings, Settings
 
 __all__ = ["Alert", "Alerts", "Channel", "EmailChannel", "LogChannel", "WebhookChannel"]
 
@@ -131,17 +132,18 @@ class EmailChannel:
     kind = "email"
 
     def __init__(
-        self, recipients: Sequence[str], settings: Mapping[str, Any], *, timeout: float = 10.0
+        self, recipients: Sequence[str], settings: Settings, *, timeout: float = 10.0
     ) -> None:
         if isinstance(recipients, str) or not all(isinstance(r, str) for r in recipients):
             raise ConfigError("ALERT_EMAIL_TO must be a list of addresses")
         self._to = list(recipients)
-        self._host = str(settings["MAIL_HOST"])
-        self._port = int(settings["MAIL_PORT"])
-        self._sender = str(settings["MAIL_FROM"])
-        self._user = settings["MAIL_USER"]
-        self._password = settings["MAIL_PASS"]
-        self._tls, self._ssl = bool(settings["MAIL_TLS"]), bool(settings["MAIL_SSL"])
+        mail = settings.view(AlertSettings)
+        self._host = str(mail.mail_host)
+        self._port = int(mail.mail_port)
+        self._sender = str(mail.mail_from)
+        self._user = mail.mail_user
+        self._password = mail.mail_pass
+        self._tls, self._ssl = bool(mail.mail_tls), bool(mail.mail_ssl)
         if self._tls and self._ssl:
             raise ConfigError("MAIL_TLS (STARTTLS) and MAIL_SSL (SMTPS) exclude each other")
         self._timeout = timeout

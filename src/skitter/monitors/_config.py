@@ -26,6 +26,7 @@ from skitter.monitors._builtin import (
     StatLimit,
 )
 from skitter.monitors._spidermon import spidermon_monitors
+from skitter.settings import MonitorSettings, SpidermonSettings
 
 __all__ = ["BUILTIN_NAMES", "Plan", "plan"]
 
@@ -75,9 +76,9 @@ def _mapping(value: Any, where: str) -> Mapping[Any, Any]:
     return value
 
 
-def _builtins(settings: Mapping[str, Any]) -> list[Monitor]:
+def _builtins(own: MonitorSettings) -> list[Monitor]:
     """The built-in monitors whose settings are set, at their levels."""
-    levels = dict(_mapping(settings["MONITOR_LEVELS"], "MONITOR_LEVELS"))
+    levels = dict(_mapping(own.monitor_levels, "MONITOR_LEVELS"))
     for name, level in levels.items():
         if name not in BUILTIN_NAMES:
             raise ConfigError(
@@ -86,39 +87,38 @@ def _builtins(settings: Mapping[str, Any]) -> list[Monitor]:
             )
         level_of(level, f"MONITOR_LEVELS[{name!r}]")
     out: list[Monitor] = []
-    value = settings["MONITOR_MIN_ITEMS"]
+    value = own.monitor_min_items
     if value is not None:
         limit = _count(value, "MONITOR_MIN_ITEMS")
         out.append(StatLimit("min_items", "item_scraped_count", ">=", limit))
-    value = settings["MONITOR_ITEM_COUNT_CHANGE"]
-    if value is not None:
-        out.append(ItemCountChange(_fraction(value, "MONITOR_ITEM_COUNT_CHANGE")))
-    rules = _mapping(settings["MONITOR_FIELD_COVERAGE"], "MONITOR_FIELD_COVERAGE")
+    if own.monitor_item_count_change is not None:
+        change = _fraction(own.monitor_item_count_change, "MONITOR_ITEM_COUNT_CHANGE")
+        out.append(ItemCountChange(change))
+    rules = _mapping(own.monitor_field_coverage, "MONITOR_FIELD_COVERAGE")
     if rules:
         where = "MONITOR_FIELD_COVERAGE"
         checked = {str(k): _fraction(v, f"{where}[{k!r}]") for k, v in rules.items()}
         out.append(FieldCoverage(checked))
-    value = settings["MONITOR_MAX_ERROR_RATE"]
-    if value is not None:
-        out.append(ErrorRate(_fraction(value, "MONITOR_MAX_ERROR_RATE")))
-    if settings["MONITOR_FINISH_REASONS"] is not None:
-        out.append(FinishReason([str(r) for r in settings["MONITOR_FINISH_REASONS"]]))
-    value = settings["MONITOR_MAX_RETRIES"]
+    if own.monitor_max_error_rate is not None:
+        out.append(ErrorRate(_fraction(own.monitor_max_error_rate, "MONITOR_MAX_ERROR_RATE")))
+    if own.monitor_finish_reasons is not None:
+        out.append(FinishReason([str(r) for r in own.monitor_finish_reasons]))
+    value = own.monitor_max_retries
     if value is not None:
         limit = _count(value, "MONITOR_MAX_RETRIES")
         out.append(StatLimit("max_retries", "retry/count", "<=", limit))
-    value = settings["MONITOR_MAX_BANS"]
+    value = own.monitor_max_bans
     if value is not None:
-        out.append(Bans(_count(value, "MONITOR_MAX_BANS"), settings["BLOCK_STATUSES"] or ()))
+        out.append(Bans(_count(value, "MONITOR_MAX_BANS"), own.block_statuses or ()))
     for monitor in out:
         monitor.level = levels.get(monitor.name, "fail")
     return out
 
 
-def _spidermon(settings: Mapping[str, Any], result: Plan) -> None:
-    close = settings["SPIDERMON_SPIDER_CLOSE_MONITORS"] or []
-    periodic = _mapping(settings["SPIDERMON_PERIODIC_MONITORS"], "SPIDERMON_PERIODIC_MONITORS")
-    if not settings["SPIDERMON_ENABLED"]:
+def _spidermon(own: SpidermonSettings, result: Plan) -> None:
+    close = own.spidermon_spider_close_monitors or ()
+    periodic = _mapping(own.spidermon_periodic_monitors, "SPIDERMON_PERIODIC_MONITORS")
+    if not own.spidermon_enabled:
         if close or periodic:
             log.warning(
                 "SPIDERMON_SPIDER_CLOSE_MONITORS or SPIDERMON_PERIODIC_MONITORS is set but "
@@ -127,27 +127,27 @@ def _spidermon(settings: Mapping[str, Any], result: Plan) -> None:
         return
     setting = "SPIDERMON_SPIDER_CLOSE_MONITORS"
     for path in close:
-        result.end.extend(spidermon_monitors(settings, path, setting))
+        result.end.extend(spidermon_monitors(own, path, setting))
     for path, seconds in periodic.items():
         where = f"SPIDERMON_PERIODIC_MONITORS[{path!r}]"
         if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds <= 0:
             raise ConfigError(f"{where} must be seconds > 0, not {seconds!r}")
-        monitors = spidermon_monitors(settings, path, "SPIDERMON_PERIODIC_MONITORS")
+        monitors = spidermon_monitors(own, path, "SPIDERMON_PERIODIC_MONITORS")
         result.periodic.append((float(seconds), monitors))
 
 
 def plan(crawler: CrawlContext) -> Plan:
     """The crawl's monitors (an empty plan when none is set)."""
-    settings = crawler.settings
-    monitors = _builtins(settings)
-    for spec, level in _mapping(settings["MONITORS"], "MONITORS").items():
+    own = crawler.settings.view(MonitorSettings)
+    monitors = _builtins(own)
+    for spec, level in _mapping(own.monitors, "MONITORS").items():
         monitors.append(as_monitor(spec, level_of(level, f"MONITORS[{spec!r}]"), crawler))
     names = [monitor.name for monitor in monitors]
     twice = {name for name in names if names.count(name) > 1}
     if twice:
         raise ConfigError(f"MONITORS: two monitors named {sorted(twice)}; names tell them apart")
     result = Plan(end=list(monitors))
-    interval = settings["MONITOR_INTERVAL"]
+    interval = own.monitor_interval
     if interval < 0:
         raise ConfigError(f"MONITOR_INTERVAL must be seconds >= 0, not {interval}")
     during = [m for m in monitors if getattr(m, "periodic", False)]
@@ -158,5 +158,5 @@ def plan(crawler: CrawlContext) -> Plan:
             "MONITOR_INTERVAL is set, but no monitor runs during the crawl: the upper bounds "
             "(error_rate, max_retries, max_bans) do, and a MONITORS entry with periodic = True"
         )
-    _spidermon(settings, result)
+    _spidermon(crawler.settings.view(SpidermonSettings), result)
     return result

@@ -21,6 +21,7 @@ import orjson
 from skitter._components import build_component, load_object
 from skitter._types import CrawlContext
 from skitter.exceptions import ConfigError
+from skitter.settings import MonitorSettings
 
 __all__ = ["FileRunHistory", "RunHistory", "RunRecord", "open_history"]
 
@@ -109,7 +110,7 @@ class FileRunHistory:
 
 def open_history(crawler: CrawlContext) -> RunHistory | None:
     """MONITOR_HISTORY's history, else one in the job directory, else None."""
-    spec = crawler.settings["MONITOR_HISTORY"]
+    spec = crawler.settings.view(MonitorSettings).monitor_history
     if spec is None:
         job = getattr(crawler, "job", None)
         return FileRunHistory(job.path) if job is not None else None

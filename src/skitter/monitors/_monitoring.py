@@ -46,6 +46,7 @@ from skitter.monitors._history import RunHistory, RunRecord, open_history
 from skitter.monitors._report import render_html, report_paths, write_report
 from skitter.pipelines import ItemPipelineManager, coverage
 from skitter.pipelines._validation import validator_of
+from skitter.settings import AlertSettings, MonitorSettings, Settings
 from skitter.signals import spider_closed, spider_opened
 
 __all__ = ["Monitoring", "SpidermonExtension", "problem"]
@@ -93,7 +94,7 @@ class Monitoring:
         self._pipelines = pipelines
         self._history = history
         self._report_dir = report_dir
-        self._alert_on = _ALERT_ON[crawler.settings["ALERT_ON"]]
+        self._alert_on = _ALERT_ON[crawler.settings.view(AlertSettings).alert_on]
         self._tasks: list[asyncio.Task[None]] = []
         self._started = 0.0
         #: The latest report (a periodic run's until the end), for the dashboard.
@@ -104,14 +105,17 @@ class Monitoring:
         cls, crawler: CrawlContext, pipelines: ItemPipelineManager
     ) -> Monitoring | None:
         """The crawl's monitoring, or None when it has no monitor and no validation."""
-        settings = crawler.settings
-        if settings["ALERT_ON"] not in _ALERT_ON:
-            wrong = settings["ALERT_ON"]
+        own = crawler.settings.view(AlertSettings)
+        if own.alert_on not in _ALERT_ON:
+            wrong = own.alert_on
             raise ConfigError(f"ALERT_ON must be fail, warn or always, not {wrong!r}")
         monitors = plan(crawler)
         if not monitors and validator_of(pipelines.pipelines) is None:
-            for name in ("ALERT_WEBHOOKS", "ALERT_EMAIL_TO"):
-                if settings[name]:
+            for name, value in (
+                ("ALERT_WEBHOOKS", own.alert_webhooks),
+                ("ALERT_EMAIL_TO", own.alert_email_to),
+            ):
+                if value:
                     raise ConfigError(f"{name} alerts on monitor results, and no monitor is set")
             return None
         history = open_history(crawler)
@@ -122,14 +126,18 @@ class Monitoring:
             )
         pipelines.count_coverage()
         alerts = Alerts(
-            _channels(settings),
+            _channels(crawler.settings),
             stats=crawler.stats,
             clock=crawler.clock,
-            retries=settings["ALERT_RETRIES"],
-            delay=settings["ALERT_RETRY_DELAY"],
-            min_interval=settings["ALERT_MIN_INTERVAL"],
+            retries=own.alert_retries,
+            delay=own.alert_retry_delay,
+            min_interval=own.alert_min_interval,
         )
-        folder = _report_dir(crawler, pipelines) if settings["MONITOR_REPORT"] else None
+        folder = (
+            _report_dir(crawler, pipelines)
+            if crawler.settings.view(MonitorSettings).monitor_report
+            else None
+        )
         monitoring = cls(
             crawler, monitors, alerts, pipelines=pipelines, history=history, report_dir=folder
         )
@@ -306,23 +314,24 @@ class SpidermonExtension:
         raise NotConfigured("skitter runs Spidermon's built-in monitors itself")
 
 
-def _channels(settings: Any) -> list[Channel]:
-    timeout = settings["ALERT_TIMEOUT"]
-    channels: list[Channel] = [LogChannel()] if settings["ALERT_LOG"] else []
-    for hook in settings["ALERT_WEBHOOKS"] or ():
+def _channels(settings: Settings) -> list[Channel]:
+    own = settings.view(AlertSettings)
+    timeout = own.alert_timeout
+    channels: list[Channel] = [LogChannel()] if own.alert_log else []
+    for hook in own.alert_webhooks or ():
         url, fmt = (hook.get("url"), hook.get("format")) if isinstance(hook, dict) else (hook, None)
         if not isinstance(url, str):
             raise ConfigError("ALERT_WEBHOOKS: each entry is a URL or {'url': ..., 'format': ...}")
         channels.append(WebhookChannel(url, fmt, timeout=timeout))
-    if settings["ALERT_EMAIL_TO"]:
-        channels.append(EmailChannel(settings["ALERT_EMAIL_TO"], settings, timeout=timeout))
+    if own.alert_email_to:
+        channels.append(EmailChannel(own.alert_email_to, settings, timeout=timeout))
     return channels
 
 
 def _report_dir(crawler: CrawlContext, pipelines: ItemPipelineManager) -> Path:
     """MONITOR_REPORT_DIR, else beside the first local feed, else the job directory,
     else the current folder."""
-    chosen = crawler.settings["MONITOR_REPORT_DIR"]
+    chosen = crawler.settings.view(MonitorSettings).monitor_report_dir
     if chosen:
         return Path(chosen)
     for feed in pipelines.feeds:

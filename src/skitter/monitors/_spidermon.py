@@ -25,8 +25,12 @@ from skitter.monitors._builtin import (
     ItemCountIncrease,
     StatLimit,
 )
+from skitter.settings import SpidermonSettings
 
 __all__ = ["spidermon_monitors"]
+
+#: Builds a monitor from Spidermon's settings (None: the monitor is off).
+_Build = Callable[[SpidermonSettings], Monitor | None]
 
 _PREFIXES = (
     "spidermon.contrib.scrapy.monitors.monitors.",
@@ -35,8 +39,8 @@ _PREFIXES = (
 )
 
 
-def _need(settings: Mapping[str, Any], name: str, monitor: str) -> Any:
-    value = settings[name]
+def _need(own: SpidermonSettings, name: str, monitor: str) -> Any:
+    value = getattr(own, name.lower())  # the view's field of the setting ``name``
     if value is None:
         raise ConfigError(
             f"Spidermon's {monitor} needs {name} (Spidermon fails it as not configured)"
@@ -44,43 +48,43 @@ def _need(settings: Mapping[str, Any], name: str, monitor: str) -> Any:
     return value
 
 
-def _limit(monitor: str, stat: str, op: str, setting: str) -> Callable[[Any], Monitor | None]:
-    def build(settings: Mapping[str, Any]) -> Monitor:
-        return StatLimit(monitor, stat, op, _need(settings, setting, monitor))
+def _limit(monitor: str, stat: str, op: str, setting: str) -> _Build:
+    def build(own: SpidermonSettings) -> Monitor:
+        return StatLimit(monitor, stat, op, _need(own, setting, monitor))
 
     return build
 
 
-def _optional(monitor: str, stat: str, op: str, setting: str) -> Callable[[Any], Monitor | None]:
+def _optional(monitor: str, stat: str, op: str, setting: str) -> _Build:
     """A limit whose setting turns the monitor off below 0 (Spidermon's -1)."""
 
-    def build(settings: Mapping[str, Any]) -> Monitor | None:
-        bound = settings[setting]
+    def build(own: SpidermonSettings) -> Monitor | None:
+        bound = getattr(own, setting.lower())
         return StatLimit(monitor, stat, op, bound) if bound >= 0 else None
 
     return build
 
 
-def _codes(settings: Mapping[str, Any]) -> Monitor:
-    codes = settings["SPIDERMON_UNWANTED_HTTP_CODES"]
-    most = settings["SPIDERMON_UNWANTED_HTTP_CODES_MAX_COUNT"]
+def _codes(own: SpidermonSettings) -> Monitor:
+    codes = own.spidermon_unwanted_http_codes
+    most = own.spidermon_unwanted_http_codes_max_count
     limits = dict(codes) if isinstance(codes, Mapping) else dict.fromkeys(codes, most)
     return HttpCodes({int(code): limit for code, limit in limits.items()})
 
 
-def _coverage(settings: Mapping[str, Any]) -> Monitor:
-    if not settings["SPIDERMON_ADD_FIELD_COVERAGE"]:
+def _coverage(own: SpidermonSettings) -> Monitor:
+    if not own.spidermon_add_field_coverage:
         raise ConfigError(
             "Spidermon's FieldCoverageMonitor needs SPIDERMON_ADD_FIELD_COVERAGE = True"
         )
     return FieldCoverage(
-        dict(settings["SPIDERMON_FIELD_COVERAGE_RULES"]),
-        skip_without_items=settings["SPIDERMON_FIELD_COVERAGE_SKIP_IF_NO_ITEM"],
+        dict(own.spidermon_field_coverage_rules),
+        skip_without_items=own.spidermon_field_coverage_skip_if_no_item,
         name="FieldCoverageMonitor",
     )
 
 
-_MONITORS: Mapping[str, Callable[[Any], Monitor | None]] = {
+_MONITORS: Mapping[str, _Build] = {
     "ItemCountMonitor": _limit(
         "ItemCountMonitor", "item_scraped_count", ">=", "SPIDERMON_MIN_ITEMS"
     ),
@@ -97,7 +101,7 @@ _MONITORS: Mapping[str, Callable[[Any], Monitor | None]] = {
         "CriticalCountMonitor", "log_count/CRITICAL", "<=", "SPIDERMON_MAX_CRITICALS"
     ),
     "FinishReasonMonitor": lambda s: FinishReason(
-        s["SPIDERMON_EXPECTED_FINISH_REASONS"], name="FinishReasonMonitor"
+        s.spidermon_expected_finish_reasons, name="FinishReasonMonitor"
     ),
     "UnwantedHTTPCodesMonitor": _codes,
     "FieldCoverageMonitor": _coverage,
@@ -114,7 +118,7 @@ _MONITORS: Mapping[str, Callable[[Any], Monitor | None]] = {
         "SuccessfulRequestsMonitor",
         "downloader/response_status_count/200",
         ">=",
-        s["SPIDERMON_MIN_SUCCESSFUL_REQUESTS"],
+        s.spidermon_min_successful_requests,
     ),
     "TotalRequestsMonitor": _optional(
         "TotalRequestsMonitor", "downloader/request_count", "<=", "SPIDERMON_MAX_REQUESTS_ALLOWED"
@@ -162,9 +166,9 @@ def _name(path: Any, setting: str) -> str:
     )
 
 
-def spidermon_monitors(settings: Mapping[str, Any], path: Any, setting: str) -> list[Monitor]:
+def spidermon_monitors(own: SpidermonSettings, path: Any, setting: str) -> list[Monitor]:
     """The monitors a Spidermon path stands for (a suite is several)."""
     name = _name(path, setting)
     names = _SUITE if name == "SpiderCloseMonitorSuite" else (name,)
-    built = [_MONITORS[one](settings) for one in names]
+    built = [_MONITORS[one](own) for one in names]
     return [monitor for monitor in built if monitor is not None]

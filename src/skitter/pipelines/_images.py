@@ -32,6 +32,7 @@ from skitter.http import Request, Response
 from skitter.pipelines._files import FilesPipeline, url_sha1
 from skitter.pipelines._media import FileException, MediaInfo
 from skitter.pipelines._media_store import md5sum
+from skitter.settings import MediaSettings
 
 __all__ = ["ImageException", "ImagesPipeline"]
 
@@ -73,11 +74,12 @@ class ImagesPipeline(FilesPipeline):
     def __init__(self, store_uri: str, *, settings: Any, stats: Any = None) -> None:
         self._image = _pillow()
         super().__init__(store_uri, settings=settings, stats=stats)
-        self.min_width: int = settings["IMAGES_MIN_WIDTH"]
-        self.min_height: int = settings["IMAGES_MIN_HEIGHT"]
-        self.max_pixels = _guard_pillow(self._image, settings["IMAGES_MAX_PIXELS"])
+        own = settings.view(MediaSettings)
+        self.min_width: int = own.images_min_width
+        self.min_height: int = own.images_min_height
+        self.max_pixels = _guard_pillow(self._image, own.images_max_pixels)
         self.thumbs: dict[str, tuple[int, int]] = {}
-        for name, size in dict(settings["IMAGES_THUMBS"]).items():
+        for name, size in dict(own.images_thumbs).items():
             try:
                 width, height = (int(side) for side in size)
             except (TypeError, ValueError):

@@ -60,6 +60,7 @@ from skitter.pipelines._feeds import FeedExporter, build_feeds
 from skitter.pipelines._media import MEDIA_META, MediaPending, MediaPipeline
 from skitter.pipelines._sinks import Sink, build_sinks
 from skitter.pipelines._validation import InvalidItem, validation_pipelines
+from skitter.settings import ItemSettings
 from skitter.signals import (
     SignalManager,
     feed_exporter_closed,
@@ -230,7 +231,9 @@ class ItemPipelineManager:
     def from_crawler(cls, crawler: CrawlContext) -> ItemPipelineManager:
         """ITEM_PIPELINES in order, item validation if asked for, then one FeedExporter
         per FEEDS entry (and the feed of invalid items)."""
-        pipelines = build_components({}, crawler.settings["ITEM_PIPELINES"], crawler)
+        pipelines = build_components(
+            {}, crawler.settings.view(ItemSettings).item_pipelines, crawler
+        )
         pipelines = validation_pipelines(pipelines, crawler)
         manager = cls(
             pipelines,

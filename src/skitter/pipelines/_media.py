@@ -50,6 +50,7 @@ from skitter.http import Request, Response
 from skitter.http._codec import decode_request, encode_request
 from skitter.items import adapter_class, item_to_dict
 from skitter.pipelines._media_store import FilesStore, store_for
+from skitter.settings import MediaSettings
 
 __all__ = ["MEDIA_META", "FileException", "MediaInfo", "MediaPending", "MediaPipeline"]
 
@@ -104,7 +105,7 @@ class MediaPipeline:
         self.expires_days: int = settings[f"{prefix}_EXPIRES"]
         self.urls_field: str = settings[f"{prefix}_URLS_FIELD"]
         self.result_field: str = settings[f"{prefix}_RESULT_FIELD"]
-        self.allow_redirects: bool = settings["MEDIA_ALLOW_REDIRECTS"]
+        self.allow_redirects: bool = settings.view(MediaSettings).media_allow_redirects
         self._stats = stats
         #: Results of the files this process downloaded last, by URL: another item
         #: naming the same URL gets it as ``cached`` instead of fetching it again.

@@ -47,6 +47,7 @@ from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import ConfigError, StorageError
 from skitter.items import item_to_dict
 from skitter.pipelines._exporters import dumps_item_json, json_default
+from skitter.settings import ItemSettings
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -146,12 +147,13 @@ class RedisPipeline:
                 "REDIS_ITEMS_SERIALIZER (scrapy-redis's) is not used: skitter sends items as "
                 "JSON or msgpack, never pickled; set REDIS_ITEMS_FORMAT to 'json' or 'msgpack'"
             )
-        url = settings["REDIS_ITEMS_URL"]
+        own = settings.view(ItemSettings)
+        url = own.redis_items_url
         cluster, sentinel_master = False, None
         if not url:  # the worker's own Redis, reached as the worker reaches it
             url = getattr(getattr(crawler, "cluster", None), "redis_url", None)
-            cluster = bool(settings.get("REDIS_CLUSTER", False))
-            sentinel_master = settings.get("REDIS_SENTINEL_MASTER") or None
+            cluster = bool(own.redis_cluster)
+            sentinel_master = own.redis_sentinel_master or None
         if not url:
             raise ConfigError(
                 "RedisPipeline needs a Redis: set REDIS_ITEMS_URL, or run it in a worker "
@@ -159,11 +161,11 @@ class RedisPipeline:
             )
         return cls(
             url,
-            key=settings["REDIS_ITEMS_KEY"],
-            kind=settings["REDIS_ITEMS_TYPE"],
-            format=settings["REDIS_ITEMS_FORMAT"],
-            maxlen=settings["REDIS_ITEMS_MAXLEN"],
-            outage_timeout=settings["REDIS_ITEMS_OUTAGE_TIMEOUT"],
+            key=own.redis_items_key,
+            kind=own.redis_items_type,
+            format=own.redis_items_format,
+            maxlen=own.redis_items_maxlen,
+            outage_timeout=own.redis_items_outage_timeout,
             stats=crawler.stats,
             clock=getattr(crawler, "clock", None),
             cluster=cluster,

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from skitter._types import CrawlContext, StatsSink
@@ -33,6 +33,7 @@ from skitter.items import item_to_dict
 from skitter.pipelines._feed_options import parse_feeds
 from skitter.pipelines._feeds import FeedExporter
 from skitter.pipelines._schemas import Schema, read_schemas
+from skitter.settings import FeedSettings, ItemSettings, Settings, SpidermonSettings
 
 __all__ = [
     "InvalidItem",
@@ -102,15 +103,15 @@ class ItemValidationPipeline:
             schemas,
             mode=cls._mode(settings),
             stats=crawler.stats,
-            samples=settings["VALIDATION_SAMPLES"],
+            samples=settings.view(ItemSettings).validation_samples,
         )
         if pipeline.mode == "feed":
             pipeline.feed = build_invalid_feed(crawler)
         return pipeline
 
     @classmethod
-    def _mode(cls, settings: Any) -> str:
-        return str(settings["VALIDATION_INVALID"])
+    def _mode(cls, settings: Settings) -> str:
+        return str(settings.view(ItemSettings).validation_invalid)
 
     def _schemas_of(self, kind: type) -> list[Schema]:
         found = self._by_class.get(kind)
@@ -176,8 +177,9 @@ class SpidermonValidationPipeline(ItemValidationPipeline):
     schemas_setting = "SPIDERMON_VALIDATION_SCHEMAS"
 
     @classmethod
-    def _mode(cls, settings: Any) -> str:
-        return "drop" if settings["SPIDERMON_VALIDATION_DROP_ITEMS_WITH_ERRORS"] else "keep"
+    def _mode(cls, settings: Settings) -> str:
+        drop = settings.view(SpidermonSettings).spidermon_validation_drop_items_with_errors
+        return "drop" if drop else "keep"
 
 
 def validator_of(pipelines: Iterable[Any]) -> ItemValidationPipeline | None:
@@ -189,20 +191,23 @@ def validation_pipelines(pipelines: list[Any], crawler: CrawlContext) -> list[An
     """ITEM_PIPELINES' pipelines with item validation after them, when VALIDATION_SCHEMAS
     is set and they do not place it themselves. SPIDERMON_VALIDATION_SCHEMAS is read only
     by Spidermon's pipeline, so without that pipeline it would do nothing: refused."""
-    settings = crawler.settings
+    own = crawler.settings.view(ItemSettings)
     kinds = {type(p) for p in pipelines}
-    if settings["SPIDERMON_VALIDATION_SCHEMAS"] and SpidermonValidationPipeline not in kinds:
+    if (
+        crawler.settings.view(SpidermonSettings).spidermon_validation_schemas
+        and SpidermonValidationPipeline not in kinds
+    ):
         raise ConfigError(
             "SPIDERMON_VALIDATION_SCHEMAS is read by Spidermon's ItemValidationPipeline, which "
             "ITEM_PIPELINES does not have: add 'spidermon.contrib.scrapy.pipelines."
             "ItemValidationPipeline' to it, or use VALIDATION_SCHEMAS"
         )
-    if settings["VALIDATION_SCHEMAS"] and SpidermonValidationPipeline in kinds:
+    if own.validation_schemas and SpidermonValidationPipeline in kinds:
         raise ConfigError(
             "VALIDATION_SCHEMAS and Spidermon's ItemValidationPipeline would check every item "
             "twice: keep one (SPIDERMON_VALIDATION_SCHEMAS, or VALIDATION_SCHEMAS alone)"
         )
-    if settings["VALIDATION_SCHEMAS"] and ItemValidationPipeline not in kinds:
+    if own.validation_schemas and ItemValidationPipeline not in kinds:
         return [*pipelines, ItemValidationPipeline.from_crawler(crawler)]
     return pipelines
 
@@ -211,12 +216,12 @@ def build_invalid_feed(crawler: CrawlContext) -> FeedExporter:
     """The feed of invalid items (VALIDATION_INVALID = 'feed'), from
     VALIDATION_INVALID_FEED: a URI or {uri: FEEDS options}."""
     settings = crawler.settings
-    target = settings["VALIDATION_INVALID_FEED"]
+    target = settings.view(ItemSettings).validation_invalid_feed
     if not target:
         raise ConfigError(
             "VALIDATION_INVALID = 'feed' needs VALIDATION_INVALID_FEED (e.g. 'invalid.jsonl')"
         )
-    entry = target if isinstance(target, dict) else {str(target): {}}
+    entry = dict(target) if isinstance(target, Mapping) else {str(target): {}}
     if len(entry) != 1:
         raise ConfigError("VALIDATION_INVALID_FEED names one feed: a URI or {uri: options}")
     spider = getattr(crawler, "spider", None)
@@ -229,7 +234,7 @@ def build_invalid_feed(crawler: CrawlContext) -> FeedExporter:
         )
     except ConfigError as exc:
         raise ConfigError(f"VALIDATION_INVALID_FEED: {exc}") from None
-    if any(options.uri == str(uri) for uri in settings["FEEDS"]):
+    if any(options.uri == str(uri) for uri in settings.view(FeedSettings).feeds):
         raise ConfigError(
             f"VALIDATION_INVALID_FEED {options.uri!r} is also in FEEDS: invalid items need a "
             "feed of their own"

@@ -30,7 +30,7 @@ from skitter.http import Request, url_host
 from skitter.http._url import url_netloc
 from skitter.scheduler._breaker import CircuitBreaker
 from skitter.scheduler._tokenbucket import TokenBucket
-from skitter.settings import Settings
+from skitter.settings import PolitenessSettings, Settings
 
 if TYPE_CHECKING:
     from skitter.scheduler._throttle import AutoThrottle
@@ -125,8 +125,8 @@ SLOT_KEYS: dict[str, Callable[[Resolver], Callable[[Request], str]]] = {
 
 def slot_by(settings: Settings) -> str:
     """DOWNLOAD_SLOT_BY, or ``ip`` when CONCURRENT_REQUESTS_PER_IP is set (Scrapy's)."""
-    by: str = settings["DOWNLOAD_SLOT_BY"]
-    if not settings["CONCURRENT_REQUESTS_PER_IP"]:
+    by = settings.view(PolitenessSettings).download_slot_by
+    if not settings.view(PolitenessSettings).concurrent_requests_per_ip:
         return by
     if settings.source("DOWNLOAD_SLOT_BY") != "default" and by != "ip":
         raise ConfigError(
@@ -227,20 +227,20 @@ class SlotPolicies:
             raise ConfigError(f"DOWNLOAD_SLOTS[{key!r}]: {exc}") from None
 
     @classmethod
-    def from_settings(cls, settings: Mapping[str, Any]) -> SlotPolicies:
+    def from_settings(cls, settings: Settings) -> SlotPolicies:
         """Defaults from CONCURRENT_REQUESTS_PER_IP (when set; slots are IPs then) or
         CONCURRENT_REQUESTS_PER_DOMAIN, DOWNLOAD_DELAY, RANDOMIZE_DOWNLOAD_DELAY and
         DOWNLOAD_SLOT_*; overrides from DOWNLOAD_SLOTS."""
+        own = settings.view(PolitenessSettings)
         default = SlotPolicy(
-            concurrency=settings.get("CONCURRENT_REQUESTS_PER_IP")
-            or settings["CONCURRENT_REQUESTS_PER_DOMAIN"],
-            delay=settings["DOWNLOAD_DELAY"],
-            randomize_delay=settings["RANDOMIZE_DOWNLOAD_DELAY"],
-            rate=settings["DOWNLOAD_SLOT_RATE"] or None,
-            burst=settings["DOWNLOAD_SLOT_BURST"] or None,
-            breaker_threshold=settings["DOWNLOAD_SLOT_BREAKER_THRESHOLD"],
+            concurrency=own.concurrent_requests_per_ip or own.concurrent_requests_per_domain,
+            delay=own.download_delay,
+            randomize_delay=own.randomize_download_delay,
+            rate=own.download_slot_rate or None,
+            burst=own.download_slot_burst or None,
+            breaker_threshold=own.download_slot_breaker_threshold,
         )
-        return cls(default, settings["DOWNLOAD_SLOTS"])
+        return cls(default, own.download_slots)
 
     def __getitem__(self, key: str) -> SlotPolicy:
         if self._overrides:

@@ -25,10 +25,9 @@ This is a pure policy: ``SlotQueues`` owns the per-slot delays and calls
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any
 
 from skitter.exceptions import ConfigError
+from skitter.settings import PolitenessSettings, Settings
 
 __all__ = ["AutoThrottle"]
 
@@ -60,15 +59,16 @@ class AutoThrottle:
         self.debug = debug
 
     @classmethod
-    def from_settings(cls, settings: Mapping[str, Any]) -> AutoThrottle | None:
+    def from_settings(cls, settings: Settings) -> AutoThrottle | None:
         """The throttle AUTOTHROTTLE_ENABLED asks for, or None when it is off."""
-        if not settings["AUTOTHROTTLE_ENABLED"]:
+        own = settings.view(PolitenessSettings)
+        if not own.autothrottle_enabled:
             return None
         return cls(
-            settings["AUTOTHROTTLE_START_DELAY"],
-            settings["AUTOTHROTTLE_MAX_DELAY"],
-            settings["AUTOTHROTTLE_TARGET_CONCURRENCY"],
-            debug=settings["AUTOTHROTTLE_DEBUG"],
+            own.autothrottle_start_delay,
+            own.autothrottle_max_delay,
+            own.autothrottle_target_concurrency,
+            debug=own.autothrottle_debug,
         )
 
     def initial_delay(self, min_delay: float) -> float:

@@ -10,9 +10,11 @@ assembled (``_registry``) from one module per subsystem: ``_engine``, ``_politen
 settings skitter refuses are in ``_scrapy``; the spider attributes that stand for
 settings (``download_delay`` ...) in ``_attributes``. ``DownloaderSettings`` and
 ``BrowserSettings`` are frozen views (``_views``) a subsystem gets with
-``settings.view(...)``. ``_declared`` is the check a Crawler runs at start: a name that
-neither the registry nor a component of the crawl reads (found in its code by ``_scan``,
-or in its ``declared_settings``) is refused, with the name meant (``_suggest``).
+``settings.view(...)``; the other subsystems' views are in ``_views_*`` (library code
+reads its settings through them, never by name). ``_declared`` is the check a Crawler
+runs at start: a name that neither the registry nor a component of the crawl reads
+(found in its code by ``_scan``, or in its ``declared_settings``) is refused, with the
+name meant (``_suggest``).
 """
 
 from skitter.settings._base import (
@@ -25,16 +27,48 @@ from skitter.settings._registry import SETTINGS
 from skitter.settings._setting import Setting
 from skitter.settings._settings import Settings
 from skitter.settings._views import BrowserSettings, DownloaderSettings, View
+from skitter.settings._views_crawl import (
+    ClusterSettings,
+    EngineSettings,
+    PolitenessSettings,
+    SchedulerSettings,
+    SpiderSettings,
+)
+from skitter.settings._views_io import HttpCacheSettings, NetworkSettings, SessionSettings
+from skitter.settings._views_items import FeedSettings, ItemSettings, MediaSettings
+from skitter.settings._views_ops import (
+    AlertSettings,
+    LogSettings,
+    MonitorSettings,
+    ProjectSettings,
+    SpidermonSettings,
+)
 
 __all__ = [
     "SETTINGS",
     "SETTINGS_PRIORITIES",
+    "AlertSettings",
     "BaseSettings",
     "BrowserSettings",
+    "ClusterSettings",
     "DownloaderSettings",
+    "EngineSettings",
+    "FeedSettings",
+    "HttpCacheSettings",
+    "ItemSettings",
+    "LogSettings",
+    "MediaSettings",
+    "MonitorSettings",
+    "NetworkSettings",
+    "PolitenessSettings",
+    "ProjectSettings",
+    "SchedulerSettings",
+    "SessionSettings",
     "Setting",
     "Settings",
     "SettingsAttribute",
+    "SpiderSettings",
+    "SpidermonSettings",
     "View",
     "get_settings_priority",
 ]

@@ -82,7 +82,5 @@ GROUP: list[Setting] = [
         "The collector's traces URL; None = OpenTelemetry's default "
         "(OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318/v1/traces).",
     ),
-    Setting(
-        "TRACING_SERVICE_NAME", None, str, "The service.name of the spans; None = BOT_NAME."
-    ),
+    Setting("TRACING_SERVICE_NAME", None, str, "The service.name of the spans; None = BOT_NAME."),
 ]

@@ -78,8 +78,7 @@ GROUP: list[Setting] = [
         "MONITOR_MAX_BANS",
         None,
         int,
-        "Monitor max_bans: at most this many responses with a BLOCK_STATUSES status; "
-        "None = off.",
+        "Monitor max_bans: at most this many responses with a BLOCK_STATUSES status; None = off.",
     ),
     Setting(
         "MONITORS",

@@ -187,8 +187,7 @@ REFUSED: Mapping[str, Unsupported] = {
     ),
     **_group(
         "SPIDERMON_MONITOR_SKIPPING_RULES",
-        "skipping rules are not supported; a monitor function in MONITORS passes by "
-        "returning None",
+        "skipping rules are not supported; a monitor function in MONITORS passes by returning None",
         {},
     ),
     **_group(
@@ -267,9 +266,7 @@ REFUSED: Mapping[str, Unsupported] = {
         _ACTIONS + "Telegram is not supported; ALERT_WEBHOOKS posts JSON to any webhook",
     ),
     **_group(
-        _prefixed(
-            "EMAIL_", "BCC CC CONTEXT FAKE REPLY_TO SENDER SUBJECT SUBJECT_TEMPLATE TO"
-        )
+        _prefixed("EMAIL_", "BCC CC CONTEXT FAKE REPLY_TO SENDER SUBJECT SUBJECT_TEMPLATE TO")
         + " "
         + _prefixed("SMTP_", "ENFORCE_SSL ENFORCE_TLS HOST PASSWORD PORT USER")
         + " "
@@ -284,8 +281,7 @@ REFUSED: Mapping[str, Unsupported] = {
     **_group(
         _prefixed("SENTRY_", "DSN ENVIRONMENT_TYPE FAKE LOG_LEVEL PROJECT_NAME")
         + " SPIDERMON_SNS_TOPIC_ARN",
-        _ACTIONS + "Sentry and SNS are not supported; ALERT_WEBHOOKS posts JSON to any "
-        "webhook",
+        _ACTIONS + "Sentry and SNS are not supported; ALERT_WEBHOOKS posts JSON to any webhook",
     ),
     **_group(
         _prefixed(

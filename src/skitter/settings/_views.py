@@ -88,6 +88,20 @@ class DownloaderSettings(View):
     browser_render: object  # True, False or "auto": read by ``render_default``
     download_transport: object  # a name, or a transport factory: read by ``_transports``
     download_handlers: Mapping[str, Any]  # per scheme: read by ``_handlers``
+    download_fail_on_dataloss: bool
+    download_verify_certificates: bool
+    download_impersonate: str  # the curl transport's browser profile
+    download_delay: float  # a session's pause between its requests
+    retry_exceptions: tuple[Any, ...]
+    metarefresh_enabled: bool
+    metarefresh_maxdelay: float
+    metarefresh_ignore_tags: tuple[str, ...]
+    recrawl_conditional: bool
+    cookies_debug: bool
+    cookies_persist: bool
+    httpauth_user: str
+    httpauth_pass: str
+    httpauth_domain: str | None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

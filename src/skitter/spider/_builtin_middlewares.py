@@ -23,7 +23,7 @@ from typing import Any
 from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import HttpError, NotConfigured
 from skitter.http import ReferrerPolicies, ReferrerPolicy, Request, Response, Scope, url_host
-from skitter.settings import Settings
+from skitter.settings import Settings, SpiderSettings
 from skitter.spider._middleware import RequestCheck, RequestFilter
 
 __all__ = [
@@ -61,11 +61,11 @@ class HttpErrorMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> HttpErrorMiddleware:
-        settings = crawler.settings
+        own = crawler.settings.view(SpiderSettings)
         mw = cls(
             crawler.stats,
-            allowed_codes=settings["HTTPERROR_ALLOWED_CODES"],
-            allow_all=settings["HTTPERROR_ALLOW_ALL"],
+            allowed_codes=own.httperror_allowed_codes,
+            allow_all=own.httperror_allow_all,
         )
         mw.crawler = crawler
         return mw
@@ -181,7 +181,8 @@ class RefererMiddleware(RequestFilter):
         if not isinstance(policies, ReferrerPolicies):
             # Scrapy's constructor takes the settings (or none: the defaults).
             settings = Settings() if policies is None else policies
-            policies = ReferrerPolicies(settings["REFERRER_POLICY"], settings["REFERRER_POLICIES"])
+            own = settings.view(SpiderSettings)
+            policies = ReferrerPolicies(own.referrer_policy, own.referrer_policies)
         self.policies = policies
 
     @property
@@ -228,7 +229,7 @@ class UrlLengthMiddleware(RequestFilter):
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> UrlLengthMiddleware:
-        limit = crawler.settings["URLLENGTH_LIMIT"]
+        limit = crawler.settings.view(SpiderSettings).urllength_limit
         if not limit:
             raise NotConfigured
         return cls(crawler.stats, limit)
@@ -261,10 +262,8 @@ class DepthMiddleware(RequestFilter):
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> DepthMiddleware:
-        settings = crawler.settings
-        return cls(
-            crawler.stats, limit=settings["DEPTH_LIMIT"], priority=settings["DEPTH_PRIORITY"]
-        )
+        own = crawler.settings.view(SpiderSettings)
+        return cls(crawler.stats, limit=own.depth_limit, priority=own.depth_priority)
 
     def request_filter(self, response: Response, spider: Any) -> RequestCheck | None:
         meta = response.meta

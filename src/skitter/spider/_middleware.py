@@ -43,6 +43,7 @@ from skitter._types import CrawlContext
 from skitter.exceptions import CloseSpider, FatalError
 from skitter.http import Request
 from skitter.items import is_item
+from skitter.settings import SpiderSettings
 from skitter.spider._callback_output import _from_iterable, aiter_output
 from skitter.spider._protocol import InputHook, SpiderExceptionHook, SpiderMiddleware, StartHook
 
@@ -303,7 +304,9 @@ class SpiderMiddlewareManager:
         """The built-ins (SPIDER_MIDDLEWARES_BASE) merged with SPIDER_MIDDLEWARES, then
         ``innermost``: the crawl's own, next to the spider (callback traces)."""
         middlewares = build_components(
-            SPIDER_MIDDLEWARES_BASE, crawler.settings["SPIDER_MIDDLEWARES"], crawler
+            SPIDER_MIDDLEWARES_BASE,
+            crawler.settings.view(SpiderSettings).spider_middlewares,
+            crawler,
         )
         return cls([*middlewares, *innermost], spider)
 

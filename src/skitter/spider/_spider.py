@@ -49,7 +49,7 @@ class Spider:
     custom_settings: ClassVar[dict[str, Any]] = {}
     #: Settings of its own that the spider reads but never names in its code (built at
     #: run time): names, "PREFIX_*" prefixes, Setting rows, View classes. A name the
-    #: code holds (``self.settings["API_KEY"]``) needs none (skitter.settings._declared).
+    #: code holds (``self.settings.get("API_KEY")``) needs none (skitter.settings._declared).
     declared_settings: ClassVar[Sequence[str | Setting | type[View]]] = ()
     handle_httpstatus_list: ClassVar[Iterable[int]] = ()
 

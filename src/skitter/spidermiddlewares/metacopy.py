@@ -15,6 +15,7 @@ from typing import Any
 
 from skitter._types import CrawlContext
 from skitter.http import Request
+from skitter.settings import SpiderSettings
 from skitter.spider._basemiddleware import BaseSpiderMiddleware
 
 __all__ = ["MetaCopyDetectionMiddleware"]
@@ -44,7 +45,8 @@ class MetaCopyDetectionMiddleware(BaseSpiderMiddleware):
 
     def __init__(self, crawler: Any = None) -> None:
         super().__init__(crawler)
-        skip = crawler.settings.getlist("META_COPY_WARN_SKIP_KEYS") if crawler else []
+        own = crawler.settings.view(SpiderSettings) if crawler else None
+        skip = own.meta_copy_warn_skip_keys if own is not None else ()
         self.keys = INTERNAL_KEYS - set(skip)
         self._warned = False
 

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequenc
 from typing import TYPE_CHECKING, Any
 
 from skitter.http import Request, Response
+from skitter.settings import DownloaderSettings
 from skitter.spider import Spider
 from skitter.spiders._sitemaps import (
     GZIP_MAGIC,
@@ -76,9 +77,9 @@ class SitemapSpider(Spider):
     def from_crawler(cls, crawler: CrawlContext, *args: Any, **kwargs: Any) -> Spider:
         spider = super().from_crawler(crawler, *args, **kwargs)
         assert isinstance(spider, SitemapSpider)
-        settings = crawler.settings
-        spider._max_size = getattr(spider, "download_maxsize", settings["DOWNLOAD_MAXSIZE"])
-        spider._warn_size = getattr(spider, "download_warnsize", settings["DOWNLOAD_WARNSIZE"])
+        limits = crawler.settings.view(DownloaderSettings)
+        spider._max_size = getattr(spider, "download_maxsize", limits.download_maxsize)
+        spider._warn_size = getattr(spider, "download_warnsize", limits.download_warnsize)
         return spider
 
     async def start(self) -> AsyncIterator[Any]:

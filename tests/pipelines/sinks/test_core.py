@@ -17,6 +17,7 @@ import pytest
 
 from skitter.exceptions import ConfigError, StorageError
 from skitter.pipelines._sinks import Sink, parse_sinks
+from skitter.settings import Settings
 from skitter.testing import virtual_clock
 from skitter.testing._context import DictStats
 
@@ -66,7 +67,9 @@ def now() -> float:
 
 
 def options(**given: Any) -> Any:
-    settings = {"SINK_BATCH_SIZE": 10, "SINK_BATCH_DELAY": 0.0, "SINK_OUTAGE_TIMEOUT": 30.0}
+    settings = Settings(
+        {"SINK_BATCH_SIZE": 10, "SINK_BATCH_DELAY": 0.0, "SINK_OUTAGE_TIMEOUT": 30.0}
+    )
     return parse_sinks({"sqlite:x.db?table=t": given}, settings=settings)[0]
 
 
@@ -198,7 +201,9 @@ async def test_the_identity_is_the_origin_or_the_declared_key() -> None:
 
 
 def test_options_are_checked_before_the_crawl() -> None:
-    settings = {"SINK_BATCH_SIZE": 10, "SINK_BATCH_DELAY": 0.0, "SINK_OUTAGE_TIMEOUT": 30.0}
+    settings = Settings(
+        {"SINK_BATCH_SIZE": 10, "SINK_BATCH_DELAY": 0.0, "SINK_OUTAGE_TIMEOUT": 30.0}
+    )
     bad = {
         "kafka://h/t": "no Kafka sink",
         "ftp://h/t": "unknown sink",

@@ -144,7 +144,7 @@ class BrowserTransport:
         self._max_headers_size: int = limits.download_max_headers_size
         self._blocked = frozenset(str(kind).lower() for kind in own.browser_block_resources)
         self._wait_until: str = own.browser_wait_until
-        self._ignore_https_errors = not settings["DOWNLOAD_VERIFY_CERTIFICATES"]
+        self._ignore_https_errors = not limits.download_verify_certificates
         self._tls_unhonoured = [
             name
             for name in (

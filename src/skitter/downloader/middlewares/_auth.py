@@ -38,6 +38,7 @@ from skitter.exceptions import ConfigError, NotConfigured, RequestError
 from skitter.http import Request, Scope
 from skitter.http._heldheaders import HELD_HEADERS
 from skitter.http._scope import parse_entry
+from skitter.settings import DownloaderSettings
 
 __all__ = ["HttpAuthMiddleware"]
 
@@ -72,7 +73,8 @@ class HttpAuthMiddleware:
                 )
             return cls(str(user), str(password), _domain("http_auth_domain", domain))
         settings = crawler.settings
-        user, password = settings["HTTPAUTH_USER"] or "", settings["HTTPAUTH_PASS"] or ""
+        own = settings.view(DownloaderSettings)
+        user, password = own.httpauth_user or "", own.httpauth_pass or ""
         if not (user or password):
             raise NotConfigured
         if settings.source("HTTPAUTH_DOMAIN") == "default":
@@ -80,7 +82,7 @@ class HttpAuthMiddleware:
                 "HTTPAUTH_USER/HTTPAUTH_PASS are set but HTTPAUTH_DOMAIN is not: set it to "
                 "the domain the credentials are for (or to None to send them to every domain)"
             )
-        return cls(user, password, _domain("HTTPAUTH_DOMAIN", settings["HTTPAUTH_DOMAIN"]))
+        return cls(user, password, _domain("HTTPAUTH_DOMAIN", own.httpauth_domain))
 
     def process_request(self, request: Request, spider: Any = None) -> None:
         meta = request.meta

@@ -23,7 +23,7 @@ from typing import Any
 
 from skitter.exceptions import ConfigError
 from skitter.http import Response
-from skitter.settings import Settings
+from skitter.settings import SessionSettings, Settings
 
 __all__ = ["SCAN_BYTES", "BlockDetector"]
 
@@ -50,10 +50,11 @@ class BlockDetector:
 
     @classmethod
     def from_settings(cls, settings: Settings, spider: Any) -> BlockDetector:
+        own = settings.view(SessionSettings)
         return cls(
-            settings["BLOCK_STATUSES"] or (),
-            settings["BLOCK_MARKERS"] or (),
-            settings["CAPTCHA_MARKERS"] or (),
+            own.block_statuses or (),
+            own.block_markers or (),
+            own.captcha_markers or (),
             getattr(spider, "is_blocked", None),
         )
 

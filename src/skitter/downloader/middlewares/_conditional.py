@@ -36,6 +36,7 @@ from typing import Any, Protocol
 from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import ConfigError, NotConfigured
 from skitter.http import Request, Response
+from skitter.settings import DownloaderSettings
 
 __all__ = ["ConditionalRecrawlMiddleware", "ValidatorStore"]
 
@@ -121,7 +122,7 @@ class ConditionalRecrawlMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> ConditionalRecrawlMiddleware:
-        if not crawler.settings["RECRAWL_CONDITIONAL"]:
+        if not crawler.settings.view(DownloaderSettings).recrawl_conditional:
             raise NotConfigured
         shared: ValidatorStore | None = getattr(crawler, "recrawl_validators", None)
         if shared is not None:  # a worker's: the job's, in Redis

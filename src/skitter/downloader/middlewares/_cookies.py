@@ -66,7 +66,8 @@ class CookiesMiddleware:
         settings = crawler.settings
         if not settings.view(DownloaderSettings).cookies_enabled:
             raise NotConfigured
-        return cls(bool(settings["COOKIES_DEBUG"]), bool(settings["COOKIES_PERSIST"]))
+        own = settings.view(DownloaderSettings)
+        return cls(bool(own.cookies_debug), bool(own.cookies_persist))
 
     @property
     def jars(self) -> Mapping[Hashable, CookieJar]:

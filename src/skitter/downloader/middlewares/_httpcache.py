@@ -68,7 +68,7 @@ from skitter.extensions.httpcache import (
     storage_class,
 )
 from skitter.http import Request, Response
-from skitter.settings import DownloaderSettings
+from skitter.settings import DownloaderSettings, HttpCacheSettings
 
 __all__ = ["CACHED_COOKIES", "HttpCacheMiddleware"]
 
@@ -129,16 +129,17 @@ class HttpCacheMiddleware:
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> HttpCacheMiddleware:
         settings = crawler.settings
-        if not settings["HTTPCACHE_ENABLED"]:
+        own = settings.view(HttpCacheSettings)
+        if not own.httpcache_enabled:
             raise NotConfigured
-        policy = build(policy_class(settings["HTTPCACHE_POLICY"]), crawler)
-        storage = build(storage_class(settings["HTTPCACHE_STORAGE"]), crawler)
+        policy = build(policy_class(own.httpcache_policy), crawler)
+        storage = build(storage_class(own.httpcache_storage), crawler)
         mw = cls(
             policy,
             storage,
             crawler.stats,
-            bool(settings["HTTPCACHE_IGNORE_MISSING"]),
-            store_secrets=bool(settings["HTTPCACHE_STORE_SECRETS"]),
+            bool(own.httpcache_ignore_missing),
+            store_secrets=bool(own.httpcache_store_secrets),
             maxsize=settings.view(DownloaderSettings).download_maxsize,
         )
         mw.crawler = crawler

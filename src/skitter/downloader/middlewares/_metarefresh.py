@@ -35,6 +35,7 @@ from skitter._types import CrawlContext
 from skitter.downloader.middlewares._redirect import BaseRedirectMiddleware
 from skitter.exceptions import ConfigError, NotConfigured
 from skitter.http import HtmlResponse, Request, Response
+from skitter.settings import DownloaderSettings
 
 __all__ = ["MetaRefreshMiddleware"]
 
@@ -64,16 +65,16 @@ class MetaRefreshMiddleware(BaseRedirectMiddleware):
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> MetaRefreshMiddleware:
-        settings = crawler.settings
-        if not settings["METAREFRESH_ENABLED"]:
+        own = crawler.settings.view(DownloaderSettings)
+        if not own.metarefresh_enabled:
             raise NotConfigured
-        max_delay = float(settings["METAREFRESH_MAXDELAY"])
+        max_delay = float(own.metarefresh_maxdelay)
         if max_delay < 0:
             raise ConfigError(f"METAREFRESH_MAXDELAY must be 0 or more, got {max_delay}")
         return cls(
             *cls._base_args(crawler),
             max_delay=max_delay,
-            ignore_tags=tuple(str(tag) for tag in settings["METAREFRESH_IGNORE_TAGS"]),
+            ignore_tags=tuple(str(tag) for tag in own.metarefresh_ignore_tags),
         )
 
     def process_response(

@@ -38,6 +38,7 @@ from skitter.downloader.middlewares._proxies import (
 )
 from skitter.exceptions import ConnectError, DownloadTimeout, NotConfigured
 from skitter.http import Request, Response, url_host
+from skitter.settings import SessionSettings
 
 __all__ = ["ProxyPoolMiddleware"]
 
@@ -58,15 +59,16 @@ class ProxyPoolMiddleware:
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> ProxyPoolMiddleware:
         settings = crawler.settings
-        rotation = check_rotation(str(settings["PROXY_ROTATION"]))  # a typo is refused, used or not
-        if settings["PROXY_LIST"] is None:
+        own = settings.view(SessionSettings)
+        rotation = check_rotation(str(own.proxy_rotation))  # a typo is refused, used or not
+        if own.proxy_list is None:
             raise NotConfigured
         pool = ProxyPool(
-            proxy_tiers(settings["PROXY_LIST"]),
+            proxy_tiers(own.proxy_list),
             crawler.clock,
             rotation=rotation,
-            backoff=float(settings["PROXY_BACKOFF"]),
-            fallback_after=int(settings["PROXY_TIER_FALLBACK"]),
+            backoff=float(own.proxy_backoff),
+            fallback_after=int(own.proxy_tier_fallback),
         )
         return cls(pool, BlockDetector.from_settings(settings, crawler.spider), crawler.stats)
 

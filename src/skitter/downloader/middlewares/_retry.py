@@ -51,7 +51,7 @@ class RetryMiddleware:
         settings = crawler.settings.view(DownloaderSettings)
         if not settings.retry_enabled:
             raise NotConfigured
-        exceptions = retry_exceptions(crawler.settings["RETRY_EXCEPTIONS"])
+        exceptions = retry_exceptions(settings.retry_exceptions)
         return cls(settings.retry_http_codes, crawler.clock, exceptions)
 
     def process_response(

@@ -47,6 +47,7 @@ from skitter.downloader.middlewares._sessionpool import Session, SessionPool, ch
 from skitter.downloader.middlewares._sessionshare import SessionStore, SharedSessions
 from skitter.exceptions import Blocked, ConfigError, NotConfigured
 from skitter.http import Request, Response, url_host
+from skitter.settings import DownloaderSettings, SessionSettings, Settings
 
 __all__ = ["SessionMiddleware"]
 
@@ -89,9 +90,10 @@ class SessionMiddleware:
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> SessionMiddleware:
         settings = crawler.settings
-        scope = check_scope(str(settings["SESSION_POOL_SCOPE"]))  # a typo is refused, used or not
-        size = int(settings["SESSION_POOL_SIZE"])
-        fingerprints = list(settings["SESSION_FINGERPRINTS"] or ())
+        own = settings.view(SessionSettings)
+        scope = check_scope(str(own.session_pool_scope))  # a typo is refused, used or not
+        size = int(own.session_pool_size)
+        fingerprints = list(own.session_fingerprints or ())
         if size == 0:
             if fingerprints:
                 raise ConfigError(
@@ -106,15 +108,15 @@ class SessionMiddleware:
                 "only (DOWNLOAD_TRANSPORT='curl', or meta['transport']='curl' per request); "
                 "requests sent by another transport carry no browser fingerprint"
             )
-        pool = SessionPool(size, int(settings["SESSION_MAX_USES"]), fingerprints)
+        pool = SessionPool(size, int(own.session_max_uses), fingerprints)
         _check_profiles(pool.fingerprints)
         return cls(
             pool,
             BlockDetector.from_settings(settings, crawler.spider),
             crawler.stats,
             scope=scope,
-            max_block_retries=int(settings["SESSION_MAX_BLOCK_RETRIES"]),
-            delay=float(settings["DOWNLOAD_DELAY"] or 0),
+            max_block_retries=int(own.session_max_block_retries),
+            delay=float(settings.view(DownloaderSettings).download_delay or 0),
             store=getattr(crawler, "session_store", None),
             clock=crawler.clock,
         )
@@ -225,11 +227,9 @@ def _check_profiles(names: tuple[str, ...]) -> None:
         )
 
 
-def _transport(settings: Any) -> str:
-    """The crawl's transport (DOWNLOAD_TRANSPORT, where this skitter has the setting)."""
-    if "DOWNLOAD_TRANSPORT" not in settings:
-        return "aiohttp"
-    chosen = settings["DOWNLOAD_TRANSPORT"]
+def _transport(settings: Settings) -> str:
+    """The crawl's transport (DOWNLOAD_TRANSPORT): a name, or a transport's."""
+    chosen = settings.view(DownloaderSettings).download_transport
     return chosen if isinstance(chosen, str) else str(getattr(chosen, "name", chosen))
 
 

@@ -25,7 +25,7 @@ from typing import Any
 from skitter._clock import Clock, SystemClock
 from skitter.exceptions import ConfigError
 from skitter.http import Request, Response
-from skitter.settings import Settings
+from skitter.settings import HttpCacheSettings, Settings
 
 __all__ = ["DummyPolicy", "RFC2616Policy", "parse_cache_control", "parse_http_date"]
 
@@ -39,7 +39,7 @@ def _scheme(request: Request) -> str:
 
 
 def _codes(settings: Settings) -> frozenset[int]:
-    values = settings["HTTPCACHE_IGNORE_HTTP_CODES"]
+    values = settings.view(HttpCacheSettings).httpcache_ignore_http_codes
     try:
         return frozenset(int(code) for code in values)
     except (TypeError, ValueError):
@@ -52,7 +52,8 @@ class DummyPolicy:
     """Stores everything and serves every entry without asking the server."""
 
     def __init__(self, settings: Settings, clock: Clock | None = None) -> None:
-        self.ignore_schemes = frozenset(s.lower() for s in settings["HTTPCACHE_IGNORE_SCHEMES"])
+        own = settings.view(HttpCacheSettings)
+        self.ignore_schemes = frozenset(s.lower() for s in own.httpcache_ignore_schemes)
         self.ignore_http_codes = _codes(settings)
 
     @classmethod
@@ -113,10 +114,11 @@ class RFC2616Policy:
     """HTTP caching rules (RFC 2616 as Scrapy reads it, with Firefox's heuristics)."""
 
     def __init__(self, settings: Settings, clock: Clock | None = None) -> None:
-        self.always_store = bool(settings["HTTPCACHE_ALWAYS_STORE"])
-        self.ignore_schemes = frozenset(s.lower() for s in settings["HTTPCACHE_IGNORE_SCHEMES"])
+        own = settings.view(HttpCacheSettings)
+        self.always_store = bool(own.httpcache_always_store)
+        self.ignore_schemes = frozenset(s.lower() for s in own.httpcache_ignore_schemes)
         self.ignore_response_cache_controls = tuple(
-            str(d) for d in settings["HTTPCACHE_IGNORE_RESPONSE_CACHE_CONTROLS"]
+            str(d) for d in own.httpcache_ignore_response_cache_controls
         )
         self.clock: Clock = clock or SystemClock()
 

@@ -33,7 +33,7 @@ from skitter._clock import Clock, SystemClock
 from skitter.exceptions import ConfigError
 from skitter.extensions.httpcache._entry import CorruptEntry, decode_entry, encode_entry
 from skitter.http import Request, Response
-from skitter.settings import Settings
+from skitter.settings import HttpCacheSettings, Settings
 from skitter.utils._files import write_whole
 
 __all__ = ["DbmCacheStorage", "FilesystemCacheStorage", "SqliteCacheStorage", "cache_dir"]
@@ -41,11 +41,12 @@ __all__ = ["DbmCacheStorage", "FilesystemCacheStorage", "SqliteCacheStorage", "c
 
 def cache_dir(settings: Settings, job_dir: str | Path | None = None) -> Path:
     """HTTPCACHE_DIR made absolute: as is, else in ``job_dir``, else in ``./.skitter``."""
-    path = Path(str(settings["HTTPCACHE_DIR"])).expanduser()
+    own = settings.view(HttpCacheSettings)
+    path = Path(str(own.httpcache_dir)).expanduser()
     if path.is_absolute():
         return path
-    if job_dir is None and settings["JOBDIR"]:
-        job_dir = settings["JOBDIR"]
+    if job_dir is None and own.jobdir:
+        job_dir = own.jobdir
     base = Path(job_dir) if job_dir is not None else Path(".skitter")
     return (base / path).absolute()
 
@@ -69,8 +70,9 @@ class _Storage:
         self, settings: Settings, directory: Path | None = None, clock: Clock | None = None
     ) -> None:
         self.cachedir = directory if directory is not None else cache_dir(settings)
-        self.expiration_secs = int(settings["HTTPCACHE_EXPIRATION_SECS"])
-        self.use_gzip = bool(settings["HTTPCACHE_GZIP"])
+        own = settings.view(HttpCacheSettings)
+        self.expiration_secs = int(own.httpcache_expiration_secs)
+        self.use_gzip = bool(own.httpcache_gzip)
         self.clock: Clock = clock or SystemClock()
 
     @classmethod

@@ -17,6 +17,7 @@ from typing import Any
 from skitter._types import CrawlContext
 from skitter.pipelines._sinks._core import Sink
 from skitter.pipelines._sinks._options import SinkOptions, parse_sinks
+from skitter.settings import ItemSettings
 
 __all__ = ["Sink", "SinkOptions", "build_sinks", "parse_sinks"]
 
@@ -41,13 +42,14 @@ def sink_class(backend: str) -> type[Sink]:
 def build_sinks(crawler: CrawlContext) -> list[Sink]:
     """A Sink for every entry of the SINKS setting."""
     settings = crawler.settings
-    if not settings["SINKS"]:
+    sinks = settings.view(ItemSettings).sinks
+    if not sinks:
         return []
     spider = getattr(crawler, "spider", None)
     name = str(getattr(spider, "name", "") or "")
     job = getattr(crawler, "job", None)
     job_dir: Path | None = getattr(job, "path", None)
-    options = parse_sinks(settings["SINKS"], settings=settings, spider_name=name, job_dir=job_dir)
+    options = parse_sinks(sinks, settings=settings, spider_name=name, job_dir=job_dir)
     clock: Any = getattr(crawler, "clock", None)
     return [
         sink_class(opt.backend)(opt, stats=crawler.stats, clock=clock, spider_name=name)

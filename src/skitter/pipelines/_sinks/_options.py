@@ -21,6 +21,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from skitter._components import load_object
 from skitter._secrets import mask_url
 from skitter.exceptions import ConfigError
+from skitter.settings import ItemSettings, Settings
 
 __all__ = ["SINK_SCHEMES", "SinkOptions", "parse_sinks"]
 
@@ -96,7 +97,7 @@ class SinkOptions:
 def parse_sinks(
     sinks: Mapping[Any, Any],
     *,
-    settings: Mapping[str, Any],
+    settings: Settings,
     spider_name: str = "",
     job_dir: Path | None = None,
 ) -> list[SinkOptions]:
@@ -106,7 +107,7 @@ def parse_sinks(
     if not isinstance(sinks, Mapping):
         raise ConfigError(f"SINKS must be a dict {{uri: options}}, not {type(sinks).__name__}")
     return [
-        _parse_one(str(uri), options, settings, spider_name, job_dir)
+        _parse_one(str(uri), options, settings.view(ItemSettings), spider_name, job_dir)
         for uri, options in sinks.items()
     ]
 
@@ -114,7 +115,7 @@ def parse_sinks(
 def _parse_one(
     uri: str,
     options: Any,
-    settings: Mapping[str, Any],
+    own: ItemSettings,
     spider_name: str,
     job_dir: Path | None,
 ) -> SinkOptions:
@@ -168,11 +169,9 @@ def _parse_one(
         target=target,
         key=read.names("key"),
         item_classes=classes,
-        batch_size=read.number("batch_size", settings["SINK_BATCH_SIZE"], int, least=1),
-        batch_delay=read.number("batch_delay", settings["SINK_BATCH_DELAY"], float, least=0),
-        outage_timeout=read.number(
-            "outage_timeout", settings["SINK_OUTAGE_TIMEOUT"], float, least=0
-        ),
+        batch_size=read.number("batch_size", own.sink_batch_size, int, least=1),
+        batch_delay=read.number("batch_delay", own.sink_batch_delay, float, least=0),
+        outage_timeout=read.number("outage_timeout", own.sink_outage_timeout, float, least=0),
         create=read.flag("create", backend == "sqlite"),
         json_column=json_column,
         id_column=id_column,
