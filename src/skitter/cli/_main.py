@@ -126,6 +126,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "targets", nargs=1, metavar="SPIDER", help="a spider's name, spider.py or spider.py:Name"
     )
     add_redis_option(worker)
+    add_processes_options(worker)
     worker.add_argument("--job", required=True, metavar="NAME", help="the crawl's name")
     add_shards_option(worker, "a new job:")
     add_run_options(worker)
@@ -328,6 +329,11 @@ def _run(
 def _cmd_worker(args: argparse.Namespace, console: Console) -> int:
     if args.job_dir:
         raise ConfigError("a worker keeps its state in Redis: --job-dir does not apply")
+    if args.processes:
+        raise ConfigError(
+            "--processes shares the job directory's frontier (skitter crawl); a Redis job "
+            "uses more cores by starting more `skitter worker` processes"
+        )
     args.redis = redis_url(args)
     project, spider_classes = spiders_for(args.targets, cli_settings(args), os.environ, Path.cwd())
     return _run(spider_classes, args, console, "crawl", project)

@@ -25,7 +25,6 @@ from skitter.cli._display import ProgressDisplay
 from skitter.cli._logging import LogOptions, logging_to
 from skitter.cli._options import cli_settings, feeds, pairs
 from skitter.cli._project import Project
-from skitter.cli._redis_option import target_settings
 from skitter.cli._run import _counts_errors, finish
 from skitter.cli._targets import project_spiders
 from skitter.crawler import Crawler
@@ -69,11 +68,6 @@ def _refuse(spider_classes: Sequence[type[Spider]], args: argparse.Namespace, mo
         raise ConfigError("--processes is for skitter crawl")
     if len(spider_classes) != 1:
         raise ConfigError("--processes runs one spider; start one command per spider")
-    if getattr(args, "redis", None) or target_settings(args):
-        raise ConfigError(
-            "--processes shares the job's own frontier between the processes of this machine; "
-            "with a Redis frontier start `skitter worker` processes instead"
-        )
     if getattr(args, "ui", False):
         raise ConfigError("--processes cannot serve the dashboard yet; leave out --ui")
 

@@ -67,6 +67,12 @@ def merge_stats(base: dict[str, Any], reports: Sequence[dict[str, Any]]) -> dict
     return merged
 
 
+#: The ops the coordinator serves itself (start requests, start items).
+_ASIDE = frozenset(
+    {"start_turn", "start_progress", "start_accepted", "start_refused", "start_outcomes", "items"}
+)
+
+
 @dataclass
 class _Starts:
     accepted: bool = False
@@ -220,7 +226,7 @@ class Coordinator:
         self._writers[index] = writer
         project, service = self.project, self.service
         assert project is not None and service is not None
-        welcome = {"start_offset": project.start_offset, "start_done": project.start_exhausted}
+        welcome = {"start_done": project.start_exhausted}
         write_frame(writer, [hello[0], True, welcome])
         if self._stopping:
             write_frame(writer, [0, "stop"])
@@ -234,7 +240,7 @@ class Coordinator:
                     self._finished.add(index)
                     if args[0]:
                         self.failures.append(str(args[0]))
-                elif op in ("start_accepted", "start_refused", "start_outcomes", "items"):
+                elif op in _ASIDE:
                     result = self._aside(op, args)
                 else:
                     result = await service.handle(index, op, args)
@@ -248,22 +254,24 @@ class Coordinator:
             service.worker_lost(index)  # at once, not when the process is reaped
         writer.close()
 
-    def _report(self, index: int, generation: int, stats: dict[str, Any], *starts: Any) -> None:
+    def _report(self, index: int, generation: int, stats: dict[str, Any]) -> None:
         self._reports[(index, generation)] = stats
         project = self.project
-        assert project is not None and self.service is not None
-        if index == 0:
-            offset, done = starts
-            project.start_offset = max(project.start_offset, int(offset))
-            if done:
-                project.start_exhausted = True
-                self.service.pending_starts = False
+        assert project is not None
         for key, value in self.stats().items():  # what the job's checkpoint records
             project.stats.set(key, value)
 
     def _aside(self, op: str, args: list[Any]) -> Any:
-        starts = self._starts
-        if op == "items":
+        starts, project = self._starts, self.project
+        assert project is not None and self.service is not None
+        if op == "start_turn":
+            return None if project.start_exhausted else project.start_offset
+        if op == "start_progress":  # what the job's checkpoint records from now on
+            project.start_offset = max(project.start_offset, int(args[0]))
+            if args[1]:
+                project.start_exhausted = True
+                self.service.pending_starts = False
+        elif op == "items":
             self._store(args[0])
         elif op == "start_accepted":
             starts.accepted = True

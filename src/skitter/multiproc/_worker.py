@@ -48,6 +48,28 @@ class RemoteStartRecord:
         return outcomes
 
 
+class RemoteStartClaim:
+    """Worker 0's right to feed the start requests, the offset kept by the coordinator
+    (recorded with each start request queued, so a replacement goes on from there)."""
+
+    renew_every = 3600.0  # one worker feeds: nothing to renew
+
+    def __init__(self, channel: FrameChannel) -> None:
+        self._channel = channel
+
+    async def wait_turn(self) -> int | None:
+        offset: int | None = await self._channel.call("start_turn")
+        return offset
+
+    async def progress(self, offset: int) -> bool:
+        await self._channel.call("start_progress", offset, False)
+        return True
+
+    async def finished(self, offset: int) -> bool:
+        await self._channel.call("start_progress", offset, True)
+        return True
+
+
 class WorkerCrawler(Crawler):
     """A ``Crawler`` whose tasks and items live in the coordinator (see the module)."""
 
@@ -62,16 +84,14 @@ class WorkerCrawler(Crawler):
             self.channel, project.spider, extra=self._take_items
         )
         project.starts = RemoteStartRecord(self.channel)
+        project.start_claim = RemoteStartClaim(self.channel)
         self.signals.connect(self._scraped, item_scraped)
         return project
 
     async def open_job(self) -> None:
         project = self._project
         assert project is not None
-        if self.index == 0:
-            project.start_offset = int(self.welcome["start_offset"])
-            project.start_exhausted = bool(self.welcome["start_done"])
-        else:
+        if self.index != 0 or self.welcome["start_done"]:
             project.start_exhausted = True  # worker 0 feeds them
 
     def _scraped(self, item: Any, response: Any = None, **_: Any) -> Any:
@@ -86,9 +106,7 @@ class WorkerCrawler(Crawler):
         return self._items.pop(lease.taskid, None)
 
     async def report(self) -> None:
-        project = self._project
-        offset, done = (project.start_offset, project.start_exhausted) if project else (0, False)
-        await self.channel.call("report", self.stats.to_dict(), offset, done)
+        await self.channel.call("report", self.stats.to_dict())
 
 
 async def run_worker(crawler: WorkerCrawler, socket_path: str, index: int) -> dict[str, Any]:
