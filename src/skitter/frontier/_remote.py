@@ -151,6 +151,10 @@ class RemoteFrontier(Frontier):
     async def push(
         self, requests: Sequence[Request], now: float, *, force: Sequence[bool] | None = None
     ) -> list[PushOutcome]:
+        if force is not None and len(force) != len(requests):
+            raise ValueError(f"{len(requests)} requests but {len(force)} force flags")
+        for request in requests:  # InvalidURL names the request, and nothing is sent
+            request.taskid  # noqa: B018
         spider = self._spider
         wire = [encode_request(request, spider) for request in requests]
         outcomes = await self.channel.call("push", wire, now, list(force) if force else None)
