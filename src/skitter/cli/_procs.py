@@ -61,6 +61,7 @@ def add_processes_options(cmd: argparse.ArgumentParser) -> None:
     )
     cmd.add_argument("--worker-socket", help=argparse.SUPPRESS)
     cmd.add_argument("--worker-index", type=int, default=0, help=argparse.SUPPRESS)
+    cmd.add_argument("--worker-count", type=int, default=1, help=argparse.SUPPRESS)
 
 
 def _refuse(spider_classes: Sequence[type[Spider]], args: argparse.Namespace, mode: str) -> None:
@@ -181,12 +182,19 @@ def _run_worker(
 ) -> int:
     from skitter.multiproc import WorkerCrawler, run_worker
 
-    crawler = _crawler(cls, args, project, WorkerCrawler, {"FEEDS": {}, "JOBDIR": ""})
+    own = {"FEEDS": {}, "JOBDIR": ""}
+    crawler = _crawler(cls, args, project, WorkerCrawler, own)
+    # The crawl's CONCURRENT_REQUESTS is shared out; its RATE too (``WorkerCrawler``).
+    total = crawler.settings["CONCURRENT_REQUESTS"]
+    own["CONCURRENT_REQUESTS"] = max(1, -(-total // args.worker_count))
+    crawler = _crawler(cls, args, project, WorkerCrawler, own)
+    assert isinstance(crawler, WorkerCrawler)
     crawler.job = None  # the coordinator's
+    crawler.share = args.worker_count
     options = LogOptions.from_settings(crawler.settings)
     with logging_to(options, console):
         run_on_loop(
-            run_worker(crawler, args.worker_socket, args.worker_index),  # type: ignore[arg-type]
+            run_worker(crawler, args.worker_socket, args.worker_index),
             crawler.settings["ASYNCIO_EVENT_LOOP"],
         )
     return EXIT_FAILED if crawler.failure is not None else EXIT_OK

@@ -11,7 +11,9 @@ Frames are a 4-byte big-endian length and a msgpack array: a call is ``[id, op,
 a frame with id 0 is a notice from the coordinator (``["stop"]``: drain and end). Calls
 are pipelined: many may be in flight on the socket at once. Requests travel in the
 codec the durable frontiers store them in (``http._codec``), so a request that cannot
-be stored is refused here as it would be there.
+be stored is refused here as it would be there; each with its task key, priority and
+age, so that the coordinator drops a repeated link without decoding it
+(``Frontier.plain_duplicate``).
 
 Settling calls (``ack``, ``nack``, ``mark_bad``) carry what ``extra`` returns for the
 lease (the worker's items of that task): the coordinator stores them only once it has
@@ -156,7 +158,16 @@ class RemoteFrontier(Frontier):
         for request in requests:  # InvalidURL names the request, and nothing is sent
             request.taskid  # noqa: B018
         spider = self._spider
-        wire = [encode_request(request, spider) for request in requests]
+        wire = [
+            [
+                request.taskid if request.has_explicit_taskid else request.fingerprint,
+                request.priority,
+                request.age,
+                request.itag is None and not (force and force[i]),
+                encode_request(request, spider),
+            ]
+            for i, request in enumerate(requests)
+        ]
         outcomes = await self.channel.call("push", wire, now, list(force) if force else None)
         return [PushOutcome(outcome) for outcome in outcomes]
 

@@ -29,6 +29,7 @@ import logging
 import os
 import signal
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -143,6 +144,8 @@ class Coordinator:
             stats.set(key, value)
         clock = self.crawler.clock
         stats.set("finish_time", clock.time())
+        # Its whole life, start-up included: what one page costs the coordinator.
+        stats.set("multiproc/coordinator_cpu_seconds", round(time.process_time(), 3))
         stats.set("elapsed_time_seconds", round(clock.monotonic() - started, 3))
         reason = "shutdown" if self._stopping else "finished"
         for why in self.failures:
@@ -170,6 +173,8 @@ class Coordinator:
         merged = merge_stats(self._base, list(self._reports.values()))
         if self.service is not None:
             merged["multiproc/coordinator_calls"] = self.service.calls
+            merged["multiproc/requests_pushed"] = self.service.pushed
+            merged["multiproc/requests_decoded"] = self.service.decoded
         merged["multiproc/processes"] = self.processes
         merged["multiproc/workers_replaced"] = self._respawns
         return merged
@@ -190,6 +195,8 @@ class Coordinator:
                 self.socket_path,
                 "--worker-index",
                 str(index),
+                "--worker-count",
+                str(self.processes),
                 start_new_session=True,  # Ctrl-C reaches the coordinator, which tells them
             )
             self._procs[index] = proc

@@ -96,6 +96,8 @@ class FrontierService:
         self._order = itertools.count()
         #: Frames served, settles, leases handed: the coordinator's cost per page.
         self.calls = 0
+        #: Requests pushed, and those of them decoded (not dropped as plain repeats).
+        self.pushed = self.decoded = 0
         #: Added to ``processing`` while start requests are still to come (worker 0
         #: feeds them), so no worker takes an empty queue for the end of the crawl.
         self.pending_starts = False
@@ -196,11 +198,30 @@ class FrontierService:
 
     # -- the rest of the contract ---------------------------------------------------------
     async def push(
-        self, worker: int, wire: list[bytes], now: float, force: list[bool] | None
+        self, worker: int, wire: list[list[Any]], now: float, force: list[bool] | None
     ) -> list[int]:
-        spider = self._spider
-        requests = [decode_request(data, spider) for data in wire]
-        return [int(outcome) for outcome in await self.frontier.push(requests, now, force=force)]
+        """Each entry is ``[key, priority, age, plain, encoded request]``: a plain repeat
+        that would change nothing is answered without decoding it (most links are)."""
+        frontier, spider = self.frontier, self._spider
+        duplicate = frontier.plain_duplicate
+        outcomes: list[int] = []
+        places: list[int] = []
+        requests: list[Request] = []
+        for i, (key, priority, age, plain, data) in enumerate(wire):
+            if plain and (known := duplicate(key, priority, age, now)) is not None:
+                outcomes.append(int(known))
+                continue
+            outcomes.append(0)
+            places.append(i)
+            requests.append(decode_request(data, spider))
+        if requests:
+            flags = [force[i] for i in places] if force else None
+            pushed = await frontier.push(requests, now, force=flags)
+            for i, outcome in zip(places, pushed, strict=True):
+                outcomes[i] = int(outcome)
+        self.pushed += len(wire)
+        self.decoded += len(requests)
+        return outcomes
 
     async def reclaim(self, worker: int, now: float) -> int:
         return await self.frontier.reclaim_expired(now)

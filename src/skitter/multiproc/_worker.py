@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import time
 from typing import Any
 
 from skitter._types import StartOutcomes
@@ -75,6 +76,9 @@ class WorkerCrawler(Crawler):
 
     channel: FrameChannel
     index: int = 0
+    #: The workers of the crawl: each takes this share of its RATE and burst (whichever
+    #: holds tasks, the crawl never goes faster than asked).
+    share: int = 1
     welcome: dict[str, Any]
 
     def build(self, mode: str = "crawl") -> Project:
@@ -85,6 +89,9 @@ class WorkerCrawler(Crawler):
         )
         project.starts = RemoteStartRecord(self.channel)
         project.start_claim = RemoteStartClaim(self.channel)
+        rate, burst = project.scheduler.rate
+        if rate is not None and self.share > 1:
+            project.scheduler.set_rate(rate / self.share, burst and max(1.0, burst / self.share))
         self.signals.connect(self._scraped, item_scraped)
         return project
 
@@ -106,7 +113,9 @@ class WorkerCrawler(Crawler):
         return self._items.pop(lease.taskid, None)
 
     async def report(self) -> None:
-        await self.channel.call("report", self.stats.to_dict())
+        stats = self.stats.to_dict()
+        stats["multiproc/worker_cpu_seconds"] = round(time.process_time(), 3)
+        await self.channel.call("report", stats)
 
 
 async def run_worker(crawler: WorkerCrawler, socket_path: str, index: int) -> dict[str, Any]:
