@@ -157,18 +157,26 @@ class RemoteFrontier(Frontier):
             raise ValueError(f"{len(requests)} requests but {len(force)} force flags")
         for request in requests:  # InvalidURL names the request, and nothing is sent
             request.taskid  # noqa: B018
-        spider = self._spider
-        wire = [
+        keys = [
             [
                 request.taskid if request.has_explicit_taskid else request.fingerprint,
                 request.priority,
                 request.age,
                 request.itag is None and not (force and force[i]),
-                encode_request(request, spider),
             ]
             for i, request in enumerate(requests)
         ]
-        outcomes = await self.channel.call("push", wire, now, list(force) if force else None)
+        # Two steps: the keys first; only the requests the coordinator cannot drop as
+        # plain repeats (most links are) are encoded and sent.
+        outcomes: list[int] = await self.channel.call("known", keys, now)
+        todo = [i for i, outcome in enumerate(outcomes) if not outcome]
+        if todo:
+            spider = self._spider
+            wire = [[*keys[i], encode_request(requests[i], spider)] for i in todo]
+            flags = [force[i] for i in todo] if force else None
+            pushed = await self.channel.call("push", wire, now, flags)
+            for i, outcome in zip(todo, pushed, strict=True):
+                outcomes[i] = outcome
         return [PushOutcome(outcome) for outcome in outcomes]
 
     async def lease(

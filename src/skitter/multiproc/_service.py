@@ -219,9 +219,19 @@ class FrontierService:
             pushed = await frontier.push(requests, now, force=flags)
             for i, outcome in zip(places, pushed, strict=True):
                 outcomes[i] = int(outcome)
-        self.pushed += len(wire)
         self.decoded += len(requests)
         return outcomes
+
+    async def known(self, worker: int, keys: list[list[Any]], now: float) -> list[int]:
+        """For each ``[key, priority, age, plain]``, the outcome of a plain repeat that
+        would change nothing, else 0: the worker sends those requests in full."""
+        duplicate = self.frontier.plain_duplicate
+        out = []
+        for key, priority, age, plain in keys:
+            known = duplicate(key, priority, age, now) if plain else None
+            out.append(0 if known is None else int(known))
+        self.pushed += len(keys)
+        return out
 
     async def reclaim(self, worker: int, now: float) -> int:
         return await self.frontier.reclaim_expired(now)
@@ -260,6 +270,7 @@ class FrontierService:
             "bad",
             "renew",
             "push",
+            "known",
             "reclaim",
             "counts",
             "next_due",
