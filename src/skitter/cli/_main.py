@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import logging
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from skitter.cli._options import (
     ui_options,
 )
 from skitter.cli._parsecmd import add_parse_command
+from skitter.cli._procs import add_processes_options, run_processes
 from skitter.cli._project import Project, load_project
 from skitter.cli._projectcmds import add_project_commands
 from skitter.cli._redis_option import (
@@ -87,6 +89,7 @@ def _build_parser() -> argparse.ArgumentParser:
         help="a spider's name, spider.py, spider.py:Name, or a directory",
     )
     add_run_options(crawl)
+    add_processes_options(crawl)
     add_ui_options(crawl, always_on=False)
 
     runspider = commands.add_parser(
@@ -98,6 +101,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     runspider.add_argument("targets", nargs=1, metavar="FILE", help="spider.py, or spider.py:Name")
     add_run_options(runspider)
+    add_processes_options(runspider)
     add_ui_options(runspider, always_on=False)
 
     serve = commands.add_parser(
@@ -123,6 +127,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "targets", nargs=1, metavar="SPIDER", help="a spider's name, spider.py or spider.py:Name"
     )
     add_redis_option(worker)
+    add_processes_options(worker)
     worker.add_argument("--job", required=True, metavar="NAME", help="the crawl's name")
     add_shards_option(worker, "a new job:")
     add_run_options(worker)
@@ -256,6 +261,8 @@ def _run(
     mode: str,
     project: Project | None,
 ) -> int:
+    if getattr(args, "processes", None) or getattr(args, "worker_socket", None):
+        return run_processes(spider_classes, args, console, mode, project)
     from_cli = cli_settings(args)
     spider_args: dict[str, Any] = pairs(args.spider_args, "-a")
     several = len(spider_classes) > 1
@@ -325,6 +332,11 @@ def _run(
 def _cmd_worker(args: argparse.Namespace, console: Console) -> int:
     if args.job_dir:
         raise ConfigError("a worker keeps its state in Redis: --job-dir does not apply")
+    if args.processes:
+        raise ConfigError(
+            "--processes shares the job directory's frontier (skitter crawl); a Redis job "
+            "uses more cores by starting more `skitter worker` processes"
+        )
     args.redis = redis_url(args)
     project, spider_classes = spiders_for(args.targets, cli_settings(args), os.environ, Path.cwd())
     return _run(spider_classes, args, console, "crawl", project)
@@ -371,6 +383,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         console.print(f"[red]error:[/red] {escape(str(exc))}")
         return EXIT_USAGE
     args = parser.parse_args(argv)
+    args.argv = list(argv if argv is not None else sys.argv[1:])  # --processes starts copies
     handlers = {
         "crawl": _cmd_crawl,
         "runspider": _cmd_runspider,

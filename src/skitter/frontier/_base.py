@@ -175,5 +175,15 @@ class Frontier(ABC):
         leased. Returns how many were queued."""
         raise NotImplementedError(f"{type(self).__name__} cannot requeue bad tasks yet")
 
+    def plain_duplicate(
+        self, key: bytes | str, priority: int, age: float, now: float
+    ) -> PushOutcome | None:
+        """The outcome of pushing (unforced, without an itag) a request of task ``key``
+        (its taskid, or its fingerprint) at ``priority`` with ``age``, when the backend
+        can tell cheaply that the push would change nothing; None (the default) when
+        only ``push`` can say. Lets a frontier served to other processes drop repeated
+        links without decoding them."""
+        return None
+
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources (connections, files)."""

@@ -12,6 +12,7 @@ from skitter.frontier._base import (
     TaskInfo,
     TaskState,
 )
+from skitter.frontier._memory._duplicate import plain_duplicate
 from skitter.frontier._memory._queue import MemoryTaskQueue
 from skitter.frontier._memory._task import check_request
 from skitter.http import Request
@@ -36,6 +37,11 @@ class MemoryFrontier(Frontier):
         if force is None:
             return [push(request, now) for request in requests]
         return [push(request, now, f) for request, f in zip(requests, force, strict=True)]
+
+    def plain_duplicate(
+        self, key: bytes | str, priority: int, age: float, now: float
+    ) -> PushOutcome | None:
+        return plain_duplicate(self.queue, key, priority, age, now)
 
     async def lease(
         self, limit: int, now: float, lease_seconds: float, owner: str = ""

@@ -14,6 +14,7 @@ from skitter.exceptions import CodecError, ConfigError, StorageError
 from skitter.frontier._base import Frontier, FrontierCounts, Lease, PushOutcome, TaskInfo, TaskState
 from skitter.frontier._jobstore import JobCounts, ResumeReport
 from skitter.frontier._memory import MemoryTaskQueue, TaskKey, request_key
+from skitter.frontier._memory._duplicate import plain_duplicate
 from skitter.frontier._sqlite._db import JobLock, connect
 from skitter.frontier._sqlite._rows import info, read_tasks
 from skitter.frontier._sqlite._table import JobTable
@@ -154,6 +155,11 @@ class SqliteFrontier(Frontier):
                 self._queued(queue, key, payload, request)
         self._writer.changed()
         return outcomes
+
+    def plain_duplicate(
+        self, key: bytes | str, priority: int, age: float, now: float
+    ) -> PushOutcome | None:
+        return plain_duplicate(self._loaded(), key, priority, age, now)
 
     async def lease(
         self, limit: int, now: float, lease_seconds: float, owner: str = ""

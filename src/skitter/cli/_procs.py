@@ -1,0 +1,200 @@
+"""``skitter crawl --processes N``: one crawl on N processes of this machine, no Redis.
+
+The command runs as the coordinator (``skitter.multiproc.Coordinator``) and starts N
+copies of itself as workers (the same arguments, with ``--worker-socket``), so that
+each loads the spider and its settings exactly as the coordinator did. Ctrl-C (or
+SIGTERM) tells the workers to drain and end; a second one ends them at once (with
+``--job-dir`` the next run resumes what they held).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from skitter._loop import run as run_on_loop
+from skitter.cli._display import ProgressDisplay
+from skitter.cli._logging import LogOptions, logging_to
+from skitter.cli._options import cli_settings, feeds, pairs
+from skitter.cli._project import Project
+from skitter.cli._run import _counts_errors, finish
+from skitter.cli._targets import project_spiders
+from skitter.crawler import Crawler
+from skitter.exceptions import ConfigError
+from skitter.spider import Spider
+
+__all__ = ["add_processes_options", "run_processes"]
+
+EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
+
+
+def processes_count(value: str) -> int:
+    """``auto`` (the machine's cores) or a number of processes, 1 or more."""
+    if value == "auto":
+        return os.cpu_count() or 1
+    try:
+        count = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"a number of processes or 'auto', not {value!r}"
+        ) from None
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"--processes must be 1 or more (or auto), not {count}")
+    return count
+
+
+def add_processes_options(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument(
+        "--processes",
+        type=processes_count,
+        metavar="N",
+        help="crawl on N processes of this machine (auto: one per core), sharing the job's "
+        "frontier; a host's tasks all go to one process (its politeness holds)",
+    )
+    cmd.add_argument("--worker-socket", help=argparse.SUPPRESS)
+    cmd.add_argument("--worker-index", type=int, default=0, help=argparse.SUPPRESS)
+    cmd.add_argument("--worker-count", type=int, default=1, help=argparse.SUPPRESS)
+
+
+def _refuse(spider_classes: Sequence[type[Spider]], args: argparse.Namespace, mode: str) -> None:
+    if mode != "crawl":
+        raise ConfigError("--processes is for skitter crawl")
+    if len(spider_classes) != 1:
+        raise ConfigError("--processes runs one spider; start one command per spider")
+    if getattr(args, "ui", False):
+        raise ConfigError("--processes cannot serve the dashboard yet; leave out --ui")
+
+
+def _crawler(
+    cls: type[Spider],
+    args: argparse.Namespace,
+    project: Project | None,
+    crawler_class: type[Crawler],
+    settings: dict[str, Any],
+) -> Crawler:
+    spider_args: dict[str, Any] = pairs(args.spider_args, "-a")
+    return crawler_class(
+        cls,
+        project.layer if project else None,
+        cli_settings={**cli_settings(args), **settings},
+        env=os.environ,
+        job_dir=settings.get("JOBDIR") or args.job_dir,
+        job_mode=args.job_mode,
+        readers=[cls, *project_spiders(project)],
+        **spider_args,
+    )
+
+
+def worker_argv(argv: Sequence[str]) -> list[str]:
+    """The command line of a worker: the coordinator's, without ``--processes``."""
+    out: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--processes":
+            skip = True
+        elif not arg.startswith("--processes="):
+            out.append(arg)
+    return [*out, "--no-progress"]
+
+
+def run_processes(
+    spider_classes: list[type[Spider]],
+    args: argparse.Namespace,
+    console: Console,
+    mode: str,
+    project: Project | None,
+) -> int:
+    """The coordinator, or (with ``--worker-socket``) one of its workers."""
+    _refuse(spider_classes, args, mode)
+    [cls] = spider_classes
+    if args.worker_socket:
+        return _run_worker(cls, args, console, project)
+    from skitter.multiproc import Coordinator
+
+    wanted = feeds(args, cls.name or cls.__name__, False)
+    crawler = _crawler(cls, args, project, Crawler, {"FEEDS": wanted} if wanted else {})
+    options = LogOptions.from_settings(crawler.settings)
+    socket_dir = Path(tempfile.mkdtemp(prefix="skitter-"))
+    coordinator = Coordinator(crawler, args.processes, worker_argv(args.argv), socket_dir)
+    with logging_to(options, console):
+        stats, forced = run_on_loop(
+            _coordinate(coordinator, console, not args.no_progress and options.on_console),
+            crawler.settings["ASYNCIO_EVENT_LOOP"],
+        )
+        finish([crawler], [stats], args, console, options)
+    socket_dir.rmdir()
+    if crawler.failure is not None:
+        console.print(f"[red]error:[/red] crawl failed: {crawler.failure}", highlight=False)
+        return EXIT_FAILED
+    return EXIT_INTERRUPTED if forced else EXIT_OK
+
+
+async def _coordinate(
+    coordinator: Any, console: Console, progress: bool
+) -> tuple[dict[str, Any], bool]:
+    loop = asyncio.get_running_loop()
+    seen = 0
+
+    def on_signal() -> None:
+        nonlocal seen
+        seen += 1
+        console.print("Stopping: the workers finish what they hold (again: at once)")
+        (coordinator.stop if seen == 1 else coordinator.kill)()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal)
+    display = ProgressDisplay(
+        lambda: _snapshot(coordinator.stats()),
+        console=console,
+        interval=coordinator.crawler.settings["LOGSTATS_INTERVAL"],
+        live=progress and console.is_terminal,
+    )
+    try:
+        async with display:
+            stats = await coordinator.run()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+    return stats, seen > 1
+
+
+def _snapshot(stats: dict[str, Any]) -> dict[str, Any]:
+    errors = sum(v for k, v in stats.items() if _counts_errors(k) and isinstance(v, int))
+    return {
+        "pages": stats.get("response_received_count", 0),
+        "items": stats.get("item_scraped_count", 0),
+        "errors": errors,
+    }
+
+
+def _run_worker(
+    cls: type[Spider], args: argparse.Namespace, console: Console, project: Project | None
+) -> int:
+    from skitter.multiproc import WorkerCrawler, run_worker
+
+    own = {"FEEDS": {}, "JOBDIR": ""}
+    crawler = _crawler(cls, args, project, WorkerCrawler, own)
+    # The crawl's CONCURRENT_REQUESTS is shared out; its RATE too (``WorkerCrawler``).
+    total = crawler.settings["CONCURRENT_REQUESTS"]
+    own["CONCURRENT_REQUESTS"] = max(1, -(-total // args.worker_count))
+    crawler = _crawler(cls, args, project, WorkerCrawler, own)
+    assert isinstance(crawler, WorkerCrawler)
+    crawler.job = None  # the coordinator's
+    crawler.share = args.worker_count
+    options = LogOptions.from_settings(crawler.settings)
+    with logging_to(options, console):
+        run_on_loop(
+            run_worker(crawler, args.worker_socket, args.worker_index),
+            crawler.settings["ASYNCIO_EVENT_LOOP"],
+        )
+    return EXIT_FAILED if crawler.failure is not None else EXIT_OK

@@ -1,0 +1,37 @@
+"""The push that changes nothing, told from a task key alone (no request decoded).
+
+Most links a crawl finds lead to pages already queued or crawled. A frontier served to
+other processes (``skitter crawl --processes``) receives them encoded; decoding each
+into a ``Request`` only for ``push`` to drop it was most of the coordinator's work. This
+answers for the plain cases, reading the queue as ``MemoryTaskQueue.push`` does: a
+ready task at the same or a higher priority (MERGED), a task being processed or finished
+and not due for a recrawl (IGNORED). Anything else (a higher priority, a delayed task,
+a recrawl due) is None: only ``push`` can say.
+"""
+
+from __future__ import annotations
+
+from skitter.frontier._base import PushOutcome
+from skitter.frontier._memory._finished import lastcrawltime_of
+from skitter.frontier._memory._queue import MemoryTaskQueue
+from skitter.frontier._memory._records import PRIORITY_BARS, PROCESSING, WHERE
+from skitter.frontier._memory._task import TaskKey, task_key
+
+__all__ = ["plain_duplicate"]
+
+
+def plain_duplicate(
+    queue: MemoryTaskQueue, key: TaskKey | str, priority: int, age: float, now: float
+) -> PushOutcome | None:
+    """The outcome of pushing, unforced and without an itag, a request of task ``key``
+    at ``priority`` with ``age``, if that push would change nothing; else None."""
+    tk = task_key(key) if isinstance(key, str) else key
+    rec = queue._active.get(tk)
+    if rec is not None:
+        if isinstance(rec, bytes):
+            return PushOutcome.MERGED if rec < PRIORITY_BARS.get(priority, b"") else None
+        return PushOutcome.IGNORED if rec[WHERE] == PROCESSING else None
+    done = queue._finished.get(tk)
+    if done is None or (age >= 0 and lastcrawltime_of(done) + age <= now):
+        return None
+    return PushOutcome.IGNORED
