@@ -50,7 +50,7 @@ class AddonManager:
         return manager
 
     def load_settings(self, settings: BaseSettings) -> None:
-        """Build each add-on of ``settings["ADDONS"]`` and let it update ``settings``."""
+        """Build each add-on the ``ADDONS`` setting names and let it update ``settings``."""
         for path in _ordered(settings.get("ADDONS")):
             try:
                 addoncls = load_object(path)

@@ -29,6 +29,7 @@ from skitter.cli._run import _counts_errors, finish
 from skitter.cli._targets import project_spiders
 from skitter.crawler import Crawler
 from skitter.exceptions import ConfigError
+from skitter.settings import EngineSettings
 from skitter.spider import Spider
 
 __all__ = ["add_processes_options", "run_processes"]
@@ -129,7 +130,7 @@ def run_processes(
     with logging_to(options, console):
         stats, forced = run_on_loop(
             _coordinate(coordinator, console, not args.no_progress and options.on_console),
-            crawler.settings["ASYNCIO_EVENT_LOOP"],
+            crawler.settings.view(EngineSettings).asyncio_event_loop,
         )
         finish([crawler], [stats], args, console, options)
     socket_dir.rmdir()
@@ -156,7 +157,7 @@ async def _coordinate(
     display = ProgressDisplay(
         lambda: _snapshot(coordinator.stats()),
         console=console,
-        interval=coordinator.crawler.settings["LOGSTATS_INTERVAL"],
+        interval=coordinator.crawler.settings.view(EngineSettings).logstats_interval,
         live=progress and console.is_terminal,
     )
     try:
@@ -185,7 +186,7 @@ def _run_worker(
     own = {"FEEDS": {}, "JOBDIR": ""}
     crawler = _crawler(cls, args, project, WorkerCrawler, own)
     # The crawl's CONCURRENT_REQUESTS is shared out; its RATE too (``WorkerCrawler``).
-    total = crawler.settings["CONCURRENT_REQUESTS"]
+    total = crawler.settings.view(EngineSettings).concurrent_requests
     own["CONCURRENT_REQUESTS"] = max(1, -(-total // args.worker_count))
     crawler = _crawler(cls, args, project, WorkerCrawler, own)
     assert isinstance(crawler, WorkerCrawler)
@@ -195,6 +196,6 @@ def _run_worker(
     with logging_to(options, console):
         run_on_loop(
             run_worker(crawler, args.worker_socket, args.worker_index),
-            crawler.settings["ASYNCIO_EVENT_LOOP"],
+            crawler.settings.view(EngineSettings).asyncio_event_loop,
         )
     return EXIT_FAILED if crawler.failure is not None else EXIT_OK

@@ -18,6 +18,7 @@ from urllib.parse import unquote, urlsplit
 
 from skitter.exceptions import NotConfigured
 from skitter.extensions._feedexport import BlockingFeedStorage
+from skitter.settings import AwsSettings, FeedSettings
 
 __all__ = ["FTPFeedStorage", "GCSFeedStorage", "S3FeedStorage"]
 
@@ -54,7 +55,7 @@ class FTPFeedStorage(BlockingFeedStorage):
     def from_crawler(
         cls, crawler: Any, uri: str, *, feed_options: dict[str, Any] | None = None
     ) -> FTPFeedStorage:
-        active = bool(crawler.settings["FEED_STORAGE_FTP_ACTIVE"])
+        active = crawler.settings.view(FeedSettings).feed_storage_ftp_active
         return cls(uri, active, feed_options=feed_options)
 
     def _store_in_thread(self, file: IO[bytes]) -> None:
@@ -134,16 +135,16 @@ class S3FeedStorage(BlockingFeedStorage):
     def from_crawler(
         cls, crawler: Any, uri: str, *, feed_options: dict[str, Any] | None = None
     ) -> S3FeedStorage:
-        settings = crawler.settings
-        pool = settings["AWS_MAX_POOL_CONNECTIONS"]
+        aws = crawler.settings.view(AwsSettings)
+        pool = aws.aws_max_pool_connections
         return cls(
             uri,
-            access_key=settings["AWS_ACCESS_KEY_ID"],
-            secret_key=settings["AWS_SECRET_ACCESS_KEY"],
-            session_token=settings["AWS_SESSION_TOKEN"],
-            acl=settings["FEED_STORAGE_S3_ACL"] or None,
-            endpoint_url=settings["AWS_ENDPOINT_URL"] or None,
-            region_name=settings["AWS_REGION_NAME"] or None,
+            access_key=aws.aws_access_key_id,
+            secret_key=aws.aws_secret_access_key,
+            session_token=aws.aws_session_token,
+            acl=crawler.settings.view(FeedSettings).feed_storage_s3_acl or None,
+            endpoint_url=aws.aws_endpoint_url or None,
+            region_name=aws.aws_region_name or None,
             feed_options=feed_options,
             max_pool_connections=int(pool) if pool else None,
         )
@@ -185,7 +186,7 @@ class GCSFeedStorage(BlockingFeedStorage):
     ) -> GCSFeedStorage:
         settings = crawler.settings
         acl = settings.get("FEED_STORAGE_GCS_ACL") or None
-        return cls(uri, settings["GCS_PROJECT_ID"], acl, feed_options=feed_options)
+        return cls(uri, settings.view(FeedSettings).gcs_project_id, acl, feed_options=feed_options)
 
     def _store_in_thread(self, file: IO[bytes]) -> None:
         from google.cloud.storage import Client  # type: ignore[import-untyped]

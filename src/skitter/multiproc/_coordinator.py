@@ -44,6 +44,7 @@ from skitter.frontier._remote import read_frame, write_frame
 from skitter.multiproc._service import FrontierService
 from skitter.scheduler import slot_by
 from skitter.scheduler._slots import netloc_slot_key, slot_key
+from skitter.settings import SchedulerSettings
 
 __all__ = ["Coordinator", "merge_stats"]
 
@@ -304,8 +305,7 @@ class Coordinator:
     async def _upkeep(self) -> None:
         """Keep stashed leases alive and reclaim the expired ones, as an engine would."""
         assert self.service is not None
-        settings = self.crawler.settings
-        lease_seconds = settings["PROCESSING_TIMEOUT"]
+        lease_seconds = self.crawler.settings.view(SchedulerSettings).processing_timeout
         clock = self.crawler.clock
         while True:
             await asyncio.sleep(min(1.0, lease_seconds / 5))

@@ -35,7 +35,7 @@ from skitter.settings._views_crawl import (
     SpiderSettings,
 )
 from skitter.settings._views_io import HttpCacheSettings, NetworkSettings, SessionSettings
-from skitter.settings._views_items import FeedSettings, ItemSettings, MediaSettings
+from skitter.settings._views_items import AwsSettings, FeedSettings, ItemSettings, MediaSettings
 from skitter.settings._views_ops import (
     AlertSettings,
     LogSettings,
@@ -48,6 +48,7 @@ __all__ = [
     "SETTINGS",
     "SETTINGS_PRIORITIES",
     "AlertSettings",
+    "AwsSettings",
     "BaseSettings",
     "BrowserSettings",
     "ClusterSettings",

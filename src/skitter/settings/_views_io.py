@@ -49,6 +49,7 @@ class HttpCacheSettings(View):
     httpcache_dir: str
     httpcache_expiration_secs: int
     httpcache_gzip: bool
+    httpcache_dbm_module: str
     jobdir: str  # a relative HTTPCACHE_DIR is kept in the job directory
 
 

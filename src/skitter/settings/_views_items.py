@@ -13,7 +13,7 @@ from typing import Any
 
 from skitter.settings._views import View
 
-__all__ = ["FeedSettings", "ItemSettings", "MediaSettings"]
+__all__ = ["AwsSettings", "FeedSettings", "ItemSettings", "MediaSettings"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -28,6 +28,7 @@ class FeedSettings(View):
     feed_storages: Mapping[str, Any]
     feed_storage_ftp_active: bool
     gcs_project_id: str | None
+    feed_storage_s3_acl: str | None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -62,3 +63,15 @@ class MediaSettings(View):
     images_min_height: int
     images_max_pixels: int
     images_thumbs: Mapping[str, Any]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class AwsSettings(View):
+    """The S3 client of feed storages and media stores (botocore's chain when None)."""
+
+    aws_access_key_id: str | None
+    aws_secret_access_key: str | None
+    aws_session_token: str | None
+    aws_endpoint_url: str | None
+    aws_region_name: str | None
+    aws_max_pool_connections: int

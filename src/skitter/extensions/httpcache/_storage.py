@@ -241,7 +241,9 @@ class DbmCacheStorage(_Storage):
         self, settings: Settings, directory: Path | None = None, clock: Clock | None = None
     ) -> None:
         super().__init__(settings, directory, clock)
-        self.dbmodule: ModuleType = importlib.import_module(str(settings["HTTPCACHE_DBM_MODULE"]))
+        self.dbmodule: ModuleType = importlib.import_module(
+            settings.view(HttpCacheSettings).httpcache_dbm_module
+        )
         self._fingerprinter = _Fingerprinter()
         self._lock = threading.Lock()
         self.db: Any = None
