@@ -67,14 +67,14 @@ def test_a_module_skitter_lacks_is_missing_not_faked(tmp_path: Path) -> None:
             import scrapy.core.engine
         except ModuleNotFoundError as exc:
             print(exc.name, "|", exc)
-        print("scrapy.core" in sys.modules)
+        print("scrapy.core.engine" in sys.modules)
         """,
         "-m",
         "skitter.scrapy_alias",
     )
     assert result.returncode == 0, result.stderr
     first, second = result.stdout.splitlines()
-    assert first.startswith("scrapy.core | ") and "'skitter.core'" in first
+    assert first.startswith("scrapy.core.engine | ") and "'skitter.core.engine'" in first
     assert second == "False"
 
 
