@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from ._pages import Command, FileWrite, matches
@@ -53,6 +54,14 @@ class Reader:
         self.port = port
         self.env = _environment()
         self.background: list[subprocess.Popen[str]] = []
+
+    def play(self, page_steps: Iterable[Command | FileWrite]) -> None:
+        """Do what a page says, in its order: write each file, run each command."""
+        for step in page_steps:
+            if isinstance(step, FileWrite):
+                self.write(step)
+            else:
+                self.run(step)
 
     def write(self, step: FileWrite) -> None:
         path = self.cwd / step.path

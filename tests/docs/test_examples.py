@@ -243,10 +243,6 @@ def test_the_page_commands_print_what_it_shows(page: Path, tmp_path: Path) -> No
         if not any(isinstance(s, Command) and s.background for s in steps(page)):
             server = SERVERS[options.get("site", "practice")]
             reader._start(server.format(python=sys.executable, port=port), 1)
-        for step in steps(page):
-            if isinstance(step, FileWrite):
-                reader.write(step)
-            else:
-                reader.run(step)
+        reader.play(steps(page))
     finally:
         reader.stop()

@@ -27,11 +27,7 @@ RUN_PAGES = [PAGE, DOCS / "getting-started.md"]
 def test_the_page_runs_as_written(page: Path, tmp_path: Path) -> None:
     reader = Reader(page, tmp_path, free_port())
     try:
-        for step in steps(page):
-            if isinstance(step, FileWrite):
-                reader.write(step)
-            else:
-                reader.run(step)
+        reader.play(steps(page))
     finally:
         reader.stop()
 
