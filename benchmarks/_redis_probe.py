@@ -33,8 +33,8 @@ from typing import Any
 
 import redis
 
-from skitter.frontier._redis._lua import script_text
 from skitter.frontier._redis._scripts import SCRIPT_NAMES, script_source
+from skitter.redis import script_text
 
 __all__ = ["CommandTally", "RedisCounters", "ScriptTimer", "script_names", "shard_of_command"]
 

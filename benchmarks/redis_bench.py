@@ -66,7 +66,7 @@ from _redis_target import RedisTarget
 from _sitegen import Manifest
 from crawl_bench import BenchmarkFailed, _site
 
-from skitter.frontier._redis._keys import JobKeys
+from skitter.redis import JobKeys
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"

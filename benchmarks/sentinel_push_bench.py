@@ -19,8 +19,9 @@ import itertools
 import statistics
 import time
 
-from skitter.frontier._redis import RedisFrontier, RedisTarget
+from skitter.frontier.redis import RedisFrontier
 from skitter.http import Request
+from skitter.redis import RedisTarget
 from skitter.testing._redis import RedisServer
 from skitter.testing._redis_deploy import SentinelSet
 

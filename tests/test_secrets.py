@@ -191,8 +191,8 @@ def test_header_values_that_carry_credentials_are_masked(name: str, value: str, 
 
 def test_a_redis_url_with_a_slash_in_its_password_is_refused_without_showing_it() -> None:
     """redis-py would read 'pa' as the port and print it in its error."""
-    from skitter.frontier._redis._client import RedisTarget
     from skitter.pipelines import RedisPipeline
+    from skitter.redis import RedisTarget
 
     url = "redis://:pa/Zq9x@127.0.0.1:6380/0"
     for make in (lambda: RedisTarget(url), lambda: RedisPipeline(url)):

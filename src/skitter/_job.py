@@ -49,7 +49,7 @@ from typing import Any
 import orjson
 
 from skitter.downloader import CookiesMiddleware, SessionMiddleware
-from skitter.downloader.middlewares._cookiejar_files import CookieJarFiles
+from skitter.downloader.wiring import CookieJarFiles
 from skitter.engine import Project
 from skitter.exceptions import ConfigError
 from skitter.frontier import JobStore, SqliteFrontier

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from skitter._failure import Failure
+from skitter._tasks import TaskSet
 from skitter._types import StatsSink
 
 __all__ = ["SignalManager"]
@@ -62,7 +63,7 @@ class SignalManager:
         self.stats = stats
         self.live: set[Hashable] = set()
         self._receivers: dict[Hashable, list[_Receiver]] = {}
-        self._background: set[asyncio.Task[Any]] = set()
+        self._background = TaskSet()
 
     def connect(self, receiver: Callable[..., Any], signal: Hashable, **_: Any) -> None:
         """Call ``receiver`` whenever ``signal`` is sent (once, however often connected)."""
@@ -142,16 +143,13 @@ class SignalManager:
         self, signal: Hashable, receiver: _Receiver, result: Awaitable[Any], dont_log: Any
     ) -> Any:
         try:
-            loop = asyncio.get_running_loop()
+            asyncio.get_running_loop()
         except RuntimeError:
             if inspect.iscoroutine(result):
                 result.close()
             error = RuntimeError("an async signal handler needs a running event loop")
             return self._failed(signal, receiver, error, dont_log)
-        task = loop.create_task(self._awaited(signal, receiver, result, dont_log))
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-        return task
+        return self._background.spawn(self._awaited(signal, receiver, result, dont_log))
 
     def _failed(
         self, signal: Hashable, receiver: _Receiver, exc: Exception, dont_log: Any

@@ -35,7 +35,7 @@ from skitter._types import CrawlStats
 from skitter._version import __version__
 from skitter.addons import AddonManager
 from skitter.downloader import Downloader
-from skitter.downloader._dns import crawl_resolver
+from skitter.downloader.wiring import crawl_resolver
 from skitter.engine import (
     Engine,
     ExtensionManager,
@@ -66,17 +66,14 @@ from skitter.scheduler import (
     slot_key_function,
 )
 from skitter.settings import ClusterSettings, EngineSettings, SchedulerSettings, Settings
-from skitter.settings._attributes import spider_layer
-from skitter.settings._declared import check_declared
+from skitter.settings.wiring import check_declared, spider_layer
 from skitter.signals import SignalManager
 from skitter.spider import Spider, SpiderMiddlewareManager
 from skitter.utils.request import RequestFingerprinter
 
 if TYPE_CHECKING:  # imported for workers only: a crawl kept elsewhere never loads redis-py
     from skitter.cluster import ClusterJob
-    from skitter.downloader.middlewares._conditional import ValidatorStore
-    from skitter.downloader.middlewares._robots import RobotsCache
-    from skitter.downloader.middlewares._sessionshare import SessionStore
+    from skitter.downloader.wiring import RobotsCache, SessionStore, ValidatorStore
 
 __all__ = ["Crawler", "CrawlerProcess", "CrawlerRunner", "crawl", "run_crawlers"]
 

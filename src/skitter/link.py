@@ -1,5 +1,5 @@
 """Scrapy's ``scrapy.link``: the Link a link extractor returns."""
 
-from skitter.http._link import Link
+from skitter.http import Link
 
 __all__ = ["Link"]

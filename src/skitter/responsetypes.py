@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from skitter.http import Headers, Response
-from skitter.http import _response_types as _types
+from skitter.http import Headers, Response, response_class
+from skitter.http import wiring as _types
 
 __all__ = ["ResponseTypes", "responsetypes"]
 
@@ -29,10 +29,10 @@ class ResponseTypes:
     @property
     def mimetypes(self) -> Any:
         """The MIME table file names are read with (Python's own, never the machine's)."""
-        return _types._MIMETYPES
+        return _types.MIMETYPES
 
     def from_mimetype(self, mimetype: str | bytes | None) -> type[Response]:
-        return _types._from_mime(_text(mimetype).strip().lower()) if mimetype else Response
+        return _types.class_from_mime(_text(mimetype).strip().lower()) if mimetype else Response
 
     def from_content_type(
         self, content_type: str | bytes, content_encoding: str | bytes | None = None
@@ -46,16 +46,16 @@ class ResponseTypes:
             text = _text(content_disposition)
         except UnicodeDecodeError:  # latin-1 decodes every byte; kept for other inputs
             return Response
-        return _types._from_disposition(text)
+        return _types.class_from_disposition(text)
 
     def from_headers(self, headers: Mapping[Any, Any]) -> type[Response]:
-        return _types.response_class(_str_headers(headers)) if headers else Response
+        return response_class(_str_headers(headers)) if headers else Response
 
     def from_filename(self, filename: str) -> type[Response]:
-        return _types._from_filename(filename)
+        return _types.class_from_filename(filename)
 
     def from_body(self, body: bytes) -> type[Response]:
-        return _types._from_body(body)
+        return _types.class_from_body(body)
 
     def from_args(
         self,
@@ -64,7 +64,7 @@ class ResponseTypes:
         filename: str | None = None,
         body: bytes | None = None,
     ) -> type[Response]:
-        cls = _types.response_class(_str_headers(headers) if headers else None, url, None)
+        cls = response_class(_str_headers(headers) if headers else None, url, None)
         if cls is Response and filename:
             cls = self.from_filename(filename)
         if cls is Response and body is not None:

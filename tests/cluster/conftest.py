@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from redis.asyncio import Connection, Redis
 
-from skitter.frontier._redis import JobKeys
+from skitter.redis import JobKeys
 from skitter.testing._redis import redis_server_fixture, redis_url_fixture
 
 redis_server = redis_server_fixture()

@@ -45,7 +45,7 @@ def test_a_crawl_without_redis_never_loads_it() -> None:
     code = (
         "import sys, skitter, skitter.crawler, skitter.cli, skitter.dashboard\n"
         "loaded = sorted(m for m in sys.modules if m == 'redis' or m.startswith("
-        "('redis.', 'skitter.cluster', 'skitter.frontier._redis')))\n"
+        "('redis.', 'skitter.cluster', 'skitter.redis', 'skitter.frontier._redis')))\n"
         "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, env={"PYTHONPATH": str(SRC)})

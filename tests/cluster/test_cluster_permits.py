@@ -11,7 +11,7 @@ import pytest
 from redis.asyncio import Redis
 
 from skitter.cluster import ClusterPermits, RedisPoliteness
-from skitter.frontier._redis import JobKeys
+from skitter.redis import JobKeys
 
 T0 = 1_700_000_000.0
 LEASE = 30.0

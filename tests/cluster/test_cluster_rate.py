@@ -17,7 +17,7 @@ from redis.asyncio import Redis
 from skitter import Crawler, Request, Response, Spider
 from skitter.cluster import RedisPoliteness
 from skitter.cluster._control import JobControl
-from skitter.frontier._redis import JobKeys
+from skitter.redis import JobKeys
 from skitter.testing import VirtualTimeLoop, virtual_clock
 
 T0 = 1_700_000_000.0

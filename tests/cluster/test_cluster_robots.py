@@ -17,7 +17,7 @@ from redis.backoff import NoBackoff
 from test_cluster_rate import virtual_worker
 
 from skitter.cluster._robots import RedisRobotsCache
-from skitter.frontier._redis import JobKeys
+from skitter.redis import JobKeys
 from skitter.testing import VirtualTimeLoop
 
 ORIGIN = "http://example.com"

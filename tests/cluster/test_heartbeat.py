@@ -9,7 +9,7 @@ import orjson
 from redis.asyncio import Redis
 
 from skitter.cluster import Heartbeat, JobControl, OutcomeBeat, SlotBeat, TaskBeat
-from skitter.frontier._redis import JobKeys
+from skitter.redis import JobKeys
 
 #: A heartbeat as skitter 0.1's workers wrote it (a dict, tasks and outcomes as lists).
 OLDER = {

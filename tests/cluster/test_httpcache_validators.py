@@ -16,7 +16,7 @@ from redis.backoff import NoBackoff
 
 from skitter import Crawler, Request, Response, Spider
 from skitter.cluster._validators import RedisValidators
-from skitter.frontier._redis import JobKeys
+from skitter.redis import JobKeys
 
 
 async def test_put_get_clear(client: Redis, keys: JobKeys) -> None:

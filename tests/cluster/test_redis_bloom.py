@@ -10,8 +10,8 @@ import pytest
 from redis.asyncio import Redis
 
 from skitter.exceptions import ConfigError
-from skitter.frontier._redis import JobKeys
 from skitter.frontier._redis._bloom import BloomShape, RedisBloomFilter
+from skitter.redis import JobKeys
 
 
 def fingerprints(n: int, seed: int) -> list[str]:

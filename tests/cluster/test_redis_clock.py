@@ -15,8 +15,8 @@ from redis.asyncio import Redis
 
 from skitter.cluster import RedisPoliteness
 from skitter.frontier import FrontierCounts, RedisFrontier
-from skitter.frontier._redis import JobKeys
 from skitter.http import Request
+from skitter.redis import JobKeys
 
 AHEAD = 31.0
 LEASE = 30.0

@@ -13,7 +13,7 @@ import pytest
 from test_workers import PAGES, SPIDER, Site, finish, items, start, worker
 
 from skitter.frontier import Frontier, RedisFrontier
-from skitter.frontier._redis import JobKeys, RedisTarget
+from skitter.redis import JobKeys, RedisTarget
 from skitter.testing import wait_until
 from skitter.testing._redis_deploy import RedisClusterSet, require_deploy_tools
 from skitter.testing.frontier_contract import FailedTasksContract, FrontierContract
@@ -70,7 +70,7 @@ def test_every_key_of_a_job_is_in_one_slot() -> None:
     the frontier's keys, the Bloom filter's, the cluster services' and a slot's."""
     from redis.crc import key_slot
 
-    from skitter.frontier._redis import JobKeys
+    from skitter.redis import JobKeys
 
     keys = JobKeys.for_job("shop:{odd}", "night ly", prefix="skitter")
     names = [name for name in dir(keys) if not name.startswith("_")]
@@ -146,7 +146,7 @@ async def test_push_and_the_dashboard_source_on_the_cluster(target: RedisTarget)
 def test_a_cluster_out_of_reach_is_unavailable_for_now() -> None:
     from redis.exceptions import RedisClusterException, SlotNotCoveredError
 
-    from skitter.frontier._redis._errors import classify
+    from skitter.redis import classify
 
     down = RedisClusterException("Redis Cluster cannot be connected. Please provide ...")
     assert classify(down) == ("unavailable", "cannot be reached")
@@ -262,7 +262,7 @@ class TestRedisClusterShardedFrontier(FrontierContract, FailedTasksContract):
 
     @pytest.fixture
     async def frontier(self, target: RedisTarget) -> AsyncIterator[Frontier]:
-        from skitter.frontier._redis import ShardedRedisFrontier
+        from skitter.frontier.redis import ShardedRedisFrontier
 
         frontier = ShardedRedisFrontier(
             target, project="contract", job="sharded", shards=3, time_source="caller"

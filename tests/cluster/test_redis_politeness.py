@@ -13,7 +13,7 @@ import pytest
 from redis.asyncio import Redis
 
 from skitter.cluster import RedisPoliteness
-from skitter.frontier._redis import JobKeys
+from skitter.redis import JobKeys
 from skitter.testing import wait_until
 
 T0 = 1_700_000_000.0

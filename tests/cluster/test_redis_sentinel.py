@@ -13,7 +13,7 @@ import pytest
 from redis.asyncio.sentinel import MasterNotFoundError
 from test_workers import PAGES, SPIDER, SRC, Site, finish, items, start, worker
 
-from skitter.frontier._redis._errors import classify
+from skitter.redis import classify
 from skitter.testing import wait_until
 from skitter.testing._redis_deploy import SentinelSet, require_deploy_tools
 
@@ -42,7 +42,8 @@ async def test_the_sentinel_names_the_master_and_its_client_closes_everything(
 ) -> None:
     import gc
 
-    from skitter.frontier._redis import RedisFrontier, RedisTarget
+    from skitter.frontier.redis import RedisFrontier
+    from skitter.redis import RedisTarget
 
     target = RedisTarget(sentinel_set.url, sentinel_master="skitter")
     frontier = RedisFrontier(target, project="shop", job="s")
@@ -66,8 +67,9 @@ async def test_a_push_no_replica_holds_is_refused_not_taken(
     from redis.asyncio import Redis
 
     from skitter.exceptions import FrontierUnavailable
-    from skitter.frontier._redis import RedisFrontier, RedisTarget
+    from skitter.frontier.redis import RedisFrontier
     from skitter.http import Request
+    from skitter.redis import RedisTarget
 
     # The default wait (1 s, below the client's read timeout) once the replica has
     # synced: the first push is replicated at once; only the refused one waits it out.
@@ -92,8 +94,7 @@ def test_a_single_redis_or_a_cluster_waits_for_no_replica() -> None:
     from redis.asyncio import Redis
 
     from skitter.exceptions import ConfigError
-    from skitter.frontier._redis import RedisTarget
-    from skitter.frontier._redis._client import replica_wait
+    from skitter.redis import RedisTarget, replica_wait
 
     assert replica_wait(Redis.from_url("redis://127.0.0.1:1/0")) is None
     target = RedisTarget.from_settings(

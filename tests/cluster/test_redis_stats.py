@@ -14,7 +14,7 @@ from skitter._types import StatsSink
 from skitter.cluster import RedisStats
 from skitter.engine import Stats
 from skitter.exceptions import FrontierUnavailable
-from skitter.frontier._redis import JobKeys
+from skitter.redis import JobKeys
 from skitter.testing import wait_until
 from skitter.testing._redis import RedisServer, require_redis_server
 

@@ -8,7 +8,7 @@ import pytest
 from redis.asyncio import Redis
 
 from skitter.cluster import Heartbeat, JobControl
-from skitter.frontier._redis import JobKeys
+from skitter.redis import JobKeys
 
 
 async def test_workers_gone_for_good_are_pruned_by_a_live_workers_beat(

@@ -15,7 +15,7 @@ from test_cluster_rate import virtual_worker
 
 from skitter import Request, Response, Spider
 from skitter.cluster import RedisPoliteness
-from skitter.frontier._redis import JobKeys
+from skitter.redis import JobKeys
 from skitter.testing import VirtualTimeLoop
 
 T0 = 1_700_000_000.0

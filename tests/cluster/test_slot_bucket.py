@@ -14,7 +14,7 @@ from redis.asyncio import Redis
 from test_cluster_rate import arrivals_site, steps, virtual_worker
 
 from skitter.cluster import ClusterPermits, RedisPoliteness
-from skitter.frontier._redis import JobKeys
+from skitter.redis import JobKeys
 
 T0 = 1_700_000_000.0
 HOST = "example.com"

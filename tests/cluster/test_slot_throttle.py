@@ -16,7 +16,7 @@ from test_cluster_rate import virtual_worker
 
 from skitter import Crawler
 from skitter.cluster import RedisPoliteness
-from skitter.frontier._redis import JobKeys
+from skitter.redis import JobKeys
 from skitter.scheduler import AutoThrottle
 from skitter.testing import VirtualTimeLoop
 

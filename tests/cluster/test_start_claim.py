@@ -18,7 +18,7 @@ from skitter import Crawler, Request, Spider
 from skitter.cluster import StartClaim
 from skitter.exceptions import JobStateLost
 from skitter.frontier import RedisFrontier
-from skitter.frontier._redis import JobKeys
+from skitter.redis import JobKeys
 from skitter.testing import wait_until
 
 

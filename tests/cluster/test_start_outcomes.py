@@ -20,7 +20,7 @@ from skitter import Crawler, Request, Response, Spider
 from skitter.cluster import StartClaim
 from skitter.exceptions import CrawlFailed
 from skitter.frontier import RedisFrontier
-from skitter.frontier._redis import JobKeys
+from skitter.redis import JobKeys
 from skitter.testing import wait_until
 
 

@@ -17,7 +17,7 @@ import pytest
 from redis.asyncio import Redis
 from test_workers import PAGES, SPIDER, SRC, Site, finish, items, start, until_said, worker
 
-from skitter.frontier._redis import JobKeys
+from skitter.redis import JobKeys
 from skitter.testing import wait_until
 from skitter.testing._redis import RedisServer, require_redis_server
 

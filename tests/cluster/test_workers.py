@@ -19,7 +19,7 @@ import pytest
 from aiohttp import web
 from test_cluster_rate import arrivals_site, steps, virtual_worker
 
-from skitter.frontier._redis import JobKeys
+from skitter.redis import JobKeys
 from skitter.testing import wait_until
 from skitter.testing._redis import RedisServer, require_redis_server
 
@@ -309,7 +309,7 @@ async def job_state(redis_url: str) -> tuple[dict[str, Any], int]:
 
     from skitter.cluster import RedisStats
     from skitter.engine import Stats
-    from skitter.frontier._redis import JobKeys
+    from skitter.redis import JobKeys
 
     keys = JobKeys.for_job("tree", "test")
     client = Redis.from_url(redis_url)

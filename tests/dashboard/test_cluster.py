@@ -28,7 +28,7 @@ from skitter._tasks import cancel_and_wait
 from skitter.dashboard import Dashboard
 from skitter.dashboard._source import ClusterSource
 from skitter.frontier import RedisFrontier
-from skitter.frontier._redis import JobKeys
+from skitter.redis import JobKeys
 from skitter.testing._redis import redis_server_fixture, redis_url_fixture
 
 from .conftest import CRAWL_SETTINGS, TreeSite, eventually, open_page, screenshot, tree_spider

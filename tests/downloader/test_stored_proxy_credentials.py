@@ -28,7 +28,7 @@ from redis.asyncio import Redis
 
 from skitter import Crawler, Request, Spider
 from skitter._job import JobDir
-from skitter.frontier._redis import ShardedRedisFrontier
+from skitter.frontier.redis import ShardedRedisFrontier
 from skitter.pipelines.files import FilesPipeline
 from skitter.testing._redis import RedisServer, require_redis_server
 

@@ -24,7 +24,7 @@ from redis.asyncio import Redis
 
 from skitter import Crawler, Request, Spider
 from skitter._job import JobDir
-from skitter.frontier._redis import JobKeys
+from skitter.redis import JobKeys
 from skitter.testing._redis import RedisServer, require_redis_server
 
 PASSWORD = "pr0xy-pa55"

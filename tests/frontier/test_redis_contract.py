@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from skitter.frontier import Frontier, RedisFrontier
-from skitter.frontier._redis import ShardedRedisFrontier
+from skitter.frontier.redis import ShardedRedisFrontier
 from skitter.testing._redis import redis_server_fixture, redis_url_fixture
 from skitter.testing.frontier_contract import FailedTasksContract, FrontierContract
 

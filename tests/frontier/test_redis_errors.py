@@ -25,9 +25,8 @@ from skitter.cluster import ClusterJob, JobControl, RedisStats, StartClaim
 from skitter.engine import Stats
 from skitter.exceptions import ConfigError, FatalError, FrontierUnavailable
 from skitter.frontier import RedisFrontier
-from skitter.frontier._redis import JobKeys
-from skitter.frontier._redis._errors import check_access
 from skitter.http import Request
+from skitter.redis import JobKeys, check_access
 from skitter.settings import Settings
 from skitter.testing import wait_until
 from skitter.testing._redis import RedisServer, require_redis_server

@@ -18,8 +18,8 @@ from redis.asyncio import Redis
 
 from skitter.exceptions import CodecError, ConfigError
 from skitter.frontier import FrontierCounts, Lease, PushOutcome, RedisFrontier, TaskState
-from skitter.frontier._redis import JobKeys
 from skitter.http import Request
+from skitter.redis import JobKeys
 from skitter.testing._redis import RedisServer, redis_server_fixture, redis_url_fixture
 
 redis_server = redis_server_fixture()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from skitter.frontier._redis import RedisFrontier
-from skitter.frontier._redis._replicated import ReplicaWait
+from skitter.frontier.redis import RedisFrontier
 from skitter.http import Request
+from skitter.redis import ReplicaWait
 from skitter.testing._redis import redis_server_fixture, redis_url_fixture
 
 redis_server = redis_server_fixture()  # a private server: no other client's WAIT counted

@@ -12,8 +12,9 @@ from redis.asyncio import Redis
 
 from skitter.exceptions import ConfigError, JobStateLost
 from skitter.frontier import RedisFrontier, TaskState
-from skitter.frontier._redis import JobKeys, ShardedRedisFrontier
+from skitter.frontier.redis import ShardedRedisFrontier
 from skitter.http import Request, url_host
+from skitter.redis import JobKeys
 from skitter.testing._redis import redis_server_fixture, redis_url_fixture
 
 redis_server = redis_server_fixture()

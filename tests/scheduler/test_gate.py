@@ -17,8 +17,8 @@ from skitter.cluster import ClusterGate, RedisPoliteness
 from skitter.engine import Stats
 from skitter.exceptions import FrontierUnavailable
 from skitter.frontier import Lease
-from skitter.frontier._redis import JobKeys
 from skitter.http import Request
+from skitter.redis import JobKeys
 from skitter.scheduler import Gate, LocalGate, SlotPolicies, SlotPolicy, SlotQueues
 from skitter.testing._redis import RedisServer, require_redis_server
 

@@ -22,7 +22,7 @@ from skitter.cli._options import pairs
 from skitter.cli._spiders import SpiderLoader
 from skitter.cli._targets import project_here, project_settings
 from skitter.contracts import ContractsManager
-from skitter.contracts._contract import crawl_case
+from skitter.contracts.wiring import crawl_case
 from skitter.crawler import Crawler
 from skitter.settings import ProjectSettings
 

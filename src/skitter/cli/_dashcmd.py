@@ -20,7 +20,7 @@ __all__ = ["run_dashboard", "until_signalled"]
 
 async def run_dashboard(args: argparse.Namespace, console: Console) -> int:
     from skitter.dashboard import Dashboard
-    from skitter.dashboard._source import ClusterSource
+    from skitter.dashboard.redis import ClusterSource
 
     token = args.ui_token or os.environ.get("SKITTER_UI_TOKEN") or None
     source = ClusterSource(args.redis_target, args.job or (), prefix=args.prefix)

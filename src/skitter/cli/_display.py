@@ -17,7 +17,6 @@ display can never take a crawl down.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import math
 from collections import deque
@@ -33,7 +32,7 @@ from rich.table import Table
 from rich.text import Text
 
 from skitter._clock import Clock, SystemClock
-from skitter._tasks import cancel_and_wait
+from skitter._tasks import Background, periodic
 
 __all__ = [
     "ProgressDisplay",
@@ -184,7 +183,7 @@ class ProgressDisplay:
         self._meter = RateMeter()
         self._started_at = self._clock.monotonic()
         self._previous: tuple[int, int] | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._task = Background("skitter-progress" if self.live else "skitter-logstats")
         self._live: Live | None = None
 
     def _read(self) -> Mapping[str, Any] | None:
@@ -225,7 +224,7 @@ class ProgressDisplay:
     # -- lifecycle ------------------------------------------------------------------------
     def start(self) -> None:
         """Begin showing progress (needs a running event loop)."""
-        if self._task is not None:
+        if self._task.running:
             return
         self._started_at = self._clock.monotonic()
         if self.live:
@@ -236,15 +235,13 @@ class ProgressDisplay:
                 transient=False,
             )
             self._live.start()
-            self._task = asyncio.create_task(self._run_live(), name="skitter-progress")
+            self._task.start(periodic(self.refresh, self._refresh_live))
         else:
-            self._task = asyncio.create_task(self._run_log(), name="skitter-logstats")
+            self._task.start(self._run_log())
 
     async def stop(self) -> None:
         """Stop refreshing; the live line is drawn one last time and kept."""
-        task, self._task = self._task, None
-        if task is not None:
-            await cancel_and_wait(task)
+        await self._task.stop()
         live, self._live = self._live, None
         if live is not None:
             line = self.render()
@@ -264,21 +261,19 @@ class ProgressDisplay:
     ) -> None:
         await self.stop()
 
-    async def _run_live(self) -> None:
-        while True:
-            await asyncio.sleep(self.refresh)
-            line = self.render()
-            if line is not None and self._live is not None:
-                self._live.update(line, refresh=True)
+    async def _refresh_live(self) -> None:
+        line = self.render()
+        if line is not None and self._live is not None:
+            self._live.update(line, refresh=True)
 
     async def _run_log(self) -> None:
-        if self.interval <= 0:
-            return
-        while True:
-            line = self.log_line()
-            if line is not None:
-                self._log.info("%s", line)
-            await asyncio.sleep(self.interval)
+        if self.interval > 0:
+            await periodic(self.interval, self._log_once, first=True)
+
+    async def _log_once(self) -> None:
+        line = self.log_line()
+        if line is not None:
+            self._log.info("%s", line)
 
 
 # -- the final table ------------------------------------------------------------------

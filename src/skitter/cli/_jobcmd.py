@@ -28,7 +28,7 @@ from skitter.frontier import JobStore, TaskInfo, TaskState
 from skitter.http import in_domain
 
 if TYPE_CHECKING:
-    from skitter.frontier._redis._client import RedisTarget
+    from skitter.redis import RedisTarget
 
 __all__ = ["show_job"]
 
@@ -112,7 +112,7 @@ async def _show_directory(args: argparse.Namespace, console: Console) -> None:
 
 
 async def _show_redis(args: argparse.Namespace, console: Console) -> None:
-    from skitter.frontier._redis import ShardedRedisFrontier
+    from skitter.frontier.redis import ShardedRedisFrontier
 
     project = args.spider or await _find_project(args.redis_target, args.job, args.prefix)
     frontier = ShardedRedisFrontier(
@@ -168,8 +168,7 @@ async def _show_redis(args: argparse.Namespace, console: Console) -> None:
 
 async def _find_project(target: RedisTarget, job: str, prefix: str) -> str:
     """The spider (project) whose job is called ``job``, when there is exactly one."""
-    from skitter.frontier._redis import JobKeys
-    from skitter.frontier._redis._errors import REDIS_ERRORS
+    from skitter.redis import REDIS_ERRORS, JobKeys
 
     caught: tuple[type[Exception], ...] = (*REDIS_ERRORS, OSError)
 

@@ -34,7 +34,7 @@ _PAGES = (
 
 
 async def _serve(port: int) -> int:
-    from skitter.testing._practice import serve_practice_site
+    from skitter.testing.wiring import serve_practice_site
 
     try:
         async with serve_practice_site(_HOST, port) as base:

@@ -21,8 +21,8 @@ __all__ = ["push_urls"]
 
 
 async def push_urls(args: argparse.Namespace, console: Console) -> int:
-    from skitter.frontier._redis import ShardedRedisFrontier
-    from skitter.frontier._redis._errors import check_access
+    from skitter.frontier.redis import ShardedRedisFrontier
+    from skitter.redis import check_access
 
     try:
         requests = [Request(url, priority=args.priority) for url in args.urls]

@@ -23,7 +23,7 @@ from skitter._secrets import authority_problem, mask_url
 from skitter.exceptions import ConfigError
 
 if TYPE_CHECKING:
-    from skitter.frontier._redis._client import RedisTarget
+    from skitter.redis import RedisTarget
 
 __all__ = [
     "REDIS_URL_ENV",
@@ -113,7 +113,7 @@ def redis_url(args: argparse.Namespace, environ: Mapping[str, str] | None = None
 
 def redis_target(args: argparse.Namespace) -> RedisTarget:
     """The Redis of the command: ``redis_url(args)`` and the deployment its options name."""
-    from skitter.frontier._redis._client import RedisTarget  # redis-py: for Redis commands only
+    from skitter.redis import RedisTarget  # redis-py: for Redis commands only
 
     url = redis_url(args)
     password = os.environ.get(SENTINEL_PASSWORD_ENV) or None

@@ -15,6 +15,7 @@ from typing import Any
 
 from rich.console import Console
 
+from skitter._tasks import Background
 from skitter.cli._dashcmd import until_signalled
 from skitter.cli._logging import LogOptions, logging_to
 from skitter.cli._redis_option import REDIS_URL_ENV, add_redis_option, redis_url
@@ -106,7 +107,7 @@ def _add_agent_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
 
 
 def _cmd_agent(args: argparse.Namespace, console: Console) -> int:
-    from skitter.server._agent import Agent
+    from skitter.server.wiring import Agent
 
     if args.redis_cluster or args.redis_sentinel:
         raise ConfigError(
@@ -124,14 +125,21 @@ def _cmd_agent(args: argparse.Namespace, console: Console) -> int:
 
 
 async def _run_agent(agent: Any, console: Console) -> int:
+    """Run ``agent`` until it ends or a signal asks it to stop (it then finishes the
+    round at hand)."""
     stop = asyncio.Event()
-    task = asyncio.create_task(agent.run(stop))
+
+    async def stop_when_signalled() -> None:
+        await until_signalled()
+        stop.set()
+
+    signals = Background("skitter-agent-signals")
+    signals.start(stop_when_signalled())
     console.print(f"skitter agent {agent.name}: taking runs", highlight=False)
-    waiter = asyncio.create_task(until_signalled())
-    await asyncio.wait([task, waiter], return_when=asyncio.FIRST_COMPLETED)
-    stop.set()
-    waiter.cancel()
-    await task
+    try:
+        await agent.run(stop)
+    finally:
+        await signals.stop()
     return 0
 
 

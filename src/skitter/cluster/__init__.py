@@ -15,11 +15,12 @@ Everything a worker shares with the other workers of its job besides the frontie
   publishes there, ``WorkerPresence`` (``_presence``) publishes it and applies the
   control record.
 
-Every key name comes from ``frontier._redis.JobKeys``, every Redis error is read by
-``frontier._redis._errors``, and every Lua script (``lua/``) is loaded by
-``frontier._redis._lua``: the frontier is the layer below, and the one place each of
-those is decided. The engine never imports this package; the crawler does, only for a
-worker, so a crawl that keeps its state elsewhere never loads redis-py.
+Every key name comes from ``skitter.redis.JobKeys``, every Redis error is read by
+``skitter.redis.classify``, and every Lua script (``lua/``) is loaded by
+``skitter.redis.register``: the Redis layer is below both the frontier and the
+cluster, and the one place each of those is decided. The engine never imports this
+package; the crawler does, only for a worker, so a crawl that keeps its state elsewhere
+never loads redis-py.
 """
 
 from skitter.cluster._control import ControlRecord, JobControl

@@ -29,8 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from skitter.cluster._heartbeat import Heartbeat
-from skitter.frontier._redis._keys import JobKeys
-from skitter.frontier._redis._lua import register
+from skitter.redis import JobKeys, register
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

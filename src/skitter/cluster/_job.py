@@ -23,7 +23,7 @@ from typing import Any
 
 from skitter._clock import Clock
 from skitter._secrets import mask_text, mask_url
-from skitter._tasks import cancel_and_wait
+from skitter._tasks import Background
 from skitter._types import StatsSink
 from skitter.cluster._control import JobControl
 from skitter.cluster._gate import ClusterGate
@@ -35,9 +35,8 @@ from skitter.cluster._start_claim import StartClaim
 from skitter.cluster._stats import LocalStats, RedisStats
 from skitter.cluster._validators import RedisValidators
 from skitter.exceptions import ConfigError, FrontierOutage, FrontierUnavailable, JobStateLost
-from skitter.frontier._redis import RedisTarget, ShardedRedisFrontier
-from skitter.frontier._redis._errors import check_access
-from skitter.frontier._redis._lua import TimeSource, check_time_source
+from skitter.frontier.redis import ShardedRedisFrontier
+from skitter.redis import RedisTarget, TimeSource, check_access, check_time_source
 from skitter.settings import ClusterSettings, SchedulerSettings, Settings
 
 __all__ = ["ClusterJob", "worker_id"]
@@ -71,10 +70,10 @@ class ClusterJob:
         self.owner = worker_id()
         self.frontier: ShardedRedisFrontier | None = None
         self._stats: RedisStats | None = None
-        self._stats_task: asyncio.Task[None] | None = None
+        self._stats_task = Background("skitter-stats")
         #: Heartbeats and the dashboard's control record (``_presence``).
         self._presence: WorkerPresence | None = None
-        self._presence_task: asyncio.Task[None] | None = None
+        self._presence_task = Background("skitter-presence")
 
     def __repr__(self) -> str:
         return f"<ClusterJob {self.job!r} on {mask_url(self.redis_url)}>"
@@ -204,12 +203,12 @@ class ClusterJob:
         outage = settings.view(SchedulerSettings).frontier_outage_timeout
         await self._join(frontier, outage, project.clock)
         if self._stats is not None:
-            self._stats_task = asyncio.create_task(self._stats.run(), name="skitter-stats")
+            self._stats_task.start(self._stats.run())
         if control is not None:
             self._presence = WorkerPresence(job_control, self.owner, control)
             control.share_rate(self._presence.share_rate)  # its UI steers the whole job
             await self._presence.beat()  # a pause or rate set beforehand holds from the start
-            self._presence_task = asyncio.create_task(self._presence.run(), name="skitter-presence")
+            self._presence_task.start(self._presence.run())
 
     async def _join(
         self, frontier: ShardedRedisFrontier, outage_timeout: float, clock: Clock
@@ -259,10 +258,8 @@ class ClusterJob:
                 await self.frontier.client.aclose()
 
     async def _close(self, settings: Settings) -> None:
-        for task in (self._stats_task, self._presence_task):
-            if task is not None:
-                await cancel_and_wait(task)
-        self._stats_task = self._presence_task = None
+        await self._stats_task.stop()
+        await self._presence_task.stop()
         if self._presence is not None:
             await self._presence.beat()  # the last one says "done" (and counts the last tasks)
         if self._stats is not None:

@@ -35,7 +35,7 @@ counted by ``release``, open and half-open checked by ``acquire``).
 
 Round trips: ``acquire``, ``release``, ``renew`` (any number of permits) and
 ``take_token`` are one EVALSHA each (plus one SCRIPT LOAD per script after a Redis
-restart). Redis errors read as they do from the frontier (``frontier._redis._errors``):
+restart). Redis errors read as they do from the frontier (``skitter.redis``):
 ``FrontierUnavailable`` for an outage, OOM or a read-only replica, ``FatalError`` for
 refused credentials, so the engine treats them the same way.
 """
@@ -48,9 +48,7 @@ import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from skitter.frontier._redis._errors import translating
-from skitter.frontier._redis._keys import JobKeys
-from skitter.frontier._redis._lua import TimeSource, check_time_source, lua_number, register
+from skitter.redis import JobKeys, TimeSource, check_time_source, lua_number, register, translating
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

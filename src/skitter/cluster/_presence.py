@@ -25,7 +25,6 @@ pruned from the roster by the next beat of any worker of the job (by Redis's clo
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Protocol
@@ -34,11 +33,12 @@ import msgspec
 
 from skitter._clock import Clock
 from skitter._secrets import mask_text
+from skitter._tasks import periodic
 from skitter._types import StatsSink
 from skitter.cluster._control import ControlRecord, JobControl
 from skitter.cluster._heartbeat import Heartbeat, OutcomeBeat, SlotBeat, TaskBeat
 from skitter.exceptions import ConfigError
-from skitter.frontier._redis._errors import REDIS_ERRORS, translate
+from skitter.redis import REDIS_ERRORS, translate
 from skitter.settings import ClusterSettings, Settings
 
 __all__ = ["FAILED", "SUCCEEDED", "Steered", "WorkerPresence"]
@@ -158,9 +158,7 @@ class WorkerPresence:
 
     async def run(self) -> None:
         """Beat every ``interval`` seconds until cancelled."""
-        while True:
-            await self.beat()
-            await asyncio.sleep(self.interval)
+        await periodic(self.interval, self.beat, first=True)
 
     async def beat(self) -> None:
         """Publish a heartbeat and apply the control record; Redis errors are logged."""

@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Literal
 from redis.exceptions import RedisError
 
 from skitter._secrets import mask_text
-from skitter.frontier._redis._keys import JobKeys
-from skitter.frontier._redis._lua import register
+from skitter.redis import JobKeys, register
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

@@ -21,11 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from skitter.downloader.middlewares._sessionpool import Session, SessionPool
-from skitter.downloader.middlewares._sessionshare import LEASE_USES, Lease
-from skitter.frontier._redis._errors import translating
-from skitter.frontier._redis._keys import JobKeys
-from skitter.frontier._redis._lua import register
+from skitter.downloader.wiring import LEASE_USES, Lease, Session, SessionPool
+from skitter.redis import JobKeys, register, translating
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

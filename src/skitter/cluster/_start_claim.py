@@ -30,13 +30,12 @@ from redis.exceptions import ResponseError
 
 from skitter._types import LISTED_STARTS, StartOutcomes
 from skitter.exceptions import FrontierUnavailable
-from skitter.frontier._redis._errors import lost_error, redis_errors_translated
-from skitter.frontier._redis._lua import register
+from skitter.redis import lost_error, redis_errors_translated, register
 
 if TYPE_CHECKING:
     from redis.commands.core import AsyncScript
 
-    from skitter.frontier._redis import ShardedRedisFrontier
+    from skitter.frontier.redis import ShardedRedisFrontier
 
 __all__ = ["StartClaim"]
 

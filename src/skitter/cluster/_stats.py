@@ -24,17 +24,16 @@ a sum that is a float on one worker and an int on another is summed as a float.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from skitter._tasks import periodic
 from skitter._types import CrawlStats, ScrapyStatsNames
 from skitter.exceptions import SkitterError
-from skitter.frontier._redis._errors import REDIS_ERRORS, translating
-from skitter.frontier._redis._keys import JobKeys
+from skitter.redis import REDIS_ERRORS, JobKeys, translating
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -171,18 +170,19 @@ class RedisStats(ScrapyStatsNames):
     async def run(self) -> None:
         """Flush every ``flush_interval`` seconds until cancelled. A Redis outage is
         logged once (and again when it ends), never raised: the crawl goes on."""
-        while True:
-            await asyncio.sleep(self.flush_interval)
-            try:
-                await self.flush()
-            except _FLUSH_ERRORS as exc:
-                if not self._failing:
-                    logger.warning("%r: cannot flush stats to Redis, will retry: %s", self, exc)
-                self._failing = True
-            else:
-                if self._failing:
-                    logger.info("%r: flushing stats to Redis again", self)
-                self._failing = False
+        await periodic(self.flush_interval, self._flush_quietly)
+
+    async def _flush_quietly(self) -> None:
+        try:
+            await self.flush()
+        except _FLUSH_ERRORS as exc:
+            if not self._failing:
+                logger.warning("%r: cannot flush stats to Redis, will retry: %s", self, exc)
+            self._failing = True
+        else:
+            if self._failing:
+                logger.info("%r: flushing stats to Redis again", self)
+            self._failing = False
 
     @_translated
     async def totals(self) -> dict[str, Any]:

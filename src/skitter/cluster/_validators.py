@@ -21,7 +21,7 @@ import orjson
 from redis.exceptions import RedisError
 
 from skitter._secrets import mask_text
-from skitter.frontier._redis._keys import JobKeys
+from skitter.redis import JobKeys
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

@@ -40,7 +40,7 @@ from skitter.dashboard._security import Guard, json_error
 from skitter.dashboard._views import project_detail, project_summary
 from skitter.exceptions import ConfigError, FatalError, FrontierUnavailable, JobStateLost
 from skitter.monitors import render_html
-from skitter.monitors._report import STYLE_HASH
+from skitter.monitors.wiring import STYLE_HASH
 
 if TYPE_CHECKING:
     from skitter.dashboard._live import LiveProject

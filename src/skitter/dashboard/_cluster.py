@@ -55,10 +55,10 @@ from skitter.engine import (
 )
 from skitter.exceptions import FrontierUnavailable, JobStateLost
 from skitter.frontier import FrontierCounts, TaskInfo, TaskState
-from skitter.frontier._redis import JobKeys, ShardedRedisFrontier
-from skitter.frontier._redis._errors import REDIS_ERRORS, redis_errors_translated
+from skitter.frontier.redis import ShardedRedisFrontier
+from skitter.redis import REDIS_ERRORS, JobKeys, redis_errors_translated
 from skitter.scheduler import RateLimits
-from skitter.scheduler._scheduler import DONE
+from skitter.scheduler.wiring import DONE
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

@@ -21,9 +21,7 @@ chart are built from these samples (see ``_cluster``).
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import time
 from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import Self, overload
@@ -32,12 +30,10 @@ from redis.asyncio import Redis
 
 from skitter._clock import Clock, SystemClock
 from skitter._secrets import mask_text
-from skitter._tasks import cancel_and_wait
+from skitter._tasks import Background, Health, periodic
 from skitter.dashboard._cluster import ClusterProject
 from skitter.exceptions import ConfigError, FatalError, FrontierUnavailable, SkitterError
-from skitter.frontier._redis import JobKeys
-from skitter.frontier._redis._client import RedisTarget
-from skitter.frontier._redis._errors import REDIS_ERRORS, redis_errors_translated
+from skitter.redis import REDIS_ERRORS, JobKeys, RedisTarget, redis_errors_translated
 
 __all__ = ["ClusterSource"]
 
@@ -75,7 +71,7 @@ class ClusterSource(Sequence[ClusterProject]):
         self.clock: Clock = clock or SystemClock()
         self.client: Redis | None = None
         self._projects: list[ClusterProject] = []
-        self._task: asyncio.Task[None] | None = None
+        self._task = Background("skitter-cluster-source")
         self._next_scan = 0.0
         self._failing = False
 
@@ -112,12 +108,10 @@ class ClusterSource(Sequence[ClusterProject]):
             if isinstance(exc, FrontierUnavailable | FatalError):
                 raise ConfigError(str(exc)) from None
             raise ConfigError(f"cannot read the jobs from {where}: {mask_text(str(exc))}") from None
-        self._task = asyncio.create_task(self._run(), name="skitter-cluster-source")
+        self._task.start(periodic(self.interval, self._refresh))
 
     async def stop(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
-            await cancel_and_wait(task)
+        await self._task.stop()
         client, self.client = self.client, None
         if client is not None:
             await client.aclose()
@@ -135,29 +129,29 @@ class ClusterSource(Sequence[ClusterProject]):
         await self.stop()
 
     # -- work ---------------------------------------------------------------------------------
-    async def _run(self) -> None:
-        while True:
-            await asyncio.sleep(self.interval)
-            try:
-                await self.update()
-            except _READ_ERRORS as exc:
-                if not self._failing:
-                    log.warning(
-                        "Cannot read the jobs from Redis, will retry: %s", mask_text(str(exc))
-                    )
-                self._failing = True
-            else:
-                if self._failing:
-                    log.info("Reading the jobs from Redis again")
-                self._failing = False
+    def health(self) -> Health:
+        """Whether the jobs are kept fresh (a Redis outage is waited out, not a failure)."""
+        return self._task.health()
+
+    async def _refresh(self) -> None:
+        try:
+            await self.update()
+        except _READ_ERRORS as exc:
+            if not self._failing:
+                log.warning("Cannot read the jobs from Redis, will retry: %s", mask_text(str(exc)))
+            self._failing = True
+        else:
+            if self._failing:
+                log.info("Reading the jobs from Redis again")
+            self._failing = False
 
     async def update(self) -> None:
         """Find jobs if a scan is due, then read every job once."""
-        if time.monotonic() >= self._next_scan:
-            started = time.monotonic()
+        if self.clock.monotonic() >= self._next_scan:
+            started = self.clock.monotonic()
             await self.discover()
-            took = time.monotonic() - started
-            self._next_scan = time.monotonic() + max(self.rescan, 10 * took)
+            took = self.clock.monotonic() - started
+            self._next_scan = self.clock.monotonic() + max(self.rescan, 10 * took)
         for project in list(self._projects):
             await project.refresh()
 

@@ -37,6 +37,7 @@ import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 
 from skitter._components import load_object
+from skitter._tasks import TaskSet
 from skitter.exceptions import ConfigError
 from skitter.settings import NetworkSettings
 
@@ -75,7 +76,7 @@ class ThreadedResolver:
 class CrawlResolver:
     """DNS_RESOLVER bounded by DNS_TIMEOUT, behind the DNSCACHE_* cache."""
 
-    __slots__ = ("_answers", "_clock", "_inner", "_pending", "_size", "_timeout")
+    __slots__ = ("_answers", "_clock", "_inner", "_lookups", "_pending", "_size", "_timeout")
 
     def __init__(
         self,
@@ -91,6 +92,7 @@ class CrawlResolver:
         self._clock = clock
         self._answers: OrderedDict[str, tuple[float, list[str]]] = OrderedDict()
         self._pending: dict[str, asyncio.Future[list[str]]] = {}
+        self._lookups = TaskSet()
 
     async def resolve(self, host: str) -> list[str]:
         """The addresses of ``host``; OSError (``socket.gaierror``) if there are none."""
@@ -104,7 +106,7 @@ class CrawlResolver:
             del answers[key]
         pending = self._pending.get(key)
         if pending is None:
-            pending = asyncio.ensure_future(self._lookup(key))
+            pending = self._lookups.spawn(self._lookup(key))
             self._pending[key] = pending
             pending.add_done_callback(lambda done: self._settle(key, done))
         # Shielded: one waiter cancelled (its download timed out) leaves the query to

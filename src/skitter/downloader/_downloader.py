@@ -93,8 +93,7 @@ from skitter.downloader.middlewares import (
 from skitter.downloader.middlewares._proxies import proxy_urls
 from skitter.exceptions import ConfigError, FatalError, RetryLater
 from skitter.http import Request, Response, Scope, url_host
-from skitter.http._heldheaders import HEADERS_MARK, unrestorable
-from skitter.http._proxyauth import HELD, MARK, restore
+from skitter.http.wiring import HEADERS_MARK, HELD, MARK, restore, unrestorable
 from skitter.settings import DownloaderSettings, Settings
 from skitter.signals import (
     SignalManager,

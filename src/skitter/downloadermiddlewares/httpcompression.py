@@ -2,7 +2,7 @@
 and ``ACCEPTED_ENCODINGS``: the codings it asks for, as Scrapy lists them (bytes)."""
 
 from skitter.downloader import HttpCompressionMiddleware
-from skitter.downloader._decode import ACCEPT_ENCODING as _ACCEPT_ENCODING
+from skitter.downloader.wiring import ACCEPT_ENCODING as _ACCEPT_ENCODING
 
 ACCEPTED_ENCODINGS: list[bytes] = [name.strip().encode() for name in _ACCEPT_ENCODING.split(",")]
 

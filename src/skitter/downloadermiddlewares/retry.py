@@ -15,7 +15,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from skitter.downloader import RetryMiddleware
-from skitter.downloader.middlewares._retry import failed_times as _failed_times
+from skitter.downloader.wiring import failed_times as _failed_times
 
 if TYPE_CHECKING:
     from collections.abc import Callable

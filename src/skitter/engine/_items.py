@@ -26,6 +26,8 @@ import asyncio
 from collections.abc import Coroutine
 from typing import Any
 
+from skitter._tasks import TaskSet
+
 __all__ = ["ItemWindow"]
 
 
@@ -36,7 +38,7 @@ class ItemWindow:
 
     def __init__(self, limit: int) -> None:
         self._limit = limit
-        self._running: set[asyncio.Task[None]] = set()
+        self._running = TaskSet()
         #: The first error an item raised; raised once the others are through.
         self._error: BaseException | None = None
 
@@ -51,9 +53,7 @@ class ItemWindow:
         except BaseException:
             item.close()  # never started
             raise
-        task = asyncio.create_task(item)
-        self._running.add(task)
-        task.add_done_callback(self._done)
+        self._running.spawn(item).add_done_callback(self._done)
 
     async def finish(self) -> None:
         """Wait until every item is through; raise the first error one raised."""
@@ -65,21 +65,16 @@ class ItemWindow:
 
     async def _wait(self, when: str) -> None:
         try:
-            await asyncio.wait(set(self._running), return_when=when)
+            await asyncio.wait(self._running, return_when=when)
         except asyncio.CancelledError:
             await self.cancel()
             raise
 
     async def cancel(self) -> None:
         """The callback's task is cancelled: so are the items it started."""
-        running = list(self._running)
-        for task in running:
-            task.cancel()
-        if running:
-            await asyncio.wait(running)
+        await self._running.cancel()
 
     def _done(self, task: asyncio.Task[None]) -> None:
-        self._running.discard(task)
         if task.cancelled():
             return
         error = task.exception()  # retrieved whether or not it is the first

@@ -32,7 +32,7 @@ import enum
 import logging
 from typing import NamedTuple
 
-from skitter.downloader.middlewares._retry import failed_times
+from skitter.downloader.wiring import failed_times
 from skitter.exceptions import (
     CloseSpider,
     FatalError,

@@ -24,7 +24,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from skitter.downloader.middlewares._retry import failed_times
+from skitter.downloader.wiring import failed_times
 from skitter.engine._outcome import retry_reason
 from skitter.engine._project import Project
 from skitter.exceptions import RetryLater

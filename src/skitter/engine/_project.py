@@ -22,7 +22,7 @@ from skitter.exceptions import ConfigError, FatalError
 from skitter.frontier import FrontierCounts
 from skitter.pipelines import ItemPipelineManager
 from skitter.scheduler import ProjectScheduler
-from skitter.scheduler._scheduler import DONE
+from skitter.scheduler.wiring import DONE
 from skitter.settings import EngineSettings, Settings
 from skitter.signals import SignalManager, spider_closed, spider_opened
 from skitter.spider import SpiderMiddlewareManager, has_config_callbacks

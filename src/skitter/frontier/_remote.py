@@ -30,6 +30,7 @@ from typing import Any
 
 import msgspec
 
+from skitter._tasks import Background
 from skitter.exceptions import FrontierUnavailable
 from skitter.frontier._base import (
     Frontier,
@@ -40,7 +41,7 @@ from skitter.frontier._base import (
     TaskState,
 )
 from skitter.http import Request
-from skitter.http._codec import decode_request, encode_request
+from skitter.http.wiring import decode_request, encode_request
 
 __all__ = ["FrameChannel", "RemoteFrontier", "read_frame", "write_frame"]
 
@@ -84,7 +85,8 @@ class FrameChannel:
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._on_notice, self._on_close = on_notice, on_close
         self._closed = False
-        self._task = asyncio.ensure_future(self._read())
+        self._task = Background("skitter-frame-reader")
+        self._task.start(self._read())
 
     @classmethod
     async def connect(cls, path: str, **hooks: Any) -> FrameChannel:
@@ -122,7 +124,7 @@ class FrameChannel:
 
     async def close(self) -> None:
         self._closed = True
-        self._task.cancel()  # first: a socket we close is no coordinator gone
+        await self._task.stop()  # first: a socket we close is no coordinator gone
         self._writer.close()
         await asyncio.gather(self._writer.wait_closed(), return_exceptions=True)
 

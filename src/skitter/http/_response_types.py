@@ -15,7 +15,18 @@ from typing import ClassVar
 
 from skitter.http._response import Response
 
-__all__ = ["HtmlResponse", "JsonResponse", "TextResponse", "XmlResponse", "response_class"]
+__all__ = [
+    "MIMETYPES",
+    "HtmlResponse",
+    "JsonResponse",
+    "TextResponse",
+    "XmlResponse",
+    "class_from_body",
+    "class_from_disposition",
+    "class_from_filename",
+    "class_from_mime",
+    "response_class",
+]
 
 
 class TextResponse(Response):
@@ -63,7 +74,7 @@ _BY_MIME: dict[str, type[Response]] = {
 }
 # Python's built-in table only: the machine's /etc/mime.types would make the choice
 # differ from one host to the next.
-_MIMETYPES = MimeTypes(filenames=())
+MIMETYPES = MimeTypes(filenames=())
 # Bytes that do not occur in text: the controls other than tab, line feed and carriage
 # return, and NUL (which Scrapy lets through: some text pages pad with it).
 _CONTROLS = bytes(sorted(set(range(32)) - {0, 9, 10, 13}))
@@ -83,37 +94,37 @@ def response_class(
             coding = headers.get("Content-Encoding")
             if coding and coding.strip().lower() != "identity":
                 return Response  # still compressed: bytes, whatever they encode
-            cls = _from_mime(content_type.partition(";")[0].strip().lower())
+            cls = class_from_mime(content_type.partition(";")[0].strip().lower())
         if cls is Response:
             disposition = headers.get("Content-Disposition")
             if disposition:
-                cls = _from_disposition(disposition)
+                cls = class_from_disposition(disposition)
     if cls is Response and url:
-        cls = _from_filename(url)
+        cls = class_from_filename(url)
     if cls is Response and body is not None:
-        cls = _from_body(body)
+        cls = class_from_body(body)
     return cls
 
 
-def _from_mime(mime: str) -> type[Response]:
+def class_from_mime(mime: str) -> type[Response]:
     cls = _BY_MIME.get(mime)
     if cls is None:
         cls = TextResponse if mime.startswith("text/") else Response
     return cls
 
 
-def _from_filename(name: str) -> type[Response]:
-    mime, coding = _MIMETYPES.guess_type(name, strict=False)
-    return _from_mime(mime) if mime and not coding else Response
+def class_from_filename(name: str) -> type[Response]:
+    mime, coding = MIMETYPES.guess_type(name, strict=False)
+    return class_from_mime(mime) if mime and not coding else Response
 
 
-def _from_disposition(disposition: str) -> type[Response]:
+def class_from_disposition(disposition: str) -> type[Response]:
     _, _, params = disposition.partition(";")
     _, equals, filename = params.partition("=")
-    return _from_filename(filename.strip().strip("\"'")) if equals else Response
+    return class_from_filename(filename.strip().strip("\"'")) if equals else Response
 
 
-def _from_body(body: bytes) -> type[Response]:
+def class_from_body(body: bytes) -> type[Response]:
     chunk = body[:_SNIFF]
     if len(chunk.translate(None, _CONTROLS)) != len(chunk):
         return Response

@@ -30,7 +30,7 @@ from w3lib.html import strip_html5_whitespace
 from w3lib.url import canonicalize_url, safe_url_string
 
 from skitter.http import Link, Response, url_host
-from skitter.http._url import url_netloc
+from skitter.http.wiring import url_netloc
 from skitter.linkextractors._extensions import IGNORED_EXTENSIONS
 
 __all__ = ["LxmlLinkExtractor"]

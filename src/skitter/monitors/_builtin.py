@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skitter.monitors._base import MonitorResult, Run
-from skitter.pipelines._coverage import FIELDS, ITEMS
+from skitter.pipelines.wiring import FIELDS, ITEMS
 
 __all__ = [
     "Bans",

@@ -20,7 +20,6 @@ delivered, is not a success: ``problem(stats)`` says why, ``Crawler.run()`` rais
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from dataclasses import asdict
@@ -28,7 +27,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from skitter._secrets import mask_text
-from skitter._tasks import cancel_and_wait
+from skitter._tasks import Background, periodic
 from skitter._types import CrawlContext, CrawlStats
 from skitter.exceptions import ConfigError, NotConfigured
 from skitter.monitors._alerts import (
@@ -45,7 +44,7 @@ from skitter.monitors._config import Plan, plan
 from skitter.monitors._history import RunHistory, RunRecord, open_history
 from skitter.monitors._report import render_html, report_paths, write_report
 from skitter.pipelines import ItemPipelineManager, coverage
-from skitter.pipelines._validation import validator_of
+from skitter.pipelines.wiring import validator_of
 from skitter.settings import AlertSettings, MonitorSettings, Settings
 from skitter.signals import spider_closed, spider_opened
 
@@ -95,7 +94,7 @@ class Monitoring:
         self._history = history
         self._report_dir = report_dir
         self._alert_on = _ALERT_ON[crawler.settings.view(AlertSettings).alert_on]
-        self._tasks: list[asyncio.Task[None]] = []
+        self._periodic: list[Background] = []
         self._started = 0.0
         #: The latest report (a periodic run's until the end), for the dashboard.
         self.report: dict[str, Any] | None = None
@@ -156,26 +155,27 @@ class Monitoring:
     async def opened(self) -> None:
         self._started = self._crawler.clock.monotonic()
         for interval, monitors in self.plan.periodic:
-            self._tasks.append(asyncio.create_task(self._every(interval, monitors)))
+            every = Background(f"skitter-monitors-{interval:g}s")
+            every.start(self._every(interval, monitors))
+            self._periodic.append(every)
 
     async def _every(self, interval: float, monitors: list[Monitor]) -> None:
         """Run ``monitors`` every ``interval`` seconds from the start, on the crawl's
         clock (a late run does not shift the ones after it)."""
-        clock = self._crawler.clock
-        runs = 0
-        while True:
-            runs += 1
-            await asyncio.sleep(max(0.0, self._started + runs * interval - clock.monotonic()))
+
+        async def run() -> None:
             try:
                 await self.check(monitors, final=False)
             except Exception:
                 log.exception("Error in a periodic run of the monitors")
 
+        await periodic(interval, run, clock=self._crawler.clock)
+
     # -- at the end ---------------------------------------------------------------------
     async def closed(self) -> None:
-        for task in self._tasks:
-            await cancel_and_wait(task)
-        self._tasks.clear()
+        for every in self._periodic:
+            await every.stop()
+        self._periodic.clear()
         await self.check(self.plan.end, final=True)
 
     async def check(self, monitors: list[Monitor], *, final: bool) -> list[MonitorResult]:

@@ -37,13 +37,14 @@ from typing import Any
 
 from itemadapter import ItemAdapter
 
+from skitter._tasks import Background, periodic
 from skitter._types import LISTED_STARTS
 from skitter.crawler import Crawler
 from skitter.engine import Project
-from skitter.frontier._remote import read_frame, write_frame
+from skitter.frontier.remote import read_frame, write_frame
 from skitter.multiproc._service import FrontierService
-from skitter.scheduler import slot_by
-from skitter.scheduler._slots import netloc_slot_key, slot_key
+from skitter.scheduler import slot_by, slot_key
+from skitter.scheduler.wiring import netloc_slot_key
 from skitter.settings import SchedulerSettings
 
 __all__ = ["Coordinator", "merge_stats"]
@@ -128,11 +129,12 @@ class Coordinator:
         started = crawler.clock.monotonic()
         try:
             async with server:
-                upkeep = asyncio.ensure_future(self._upkeep())
+                upkeep = Background("skitter-multiproc-upkeep")
+                upkeep.start(self._upkeep())
                 try:
                     await asyncio.gather(*(self._keep(i) for i in range(self.processes)))
                 finally:
-                    upkeep.cancel()
+                    await upkeep.stop()
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.socket_path)
@@ -306,12 +308,14 @@ class Coordinator:
         """Keep stashed leases alive and reclaim the expired ones, as an engine would."""
         assert self.service is not None
         lease_seconds = self.crawler.settings.view(SchedulerSettings).processing_timeout
-        clock = self.crawler.clock
-        while True:
-            await asyncio.sleep(min(1.0, lease_seconds / 5))
+        service, clock = self.service, self.crawler.clock
+
+        async def upkeep() -> None:
             now = clock.time()
-            await self.service.renew_stashed(now, lease_seconds)
-            await self.service.frontier.reclaim_expired(now)
+            await service.renew_stashed(now, lease_seconds)
+            await service.frontier.reclaim_expired(now)
+
+        await periodic(min(1.0, lease_seconds / 5), upkeep)
 
 
 def item_dict(item: Any) -> dict[str, Any]:

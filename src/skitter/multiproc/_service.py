@@ -32,8 +32,8 @@ from typing import Any
 
 from skitter.frontier import Frontier, Lease, TaskInfo, TaskState
 from skitter.http import Request
-from skitter.http._codec import decode_request, encode_request
-from skitter.scheduler._slots import slot_key
+from skitter.http.wiring import decode_request, encode_request
+from skitter.scheduler import slot_key
 
 __all__ = ["FrontierService", "owner_of"]
 

@@ -9,17 +9,17 @@ it holds nothing that would outlive it (its unsettled tasks run again).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import time
 from typing import Any
 
+from skitter._tasks import Background, periodic
 from skitter._types import StartOutcomes
 from skitter.crawler import Crawler, run_crawlers
 from skitter.engine import Project
 from skitter.frontier import Lease
-from skitter.frontier._remote import FrameChannel, RemoteFrontier
+from skitter.frontier.remote import FrameChannel, RemoteFrontier
 from skitter.multiproc._coordinator import item_dict
 from skitter.signals import item_scraped
 
@@ -127,21 +127,18 @@ async def run_worker(crawler: WorkerCrawler, socket_path: str, index: int) -> di
     )
     crawler.channel, crawler.index = channel, index
     crawler.welcome = await channel.call("hello", index)
-    reporter = asyncio.ensure_future(_report_often(crawler))
+    reporter = Background("skitter-worker-report")
+    reporter.start(periodic(REPORT_EVERY, lambda: _report_quietly(crawler)))
     try:
         [stats] = await run_crawlers([crawler], raise_on_failure=False)
     finally:
-        reporter.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await reporter
+        await reporter.stop()
     await crawler.report()
     await channel.call("bye", crawler.failure)
     await channel.close()
     return stats
 
 
-async def _report_often(crawler: WorkerCrawler) -> None:
-    while True:
-        await asyncio.sleep(REPORT_EVERY)
-        with contextlib.suppress(Exception):
-            await crawler.report()
+async def _report_quietly(crawler: WorkerCrawler) -> None:
+    with contextlib.suppress(Exception):
+        await crawler.report()

@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 from skitter._components import load_object
 from skitter._secrets import authority_problem, mask_url, split_userinfo
 from skitter.exceptions import ConfigError
-from skitter.extensions import _postprocessing as postprocessing
+from skitter.extensions.wiring import BUILTIN_PLUGINS, SHORT_NAMES
 from skitter.pipelines._exporters import (
     CsvExporter,
     ItemExporter,
@@ -208,7 +208,8 @@ def _parse_one(
     unknown = {
         key for key in options if key not in _OPTIONS and not str(key).startswith(_PLUGIN_PREFIXES)
     }
-    custom_plugin = any(p.__module__ != postprocessing.__name__ for p in plugins)
+    builtins = BUILTIN_PLUGINS.values()
+    custom_plugin = any(p not in builtins for p in plugins)
     if unknown and not custom_plugin:
         raise ConfigError(
             f"FEEDS[{shown(uri)}]: unsupported option(s) {sorted(map(str, unknown))}; "
@@ -377,12 +378,12 @@ def _plugins(uri: str, names: Any) -> tuple[type, ...]:
     out: list[type] = []
     for name in names:
         if isinstance(name, str):
-            short = postprocessing.SHORT_NAMES.get(name)
+            short = SHORT_NAMES.get(name)
             if short is None and name.startswith(_POSTPROCESSING_PREFIXES):
                 short = name.rpartition(".")[2]
-                if short not in postprocessing.__all__:
+                if short not in BUILTIN_PLUGINS:
                     raise ConfigError(f"FEEDS[{shown(uri)}]: no post-processing plugin {name!r}")
-            name = getattr(postprocessing, short) if short else load_object(name)
+            name = BUILTIN_PLUGINS[short] if short else load_object(name)
         if not isinstance(name, type):
             raise ConfigError(f"FEEDS[{shown(uri)}]: 'postprocessing' must name classes")
         out.append(name)

@@ -34,6 +34,7 @@ from typing import Any
 import orjson
 
 from skitter._secrets import mask_text
+from skitter._tasks import Background
 from skitter._types import StatsSink
 from skitter.exceptions import ConfigError, StorageError
 from skitter.pipelines._feed_options import FeedOptions, shown
@@ -169,29 +170,25 @@ class Uploads:
         self._stats = stats
         self._target = target
         self._queue: deque[tuple[int, Mapping[str, Any]]] = deque()
-        self._task: asyncio.Task[None] | None = None
+        self._task = Background(f"feed upload {mask_text(options.uri)}")
         #: Why an upload failed for good (None while none has).
         self.failure: str | None = None
 
     def put(self, batch_id: int, batch: Mapping[str, Any]) -> None:
         """Queue the finished batch ``batch_id``; the upload starts at once if it can."""
         self._queue.append((batch_id, batch))
-        if self.failure is None and (self._task is None or self._task.done()):
-            self._task = asyncio.get_running_loop().create_task(
-                self._run(), name=f"feed upload {mask_text(self._options.uri)}"
-            )
+        if self.failure is None and not self._task.running:
+            self._task.start(self._run())
 
     async def drain(self) -> None:
         """Wait for every queued upload; StorageError if one failed. Cancelled, it stops
         the upload at hand (its file stays, for a resume or by hand)."""
         try:
-            while self._task is not None and not self._task.done():
-                await asyncio.shield(self._task)
+            while self._task.running:
+                await self._task.join(shield=True)
         finally:
-            if self._task is not None and not self._task.done():
-                self._task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await self._task
+            if self._task.running:
+                await self._task.stop()
             with contextlib.suppress(Exception):
                 await self._storage.aclose()
         if self.failure is not None:

@@ -47,7 +47,7 @@ import msgspec
 from skitter._failure import Failure
 from skitter.exceptions import CodecError, ConfigError, FatalError
 from skitter.http import Request, Response
-from skitter.http._codec import decode_request, encode_request
+from skitter.http.wiring import decode_request, encode_request
 from skitter.items import adapter_class, item_to_dict
 from skitter.pipelines._media_store import FilesStore, store_for
 from skitter.settings import MediaSettings

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from skitter._secrets import mask_text, mask_url
 from skitter.exceptions import ConfigError, StorageError
 from skitter.pipelines._s3 import S3Location, open_s3_client, require_aiobotocore
-from skitter.utils._files import write_whole
+from skitter.utils.wiring import write_whole
 
 __all__ = ["FSFilesStore", "FilesStore", "S3FilesStore", "md5sum", "store_for"]
 

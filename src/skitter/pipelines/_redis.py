@@ -43,6 +43,7 @@ import msgspec
 
 from skitter._clock import Clock, SystemClock
 from skitter._secrets import authority_problem, mask_text, mask_url
+from skitter._tasks import TaskSet
 from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import ConfigError, StorageError
 from skitter.items import item_to_dict
@@ -132,7 +133,7 @@ class RedisPipeline:
         self._buffer: list[bytes] = []
         self._lock = asyncio.Lock()
         self._kick: asyncio.Handle | None = None
-        self._background: set[asyncio.Task[None]] = set()
+        self._background = TaskSet()
         #: Items Redis holds (as far as its replies said), and items lost with a batch.
         self.sent = 0
         self.lost_items = 0
@@ -188,8 +189,7 @@ class RedisPipeline:
     async def open_spider(self, spider: Any) -> None:
         """Connect and look at the key: credentials or rights Redis refuses, or a key of
         another type, are a ``ConfigError``; a Redis out of reach a ``StorageError``."""
-        from skitter.frontier._redis._client import RedisTarget, bytes_client
-        from skitter.frontier._redis._errors import classify
+        from skitter.redis import RedisTarget, bytes_client, classify
 
         self.key = self.key_pattern % {"spider": getattr(spider, "name", "") or ""}
         self._client, _owned = bytes_client(RedisTarget(self.url, *self._deployment))
@@ -230,8 +230,7 @@ class RedisPipeline:
             self._kick.cancel()
             self._kick = None
         try:
-            if self._background:
-                await asyncio.gather(*self._background, return_exceptions=True)
+            await self._background.wait()
             if self._client is not None and self._failure is None:
                 await self.flush()
         finally:
@@ -247,9 +246,7 @@ class RedisPipeline:
     def _flush_soon(self) -> None:
         self._kick = None
         if self._buffer and self._failure is None:
-            task = asyncio.get_running_loop().create_task(self._flush_quietly())
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
+            self._background.spawn(self._flush_quietly())
 
     async def _flush_quietly(self) -> None:
         # Recorded in _failure: the next item, flush or close raises it.
@@ -273,7 +270,7 @@ class RedisPipeline:
 
     async def _send(self, batch: list[bytes]) -> None:
         assert self._client is not None
-        from skitter.frontier._redis._errors import classify
+        from skitter.redis import classify
 
         delay, since = RETRY_FIRST, None
         timeout = self._outage_timeout

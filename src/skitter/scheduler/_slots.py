@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from skitter._clock import Clock
 from skitter.exceptions import ConfigError
 from skitter.http import Request, url_host
-from skitter.http._url import url_netloc
+from skitter.http.wiring import url_netloc
 from skitter.scheduler._breaker import CircuitBreaker
 from skitter.scheduler._tokenbucket import TokenBucket
 from skitter.settings import PolitenessSettings, Settings

@@ -38,8 +38,9 @@ import orjson
 from redis.asyncio import Redis
 
 from skitter._secrets import mask_text, mask_url
+from skitter._tasks import TaskSet
 from skitter.exceptions import ConfigError
-from skitter.frontier._redis._errors import check_access
+from skitter.redis import check_access
 from skitter.server import _wire
 from skitter.server._deploy import Deployed
 from skitter.server._wire import AgentReport, RunSpec
@@ -58,7 +59,7 @@ class _Part:
 
     spec: RunSpec
     processes: list[asyncio.subprocess.Process] = field(default_factory=list)
-    watchers: list[asyncio.Task[None]] = field(default_factory=list)
+    watchers: TaskSet = field(default_factory=TaskSet)
     lines: list[bytes] = field(default_factory=list)
     exits: list[int] = field(default_factory=list)
     stats: list[Path] = field(default_factory=list)
@@ -189,7 +190,7 @@ class Agent:
             part.processes.append(process)
             part.stats.append(stats)
             prefix = f"[{self.name} worker {index}] ".encode()
-            part.watchers.append(asyncio.create_task(_watch(part, process, prefix)))
+            part.watchers.spawn(_watch(part, process, prefix))
         log.info("Agent %s: job %s (%s/%s) on %d workers", self.name, spec.job,
                  spec.project, spec.spider, self.workers)  # fmt: skip
 

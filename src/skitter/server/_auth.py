@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from skitter.dashboard._security import is_loopback
+from skitter.dashboard.wiring import is_loopback
 from skitter.exceptions import ConfigError
 
 __all__ = ["Access", "Handler"]

@@ -32,7 +32,7 @@ from skitter._secrets import is_secret_name, mask_text, mask_url
 from skitter.cluster import RedisStats
 from skitter.engine import Stats
 from skitter.exceptions import ConfigError
-from skitter.frontier._redis import JobKeys
+from skitter.redis import JobKeys
 from skitter.server import _wire
 from skitter.server._deploy import Deployed, ProjectStore
 from skitter.server._logfile import RunLog

@@ -36,6 +36,7 @@ from typing import Any
 import orjson
 
 from skitter._secrets import MASK, is_secret_name
+from skitter._tasks import TaskSet
 from skitter.exceptions import ConfigError
 from skitter.server._deploy import Deployed, ProjectStore, check_name
 from skitter.server._logfile import RunLog
@@ -105,6 +106,7 @@ class Launcher:
         self._now = now
         self._environ = dict(os.environ if environ is None else environ)
         self._pending: list[tuple[float, Run, dict[str, str]]] = []
+        self._starts = TaskSet()  # each run from its start to its end
         self._active: dict[str, _Active] = {}
         self._slots = 0  # runs started or starting: at most max_proc
         self.on_end: list[Callable[[Run], None]] = []
@@ -199,8 +201,7 @@ class Launcher:
             best = max(range(len(self._pending)), key=lambda i: (self._pending[i][0], -i))
             _, run, settings = self._pending.pop(best)
             self._slots += 1
-            task = asyncio.ensure_future(self._start(run, settings))
-            task.add_done_callback(self._release)
+            self._starts.spawn(self._start(run, settings)).add_done_callback(self._release)
 
     def _release(self, task: asyncio.Task[None]) -> None:
         self._slots -= 1

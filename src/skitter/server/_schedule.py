@@ -31,6 +31,7 @@ import orjson
 
 from skitter._clock import Clock
 from skitter._secrets import is_secret_name
+from skitter._tasks import Background
 from skitter.exceptions import ConfigError
 from skitter.server._cron import Cron
 from skitter.server._deploy import check_name
@@ -146,17 +147,13 @@ class Scheduler:
         self.starter = starter
         self.clock = clock
         self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self._task = Background("skitter-schedules")
 
     def start(self) -> None:
-        self._task = asyncio.ensure_future(self._run())
+        self._task.start(self._run())
 
     async def stop(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self._task.stop()
 
     def put(self, schedule: Schedule) -> None:
         """Add or replace a schedule; it is due first at its next time from now. One

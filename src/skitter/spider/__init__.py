@@ -1,5 +1,6 @@
 """Spiders: what to crawl and how to read it, and the spider middlewares around them."""
 
+from skitter.spider._basemiddleware import BaseSpiderMiddleware
 from skitter.spider._builtin_middlewares import (
     DepthMiddleware,
     HttpErrorMiddleware,
@@ -26,6 +27,7 @@ from skitter.spider._spider import Spider
 
 __all__ = [
     "SPIDER_MIDDLEWARES_BASE",
+    "BaseSpiderMiddleware",
     "DepthMiddleware",
     "HttpErrorMiddleware",
     "OffsiteMiddleware",

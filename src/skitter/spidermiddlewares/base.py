@@ -2,9 +2,7 @@
 ``skitter.spider._basemiddleware``.
 """
 
-from skitter.spider._basemiddleware import (
-    BaseSpiderMiddleware,
-)
+from skitter.spider import BaseSpiderMiddleware
 
 __all__ = [
     "BaseSpiderMiddleware",

@@ -16,7 +16,7 @@ from typing import Any
 from skitter._types import CrawlContext
 from skitter.http import Request
 from skitter.settings import SpiderSettings
-from skitter.spider._basemiddleware import BaseSpiderMiddleware
+from skitter.spider import BaseSpiderMiddleware
 
 __all__ = ["MetaCopyDetectionMiddleware"]
 

@@ -1,13 +1,13 @@
 """Scrapy's ``scrapy.spidermiddlewares.referer`` path for skitter's built-in and its
 referrer policies (REFERRER_POLICY may name them by this path)."""
 
-from skitter.http._referrer import (
+from skitter.http import ReferrerPolicy
+from skitter.http.wiring import (
     DefaultReferrerPolicy,
     NoReferrerPolicy,
     NoReferrerWhenDowngradePolicy,
     OriginPolicy,
     OriginWhenCrossOriginPolicy,
-    ReferrerPolicy,
     SameOriginPolicy,
     StrictOriginPolicy,
     StrictOriginWhenCrossOriginPolicy,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from skitter.http import Request
-from skitter.spider._basemiddleware import BaseSpiderMiddleware
+from skitter.spider import BaseSpiderMiddleware
 
 __all__ = ["StartSpiderMiddleware"]
 

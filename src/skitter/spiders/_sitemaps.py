@@ -35,7 +35,7 @@ def gunzip(data: bytes, limit: int | None) -> bytes:
     SitemapTooLarge, and a corrupt or truncated file with another ValueError."""
     # Imported here: the downloader package (aiohttp and all) is loaded only by a
     # crawl, not by ``import skitter.spiders``.
-    from skitter.downloader._decode import decoder_for
+    from skitter.downloader.wiring import decoder_for
 
     decoder = decoder_for("gzip", limit)
     assert decoder is not None

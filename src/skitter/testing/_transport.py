@@ -35,9 +35,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
 from multidict import CIMultiDict
 
-from skitter.downloader._decode import TruncatedBody
-from skitter.downloader._exchange import NO_BODY_STATUSES
-from skitter.downloader._streaming import Head, StreamingTransport
+from skitter.downloader.wiring import NO_BODY_STATUSES, Head, StreamingTransport, TruncatedBody
 from skitter.http import Request
 from skitter.settings import Settings
 from skitter.signals import SignalManager
@@ -45,7 +43,7 @@ from skitter.testing._context import DictStats
 
 if TYPE_CHECKING:
     from skitter._types import StatsSink
-    from skitter.downloader._dns import CrawlResolver
+    from skitter.downloader.wiring import CrawlResolver
 
 __all__ = ["Answer", "Handler", "MockResponse", "MockTransport"]
 

@@ -38,7 +38,7 @@ from typing import Any
 
 import pytest
 
-from skitter.pipelines._feed_registry import ScrapyExporter, ScrapyStorage
+from skitter.pipelines.wiring import ScrapyExporter, ScrapyStorage
 
 __all__ = ["FeedStorageContract", "ItemExporterContract"]
 

@@ -12,8 +12,7 @@ from weakref import WeakKeyDictionary
 from w3lib.url import canonicalize_url
 
 from skitter.http import Request
-from skitter.http._methods import spider_method
-from skitter.http._request import request_class
+from skitter.http.wiring import request_class, spider_method
 
 __all__ = [
     "RequestFingerprinter",

@@ -10,7 +10,7 @@ from typing import Any
 from parsel import Selector
 
 from skitter.http import Response, TextResponse
-from skitter.spiders._iterators import csv_rows, xml_nodes
+from skitter.spiders.wiring import csv_rows, xml_nodes
 
 __all__ = ["csviter", "xmliter_lxml"]
 

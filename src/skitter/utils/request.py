@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from skitter.http._curl import request_to_curl
+from skitter.http.wiring import request_to_curl
 from skitter.utils._request import (
     RequestFingerprinter,
     _fingerprint_cache,

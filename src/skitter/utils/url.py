@@ -11,7 +11,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from w3lib.url import any_to_uri, parse_url
 
-from skitter.http._url import add_http_if_no_scheme, in_domain
+from skitter.http import in_domain
+from skitter.http.wiring import add_http_if_no_scheme
 
 __all__ = [
     "add_http_if_no_scheme",

@@ -24,7 +24,7 @@ from skitter.downloader.middlewares._cookies import CookiesMiddleware
 from skitter.downloader.middlewares._sessionpool import SessionPool, jar_key
 from skitter.downloader.middlewares._sessionshare import SharedSessions
 from skitter.exceptions import FrontierUnavailable
-from skitter.frontier._redis import JobKeys
+from skitter.redis import JobKeys
 from skitter.testing import refused_port
 from skitter.testing._redis import redis_server_fixture, redis_url_fixture
 

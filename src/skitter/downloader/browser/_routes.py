@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from skitter.http import Request
-from skitter.http._headers import to_text
+from skitter.http.wiring import to_text
 
 if TYPE_CHECKING:
     from playwright.async_api import Page, Route

@@ -36,8 +36,7 @@ from w3lib.http import basic_auth_header
 from skitter._types import CrawlContext
 from skitter.exceptions import ConfigError, NotConfigured, RequestError
 from skitter.http import Request, Scope
-from skitter.http._heldheaders import HELD_HEADERS
-from skitter.http._scope import parse_entry
+from skitter.http.wiring import HELD_HEADERS, parse_entry
 from skitter.settings import DownloaderSettings
 
 __all__ = ["HttpAuthMiddleware"]

@@ -33,7 +33,7 @@ from typing import Any, NoReturn
 from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import IgnoreRequest, NotConfigured
 from skitter.http import Request, Scope
-from skitter.http._scope import LOCAL_SCHEMES
+from skitter.http.wiring import LOCAL_SCHEMES
 
 __all__ = ["OffsiteGuard", "OffsiteMiddleware"]
 

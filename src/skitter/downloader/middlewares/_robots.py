@@ -45,7 +45,7 @@ from skitter._types import CrawlContext, StatsSink
 from skitter.downloader._middleware import DownloadHandler
 from skitter.exceptions import CrawlControl, IgnoreRequest, NotConfigured, RequestError
 from skitter.http import Request, Response, Scope, url_host
-from skitter.http._proxyauth import MARK
+from skitter.http.wiring import MARK
 from skitter.settings import DownloaderSettings
 
 __all__ = ["RobotsCache", "RobotsTxtMiddleware"]

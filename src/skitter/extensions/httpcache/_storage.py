@@ -34,7 +34,7 @@ from skitter.exceptions import ConfigError
 from skitter.extensions.httpcache._entry import CorruptEntry, decode_entry, encode_entry
 from skitter.http import Request, Response
 from skitter.settings import HttpCacheSettings, Settings
-from skitter.utils._files import write_whole
+from skitter.utils.wiring import write_whole
 
 __all__ = ["DbmCacheStorage", "FilesystemCacheStorage", "SqliteCacheStorage", "cache_dir"]
 

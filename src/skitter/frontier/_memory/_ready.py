@@ -24,7 +24,7 @@ from skitter.frontier._memory._records import (
 )
 from skitter.frontier._memory._task import TaskKey
 from skitter.http import Request
-from skitter.http._compact import Callbacks, pack_request, unpack_request
+from skitter.http.wiring import Callbacks, pack_request, unpack_request
 
 __all__ = ["ReadyHeap"]
 

@@ -12,6 +12,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from skitter._tasks import Background
+
 __all__ = ["AckBatcher"]
 
 #: Sends one batch: the flat ARGV tail (now, taskid, token, ...) and the header's time.
@@ -23,13 +25,13 @@ class AckBatcher:
         self._send = send
         # acks waiting for the next flush: (now, taskid, token, future)
         self._waiting: list[tuple[str, str, str, asyncio.Future[int]]] = []
-        self._flusher: asyncio.Task[None] | None = None
+        self._flusher = Background("skitter-ack-flush")
 
     async def ack(self, now: str, taskid: str, token: str) -> bool:
         done = asyncio.get_running_loop().create_future()
         self._waiting.append((now, taskid, token, done))
-        if self._flusher is None or self._flusher.done():
-            self._flusher = asyncio.create_task(self._flush())
+        if not self._flusher.running:
+            self._flusher.start(self._flush())
         return bool(await done)
 
     async def _flush(self) -> None:
@@ -56,5 +58,4 @@ class AckBatcher:
 
     async def close(self) -> None:
         """Wait for the flush that is out, if any."""
-        if self._flusher is not None:
-            await asyncio.gather(self._flusher, return_exceptions=True)
+        await self._flusher.wait()

@@ -50,8 +50,7 @@ from typing import TYPE_CHECKING
 from redis.exceptions import ResponseError
 
 from skitter.exceptions import ConfigError
-from skitter.frontier._redis._keys import JobKeys
-from skitter.frontier._redis._lua import register
+from skitter.redis import JobKeys, register
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -132,7 +131,7 @@ class RedisBloomFilter:
         #: The filter's keys: its hash, then the blocks of its bitmap.
         self.redis_keys = [keys.bloom, *(keys.bloom_block(i) for i in range(blocks))]
         self._args = [str(self.shape.bits), str(self.shape.hashes), str(block_bits)]
-        self._script = register(redis, "bloom_add", "_bloom")
+        self._script = register(redis, "bloom_add", "_bloom", package="skitter.frontier._redis")
         self._warned_recrawl = False
 
     def __repr__(self) -> str:

@@ -40,7 +40,7 @@ machines share one crawl and a killed worker loses nothing:
 Redis unavailable for now (restarting, OOM, READONLY, MISCONF, LOADING) raises
 ``FrontierUnavailable``, refused credentials or ACL rights a ``FatalError``
 (``_errors``); the client reconnects on the next call and reloads scripts on NOSCRIPT.
-Keys are described in ``_keys.py``.
+Keys are described in ``skitter.redis``'s ``_keys.py``.
 """
 
 from __future__ import annotations
@@ -62,17 +62,24 @@ from skitter.frontier._base import (
 )
 from skitter.frontier._redis._acks import AckBatcher
 from skitter.frontier._redis._bloom import RedisBloomFilter
-from skitter.frontier._redis._client import RedisTarget, bytes_client, describe, replica_wait
-from skitter.frontier._redis._errors import translated
-from skitter.frontier._redis._keys import JobKeys
 from skitter.frontier._redis._listing import JobListing
-from skitter.frontier._redis._lua import TimeSource, check_time_source
 from skitter.frontier._redis._push import PushCache, push_row
 from skitter.frontier._redis._quarantine import Quarantine
-from skitter.frontier._redis._replicated import replicated
 from skitter.frontier._redis._scripts import Scripts
 from skitter.http import Request
-from skitter.http._codec import FORMAT_VERSION, decode_request, encode_request
+from skitter.http.wiring import FORMAT_VERSION, decode_request, encode_request
+from skitter.redis import (
+    JobKeys,
+    RedisTarget,
+    TimeSource,
+    bytes_client,
+    check_time_source,
+    describe,
+    lua_number,
+    replica_wait,
+    replicated,
+    translated,
+)
 
 if TYPE_CHECKING:
     from redis.commands.core import AsyncScript
@@ -87,14 +94,7 @@ DupeFilter = Literal["exact", "bloom"]
 _KINDS = ("priority", "fifo", "lifo")
 
 _encode_batch = msgspec.msgpack.Encoder().encode
-
-
 _IGNORED = PushOutcome.IGNORED
-
-
-def _num(x: float) -> str:
-    """A time as Redis and Lua read it back exactly (``repr`` of a float round-trips)."""
-    return repr(float(x))
 
 
 class RedisFrontier(JobListing, Frontier):
@@ -227,7 +227,7 @@ class RedisFrontier(JobListing, Frontier):
 
     def _header(self, now: float) -> list[EncodableT]:
         """The ARGV every script starts with (``lua/_common.lua``)."""
-        return [self.time_source, _num(now), self.kind or "", self.epoch or "", self._bad_max]
+        return [self.time_source, lua_number(now), self.kind or "", self.epoch or "", self._bad_max]
 
     # -- the job ----------------------------------------------------------------------------
     @translated
@@ -324,8 +324,8 @@ class RedisFrontier(JobListing, Frontier):
         leases: list[Lease] = []
         while len(leases) < limit:
             want = limit - len(leases)
-            args: list[EncodableT] = [*self._header(now), _num(lease_seconds), want, owner, token]
-            args.append(self._promote_limit)
+            args: list[EncodableT] = [*self._header(now), lua_number(lease_seconds), want, owner]
+            args += (token, self._promote_limit)
             flat, aside, redis_now = await self._scripts.lease(self._keys, args)
             self._skew = float(redis_now) - now
             if aside:
@@ -380,14 +380,14 @@ class RedisFrontier(JobListing, Frontier):
         if not lease.token:
             return False
         await self._ready()
-        return await self._acks.ack(_num(now), lease.taskid, lease.token)
+        return await self._acks.ack(lua_number(now), lease.taskid, lease.token)
 
     async def _send_acks(self, now: float, acks: list[Any]) -> list[Any]:
         return list(await self._scripts.ack(self._keys, [*self._header(now), *acks]))
 
     @translated
     async def nack(self, lease: Lease, now: float, retry_at: float | None, reason: str) -> bool:
-        retry = "" if retry_at is None else _num(retry_at)
+        retry = "" if retry_at is None else lua_number(retry_at)
         return await self._finish(self._scripts.nack, lease, now, retry, reason)
 
     @translated
@@ -400,7 +400,7 @@ class RedisFrontier(JobListing, Frontier):
         if not mine:
             return 0
         await self._ready()
-        args = [*self._header(now), _num(lease_seconds)]
+        args = [*self._header(now), lua_number(lease_seconds)]
         for lease in mine:
             args += (lease.taskid, lease.token)
         flags = await self._scripts.renew(self._keys, args)

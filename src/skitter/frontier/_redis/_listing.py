@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from skitter.frontier._base import FrontierCounts, TaskInfo, TaskState
-from skitter.frontier._redis._errors import translated
 from skitter.frontier._redis._records import (
     BadEntry,
     LeasedTask,
@@ -21,15 +20,15 @@ from skitter.frontier._redis._records import (
     parse_bad,
     task_info,
 )
-from skitter.frontier._redis._replies import hgetall, hmget, zrange
 from skitter.http import in_domain
+from skitter.redis import hgetall, hmget, translated, zrange
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
     from skitter.frontier._redis._bloom import RedisBloomFilter
-    from skitter.frontier._redis._keys import JobKeys
     from skitter.frontier._redis._scripts import Scripts
+    from skitter.redis import JobKeys
 
 __all__ = ["JobListing"]
 

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from skitter.frontier._redis._errors import reason_kind
+from skitter.redis import reason_kind
 
 if TYPE_CHECKING:
     from skitter._types import StatsSink

@@ -2,7 +2,7 @@
 
 Each multi-key change is one script (``lua/<name>.lua``, with a KEYS/ARGV header), so
 two workers never see a half-done change and a worker killed between two commands
-loses nothing. ``lua/_clock.lua``, ``lua/_bloom.lua`` and ``lua/_common.lua`` are
+loses nothing. ``skitter.redis``'s ``_clock.lua`` and ``_bloom.lua``, then ``lua/_common.lua``, are
 prepended to each: their helpers are shared without a server-side library, and each
 script stays one self-contained EVALSHA.
 
@@ -16,13 +16,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from skitter.frontier._redis._lua import script_text
+from skitter.redis import script_text
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
     from redis.commands.core import AsyncScript
 
 __all__ = ["SCRIPT_NAMES", "Scripts", "script_source"]
+
+#: The package whose ``lua/`` holds the frontier's scripts.
+HERE = "skitter.frontier._redis"
 
 SCRIPT_NAMES = (
     "open",
@@ -40,7 +43,7 @@ SCRIPT_NAMES = (
 
 def script_source(name: str) -> str:
     """The full text of script ``name``: the shared definitions, then the script."""
-    return script_text(name, ("_clock", "_bloom", "_common"))
+    return script_text(name, ("_clock", "_bloom"), HERE, own=("_common",))
 
 
 @dataclass(frozen=True, slots=True)

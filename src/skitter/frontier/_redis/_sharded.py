@@ -2,9 +2,9 @@
 
 One Redis node runs every script of a job on one core and holds the whole queue in its
 memory; past that, ``ShardedRedisFrontier`` splits the job into N ``RedisFrontier``
-shards, each under its own hash tag (``_keys.py``): on a Redis Cluster the shards sit on
-different slots, spread evenly over the masters, so N masters share the scripts' work
-and the memory. Why shards by host rather than a hash tag per host: a worker must find
+shards, each under its own hash tag (``skitter.redis.JobKeys``): on a Redis Cluster the
+shards sit on different slots, spread evenly over the masters, so N masters share the
+scripts' work and the memory. Why shards by host rather than a hash tag per host: a worker must find
 due tasks without asking every host's queue, and the slot's politeness (permits, pace,
 robots.txt) must stay in the same script as the queue of its host; N queues, each a
 whole frontier, keep both, and Redis Cluster already routes, moves slots and fails over.
@@ -45,18 +45,17 @@ from skitter.frontier._base import (
     TaskInfo,
     TaskState,
 )
-from skitter.frontier._redis._client import RedisTarget, bytes_client, describe
-from skitter.frontier._redis._errors import translated
 from skitter.frontier._redis._frontier import RedisFrontier
 from skitter.frontier._redis._push import push_row
 from skitter.http import Request, url_host
+from skitter.redis import RedisTarget, bytes_client, describe, translated
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
     from skitter._types import StatsSink
-    from skitter.frontier._redis._keys import JobKeys
     from skitter.frontier._redis._records import BadEntry, LeasedTask
+    from skitter.redis import JobKeys
 
 __all__ = ["ShardedRedisFrontier"]
 

@@ -20,7 +20,7 @@ from skitter.frontier._sqlite._rows import info, read_tasks
 from skitter.frontier._sqlite._table import JobTable
 from skitter.frontier._sqlite._writer import WriteBehind
 from skitter.http import Request, in_domain
-from skitter.http._codec import decode_request, encode_request
+from skitter.http.wiring import decode_request, encode_request
 
 __all__ = ["SqliteFrontier"]
 

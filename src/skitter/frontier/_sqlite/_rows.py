@@ -13,7 +13,7 @@ from skitter.frontier._base import TaskInfo, TaskState
 from skitter.frontier._jobstore import JobCounts
 from skitter.frontier._memory import MemoryTaskQueue, TaskView
 from skitter.http import Request
-from skitter.http._codec import decode_request
+from skitter.http.wiring import decode_request
 
 __all__ = ["UPSERT", "UPSERT_META", "New", "Row", "count_tasks", "info", "read_tasks", "row_of"]
 

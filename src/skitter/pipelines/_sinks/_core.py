@@ -27,12 +27,14 @@ batches and outages on virtual time.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from typing import Any
 
 from skitter._clock import Clock, SystemClock
 from skitter._secrets import mask_text
+from skitter._tasks import Background
 from skitter._types import StatsSink
 from skitter.exceptions import ConfigError, StorageError
 from skitter.items import item_to_dict
@@ -81,7 +83,7 @@ class Sink:
         self._room = asyncio.Event()
         self._closing = False
         self._connected = False
-        self._writer: asyncio.Task[None] | None = None
+        self._writer = Background("skitter-sink-writer")
         self._failure: str | None = None
 
     # -- what subclasses implement ------------------------------------------------------
@@ -125,7 +127,7 @@ class Sink:
             await self._disconnect_quietly()
             raise StorageError(f"{self.where}: cannot start: {_detail(exc)}") from None
         self._connected = True
-        self._writer = asyncio.get_running_loop().create_task(self._write_batches())
+        self._writer.start(self._write_batches())
         log.info("Writing items to %s", self.where)
 
     async def take(self, item: Any, origin: str | None) -> None:
@@ -170,8 +172,7 @@ class Sink:
         self._closing = True
         self._wake.set()
         try:
-            if self._writer is not None:
-                await self._writer
+            await self._writer.join()
         finally:
             if self._pending:  # the writer was cancelled with them
                 log.error("%d items were not written to %s", len(self._pending), self.where)
@@ -214,13 +215,9 @@ class Sink:
 
     async def _wait_wake(self, seconds: float) -> None:
         """Until an item arrives (or close), or ``seconds`` pass."""
-        woken = asyncio.ensure_future(self._wake.wait())
-        slept = asyncio.ensure_future(asyncio.sleep(seconds))
-        try:
-            await asyncio.wait({woken, slept}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            woken.cancel()
-            slept.cancel()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(seconds):
+                await self._wake.wait()
 
     async def _write_riding_out(self, batch: list[Any]) -> bool:
         """Write ``batch``, riding out an unreachable server for ``outage_timeout``;

@@ -62,7 +62,7 @@ class RedisStreamSink(MessageSink):
     _client: Redis | None = None
 
     async def connect(self) -> None:
-        from skitter.frontier._redis._client import bytes_client
+        from skitter.redis import bytes_client
 
         self._client, _owned = bytes_client(self.options.connect)
         kind = await self._client.type(self.options.target)
@@ -82,7 +82,7 @@ class RedisStreamSink(MessageSink):
         self.duplicates(len(batch) - added)
 
     def transient(self, exc: BaseException) -> bool:
-        from skitter.frontier._redis._errors import classify
+        from skitter.redis import classify
 
         found = classify(exc) if isinstance(exc, Exception) else None
         return found is not None and found[0] == "unavailable"

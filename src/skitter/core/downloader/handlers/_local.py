@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from skitter.downloader._local import LocalHandler
+from skitter.downloader.wiring import LocalHandler
 
 if TYPE_CHECKING:
     from skitter.http import Request, Response

@@ -5,7 +5,7 @@
 -- function library to install).
 --
 -- KEYS, the same eleven for every script, all under one hash tag so that one crawl's
--- keys live on one Redis Cluster shard (see _keys.py for the full description):
+-- keys live on one Redis Cluster shard (see skitter/redis/_keys.py for the full description):
 --   KEYS[1] meta        hash: epoch, kind, version, seq, quarantined, bad_seq, bad_dropped
 --   KEYS[2] tasks       hash: taskid -> record of a queued or processing task (msgpack)
 --   KEYS[3] payloads    hash: taskid -> the encoded Request (opaque here)

@@ -1,11 +1,12 @@
 """The one loader of skitter's Lua scripts: the frontier's and the cluster's.
 
 Scripts live as package data, ``lua/<name>.lua`` next to the code that calls them: the
-frontier's here (``skitter.frontier._redis``), the cluster's (politeness, start claim,
+frontier's in ``skitter.frontier._redis``, the cluster's (politeness, start claim,
 heartbeats) in ``skitter.cluster``. The shared definitions a script may be preceded by
 (``_clock.lua``: the time a script decides at; ``_bucket.lua``: a token bucket brought
-up to that time; ``_bloom.lua``; ``_common.lua``) are the frontier's, whatever package
-the script is in: one clock rule, one refill rule for every script.
+up to that time; ``_bloom.lua``) live here, in ``skitter.redis``, whatever package the
+script is in: one clock rule, one refill rule for every script. A package's own
+preludes (the frontier's ``_common.lua``, on its eleven keys) stay with its scripts.
 
 Unlike the frontier's scripts (``_scripts.py``), the standalone ones get no
 ``_common.lua`` prelude: they do not work on the frontier's eleven keys, and each is
@@ -46,8 +47,8 @@ def check_time_source(value: str) -> TimeSource:
     return value  # type: ignore[return-value]
 
 
-#: Where the shared definitions (and the frontier's own scripts) are.
-HOME = "skitter.frontier._redis"
+#: Where the shared definitions are.
+HOME = "skitter.redis"
 
 
 @cache
@@ -57,16 +58,19 @@ def lua_file(name: str, package: str = HOME) -> str:
 
 
 @cache
-def script_text(name: str, preludes: tuple[str, ...] = (), package: str = HOME) -> str:
+def script_text(
+    name: str, preludes: tuple[str, ...], package: str, own: tuple[str, ...] = ()
+) -> str:
     """Script ``name`` of ``package`` preceded by the shared definitions it uses
-    (``_clock``, ``_bloom``, ``_common``): one self-contained text, so each call stays
-    one EVALSHA."""
+    (``_clock``, ``_bucket``, ``_bloom``), then by its package's ``own`` preludes: one
+    self-contained text, so each call stays one EVALSHA."""
     parts = [lua_file(prelude) for prelude in preludes]
+    parts.extend(lua_file(prelude, package) for prelude in own)
     parts.append(f"-- ==== {name}.lua ====\n{lua_file(name, package)}")
     return "\n".join(parts)
 
 
-def register(client: Redis, name: str, *preludes: str, package: str = HOME) -> AsyncScript:
+def register(client: Redis, name: str, *preludes: str, package: str) -> AsyncScript:
     """Script ``lua/<name>.lua`` of ``package`` after ``preludes``, bound to ``client``."""
     return client.register_script(script_text(name, preludes, package))
 

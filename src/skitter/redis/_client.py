@@ -35,7 +35,7 @@ from redis.exceptions import AuthenticationError, ConnectionError, TimeoutError
 
 from skitter._secrets import authority_problem, mask_url
 from skitter.exceptions import ConfigError
-from skitter.frontier._redis._replicated import ReplicaWait
+from skitter.redis._replicated import ReplicaWait
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -1,0 +1,16 @@
+"""What other packages compose from the pipelines: the coverage counters' stat names and
+the item validators (the monitors), and the adapters of Scrapy's feed storages and
+exporters (the feed contract suite in ``skitter.testing``).
+"""
+
+from skitter.pipelines._coverage import FIELDS, ITEMS
+from skitter.pipelines._feed_registry import ScrapyExporter, ScrapyStorage
+from skitter.pipelines._validation import validator_of
+
+__all__ = [
+    "FIELDS",
+    "ITEMS",
+    "ScrapyExporter",
+    "ScrapyStorage",
+    "validator_of",
+]
