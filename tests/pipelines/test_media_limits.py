@@ -20,7 +20,7 @@ from skitter.exceptions import ConfigError
 from skitter.pipelines._images import ImageException
 from skitter.pipelines._media import MediaInfo
 from skitter.pipelines.images import ImagesPipeline
-from skitter.settings import Settings
+from skitter.utils.test import get_crawler
 
 from ._media_site import MediaSite, crawl, png
 
@@ -97,7 +97,9 @@ async def test_images_max_pixels_is_the_limit(serve: Any, tmp_path: Path) -> Non
 
 
 def pipeline(tmp_path: Path, **settings: Any) -> ImagesPipeline:
-    return ImagesPipeline(str(tmp_path), settings=Settings(settings))
+    crawler = get_crawler(None, {"IMAGES_STORE": str(tmp_path), **settings})
+    pipe: ImagesPipeline = ImagesPipeline.from_crawler(crawler)
+    return pipe
 
 
 def images_of(mw: ImagesPipeline, body: bytes) -> list[Any]:
