@@ -335,7 +335,7 @@ async def test_a_store_that_cannot_be_written_fails_the_crawl_and_a_resume_finis
 @pytest.mark.parametrize(
     ("settings", "message"),
     [
-        ({"ITEM_PIPELINES": FILES, "FILES_STORE": "gs://bucket/files"}, "gs:// media stores are not"),
+        ({"ITEM_PIPELINES": FILES, "FILES_STORE": "gs://bucket/files"}, "gs:// media stores"),
         (
             {
                 "ITEM_PIPELINES": {ImagesPipeline: 1},

@@ -8,15 +8,16 @@ import warnings
 from typing import Any
 
 from skitter.exceptions import ScrapyDeprecationWarning as _Deprecated
-from skitter.pipelines import _media
+from skitter.pipelines import _media, _media_store
 from skitter.pipelines._files import FilesPipeline
 from skitter.pipelines._media_ftp import FTPFilesStore, GCSFilesStore
 from skitter.pipelines._media_store import FSFilesStore, S3FilesStore
-from skitter.pipelines._media_store import md5sum as _md5sum
 
 __all__ = ["FSFilesStore", "FTPFilesStore", "FilesPipeline", "GCSFilesStore", "S3FilesStore"]
 
-# ``_md5sum``: Scrapy's private name of the checksum helper, which its tests import.
+#: Scrapy's private name of the checksum helper, which its tests import.
+_md5sum = _media_store.md5sum
+
 
 def __getattr__(name: str) -> Any:
     if name == "FileException":
