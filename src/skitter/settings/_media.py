@@ -35,7 +35,8 @@ GROUP: list[Setting] = [
         "FILES_STORE",
         None,
         str,
-        "FilesPipeline: where files go, a directory or s3://bucket/prefix (skitter[s3]); "
+        "FilesPipeline: where files go, a directory, s3://bucket/prefix (skitter[s3]) or "
+        "ftp://user:password@host/dir; "
         "the pipeline refuses to start without it.",
     ),
     Setting(
@@ -50,8 +51,9 @@ GROUP: list[Setting] = [
         "IMAGES_STORE",
         None,
         str,
-        "ImagesPipeline (skitter[images]): where images go, a directory or "
-        "s3://bucket/prefix; the pipeline refuses to start without it.",
+        "ImagesPipeline (skitter[images]): where images go, a directory, "
+        "s3://bucket/prefix or ftp://user:password@host/dir; the pipeline refuses to "
+        "start without it.",
     ),
     Setting(
         "IMAGES_EXPIRES",
