@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 from skitter.exceptions import ConfigError
 from skitter.http import Request, Response
 from skitter.pipelines._files import FilesPipeline, setting_or, url_sha1
-from skitter.pipelines._media import FileException, MediaInfo
+from skitter.pipelines._media import FileException
 from skitter.pipelines._media_store import md5sum
 from skitter.settings import MediaSettings
 
@@ -139,7 +139,7 @@ class ImagesPipeline(FilesPipeline):
         self,
         request: Request,
         response: Response | None = None,
-        info: MediaInfo | None = None,
+        info: Any = None,
         *,
         item: Any = None,
     ) -> str:
@@ -150,19 +150,19 @@ class ImagesPipeline(FilesPipeline):
         request: Request,
         thumb_id: str,
         response: Response | None = None,
-        info: MediaInfo | None = None,
+        info: Any = None,
         *,
         item: Any = None,
     ) -> str:
         return f"thumbs/{thumb_id}/{url_sha1(request.url)}.jpg"
 
     async def file_downloaded(
-        self, response: Response, request: Request, info: MediaInfo, *, item: Any = None
+        self, response: Response, request: Request, info: Any, *, item: Any = None
     ) -> str:
         return await self.image_downloaded(response, request, info, item=item)
 
     async def image_downloaded(
-        self, response: Response, request: Request, info: MediaInfo, *, item: Any = None
+        self, response: Response, request: Request, info: Any, *, item: Any = None
     ) -> str:
         """Store the image and its thumbnails; the checksum of the full image."""
         try:
@@ -189,7 +189,7 @@ class ImagesPipeline(FilesPipeline):
         return checksum
 
     def get_images(
-        self, response: Response, request: Request, info: MediaInfo, *, item: Any = None
+        self, response: Response, request: Request, info: Any, *, item: Any = None
     ) -> Iterator[tuple[str, Any, BytesIO]]:
         """The full image, then each thumbnail: (path, image, JPEG bytes)."""
         path = self.file_path(request, response=response, info=info, item=item)

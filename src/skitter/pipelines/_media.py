@@ -42,7 +42,6 @@ __all__ = [
     "FileException",
     "FileInfo",
     "FileInfoOrError",
-    "MediaInfo",
     "MediaPending",
     "MediaPipeline",
 ]
@@ -280,7 +279,3 @@ class MediaPipeline(MediaChain):
         for waiter in info.waiting.pop(fp, []):
             if not waiter.done():
                 waiter.set_result(result)
-
-
-#: skitter's earlier name of ``MediaPipeline.SpiderInfo``.
-MediaInfo = MediaPipeline.SpiderInfo
