@@ -1,19 +1,22 @@
 """Scrapy's media pipeline API in a real crawl: the hooks a subclass overrides are the
 ones the crawl's media tasks call, a subclass's own settings are honoured (and not
-taken for typos), and an ftp:// store (pyftpdlib on 127.0.0.1) keeps and dates files."""
+taken for typos), and an ftp:// store (pyftpdlib on 127.0.0.1) keeps and dates files;
+and ``process_item`` called directly, as a Scrapy unit test does."""
 
 from __future__ import annotations
 
 import hashlib
 import threading
 import warnings
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from skitter.exceptions import ConfigError
+from skitter.exceptions import ConfigError, ConnectionLost
+from skitter.http import Request, Response
 from skitter.pipelines.files import FilesPipeline
 from skitter.utils.misc import build_from_crawler
 from skitter.utils.test import get_crawler
@@ -102,3 +105,36 @@ async def test_files_go_to_ftp_and_a_second_crawl_finds_them_up_to_date(
     assert site.hits["/doc.txt"] == 1
     assert stats["file_status_count/uptodate"] == 1
     assert SECRET not in caplog.text
+
+
+class AnsweringEngine:
+    """Scrapy's ``crawler.engine.download_async``, answered from a dict (the network is
+    not the subject: what the pipeline does with the answers is), counting calls."""
+
+    def __init__(self, answers: dict[str, Response | Exception]) -> None:
+        self.answers = answers
+        self.calls: Counter[str] = Counter()
+
+    async def download_async(self, request: Request) -> Response:
+        self.calls[request.url] += 1
+        answer = self.answers[request.url]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+async def test_process_item_called_directly_downloads_through_the_engine_once_per_url(
+    tmp_path: Path,
+) -> None:
+    good, bad = "http://example.com/a.txt", "http://example.com/b.txt"
+    engine = AnsweringEngine({good: Response(good, body=b"a"), bad: ConnectionLost("reset")})
+    crawler = get_crawler(None, {"FILES_STORE": str(tmp_path)})
+    crawler.engine = engine  # type: ignore[assignment]
+    pipe = build_from_crawler(FilesPipeline, crawler)
+    pipe.open_spider()
+    first = await pipe.process_item({"file_urls": [good, bad]})
+    second = await pipe.process_item({"file_urls": [good, bad]})
+    assert [entry["status"] for entry in first["files"]] == ["downloaded"]
+    assert second["files"] == first["files"]  # the cached results, failure included
+    assert engine.calls == {good: 1, bad: 1}
+    assert (tmp_path / first["files"][0]["path"]).read_bytes() == b"a"
