@@ -480,7 +480,13 @@ PINNED = {
         "problem",
         "render_html",
     ],
-    "skitter.pipelines.files": ["FSFilesStore", "FileException", "FilesPipeline", "S3FilesStore"],
+    "skitter.pipelines.files": [
+        "FSFilesStore",
+        "FTPFilesStore",
+        "FilesPipeline",
+        "GCSFilesStore",
+        "S3FilesStore",
+    ],
     "skitter.pipelines.images": ["ImageException", "ImagesPipeline"],
     "skitter.scheduler": [
         "AutoThrottle",

@@ -238,9 +238,10 @@ async def test_the_same_file_stored_at_once_by_many_items_is_stored_whole(
 
     from skitter.pipelines._media_store import FSFilesStore
 
-    store = FSFilesStore(str(tmp_path))
-    await store.open()
+    store = FSFilesStore(tmp_path)
+    store.open()
     path = "full/shared.txt"
-    await asyncio.gather(*(store.persist_file(path, b"x" * 65536, None) for _ in range(32)))
+    data = b"x" * 65536
+    await asyncio.gather(*(asyncio.to_thread(store.persist_file, path, data) for _ in range(32)))
     assert (tmp_path / path).read_bytes() == b"x" * 65536
     assert os.listdir(tmp_path / "full") == ["shared.txt"]  # no partial file left behind

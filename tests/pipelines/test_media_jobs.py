@@ -95,14 +95,21 @@ async def test_files_go_to_s3_with_their_checksums_and_fresh_ones_stay(
                    "aws_access_key_id": "testing", "aws_secret_access_key": "testing"}  # fmt: skip
     async with get_session().create_client("s3", **client_args) as client:
         await client.create_bucket(Bucket="media")
-        settings = {"BASE": base, "ITEM_PIPELINES": FILES,
+        settings = {"BASE": base, "ITEM_PIPELINES": FILES, "FILES_STORE_S3_ACL": "public-read",
                     "FILES_STORE": "s3://media/crawl/files", **aws}  # fmt: skip
         [item], _stats = await crawl(settings)
         assert [f["status"] for f in item["files"]] == ["downloaded", "downloaded"]
         for stored, body in zip(item["files"], (b"on s3", jpeg(9, 9)), strict=True):
-            got = await client.get_object(Bucket="media", Key=f"crawl/files/{stored['path']}")
+            key = f"crawl/files/{stored['path']}"
+            got = await client.get_object(Bucket="media", Key=key)
             assert await got["Body"].read() == body
             assert stored["checksum"] == md5(body)
+            assert got["CacheControl"] == "max-age=172800"  # Scrapy's HEADERS
+            acl = await client.get_object_acl(Bucket="media", Key=key)
+            everyone = [
+                g for g in acl["Grants"] if g["Grantee"].get("URI", "").endswith("AllUsers")
+            ]
+            assert [g["Permission"] for g in everyone] == ["READ"]  # FILES_STORE_S3_ACL
         [again], _stats = await crawl(settings)
     assert [f["status"] for f in again["files"]] == ["uptodate", "uptodate"]
     assert [f["checksum"] for f in again["files"]] == [md5(b"on s3"), md5(jpeg(9, 9))]
@@ -335,7 +342,7 @@ async def test_a_store_that_cannot_be_written_fails_the_crawl_and_a_resume_finis
 @pytest.mark.parametrize(
     ("settings", "message"),
     [
-        ({"ITEM_PIPELINES": FILES, "FILES_STORE": "gs://bucket/files"}, "only a directory or s3"),
+        ({"ITEM_PIPELINES": FILES, "FILES_STORE": "gs://bucket/files"}, "gs:// media stores"),
         (
             {
                 "ITEM_PIPELINES": {ImagesPipeline: 1},

@@ -18,9 +18,9 @@ from PIL import Image
 from skitter import Request, Response
 from skitter.exceptions import ConfigError
 from skitter.pipelines._images import ImageException
-from skitter.pipelines._media import MediaInfo
 from skitter.pipelines.images import ImagesPipeline
-from skitter.settings import Settings
+from skitter.pipelines.media import MediaPipeline
+from skitter.utils.test import get_crawler
 
 from ._media_site import MediaSite, crawl, png
 
@@ -97,13 +97,15 @@ async def test_images_max_pixels_is_the_limit(serve: Any, tmp_path: Path) -> Non
 
 
 def pipeline(tmp_path: Path, **settings: Any) -> ImagesPipeline:
-    return ImagesPipeline(str(tmp_path), settings=Settings(settings))
+    crawler = get_crawler(None, {"IMAGES_STORE": str(tmp_path), **settings})
+    pipe: ImagesPipeline = ImagesPipeline.from_crawler(crawler)
+    return pipe
 
 
 def images_of(mw: ImagesPipeline, body: bytes) -> list[Any]:
     request = Request("http://example.com/a.png")
     response = Response(request.url, 200, {"Content-Type": "image/png"}, body, request)
-    return list(mw.get_images(response, request, MediaInfo(None)))
+    return list(mw.get_images(response, request, MediaPipeline.SpiderInfo(None)))
 
 
 def test_pillows_decompression_bomb_warning_is_an_error(

@@ -25,12 +25,13 @@ import asyncio
 import warnings
 from collections.abc import Iterator
 from io import BytesIO
+from pathlib import Path
 from typing import Any, ClassVar
 
 from skitter.exceptions import ConfigError
 from skitter.http import Request, Response
-from skitter.pipelines._files import FilesPipeline, url_sha1
-from skitter.pipelines._media import FileException, MediaInfo
+from skitter.pipelines._files import FilesPipeline, setting_or, url_sha1
+from skitter.pipelines._media import FileException
 from skitter.pipelines._media_store import md5sum
 from skitter.settings import MediaSettings
 
@@ -53,6 +54,30 @@ def _pillow() -> Any:
     return Image
 
 
+#: The EXIF tag of an image's orientation (1: upright).
+_ORIENTATION = 0x0112
+
+
+def _lanczos(pil: Any) -> Any:
+    """Pillow's Lanczos filter, by its name before Pillow 9.1 too (``ANTIALIAS``)."""
+    resampling = getattr(pil, "Resampling", None)
+    return resampling.LANCZOS if resampling is not None else pil.ANTIALIAS
+
+
+def _thumbs(value: Any) -> dict[str, tuple[int, int]]:
+    """IMAGES_THUMBS checked: ``{name: (width, height)}``."""
+    thumbs: dict[str, tuple[int, int]] = {}
+    for name, size in dict(value).items():
+        try:
+            width, height = (int(side) for side in size)
+        except (TypeError, ValueError):
+            raise ConfigError(
+                f"IMAGES_THUMBS[{name!r}] must be (width, height), got {size!r}"
+            ) from None
+        thumbs[str(name)] = (width, height)
+    return thumbs
+
+
 def _guard_pillow(pil: Any, max_pixels: Any) -> int:
     """IMAGES_MAX_PIXELS, checked; Pillow's bomb warning made an error and its limit
     raised to the setting when lower (process-wide: Pillow has no other place)."""
@@ -70,29 +95,51 @@ class ImagesPipeline(FilesPipeline):
 
     PREFIX: ClassVar[str] = "IMAGES"
     MEDIA_NAME: ClassVar[str] = "image"
+    MIN_WIDTH: ClassVar[int] = 0
+    MIN_HEIGHT: ClassVar[int] = 0
+    THUMBS: ClassVar[dict[str, tuple[int, int]]] = {}
+    DEFAULT_IMAGES_URLS_FIELD: ClassVar[str] = "image_urls"
+    DEFAULT_IMAGES_RESULT_FIELD: ClassVar[str] = "images"
 
-    def __init__(self, store_uri: str, *, settings: Any, stats: Any = None) -> None:
-        self._image = _pillow()
-        super().__init__(store_uri, settings=settings, stats=stats)
-        own = settings.view(MediaSettings)
-        self.min_width: int = own.images_min_width
-        self.min_height: int = own.images_min_height
-        self.max_pixels = _guard_pillow(self._image, own.images_max_pixels)
-        self.thumbs: dict[str, tuple[int, int]] = {}
-        for name, size in dict(own.images_thumbs).items():
-            try:
-                width, height = (int(side) for side in size)
-            except (TypeError, ValueError):
-                raise ConfigError(
-                    f"IMAGES_THUMBS[{name!r}] must be (width, height), got {size!r}"
-                ) from None
-            self.thumbs[str(name)] = (width, height)
+    def __init__(
+        self,
+        store_uri: str | Path,
+        download_func: Any = None,
+        settings: Any = None,
+        *,
+        crawler: Any = None,
+    ) -> None:
+        self._Image = _pillow()
+        super().__init__(store_uri, download_func, settings, crawler=crawler)
+        own = crawler.settings.view(MediaSettings)
+        self.max_pixels = _guard_pillow(self._Image, own.images_max_pixels)
+
+    def _read_settings(self, settings: Any) -> None:
+        def value(key: str, fallback: Any) -> Any:
+            own_key = self._key_for_pipe(key, "ImagesPipeline", settings)
+            return setting_or(settings, own_key, fallback)
+
+        cls = type(self)
+        self.expires = int(value("IMAGES_EXPIRES", self.EXPIRES))
+        urls = getattr(cls, "IMAGES_URLS_FIELD", self.DEFAULT_IMAGES_URLS_FIELD)
+        result = getattr(cls, "IMAGES_RESULT_FIELD", self.DEFAULT_IMAGES_RESULT_FIELD)
+        self.IMAGES_URLS_FIELD, self.IMAGES_RESULT_FIELD = urls, result
+        self.images_urls_field: str = value("IMAGES_URLS_FIELD", urls)
+        self.images_result_field: str = value("IMAGES_RESULT_FIELD", result)
+        # The files pipeline's hooks read these names.
+        self.files_urls_field, self.files_result_field = (
+            self.images_urls_field,
+            self.images_result_field,
+        )
+        self.min_width: int = int(value("IMAGES_MIN_WIDTH", self.MIN_WIDTH))
+        self.min_height: int = int(value("IMAGES_MIN_HEIGHT", self.MIN_HEIGHT))
+        self.thumbs: dict[str, tuple[int, int]] = _thumbs(value("IMAGES_THUMBS", self.THUMBS))
 
     def file_path(
         self,
         request: Request,
         response: Response | None = None,
-        info: MediaInfo | None = None,
+        info: Any = None,
         *,
         item: Any = None,
     ) -> str:
@@ -103,19 +150,19 @@ class ImagesPipeline(FilesPipeline):
         request: Request,
         thumb_id: str,
         response: Response | None = None,
-        info: MediaInfo | None = None,
+        info: Any = None,
         *,
         item: Any = None,
     ) -> str:
         return f"thumbs/{thumb_id}/{url_sha1(request.url)}.jpg"
 
     async def file_downloaded(
-        self, response: Response, request: Request, info: MediaInfo, *, item: Any = None
+        self, response: Response, request: Request, info: Any, *, item: Any = None
     ) -> str:
         return await self.image_downloaded(response, request, info, item=item)
 
     async def image_downloaded(
-        self, response: Response, request: Request, info: MediaInfo, *, item: Any = None
+        self, response: Response, request: Request, info: Any, *, item: Any = None
     ) -> str:
         """Store the image and its thumbnails; the checksum of the full image."""
         try:
@@ -123,24 +170,30 @@ class ImagesPipeline(FilesPipeline):
                 lambda: list(self.get_images(response, request, info, item=item))
             )
         except _TooManyPixels:
-            if self._stats is not None:
-                self._stats.inc("images/too_many_pixels")
+            self.crawler.stats.inc_value("images/too_many_pixels")
             raise
         checksum: str | None = None
-        for path, _image, buf in images:
-            data = buf.getvalue()
+        for path, image, buf in images:
             if checksum is None:
-                checksum = md5sum(data)
-            await self.store.persist_file(path, data, "image/jpeg")
+                checksum = md5sum(buf.getvalue())
+            width, height = image.size
+            await self._store_call(
+                "persist_file",
+                path,
+                buf,
+                info,
+                meta={"width": width, "height": height},
+                headers={"Content-Type": "image/jpeg"},
+            )
         assert checksum is not None
         return checksum
 
     def get_images(
-        self, response: Response, request: Request, info: MediaInfo, *, item: Any = None
+        self, response: Response, request: Request, info: Any, *, item: Any = None
     ) -> Iterator[tuple[str, Any, BytesIO]]:
         """The full image, then each thumbnail: (path, image, JPEG bytes)."""
         path = self.file_path(request, response=response, info=info, item=item)
-        original = self._decode(response.body)
+        original = self._upright(self._decode(response.body))
         width, height = original.size
         if width < self.min_width or height < self.min_height:
             raise ImageException(
@@ -156,7 +209,7 @@ class ImagesPipeline(FilesPipeline):
     def _decode(self, body: bytes) -> Any:
         """The image, loaded only once its header's pixel count has passed the limit
         (and checked again after loading); ImageException when it cannot be had."""
-        pil = self._image
+        pil = self._Image
         try:
             image = pil.open(BytesIO(body))
             self._check_pixels(image.size)
@@ -169,6 +222,17 @@ class ImagesPipeline(FilesPipeline):
             raise ImageException(f"not an image: {exc}") from None
         self._check_pixels(image.size)
         return image
+
+    def _upright(self, image: Any) -> Any:
+        """A copy of ``image`` turned as its EXIF orientation says; one that needed no
+        turning keeps its format, so that a JPEG keeps its bytes."""
+        if image.getexif().get(_ORIENTATION, 1) != 1:
+            from PIL import ImageOps
+
+            return ImageOps.exif_transpose(image)
+        upright = image.copy()
+        upright.format = image.format
+        return upright
 
     def _check_pixels(self, size: tuple[int, int]) -> None:
         width, height = size
@@ -187,7 +251,7 @@ class ImagesPipeline(FilesPipeline):
     ) -> tuple[Any, BytesIO]:
         """``image`` in RGB (transparent parts on white) and as JPEG bytes, scaled to fit
         ``size`` if given; a JPEG already in RGB keeps ``response_body`` unchanged."""
-        pil = self._image
+        pil = self._Image
         as_downloaded = image.format == "JPEG" and image.mode == "RGB"
         if image.mode == "P":
             image = image.convert("RGBA")
@@ -200,7 +264,7 @@ class ImagesPipeline(FilesPipeline):
             image = image.convert("RGB")
         if size:
             image = image.copy()
-            image.thumbnail(size, pil.Resampling.LANCZOS)
+            image.thumbnail(size, _lanczos(pil))
         elif response_body is not None and as_downloaded:
             return image, response_body
         buf = BytesIO()

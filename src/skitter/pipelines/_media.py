@@ -1,346 +1,281 @@
-"""Media pipelines (files, images): each download a task of the crawl, the item carried.
+"""``MediaPipeline``: Scrapy's media pipeline API, on two ways of downloading.
 
-Scrapy's media pipeline downloads beside the scheduler. Here every media request is a
-task like any other: it is queued in the frontier, leased, gated by the project's and
-the slot's politeness, retried, bounded by DOWNLOAD_MAXSIZE and refused out of scope by
-the downloader. So a crash or a stop loses nothing, and the item must outlive the task
-that yielded it. It does so by travelling in a chain:
+In a crawl, the pipeline manager does not call ``process_item``: every media request is
+a task of the crawl (queued, leased, polite, retried, in scope), and the item travels
+with its requests (``_media_chain``). Called directly, as Scrapy's tests and users' unit
+tests do, ``process_item(item)`` downloads as Scrapy does, through the crawler's engine
+(``crawler.engine.download_async``), and caches each result by request fingerprint in
+``spiderinfo`` so that a URL named by many items is fetched once.
 
-1. ``begin`` (the pipeline's turn in the chain of pipelines) asks ``get_media_requests``
-   for the item's requests and checks the store: a file stored less than FILES_EXPIRES
-   days ago is ``uptodate`` and not fetched. If nothing is left to download, the item
-   goes on at once. Otherwise the first request to fetch is returned in a
-   ``MediaPending``: the engine queues it with the other requests of the callback,
-   before the callback's task is acknowledged, and the item leaves the pipelines for now.
-2. The request carries, in ``meta[MEDIA_META]``, the item (as plain data), the requests
-   still to fetch and the results so far. When its task ends (a response, or an error:
-   offsite, too large, out of retries...), the engine hands it to ``finish``, which
-   stores the file, records the result and returns the next request, again in a
-   ``MediaPending``; after the last, the item with its results (``item_completed``)
-   continues with the pipelines after this one.
-
-Each link is acknowledged only after the next one is queued (or the item has gone
-through the remaining pipelines and feeds), so a resumed job finishes every item once.
-A link's taskid is derived from the item, its origin and its place in the chain, so a
-callback that runs again after a crash queues the same tasks instead of twins.
-
-An item's files are fetched one after another; many items' files download in parallel.
-The item must be plain data (str, numbers, bool, None, bytes, lists, dicts), since it
-is stored with its request: anything else is refused when the request is made, naming
-the field. It comes back as its class when that class is found (one seen in this
-process, an ``Item`` subclass, or a name in the spider's module); otherwise as a dict.
+Both ways call the same hooks, as Scrapy does: ``get_media_requests``,
+``media_to_download`` (a result without downloading: a stored file still fresh),
+``media_downloaded`` / ``media_failed`` and ``item_completed``. The results an item gets
+are Scrapy's: a list of ``(True, result)`` or ``(False, Failure)`` in request order.
 """
 
 from __future__ import annotations
 
-import hashlib
+import asyncio
 import logging
-import sys
-import time
-from collections import OrderedDict
-from collections.abc import MutableMapping
-from dataclasses import dataclass
+import warnings
+from collections import defaultdict
+from collections.abc import Callable
 from typing import Any, ClassVar
 
-import msgspec
-
 from skitter._failure import Failure
-from skitter.exceptions import CodecError, ConfigError, FatalError
+from skitter.exceptions import ScrapyDeprecationWarning
 from skitter.http import Request, Response
-from skitter.http.wiring import decode_request, encode_request
-from skitter.items import adapter_class, item_to_dict
-from skitter.pipelines._media_store import FilesStore, store_for
-from skitter.settings import MediaSettings
+from skitter.http.request import NO_CALLBACK
+from skitter.pipelines._media_chain import (
+    MEDIA_META,
+    FileException,
+    MediaChain,
+    MediaPending,
+    _MediaRequestFiltered,
+)
+from skitter.settings._media import PER_CLASS
+from skitter.utils.defer import ensure_awaitable
+from skitter.utils.misc import arg_to_iter
 
-__all__ = ["MEDIA_META", "FileException", "MediaInfo", "MediaPending", "MediaPipeline"]
+__all__ = [
+    "MEDIA_META",
+    "FileException",
+    "FileInfo",
+    "FileInfoOrError",
+    "MediaPending",
+    "MediaPipeline",
+]
 
 log = logging.getLogger("skitter.pipelines.media")
 
-#: The meta key under which a media request carries its item and chain.
-MEDIA_META = "_skitter_media"
-#: Added to a media request's priority: an item's files come before more pages, so
-#: items are finished rather than piled up.
-MEDIA_PRIORITY = 1000
-_RECENT = 10_000  # downloaded results remembered for ``cached``: bounded memory
+#: A stored file's result: ``{"url", "path", "checksum", "status"}``.
+FileInfo = dict[str, Any]
+#: One entry of the results ``item_completed`` gets.
+FileInfoOrError = tuple[bool, Any]
+
+#: The statuses a media download hands to the pipeline when redirects are followed:
+#: every one but the redirects, which the downloader follows.
+_NOT_REDIRECTS = tuple(status for status in range(100, 600) if not 300 <= status < 400)
 
 
-class FileException(Exception):
-    """A media file that could not be had (bad status, empty body, unreadable image)."""
+def _is_failure(value: Any) -> bool:
+    """A Failure, skitter's or Twisted's (told apart by behaviour, not by import)."""
+    return isinstance(getattr(value, "value", None), BaseException) and callable(
+        getattr(value, "check", None)
+    )
 
 
-@dataclass(frozen=True, slots=True)
-class MediaPending:
-    """The item waits for its media: the engine queues ``requests`` with the other
-    requests of the task, and the item goes on when the last of them has ended."""
-
-    requests: list[Request]
-
-
-@dataclass(frozen=True, slots=True)
-class MediaInfo:
-    """What Scrapy's hooks receive as ``info``: the spider the media is fetched for."""
-
-    spider: Any
+def failure_exc_info(failure: Any) -> tuple[Any, Any, Any]:
+    """``(type, value, traceback)`` of a Failure, for a log record's ``exc_info``."""
+    get_tb = getattr(failure, "getTracebackObject", None)
+    tb = get_tb() if callable(get_tb) else failure.value.__traceback__
+    return type(failure.value), failure.value, tb
 
 
-def _class_name(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
+class MediaPipeline(MediaChain):
+    """The base of ``FilesPipeline`` and ``ImagesPipeline``: subclasses say what to
+    download (``get_media_requests``) and what to do with it (``media_downloaded``).
 
-
-class MediaPipeline:
-    """The engine side of files and images; subclasses store (``media_downloaded``).
-
-    Overridable hooks, as in Scrapy: ``get_media_requests(item, info)``,
-    ``file_path(request, response=None, info=None, *, item=None)``,
-    ``item_completed(results, item, info)``.
+    Each setting it reads may be given for one subclass alone, prefixed with the class
+    name in upper case (``MYPIPELINE_MEDIA_ALLOW_REDIRECTS``), as in Scrapy.
     """
 
-    #: Settings prefix (FILES, IMAGES), and the name results and stats are counted under.
-    PREFIX: ClassVar[str] = "FILES"
-    MEDIA_NAME: ClassVar[str] = "file"
+    #: Whether ``item_completed`` logs each failed result (with its traceback).
+    LOG_FAILED_RESULTS: ClassVar[bool] = True
+    #: The settings a subclass reads under its own name (set for each subclass).
+    declared_settings: ClassVar[list[str]] = []
 
-    def __init__(self, store_uri: str, *, settings: Any, stats: Any = None) -> None:
-        prefix = self.PREFIX
-        self.store: FilesStore = store_for(store_uri, settings)
-        self.expires_days: int = settings[f"{prefix}_EXPIRES"]
-        self.urls_field: str = settings[f"{prefix}_URLS_FIELD"]
-        self.result_field: str = settings[f"{prefix}_RESULT_FIELD"]
-        self.allow_redirects: bool = settings.view(MediaSettings).media_allow_redirects
-        self._stats = stats
-        #: Results of the files this process downloaded last, by URL: another item
-        #: naming the same URL gets it as ``cached`` instead of fetching it again.
-        self._downloaded: OrderedDict[str, dict[str, Any]] = OrderedDict()
-        #: Item classes seen, by name, to give a carried item its class back.
-        self._classes: dict[str, type] = {}
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A subclass reads the media settings under its own name too: declared, so
+        that a crawl with it does not call them unknown."""
+        super().__init_subclass__(**kwargs)
+        cls.declared_settings = [f"{cls.__name__.upper()}_{key}" for key in PER_CLASS]
+
+    class SpiderInfo:
+        """What the hooks get as ``info``: the spider, and the fingerprints of requests
+        being downloaded, waiting for one, and done (their results)."""
+
+        def __init__(self, spider: Any) -> None:
+            self.spider = spider
+            self.downloading: set[bytes] = set()
+            self.downloaded: dict[bytes, Any] = {}
+            self.waiting: defaultdict[bytes, list[asyncio.Future[Any]]] = defaultdict(list)
+
+    def __init__(
+        self, download_func: Callable[..., Any] | None = None, *, crawler: Any = None
+    ) -> None:
+        if crawler is None:
+            raise TypeError(f"{type(self).__name__} needs a crawler: build it with from_crawler")
+        super().__init__()
+        self.crawler = crawler
+        self.download_func = download_func
+        self._fingerprinter = crawler.request_fingerprinter
+        self.spiderinfo: MediaPipeline.SpiderInfo = self.SpiderInfo(crawler.spider)
+        key = self._key_for_pipe("MEDIA_ALLOW_REDIRECTS", "MediaPipeline", crawler.settings)
+        self.allow_redirects: bool = crawler.settings.getbool(key, False)
+        self.handle_httpstatus_list = list(_NOT_REDIRECTS) if self.allow_redirects else None
 
     @classmethod
-    def from_crawler(cls, crawler: Any) -> MediaPipeline:
-        settings = crawler.settings
-        uri = settings[f"{cls.PREFIX}_STORE"]
-        if not uri:
-            raise ConfigError(
-                f"{cls.__name__} is in ITEM_PIPELINES but {cls.PREFIX}_STORE is not set "
-                "(a directory or s3://bucket/prefix)"
-            )
-        return cls(str(uri), settings=settings, stats=crawler.stats)
+    def from_crawler(cls, crawler: Any) -> Any:
+        return cls(crawler=crawler)
+
+    def _key_for_pipe(
+        self, key: str, base_class_name: str | None = None, settings: Any = None
+    ) -> str:
+        """``key``, or ``<CLASSNAME>_<key>`` for a subclass: the name only that subclass
+        reads, when it is set (or when no settings are given to check)."""
+        class_name = type(self).__name__
+        own_key = f"{class_name.upper()}_{key}"
+        if not base_class_name or class_name == base_class_name:
+            return key
+        if settings is not None and settings.get(own_key) is None:
+            return key
+        return own_key
 
     # -- lifecycle -------------------------------------------------------------------
-    async def open_spider(self, spider: Any) -> None:
-        await self.store.open()
+    def open_spider(self, spider: Any = None) -> None:
+        self.spiderinfo = self.SpiderInfo(spider if spider is not None else self.crawler.spider)
+        self._open_store()
 
-    async def close_spider(self, spider: Any) -> None:
-        await self.store.close()
+    def _open_store(self) -> None:
+        """Nothing to open here; the files pipeline opens its store."""
 
     # -- Scrapy's hooks --------------------------------------------------------------
-    def get_media_requests(self, item: Any, info: MediaInfo) -> list[Request]:
-        urls = adapter_class()(item).get(self.urls_field) or []
-        if not isinstance(urls, list | tuple):
-            raise TypeError(f"{self.urls_field} must be a list of URLs, got {type(urls).__name__}")
-        return [Request(url) for url in urls]
+    def get_media_requests(self, item: Any, info: SpiderInfo) -> Any:
+        """The requests of ``item``'s media (one, several or none)."""
+        return []
+
+    def media_to_download(self, request: Request, info: SpiderInfo, *, item: Any = None) -> Any:
+        """A result for ``request`` without downloading it (or an awaitable of one), or
+        None to download it."""
+        return None
+
+    def media_downloaded(
+        self, response: Response, request: Request, info: SpiderInfo, *, item: Any = None
+    ) -> Any:
+        """The result of a downloaded media file (may be awaitable); raise to fail it."""
+        return response
+
+    def media_failed(self, failure: Any, request: Request, info: SpiderInfo) -> Any:
+        """A download failed: raise (the result is the failure) or return a result."""
+        failure.raiseException()
 
     def file_path(
         self,
         request: Request,
         response: Response | None = None,
-        info: MediaInfo | None = None,
+        info: SpiderInfo | None = None,
         *,
         item: Any = None,
     ) -> str:
         raise NotImplementedError
 
-    async def media_downloaded(
-        self, response: Response, request: Request, info: MediaInfo, *, item: Any = None
-    ) -> dict[str, Any]:
-        """Store the file; its result (url, path, checksum, status). Raise to fail it."""
-        raise NotImplementedError
-
-    def item_completed(self, results: list[tuple[bool, Any]], item: Any, info: MediaInfo) -> Any:
-        """The item with the successful results in its result field (failures were
-        logged when they happened)."""
-        adapter = adapter_class()(item)
-        if self.result_field in adapter.field_names() or isinstance(item, dict):
-            adapter[self.result_field] = [value for ok, value in results if ok]
+    def item_completed(self, results: list[FileInfoOrError], item: Any, info: SpiderInfo) -> Any:
+        """The item, once every media request has a result; failures are logged (not
+        those of requests the crawl filtered) unless LOG_FAILED_RESULTS is off."""
+        if self.LOG_FAILED_RESULTS:
+            for ok, value in results:
+                if ok or not _is_failure(value) or value.check(_MediaRequestFiltered):
+                    continue
+                log.error(
+                    "%s found errors processing %s",
+                    type(self).__name__,
+                    item,
+                    exc_info=failure_exc_info(value),
+                    extra={"spider": info.spider},
+                )
         return item
 
-    # -- the chain (called by the pipeline manager) ----------------------------------
-    async def begin(self, item: Any, spider: Any, *, stage: int, origin: str) -> Any:
-        """This pipeline's turn for ``item``: the item (nothing to fetch) or a
-        ``MediaPending`` with the first request to fetch."""
-        info = MediaInfo(spider)
-        requests = list(self.get_media_requests(item, info) or [])
-        if not requests:
-            return self.item_completed([], item, info)
-        self._classes.setdefault(_class_name(type(item)), type(item))
-        state: dict[str, Any] = {
-            "pipeline": _class_name(type(self)),
-            "stage": stage,
-            "origin": origin,
-            "item": item_to_dict(item),
-            "cls": None if type(item) is dict else _class_name(type(item)),
-            "pending": [self._stored(request, spider) for request in requests],
-            "results": [],
-        }
-        return await self._advance(state, item, spider)
+    # -- Scrapy's way: downloads through the crawler's engine ------------------------
+    async def process_item(self, item: Any, spider: Any = None) -> Any:
+        info = self.spiderinfo
+        requests = arg_to_iter(self.get_media_requests(item, info))
+        outcomes = await asyncio.gather(*(self._process_request(r, info, item) for r in requests))
+        return await ensure_awaitable(self.item_completed(list(outcomes), item, info))
 
-    async def finish(
-        self,
-        request: Request,
-        spider: Any,
-        response: Response | None,
-        error: BaseException | None,
-    ) -> Any:
-        """The end of a media task: the next ``MediaPending``, or the item completed."""
-        state = dict(request.meta[MEDIA_META])
-        item = self._rebuild(state, spider)
-        info = MediaInfo(spider)
-        current = decode_request(state["current"], spider)
-        try:
-            if error is not None:
-                raise FileException(f"{type(error).__name__}: {error}")
-            assert response is not None
-            result = await self._downloaded_result(response, current, info, item)
-        except FileException as exc:
-            state["results"] = [*state["results"], [False, str(exc)]]
-            self._count("failed")
-            log.warning(
-                "%s (%s): Error downloading %s from %s referred in <%s>",
-                self.MEDIA_NAME.capitalize(),
-                exc,
-                self.MEDIA_NAME,
-                current,
-                state["origin"],
-            )
+    async def _process_request(self, request: Request, info: SpiderInfo, item: Any) -> Any:
+        """``(ok, value)`` for one request: the cached outcome of its fingerprint, the
+        outcome of a download already running for it, or its own; then its errback."""
+        fp = self._fingerprinter.fingerprint(request)
+        errback = request.errback
+        request.callback = NO_CALLBACK
+        request.errback = None
+        if fp in info.downloaded:
+            outcome = info.downloaded[fp]
         else:
-            self._downloaded[current.url] = result
-            if len(self._downloaded) > _RECENT:
-                self._downloaded.popitem(last=False)
-            state["results"] = [*state["results"], [True, result]]
-        return await self._advance(state, item, spider)
+            waiter: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+            info.waiting[fp].append(waiter)
+            if fp not in info.downloading:
+                info.downloading.add(fp)
+                result = await self._outcome(request, info, item)
+                self._cache_result_and_execute_waiters(result, fp, info)
+            outcome = await waiter
+        if _is_failure(outcome) and errback is not None:
+            outcome = errback(outcome)
+        return (False, outcome) if _is_failure(outcome) else (True, outcome)
 
-    async def _downloaded_result(
-        self, response: Response, request: Request, info: MediaInfo, item: Any
-    ) -> dict[str, Any]:
-        if response.status != 200:
-            raise FileException(f"code: {response.status}")
-        if not response.body:
-            raise FileException("empty-content")
+    async def _outcome(self, request: Request, info: SpiderInfo, item: Any) -> Any:
+        """The result of ``request`` (a value, or a Failure)."""
         try:
-            result = await self.media_downloaded(response, request, info, item=item)
-        except (FileException, FatalError):
-            raise  # a FatalError: the store failed; the task runs again on a resume
+            known = await ensure_awaitable(self.media_to_download(request, info, item=item))
+            if known is not None:
+                return known
+            self._modify_media_request(request)
+            try:
+                response = await self._download(request)
+            except Exception as exc:
+                return self._failed(Failure(exc, request), request, info)
+            return await ensure_awaitable(self.media_downloaded(response, request, info, item=item))
         except Exception as exc:
-            log.exception("Error processing %s from %s", self.MEDIA_NAME, request)
-            raise FileException(f"error: {exc}") from exc
-        self._count(result["status"])
+            return Failure(exc, request)
+
+    async def _download(self, request: Request) -> Response:
+        if self.download_func is not None:
+            response: Response = await ensure_awaitable(self.download_func(request))
+            return response
+        engine = getattr(self.crawler, "engine", None)
+        download = getattr(engine, "download_async", None)
+        if download is None:
+            raise RuntimeError(
+                f"{type(self).__name__}.process_item() downloads through the crawler's "
+                "engine, and this crawler has none: in a crawl, skitter's pipeline "
+                "manager runs the media requests as tasks instead"
+            )
+        response = await download(request)
+        return response
+
+    def _failed(self, failure: Any, request: Request, info: SpiderInfo) -> Any:
+        """``media_failed``'s answer: what it returns, or the failure it raised."""
+        try:
+            result = self.media_failed(failure, request, info)
+        except Exception as exc:
+            return Failure(exc, request)
+        if _is_failure(result):
+            warnings.warn(
+                f"{type(self).__name__}.media_failed returned a Failure instance; "
+                "raise the exception instead",
+                ScrapyDeprecationWarning,
+                stacklevel=2,
+            )
         return result
 
-    async def _advance(self, state: dict[str, Any], item: Any, spider: Any) -> Any:
-        info = MediaInfo(spider)
-        pending: list[bytes] = list(state["pending"])
-        results: list[list[Any]] = list(state["results"])
-        while pending:
-            current = pending.pop(0)
-            request = decode_request(current, spider)
-            known = self._downloaded.get(request.url)
-            if known is not None:
-                results.append([True, {**known, "status": "cached"}])
-                self._count("cached")
-                continue
-            fresh = await self._uptodate(request, info, item)
-            if fresh is not None:
-                results.append([True, fresh])
-                self._count("uptodate")
-                continue
-            chain = {**state, "pending": pending, "results": results, "current": current}
-            return MediaPending([self._media_request(request, chain, spider)])
-        return self.item_completed([_result(ok, value) for ok, value in results], item, info)
+    def _modify_media_request(self, request: Request) -> None:
+        """Let every status through to the pipeline (all of them, or all but the
+        redirects when MEDIA_ALLOW_REDIRECTS lets the downloader follow those)."""
+        if self.handle_httpstatus_list is not None:
+            request.meta["handle_httpstatus_list"] = self.handle_httpstatus_list
+        else:
+            request.meta["handle_httpstatus_all"] = True
 
-    async def _uptodate(
-        self, request: Request, info: MediaInfo, item: Any
-    ) -> dict[str, Any] | None:
-        path = self.file_path(request, info=info, item=item)
-        stat = await self.store.stat_file(path)
-        modified = stat.get("last_modified")
-        if modified is None:
-            return None
-        if (time.time() - modified) / 86400 > self.expires_days:
-            return None
-        return {"url": request.url, "path": path, "checksum": stat.get("checksum"),
-                "status": "uptodate"}  # fmt: skip
-
-    def _media_request(self, request: Request, chain: dict[str, Any], spider: Any) -> Request:
-        meta = {**request.meta, MEDIA_META: chain}
-        if not self.allow_redirects:
-            meta.setdefault("dont_redirect", True)
-        media = request.replace(
-            meta=meta, priority=request.priority + MEDIA_PRIORITY, dont_filter=False
-        )
-        self._stored(media, spider)
-        identity = [chain["origin"], chain["pipeline"], len(chain["results"]), request.url,
-                    chain["item"]]  # fmt: skip
-        digest = hashlib.sha1(msgspec.msgpack.encode(identity), usedforsecurity=False)
-        return media.replace(taskid=f"media-{digest.hexdigest()}")
-
-    def _stored(self, request: Request, spider: Any) -> bytes:
-        """``request`` as the frontier stores it (the wire codec: no secret headers or
-        proxy credentials, plain data only), or TypeError saying why it cannot be."""
-        try:
-            return encode_request(request, spider)
-        except CodecError as exc:
-            raise TypeError(
-                f"{type(self).__name__} stores the item with its media requests, so both "
-                f"must be plain data (str, numbers, bool, None, bytes, lists, dicts): {exc}"
-            ) from None
-
-    # -- the carried item ------------------------------------------------------------
-    def _rebuild(self, state: dict[str, Any], spider: Any) -> Any:
-        data: dict[str, Any] = dict(state["item"])
-        name = state["cls"]
-        if name is None:
-            return data
-        cls = self._classes.get(name) or _find_class(name, spider)
-        if cls is None:
-            log.warning("Item class %s not found; the item goes on as a dict", name)
-            return data
-        try:
-            factory: Any = cls
-            if issubclass(cls, MutableMapping):
-                return factory(data)
-            return factory(**data)
-        except Exception as exc:
-            log.warning("Cannot rebuild a %s item (%s); it goes on as a dict", name, exc)
-            return data
-
-    def _count(self, status: str) -> None:
-        if self._stats is not None:
-            self._stats.inc(f"{self.MEDIA_NAME}_count")
-            self._stats.inc(f"{self.MEDIA_NAME}_status_count/{status}")
-
-
-def _result(ok: bool, value: Any) -> tuple[bool, Any]:
-    if ok:
-        return True, value
-    return False, Failure(FileException(value))
-
-
-def _find_class(name: str, spider: Any) -> type | None:
-    """An item class by its ``module.qualname``: an ``Item`` subclass, or an item class
-    the spider's module names. Never imported by name, and never any other class: a
-    stored payload must not choose code to run."""
-    from skitter.item import Item  # itemadapter, and Scrapy where installed: on first use
-
-    stack: list[type] = [Item]
-    while stack:
-        cls = stack.pop()
-        if _class_name(cls) == name:
-            return cls
-        stack.extend(cls.__subclasses__())
-    module = sys.modules.get(type(spider).__module__)
-    for candidate in vars(module).values() if module is not None else ():
-        if (
-            isinstance(candidate, type)
-            and _class_name(candidate) == name
-            and adapter_class().is_item_class(candidate)
-        ):
-            return candidate
-    return None
+    def _cache_result_and_execute_waiters(self, result: Any, fp: bytes, info: SpiderInfo) -> None:
+        """Keep ``result`` for the fingerprint and give it to every request waiting."""
+        if _is_failure(result):
+            value = result.value
+            # The exception must not keep alive what was handling it (a response).
+            if isinstance(value.__context__, StopIteration):
+                value.__context__ = None
+        info.downloading.discard(fp)
+        info.downloaded[fp] = result
+        for waiter in info.waiting.pop(fp, []):
+            if not waiter.done():
+                waiter.set_result(result)

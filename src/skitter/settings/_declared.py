@@ -35,6 +35,7 @@ from collections.abc import Collection, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from skitter.exceptions import ConfigError
+from skitter.settings._media import is_per_class
 from skitter.settings._registry import KNOWN_NAMES, SETTINGS
 from skitter.settings._scan import names_in_code
 from skitter.settings._setting import Setting
@@ -187,7 +188,9 @@ def check_declared(
     if not unknown:
         return
     known = [*SETTINGS, *own.names, *shared.names]
-    typos = {name: close for name in unknown if (close := _meant(name, known))}
+    typos = {
+        name: close for name in unknown if not is_per_class(name) and (close := _meant(name, known))
+    }
     typos.update({name: [name] for name in unknown if shared.covers(name)})  # custom_settings
     kept = [name for name in unknown if name not in typos]
     if kept:

@@ -4,14 +4,39 @@ from __future__ import annotations
 
 from skitter.settings._setting import Setting
 
-__all__ = ["GROUP"]
+__all__ = ["GROUP", "PER_CLASS", "is_per_class"]
+
+#: The media settings a pipeline subclass reads under its own name first, as in Scrapy:
+#: ``MYPIPELINE_FILES_EXPIRES`` for ``class MyPipeline(FilesPipeline)``.
+PER_CLASS = (
+    "FILES_EXPIRES",
+    "FILES_URLS_FIELD",
+    "FILES_RESULT_FIELD",
+    "IMAGES_EXPIRES",
+    "IMAGES_URLS_FIELD",
+    "IMAGES_RESULT_FIELD",
+    "IMAGES_MIN_WIDTH",
+    "IMAGES_MIN_HEIGHT",
+    "IMAGES_THUMBS",
+    "MEDIA_ALLOW_REDIRECTS",
+)
+
+
+def is_per_class(name: str) -> bool:
+    """Whether ``name`` is a media setting given for one pipeline class
+    (``<CLASSNAME>_<setting>``): not a typo of the setting, whichever class it names."""
+    return any(
+        name.endswith(f"_{key}") and name[: -len(key) - 1].isidentifier() for key in PER_CLASS
+    )
+
 
 GROUP: list[Setting] = [
     Setting(
         "FILES_STORE",
         None,
         str,
-        "FilesPipeline: where files go, a directory or s3://bucket/prefix (skitter[s3]); "
+        "FilesPipeline: where files go, a directory, s3://bucket/prefix (skitter[s3]) or "
+        "ftp://user:password@host/dir; "
         "the pipeline refuses to start without it.",
     ),
     Setting(
@@ -26,8 +51,9 @@ GROUP: list[Setting] = [
         "IMAGES_STORE",
         None,
         str,
-        "ImagesPipeline (skitter[images]): where images go, a directory or "
-        "s3://bucket/prefix; the pipeline refuses to start without it.",
+        "ImagesPipeline (skitter[images]): where images go, a directory, "
+        "s3://bucket/prefix or ftp://user:password@host/dir; the pipeline refuses to "
+        "start without it.",
     ),
     Setting(
         "IMAGES_EXPIRES",
@@ -54,6 +80,20 @@ GROUP: list[Setting] = [
         "ImagesPipeline: images of more pixels (width x height, read from the header before "
         "decoding) are refused, logged, counted in images/too_many_pixels and not stored: "
         "a small file can decode to gigabytes. 25 MP is a 5000x5000 image.",
+    ),
+    Setting(
+        "FILES_STORE_S3_ACL",
+        None,
+        str,
+        "FilesPipeline: the canned ACL of the objects an s3:// store writes (None: the "
+        "bucket's default).",
+    ),
+    Setting(
+        "IMAGES_STORE_S3_ACL",
+        None,
+        str,
+        "ImagesPipeline: the canned ACL of the objects an s3:// store writes (None: the "
+        "bucket's default).",
     ),
     Setting(
         "MEDIA_ALLOW_REDIRECTS",

@@ -161,12 +161,7 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
     **_group(
         "FILES_STORE_GCS_ACL IMAGES_STORE_GCS_ACL",
         "gs:// media stores are " + _LATER + "; FILES_STORE and IMAGES_STORE take a "
-        "directory or s3://",
-    ),
-    **_group(
-        "FILES_STORE_S3_ACL IMAGES_STORE_S3_ACL",
-        "a predefined ACL for S3 media stores is " + _LATER + "; set the bucket's default "
-        "object ACL instead",
+        "directory, s3:// or ftp://",
     ),
     **_group("FORCE_CRAWLER_PROCESS", _ASYNCIO, False),
     **_group(

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -113,6 +114,8 @@ def _coerce(spec: Setting | None, value: Any) -> Any:
         return float(value)
     if spec.kind is list and isinstance(value, tuple | set | frozenset):
         return list(value)
+    if spec.kind is str and isinstance(value, os.PathLike):
+        return str(os.fspath(value))  # a pathlib.Path for a directory, as Scrapy takes
     if value is not None and not isinstance(value, spec.kind):
         raise ConfigError(
             f"setting {name} must be {spec.kind.__name__}, got {type(value).__name__} "

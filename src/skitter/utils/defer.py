@@ -69,6 +69,13 @@ def deferred_from_coro(o: Any) -> Any:
     return Deferred.fromFuture(asyncio.ensure_future(o))
 
 
+async def _process_pending_io() -> None:
+    """Let the event loop run what is ready (callbacks, finished I/O) before going on:
+    Scrapy's helper for a test that must see work in progress."""
+    for _ in range(2):
+        await asyncio.sleep(0)
+
+
 async def _value(o: Any) -> Any:
     return o
 
