@@ -143,6 +143,7 @@ PINNED = {
         "Agent",
     ],
     "skitter.settings.wiring": [
+        "PER_CLASS",
         "check_declared",
         "spider_layer",
     ],

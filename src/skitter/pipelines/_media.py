@@ -33,7 +33,7 @@ from skitter.pipelines._media_chain import (
     MediaPending,
     _MediaRequestFiltered,
 )
-from skitter.settings._media import PER_CLASS
+from skitter.settings.wiring import PER_CLASS
 from skitter.utils.defer import ensure_awaitable
 from skitter.utils.misc import arg_to_iter
 

@@ -46,7 +46,7 @@ import msgspec
 from skitter._failure import Failure
 from skitter.exceptions import CodecError, FatalError
 from skitter.http import Request, Response
-from skitter.http._codec import decode_request, encode_request
+from skitter.http.wiring import decode_request, encode_request
 from skitter.items import adapter_class, item_to_dict
 from skitter.utils.defer import ensure_awaitable
 from skitter.utils.misc import arg_to_iter

@@ -1,11 +1,14 @@
 """What the crawler (the composition root) composes from the settings package: the
-spider's settings layer and the start check of names nothing reads.
+spider's settings layer and the start check of names nothing reads; and the suffixes of
+the media pipelines' per-class settings, which the media pipeline matches its own names by.
 """
 
 from skitter.settings._attributes import spider_layer
 from skitter.settings._declared import check_declared
+from skitter.settings._media import PER_CLASS
 
 __all__ = [
+    "PER_CLASS",
     "check_declared",
     "spider_layer",
 ]
