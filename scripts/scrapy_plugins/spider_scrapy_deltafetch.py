@@ -1,0 +1,14 @@
+"""scrapy-deltafetch, as its README sets it up; the runner runs it twice on one folder."""
+
+import os
+
+import scrapy_deltafetch  # noqa: F401  (loads?)
+from _common import WORK, ProductSpider as Spider, base_settings  # noqa: F401
+
+
+def settings():
+    return base_settings(
+        SPIDER_MIDDLEWARES={"scrapy_deltafetch.DeltaFetch": 100},
+        DELTAFETCH_ENABLED=True,
+        DELTAFETCH_DIR=os.path.join(WORK, "deltafetch"),
+    )

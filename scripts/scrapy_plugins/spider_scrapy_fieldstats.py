@@ -1,0 +1,11 @@
+"""scrapy-fieldstats, as its README sets it up."""
+
+import scrapy_fieldstats.fieldstats  # noqa: F401  (loads?)
+from _common import ProductSpider as Spider, base_settings  # noqa: F401
+
+
+def settings():
+    return base_settings(
+        EXTENSIONS={"scrapy_fieldstats.fieldstats.FieldStatsExtension": 10},
+        FIELDSTATS_ENABLED=True,
+    )
