@@ -113,8 +113,8 @@ class Site:
         )
 
     async def handle(self, request: web.Request, proxy: str = "") -> web.Response:
-        path = request.path_qs
-        self.hits.append(Hit(path, dict(request.headers), proxy))
+        path = request.path
+        self.hits.append(Hit(request.path_qs, dict(request.headers), proxy))
         if path == "/":
             links = "".join(f'<a href="/product/{n}">p{n}</a>' for n in range(1, 5))
             return self._html(f"<html><body>{links}</body></html>")

@@ -195,7 +195,7 @@ def test_a_plugin_subclass_builds_it_from_the_settings_as_in_scrapy() -> None:
     settings = Settings({"RETRY_HTTP_CODES": [503, 429], "RETRY_EXCEPTIONS": [DownloadTimeout]})
     middleware = RetryWithOwnHeader(settings)
     assert middleware.retry_http_codes == {503, 429}
-    assert middleware.EXCEPTIONS_TO_RETRY == (DownloadTimeout,)
+    assert (DownloadTimeout,) == middleware.EXCEPTIONS_TO_RETRY
     with pytest.raises(RetryLater):
         middleware.process_response(Request("http://a.example/"), Response(
             "http://a.example/", status=503))
