@@ -1,9 +1,8 @@
 """scrapy-inline-requests: a callback fetches a second page inline, as its README shows."""
 
 import scrapy
-from inline_requests import inline_requests
-
 from _common import ProductSpider, base_settings, product
+from inline_requests import inline_requests
 
 
 class Spider(ProductSpider):

@@ -1,7 +1,7 @@
 """scrapy-rotating-proxies, as its README sets it up."""
 
 import rotating_proxies.middlewares  # noqa: F401  (loads?)
-from _common import PROXIES, ProductSpider as Spider, base_settings  # noqa: F401
+from _common import PROXIES, base_settings
 
 
 def settings():

@@ -3,7 +3,7 @@
 import os
 
 import scrapy_deltafetch  # noqa: F401  (loads?)
-from _common import WORK, ProductSpider as Spider, base_settings  # noqa: F401
+from _common import WORK, base_settings
 
 
 def settings():

@@ -1,7 +1,8 @@
 """scrapy-fake-useragent, as its README sets it up (no USER_AGENT: the last fallback)."""
 
 import scrapy_fake_useragent.middleware  # noqa: F401  (loads?)
-from _common import ProductSpider as Spider, base_settings  # noqa: F401
+from _common import ProductSpider as Spider  # noqa: F401
+from _common import base_settings
 
 
 def settings():

@@ -1,8 +1,7 @@
 """scrapy-jsonschema: a JsonSchemaItem and the validation pipeline (the README's way)."""
 
-from scrapy_jsonschema.item import JsonSchemaItem
-
 from _common import ProductSpider, base_settings, product
+from scrapy_jsonschema.item import JsonSchemaItem
 
 
 class ProductItem(JsonSchemaItem):

@@ -2,7 +2,6 @@
 meta["playwright"], one without."""
 
 import scrapy
-
 from _common import SITE, base_settings
 
 

@@ -1,8 +1,7 @@
 """scrapy-poet: a web-poet page object injected into the callback (its add-on's way)."""
 
-from web_poet import WebPage, field
-
 from _common import ProductSpider, base_settings
+from web_poet import WebPage, field
 
 
 class ProductPage(WebPage):

@@ -7,9 +7,8 @@ The README's SCHEDULER and DUPEFILTER_CLASS are left out: skitter's scheduler is
 import os
 
 import redis
-from scrapy_redis.spiders import RedisSpider
-
 from _common import SITE, base_settings, product
+from scrapy_redis.spiders import RedisSpider
 
 REDIS_URL = os.environ.get("PLUGIN_REDIS_URL", "redis://127.0.0.1:6379/0")
 

@@ -1,8 +1,7 @@
 """scrapy-splash, with every setting its README gives; SPLASH_URL is the site's fake Splash."""
 
-from scrapy_splash import SplashRequest
-
 from _common import SITE, ProductSpider, base_settings, product
+from scrapy_splash import SplashRequest
 
 
 class Spider(ProductSpider):

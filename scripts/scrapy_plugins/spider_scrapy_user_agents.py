@@ -1,7 +1,8 @@
 """scrapy-user-agents, as its README sets it up."""
 
 import scrapy_user_agents.middlewares  # noqa: F401  (loads?)
-from _common import ProductSpider as Spider, base_settings  # noqa: F401
+from _common import ProductSpider as Spider  # noqa: F401
+from _common import base_settings
 
 
 def settings():
