@@ -13,13 +13,14 @@ the site and the local proxies saw and from the crawl's items and stats (not fro
 plug-in's own claims):
 
 - scrapy-user-agents, scrapy-fake-useragent: every page was fetched with a User-Agent
-  the plug-in chose (not skitter's), and not all with the same one;
-- scrapy-proxies, scrapy-rotating-proxies: every page went through the local proxies
-  (a proxy serves the site's pages and says so), and more than one proxy was used;
+  the plug-in chose (not skitter's, not none);
+- scrapy-proxies, scrapy-rotating-proxies: every page went through one of the local
+  proxies (a proxy serves the site's pages and the site records which one);
 - scrapy-jsonschema: the item missing a required field is dropped, the others kept;
 - scrapy-fieldstats: ``fields_coverage`` in the stats, with the right percentages;
 - scrapy-deltafetch: a second run skips the pages whose items the first run stored;
-- spidermon: the close monitors ran, one passed and one failed, as the data says;
+- spidermon: a project's own close-monitor suite ran, one monitor passed and one
+  failed, as the data says (an action of the suite records the results);
 - scrapy-poet: a page object was built from the response and injected in the callback;
 - scrapy-splash: there is no Splash server here, so what is checked is that the
   requests were rewritten to the Splash endpoint (a local fake that answers with the

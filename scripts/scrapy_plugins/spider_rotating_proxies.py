@@ -1,7 +1,9 @@
 """scrapy-rotating-proxies, as its README sets it up."""
 
 import rotating_proxies.middlewares  # noqa: F401  (loads?)
-from _common import PROXIES, base_settings
+from _common import PROXIES, ProductSpider, base_settings
+
+Spider = ProductSpider  # the runner's name for the spider to run
 
 
 def settings():

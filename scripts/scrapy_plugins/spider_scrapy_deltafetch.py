@@ -3,7 +3,9 @@
 import os
 
 import scrapy_deltafetch  # noqa: F401  (loads?)
-from _common import WORK, base_settings
+from _common import WORK, ProductSpider, base_settings
+
+Spider = ProductSpider  # the runner's name for the spider to run
 
 
 def settings():

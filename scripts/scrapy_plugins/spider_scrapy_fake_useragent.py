@@ -1,8 +1,9 @@
 """scrapy-fake-useragent, as its README sets it up (no USER_AGENT: the last fallback)."""
 
 import scrapy_fake_useragent.middleware  # noqa: F401  (loads?)
-from _common import ProductSpider as Spider  # noqa: F401
-from _common import base_settings
+from _common import ProductSpider, base_settings
+
+Spider = ProductSpider  # the runner's name for the spider to run
 
 
 def settings():

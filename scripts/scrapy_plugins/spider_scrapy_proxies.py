@@ -3,7 +3,9 @@
 import os
 
 import scrapy_proxies  # noqa: F401  (loads?)
-from _common import PROXIES, WORK, base_settings
+from _common import PROXIES, WORK, ProductSpider, base_settings
+
+Spider = ProductSpider  # the runner's name for the spider to run
 
 
 def settings():

@@ -1,8 +1,9 @@
 """scrapy-user-agents, as its README sets it up."""
 
 import scrapy_user_agents.middlewares  # noqa: F401  (loads?)
-from _common import ProductSpider as Spider  # noqa: F401
-from _common import base_settings
+from _common import ProductSpider, base_settings
+
+Spider = ProductSpider  # the runner's name for the spider to run
 
 
 def settings():

@@ -3,9 +3,11 @@
 import json
 import os
 
-from _common import WORK, base_settings
+from _common import WORK, ProductSpider, base_settings
 from spidermon import Monitor, MonitorSuite, monitors
 from spidermon.core.actions import Action
+
+Spider = ProductSpider  # the runner's name for the spider to run
 
 RESULTS = os.path.join(WORK, "monitors.json")
 
