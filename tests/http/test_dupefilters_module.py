@@ -48,3 +48,12 @@ def test_a_job_directory_remembers_what_was_seen(tmp_path: Path) -> None:
     assert not again.request_seen(Request("http://a.example/2"))
     again.close("finished")
     assert len((tmp_path / "requests.seen").read_text().splitlines()) == 2
+
+
+def test_scrapys_utils_url_gives_w3libs_canonicalize_url() -> None:
+    """scrapy-splash and scrapy-deltafetch import it from ``scrapy.utils.url``."""
+    from w3lib.url import canonicalize_url as w3libs
+
+    from skitter.utils.url import canonicalize_url
+
+    assert canonicalize_url is w3libs
