@@ -668,6 +668,7 @@ PINNED = {
     "skitter.utils": [],
     "skitter.utils.request": [
         "RequestFingerprinter",
+        "RequestFingerprinterProtocol",
         "_fingerprint_cache",
         "_to_verbose_cookies",
         "fingerprint",

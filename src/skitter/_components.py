@@ -14,7 +14,9 @@ if it has one, so a component can read settings, report stats and connect signal
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
+import importlib.util
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -26,11 +28,13 @@ if TYPE_CHECKING:
     from skitter.settings import Settings
 
 __all__ = [
+    "SPIDERMON_EXTENSION",
     "build_component",
     "build_components",
     "load_object",
     "merge_components",
     "named_components",
+    "spidermon_installed",
 ]
 
 #: The settings that name components, as {path or class: order}, and as one path.
@@ -55,21 +59,32 @@ _COMPONENT_TABLES = ("FEED_EXPORTERS", "FEED_STORAGES")
 
 log = logging.getLogger("skitter.components")
 
+SPIDERMON_EXTENSION = "spidermon.contrib.scrapy.extensions.Spidermon"
+
 #: Spidermon's components, which skitter has built in: a ported project's ITEM_PIPELINES
-#: and EXTENSIONS name them, and need not have Spidermon installed.
+#: and EXTENSIONS name them, and need not have Spidermon installed. Spidermon's extension
+#: is skitter's only while Spidermon is not installed (``spidermon_installed``): the real
+#: one runs a project's own monitor suites, which skitter's cannot.
 _ALIASES = {
     "spidermon.contrib.scrapy.pipelines.ItemValidationPipeline": (
         "skitter.pipelines.SpidermonValidationPipeline"
     ),
-    "spidermon.contrib.scrapy.extensions.Spidermon": "skitter.monitors.SpidermonExtension",
+    SPIDERMON_EXTENSION: "skitter.monitors.SpidermonExtension",
 }
+
+
+@functools.cache
+def spidermon_installed() -> bool:
+    """Whether Spidermon itself can be imported (then its own extension runs)."""
+    return importlib.util.find_spec("spidermon") is not None
 
 
 def load_object(path: Any) -> Any:
     """Import ``"package.module.Name"``; objects that are not strings pass through."""
     if not isinstance(path, str):
         return path
-    path = _ALIASES.get(path, path)
+    if path != SPIDERMON_EXTENSION or not spidermon_installed():
+        path = _ALIASES.get(path, path)
     module_name, _, attr = path.rpartition(".")
     if not module_name:
         raise ConfigError(f"{path!r} is not a dotted path to an object")

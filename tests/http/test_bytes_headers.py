@@ -92,3 +92,12 @@ def test_response_headers_as_scrapy_sets_and_copies_them() -> None:
     response.headers = given
     assert response.headers is given  # the setter keeps what it is given
     assert Response("http://e.com/", body=None).body == b""  # type: ignore[arg-type]
+
+
+def test_scrapys_module_path_of_headers_is_the_same_class() -> None:
+    """scrapy-splash and scrapy-playwright import ``scrapy.http.headers.Headers``."""
+    from skitter.http import Headers as exported
+    from skitter.http.headers import Headers
+
+    assert Headers is exported
+    assert Headers({"X-Splash": "1"}).get("x-splash") == b"1"

@@ -151,3 +151,41 @@ def test_values_that_ask_for_what_skitter_does_are_accepted() -> None:
         }
 
     Crawler(Custom).build()
+
+
+def test_an_installed_spidermon_runs_its_own_extension_and_skitter_steps_aside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With Spidermon installed, its extension runs a project's own suites (which
+    skitter's stand-in refuses), and skitter adds no monitors of its own for them."""
+    import sys
+
+    from skitter import _components
+
+    package = tmp_path / "spidermon" / "contrib" / "scrapy"
+    package.mkdir(parents=True)
+    for folder in (package, package.parent, package.parent.parent):
+        (folder / "__init__.py").write_text("")
+    (package / "extensions.py").write_text(
+        "BUILT = []\n\n\nclass Spidermon:\n"
+        "    @classmethod\n"
+        "    def from_crawler(cls, crawler):\n"
+        "        BUILT.append(crawler.settings.getlist('SPIDERMON_SPIDER_CLOSE_MONITORS'))\n"
+        "        return cls()\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in [n for n in sys.modules if n.partition(".")[0] == "spidermon"]:
+        monkeypatch.delitem(sys.modules, name)
+    _components.spidermon_installed.cache_clear()
+    try:
+        own_suite = {"SPIDERMON_SPIDER_CLOSE_MONITORS": ["myproject.monitors.Suite"]}
+        crawler = Crawler(Ported, {**SUITE_SETTINGS, **own_suite})
+        crawler.build()
+        assert plan(crawler).end == []  # none of skitter's: the suite is Spidermon's
+        from spidermon.contrib.scrapy.extensions import BUILT  # type: ignore[import-not-found]
+
+        assert BUILT == [["myproject.monitors.Suite"]]
+    finally:
+        for name in [n for n in sys.modules if n.partition(".")[0] == "spidermon"]:
+            del sys.modules[name]  # the fake package: the next test has no Spidermon
+        _components.spidermon_installed.cache_clear()

@@ -311,3 +311,49 @@ def test_a_shared_name_read_by_another_spider_of_the_run_passes() -> None:
     own = type("Own", (Spider,), {"name": "own", "custom_settings": shared})
     with pytest.raises(ConfigError, match=r"custom_settings: unknown setting .*another spider"):
         Crawler(own, readers=[KeyReader])
+
+
+def test_a_plug_in_reading_through_a_module_and_a_table_declares_its_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """scrapy-redis's way: the spider calls ``connection.from_settings(settings)``, a
+    function of another module of its package, which reads the names of a global dict."""
+    package = tmp_path / "redisplug"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "connection.py").write_text(
+        textwrap.dedent(
+            """
+            PARAMS = {"REDISPLUG_URL": "url", "REDISPLUG_HOST": "host"}
+
+            def from_settings(settings):
+                return {dest: settings.get(name) for name, dest in PARAMS.items()}
+            """
+        )
+    )
+    (package / "spiders.py").write_text(
+        textwrap.dedent(
+            """
+            import skitter
+
+            from redisplug import connection
+
+            class RedisSpider(skitter.Spider):
+                name = "redis"
+
+                @classmethod
+                def from_crawler(cls, crawler, *args, **kwargs):
+                    spider = super().from_crawler(crawler, *args, **kwargs)
+                    spider.server = connection.from_settings(crawler.settings)
+                    return spider
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "redisplug", raising=False)
+    from redisplug.spiders import RedisSpider  # type: ignore[import-not-found]
+
+    url = "redis://127.0.0.1:1/0"
+    assert Crawler(RedisSpider, {"REDISPLUG_URL": url}).settings["REDISPLUG_URL"] == url
+    with pytest.raises(ConfigError, match="did you mean 'REDISPLUG_URL'"):
+        Crawler(RedisSpider, {"REDISPLUG_URLS": url})

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from skitter._components import SPIDERMON_EXTENSION, spidermon_installed
 from skitter._types import CrawlContext
 from skitter.exceptions import ConfigError
 from skitter.monitors._base import Monitor, as_monitor, level_of
@@ -115,7 +116,28 @@ def _builtins(own: MonitorSettings) -> list[Monitor]:
     return out
 
 
+def spidermon_runs_itself(extensions: Mapping[Any, int | None]) -> bool:
+    """Whether EXTENSIONS turns on Spidermon's own extension (by path, or its class), and
+    Spidermon is installed to run it (else the path names skitter's stand-in)."""
+    if not spidermon_installed():
+        return False
+    for spec, order in extensions.items():
+        path = spec if isinstance(spec, str) else f"{spec.__module__}.{spec.__qualname__}"
+        if path == SPIDERMON_EXTENSION and order is not None:
+            return True
+    return False
+
+
 def _spidermon(own: SpidermonSettings, result: Plan) -> None:
+    """skitter's monitors for SPIDERMON_* settings, unless the installed Spidermon's own
+    extension runs: then its suites (a project's own ones included) are Spidermon's to
+    run, and running skitter's as well would check everything twice."""
+    if spidermon_runs_itself(own.extensions):
+        log.info(
+            "EXTENSIONS runs Spidermon's own extension: its monitor suites run as in "
+            "Scrapy, and skitter adds none for the SPIDERMON_* settings"
+        )
+        return
     close = own.spidermon_spider_close_monitors or ()
     periodic = _mapping(own.spidermon_periodic_monitors, "SPIDERMON_PERIODIC_MONITORS")
     if not own.spidermon_enabled:

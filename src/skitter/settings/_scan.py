@@ -6,7 +6,10 @@ to declare them. Those names are string constants of its code objects, so they c
 found without running anything and without the source (a ``.pyc`` is enough): the
 constants of every function of the class and of its bases, of the functions and
 classes those name as globals (helpers of the same module, a plug-in's base class),
-and the strings they name as globals (``KEY = "API_KEY"``), a few calls deep.
+the functions they reach through a module named as a global (``connection.from_settings``
+where ``connection`` is the plug-in's module), and the strings they name as globals
+(``KEY = "API_KEY"``, or the keys of a global dict ``{"REDIS_URL": "url"}`` that a helper
+reads settings by), a few calls deep.
 
 Only strings that look like a setting name (upper case, words joined by ``_``) are
 kept. skitter's own classes, the standard library's and builtins are not walked: every
@@ -19,7 +22,7 @@ from __future__ import annotations
 import functools
 import re
 import sys
-from types import CodeType, FunctionType
+from types import CodeType, FunctionType, ModuleType
 from typing import Any
 
 __all__ = ["names_in_code"]
@@ -72,12 +75,32 @@ class _Walk:
             self.constant(value, namespace, depth)
         if depth < _DEPTH:
             for name in code.co_names:
-                self.global_(namespace.get(name), depth + 1)
+                value = namespace.get(name)
+                if isinstance(value, ModuleType):
+                    self.module(value, code.co_names, depth + 1)
+                else:
+                    self.global_(value, depth + 1)
+
+    def module(self, module: ModuleType, names: tuple[str, ...], depth: int) -> None:
+        """The attributes of ``module`` that the code names (``module.helper(...)``: both
+        names are in the code's names; which attribute goes with it is not recorded)."""
+        top = module.__name__.partition(".")[0]
+        if top in ("skitter", "builtins") or top in sys.stdlib_module_names:
+            return
+        members = vars(module)
+        for name in names:
+            if name in members and not isinstance(members[name], ModuleType):
+                self.global_(members[name], depth)
 
     def global_(self, value: object, depth: int) -> None:
-        """What a function names as a global: a string, a function or a class."""
+        """What a function names as a global: a string, a dict's string keys (a table of
+        setting names the function reads by), a function or a class."""
         if isinstance(value, str):
             self.string(value)
+        elif isinstance(value, dict):
+            for key in value:
+                if isinstance(key, str):
+                    self.string(key)
         elif isinstance(value, type):
             self.cls(value, depth)
         elif callable(value):

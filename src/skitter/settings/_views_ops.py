@@ -70,6 +70,7 @@ class SpidermonSettings(View):
     """Spidermon's settings, with Spidermon's meaning (its monitors and validation)."""
 
     spidermon_enabled: bool
+    extensions: Mapping[Any, int | None]  # Spidermon's own extension listed: it runs itself
     spidermon_spider_close_monitors: tuple[Any, ...]
     spidermon_periodic_monitors: Mapping[str, Any]
     spidermon_validation_schemas: Any  # a list of files, or {item class: file(s)}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any, Self
+from typing import Any, Protocol, Self
 from urllib.parse import urlsplit
 from weakref import WeakKeyDictionary
 
@@ -16,6 +16,7 @@ from skitter.http.wiring import request_class, spider_method
 
 __all__ = [
     "RequestFingerprinter",
+    "RequestFingerprinterProtocol",
     "fingerprint",
     "request_from_dict",
     "request_httprepr",
@@ -91,6 +92,13 @@ def _scrapy_fingerprint(
         "headers": headers,
     }
     return hashlib.sha1(json.dumps(data, sort_keys=True).encode()).digest()
+
+
+class RequestFingerprinterProtocol(Protocol):
+    """Scrapy's type of a request fingerprinter (``crawler.request_fingerprinter``),
+    which plug-ins annotate with."""
+
+    def fingerprint(self, request: Request) -> bytes: ...
 
 
 class RequestFingerprinter:

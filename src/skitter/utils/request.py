@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from skitter.http.wiring import request_to_curl
 from skitter.utils._request import (
     RequestFingerprinter,
+    RequestFingerprinterProtocol,
     _fingerprint_cache,
     fingerprint,
     request_from_dict,
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RequestFingerprinter",
+    "RequestFingerprinterProtocol",
     "_fingerprint_cache",
     "_to_verbose_cookies",
     "fingerprint",

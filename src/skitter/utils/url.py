@@ -1,5 +1,6 @@
 """Scrapy's ``scrapy.utils.url``: domain and extension checks, scheme guessing and
-stripping a URL down (credentials, default port, fragment, path)."""
+stripping a URL down (credentials, default port, fragment, path); ``canonicalize_url``
+is w3lib's, which Scrapy re-exports here too (plug-ins import it from this path)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,14 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from w3lib.url import any_to_uri, parse_url
+from w3lib.url import any_to_uri, canonicalize_url, parse_url
 
 from skitter.http import in_domain
 from skitter.http.wiring import add_http_if_no_scheme
 
 __all__ = [
     "add_http_if_no_scheme",
+    "canonicalize_url",
     "guess_scheme",
     "strip_url",
     "url_has_any_extension",

@@ -180,3 +180,24 @@ async def test_retry_exceptions_that_name_no_exception_stop_the_crawl(
 
     with pytest.raises(ConfigError, match=message):
         await make_downloader({"RETRY_EXCEPTIONS": value})
+
+
+def test_a_plugin_subclass_builds_it_from_the_settings_as_in_scrapy() -> None:
+    """scrapy-fake-useragent's RetryUserAgentMiddleware calls
+    ``RetryMiddleware.__init__(self, crawler.settings)``."""
+    from skitter.downloadermiddlewares.retry import RetryMiddleware
+    from skitter.settings import Settings
+
+    class RetryWithOwnHeader(RetryMiddleware):
+        def __init__(self, settings: Settings) -> None:
+            RetryMiddleware.__init__(self, settings)
+
+    settings = Settings({"RETRY_HTTP_CODES": [503, 429], "RETRY_EXCEPTIONS": [DownloadTimeout]})
+    middleware = RetryWithOwnHeader(settings)
+    assert middleware.retry_http_codes == {503, 429}
+    assert (DownloadTimeout,) == middleware.EXCEPTIONS_TO_RETRY
+    with pytest.raises(RetryLater):
+        middleware.process_response(Request("http://a.example/"), Response(
+            "http://a.example/", status=503))
+    assert middleware.process_response(Request("http://a.example/"), ok := Response(
+        "http://a.example/", status=200)) is ok

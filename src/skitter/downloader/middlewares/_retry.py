@@ -21,28 +21,36 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from skitter._clock import Clock
+from skitter._clock import Clock, SystemClock
 from skitter._types import CrawlContext
 from skitter.downloader.middlewares._retry_after import parse_retry_after
 from skitter.downloader.middlewares._retry_exceptions import retry_exceptions
 from skitter.exceptions import NotConfigured, RetryLater
 from skitter.http import Request, Response
-from skitter.settings import DownloaderSettings
+from skitter.settings import DownloaderSettings, Settings
 
 __all__ = ["RetryMiddleware", "failed_times"]
 
 
 class RetryMiddleware:
-    """Raises ``RetryLater`` for retryable statuses and network errors."""
+    """Raises ``RetryLater`` for retryable statuses and network errors.
+
+    Plug-ins subclass it as Scrapy's: ``RetryMiddleware.__init__(self, settings)`` builds
+    it from the settings alone (with the system clock), as scrapy-fake-useragent's
+    ``RetryUserAgentMiddleware`` does."""
 
     def __init__(
         self,
-        retry_http_codes: Iterable[int],
-        clock: Clock,
+        retry_http_codes: Iterable[int] | Settings,
+        clock: Clock | None = None,
         exceptions: tuple[type[BaseException], ...] | None = None,
     ) -> None:
+        if isinstance(retry_http_codes, Settings):  # Scrapy's RetryMiddleware(settings)
+            own = retry_http_codes.view(DownloaderSettings)
+            retry_http_codes = own.retry_http_codes
+            exceptions = retry_exceptions(own.retry_exceptions)
         self.retry_http_codes = frozenset(int(code) for code in retry_http_codes)
-        self._clock = clock
+        self._clock = clock or SystemClock()
         #: What RETRY_EXCEPTIONS names (``retry_exceptions``).
         self.exceptions = exceptions if exceptions is not None else retry_exceptions(None)
 
@@ -53,6 +61,11 @@ class RetryMiddleware:
             raise NotConfigured
         exceptions = retry_exceptions(settings.retry_exceptions)
         return cls(settings.retry_http_codes, crawler.clock, exceptions)
+
+    @property
+    def EXCEPTIONS_TO_RETRY(self) -> tuple[type[BaseException], ...]:
+        """Scrapy's name (subclasses read it) for what RETRY_EXCEPTIONS names."""
+        return self.exceptions
 
     def process_response(
         self, request: Request, response: Response, spider: Any = None
