@@ -52,6 +52,8 @@ def run(kit: Path, processes: int) -> dict[str, float]:
         out["coordinator_ms_per_page"] = 1000 * s["multiproc/coordinator_cpu_seconds"] / pages
         out["workers_ms_per_page"] = 1000 * s["multiproc/worker_cpu_seconds"] / pages
         out["calls_per_page"] = s["multiproc/coordinator_calls"] / pages
+        if "multiproc/coordinator_frames" in s:  # frames the coordinator wrote
+            out["frames_per_page"] = s["multiproc/coordinator_frames"] / pages
         out["decoded_share"] = s["multiproc/requests_decoded"] / s["multiproc/requests_pushed"]
     return out
 
@@ -75,6 +77,8 @@ def main() -> None:
         print(f"median pages/s: 1 process {a:.0f}, {n} processes {b:.0f}: {b / a:.2f}x")
     for key in ("coordinator_ms_per_page", "workers_ms_per_page", "calls_per_page"):
         print(f"{key}: {statistics.median(r[key] for r in many):.3f}")
+    if all("frames_per_page" in r for r in many):
+        print(f"frames_per_page: {statistics.median(r['frames_per_page'] for r in many):.3f}")
 
 
 if __name__ == "__main__":

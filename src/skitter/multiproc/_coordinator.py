@@ -60,7 +60,7 @@ MAX_RESPAWNS = 20
 
 #: The ops the coordinator serves itself (start requests, start items).
 _ASIDE = frozenset(
-    {"start_turn", "start_progress", "start_accepted", "start_refused", "start_outcomes"}
+    {"start_turn", "start_progress", "start_accepted", "start_refused", "start_outcomes", "items"}
 )
 
 
@@ -292,6 +292,8 @@ class Coordinator:
             if args[1]:
                 project.start_exhausted = True
                 self.service.pending_starts = False
+        elif op == "items":  # of no task, once no start record follows: written now
+            self._store(args[0])
         elif op == "start_accepted":
             starts.accepted = True
         elif op == "start_refused":

@@ -120,12 +120,17 @@ class WorkerCrawler(Crawler):
         if self.index != 0 or self.welcome["start_done"]:
             project.start_exhausted = True  # worker 0 feeds them
 
-    def _scraped(self, item: Any, response: Any = None, **_: Any) -> None:
-        """Keep the item, as it is now, for the call that settles its task (a start
-        item: for the next record of the start offset)."""
+    def _scraped(self, item: Any, response: Any = None, **_: Any) -> Any:
+        """Keep the item, as it is now, for the call that settles its task; one of no
+        task (``start()``'s) for the next record of the start offset, or, once no
+        record follows (the start requests are all queued), send it at once."""
         request = getattr(response, "request", None)
         key = request.taskid if request is not None else None
         self._items.setdefault(key, []).append(self._wire(item))
+        project = self._project
+        if key is None and (project is None or project.start_exhausted):
+            return self.channel.call("items", self._items.pop(None))
+        return None
 
     def _wire(self, item: Any) -> Any:
         """The item pickled, so that the coordinator's feeds get the very item (its
