@@ -209,6 +209,7 @@ async def test_ctrl_c_then_resume_with_the_job_dir(tmp_path: Path, site: Site) -
         (["crawl", "tree.py", "--processes", "many"], "'auto'"),
         (["worker", "tree.py", "--job", "j", "--processes", "2"], "skitter worker"),
         (["crawl", "tree.py", "--processes", "2", "-s", "SINKS=sqlite:items.db"], "SINKS"),
+        (["crawl", "tree.py", "--processes", "2", "-s", "CLOSESPIDER_PAGECOUNT=5"], "PAGECOUNT"),
     ],
 )
 async def test_refusals(tmp_path: Path, site: Site, args: list[str], says: str) -> None:

@@ -74,6 +74,28 @@ def _refuse(spider_classes: Sequence[type[Spider]], args: argparse.Namespace, mo
         raise ConfigError("--processes runs one spider; start one command per spider")
 
 
+def _refuse_settings(crawler: Crawler) -> None:
+    """What one process would do but N processes would not, refused before any starts."""
+    if crawler.settings.view(ItemSettings).sinks:
+        raise ConfigError(
+            "--processes cannot write SINKS yet (each worker would open its own "
+            "connections, and a sqlite: sink has no job directory there); run the crawl "
+            "without --processes, or write a feed and load it"
+        )
+    own = crawler.settings.view(EngineSettings)
+    counts = {
+        "CLOSESPIDER_ITEMCOUNT": own.closespider_itemcount,
+        "CLOSESPIDER_PAGECOUNT": own.closespider_pagecount,
+        "CLOSESPIDER_ERRORCOUNT": own.closespider_errorcount,
+    }
+    if counted := [name for name, limit in counts.items() if limit]:
+        raise ConfigError(
+            f"--processes cannot honour {', '.join(counted)} yet (each process would count "
+            "only its own pages, items or errors, and the crawl would go past the limit); "
+            "run the crawl without --processes"
+        )
+
+
 def _crawler(
     cls: type[Spider],
     args: argparse.Namespace,
@@ -131,12 +153,7 @@ def run_processes(
 
     wanted = feeds(args, cls.name or cls.__name__, False)
     crawler = _crawler(cls, args, project, Crawler, {"FEEDS": wanted} if wanted else {})
-    if crawler.settings.view(ItemSettings).sinks:
-        raise ConfigError(
-            "--processes cannot write SINKS yet (each worker would open its own "
-            "connections, and a sqlite: sink has no job directory there); run the crawl "
-            "without --processes, or write a feed and load it"
-        )
+    _refuse_settings(crawler)
     options = LogOptions.from_settings(crawler.settings)
     socket_dir = Path(tempfile.mkdtemp(prefix="skitter-"))
     coordinator = Coordinator(crawler, args.processes, worker_argv(args.argv), socket_dir)
