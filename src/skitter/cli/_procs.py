@@ -18,7 +18,7 @@ import signal
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -33,6 +33,9 @@ from skitter.crawler import Crawler
 from skitter.exceptions import ConfigError
 from skitter.settings import EngineSettings, ItemSettings
 from skitter.spider import Spider
+
+if TYPE_CHECKING:
+    from skitter.multiproc import Coordinator
 
 __all__ = ["add_processes_options", "run_processes"]
 
@@ -176,7 +179,7 @@ def run_processes(
 
 
 async def _coordinate(
-    coordinator: Any, console: Console, progress: bool, ui: UiOptions | None
+    coordinator: Coordinator, console: Console, progress: bool, ui: UiOptions | None
 ) -> tuple[dict[str, Any], bool]:
     loop = asyncio.get_running_loop()
     seen = 0
@@ -208,7 +211,7 @@ async def _coordinate(
 
 
 async def _serve_dashboard(
-    stack: contextlib.AsyncExitStack, coordinator: Any, console: Console, ui: UiOptions
+    stack: contextlib.AsyncExitStack, coordinator: Coordinator, console: Console, ui: UiOptions
 ) -> None:
     """The dashboard of the whole crawl, served by the coordinator (``--ui``)."""
     from skitter.dashboard import Dashboard
@@ -221,7 +224,7 @@ async def _serve_dashboard(
     console.print(f"Dashboard: {dashboard.url}{login}", highlight=False)
 
 
-def _snapshot(coordinator: Any) -> dict[str, Any]:
+def _snapshot(coordinator: Coordinator) -> dict[str, Any]:
     """The progress line's figures for the whole crawl: every worker's summed, and the
     tasks by where they are (``Coordinator.task_counts``), as one process shows them."""
     stats = coordinator.stats()
