@@ -55,17 +55,23 @@ PINNED = {
     ],
     "skitter.frontier.remote": [
         "FrameChannel",
+        "Outbox",
         "RemoteFrontier",
+        "answer_calls",
         "read_frame",
         "write_frame",
     ],
     "skitter.dashboard.redis": [
         "ClusterSource",
     ],
+    "skitter.cluster.wiring": [
+        "heartbeat_of",
+    ],
     "skitter.contracts.wiring": [
         "crawl_case",
     ],
     "skitter.dashboard.wiring": [
+        "ProcessesProject",
         "is_loopback",
     ],
     "skitter.downloader.wiring": [

@@ -18,14 +18,17 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import aiohttp
 import pytest
 from aiohttp import web
 
+from skitter.testing import wait_until
 from skitter.testing._server import serve_app
 
 from .conftest import cli_env
 
 PAGES = 60  # per host
+TOKEN = "dashboard-token-of-the-test"
 
 
 @dataclass
@@ -204,8 +207,9 @@ async def test_ctrl_c_then_resume_with_the_job_dir(tmp_path: Path, site: Site) -
         (["crawl", "tree.py", "--processes", "0"], "1 or more"),
         (["crawl", "tree.py", "--processes", "-2"], "1 or more"),
         (["crawl", "tree.py", "--processes", "many"], "'auto'"),
-        (["crawl", "tree.py", "--processes", "2", "--ui"], "--ui"),
         (["worker", "tree.py", "--job", "j", "--processes", "2"], "skitter worker"),
+        (["crawl", "tree.py", "--processes", "2", "-s", "SINKS=sqlite:items.db"], "SINKS"),
+        (["crawl", "tree.py", "--processes", "2", "-s", "CLOSESPIDER_PAGECOUNT=5"], "PAGECOUNT"),
     ],
 )
 async def test_refusals(tmp_path: Path, site: Site, args: list[str], says: str) -> None:
@@ -224,3 +228,125 @@ async def test_refusals(tmp_path: Path, site: Site, args: list[str], says: str) 
     assert code == 2, output
     assert says in output
     assert not site.hits
+
+
+ITEMS_SPIDER = """
+import dataclasses
+import datetime
+
+import skitter
+
+
+class Page(skitter.Item):
+    url = skitter.Field()
+    depth = skitter.Field(serializer=lambda value: f"#{{value}}")
+
+
+@dataclasses.dataclass
+class Seen:
+    url: str
+    on: datetime.date
+
+
+class Tree(skitter.Spider):
+    name = "tree"
+    custom_settings = {{
+        "DOWNLOAD_SLOT_BY": "netloc",
+        "ROBOTSTXT_OBEY": False,
+        "FEEDS": {{
+            "pages.jsonl": {{"format": "jsonlines", "item_classes": [Page]}},
+            "seen.jsonl": {{"format": "jsonlines", "item_classes": [Seen, dict]}},
+        }},
+    }}
+
+    async def start(self):
+        yield {{"from": "start()"}}
+        for url in {urls!r}:
+            yield skitter.Request(url)
+
+    def parse(self, response):
+        yield Page(url=response.url, depth=response.url.count("/"))
+        yield Seen(response.url, datetime.date(2026, 12, 3))
+        yield from response.follow_all(css="a")
+"""
+
+
+async def test_the_feeds_get_the_items_a_one_process_crawl_writes(
+    tmp_path: Path, site: Site
+) -> None:
+    """Item classes (``item_classes`` filters, field serializers, a date) and a start()
+    item: the feeds of ``--processes 2`` hold what those of one process hold."""
+    feeds: list[dict[str, list[str]]] = []
+    for run, extra in (("one", []), ("two", ["--processes", "2"])):
+        where = tmp_path / run
+        where.mkdir()
+        (where / "tree.py").write_text(ITEMS_SPIDER.format(urls=site.urls))
+        code, output = await _finish(await _start(where, "tree.py", *extra))
+        assert code == 0, output
+        assert "cannot be pickled" not in output
+        feeds.append(
+            {
+                name: sorted((where / name).read_text().splitlines())
+                for name in ("pages.jsonl", "seen.jsonl")
+            }
+        )
+    one, two = feeds
+    assert two == one
+    assert len(one["pages.jsonl"]) == 2 * PAGES
+    assert '"depth":"#4"' in one["pages.jsonl"][0]
+    assert one["seen.jsonl"].count('{"from":"start()"}') == 1
+    assert len(one["seen.jsonl"]) == 2 * PAGES + 1
+
+
+async def test_the_dashboard_shows_and_pauses_the_whole_crawl(tmp_path: Path, site: Site) -> None:
+    """Caught mid-crawl, the dashboard's figures are the server's (both workers' tasks),
+    and a pause from it stops both workers dispatching."""
+    site.hold_after = PAGES // 2
+    spider = _spider(tmp_path, site)
+    args = (str(spider), "-o", "items.jsonl", "--processes", "2", "--ui", "--ui-token", TOKEN)
+    proc = await _start(tmp_path, *args)
+    assert proc.stderr is not None
+    line = ""
+    async with asyncio.timeout(60):
+        while "Dashboard: " not in line:  # the console's line, on stderr
+            line = (await proc.stderr.readline()).decode()
+    api = line.split("Dashboard: ")[1].split()[0] + "api/projects/tree"
+    await asyncio.wait_for(site.held.wait(), timeout=60)
+    async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {TOKEN}"}) as http:
+
+        async def row() -> dict[str, object]:
+            async with http.get(api) as response:
+                assert response.status == 200, await response.text()
+                return dict(await response.json())
+
+        async def as_served() -> dict[str, object] | None:
+            """The summary once it shows what the server saw: every request held is a
+            task in flight, every one answered an item; both workers reporting."""
+            now = await row()
+            held = sum(site.in_flight.values())
+            tasks = now["tasks"]
+            assert isinstance(tasks, dict)
+            done = now["workers"] == 2 and held > 1 and tasks["in_flight"] == held
+            answered = sum(site.hits.values()) - held
+            return now if done and now["items"] == answered else None
+
+        await wait_until(as_served, timeout=30)
+        async with http.post(api + "/pause") as response:
+            assert response.status == 200, await response.text()
+        assert (await row())["status"] == "paused"
+        hits = sum(site.hits.values())
+        site.release.set()  # what was held finishes; nothing new may start
+
+        async def drained() -> bool:
+            tasks = (await row())["tasks"]
+            assert isinstance(tasks, dict)
+            return tasks["in_flight"] == 0 and tasks["waiting"] + tasks["leased"] > 0
+
+        await wait_until(drained, timeout=30)
+        assert sum(site.hits.values()) == hits
+        async with http.post(api + "/resume") as response:
+            assert response.status == 200, await response.text()
+    code, output = await _finish(proc)
+    assert code == 0, output
+    assert set(site.hits.values()) == {1}
+    assert _urls(_items(tmp_path / "items.jsonl")) == _every_page(site)

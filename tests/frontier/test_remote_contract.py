@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from skitter.frontier import Frontier
-from skitter.frontier._remote import FrameChannel, RemoteFrontier, read_frame, write_frame
+from skitter.frontier._remote import FrameChannel, Outbox, RemoteFrontier, answer_calls
 from skitter.frontier._sqlite import SqliteFrontier
 from skitter.multiproc import FrontierService
 from skitter.testing.frontier_contract import FailedTasksContract, FrontierContract
@@ -19,13 +19,7 @@ from skitter.testing.frontier_contract import FailedTasksContract, FrontierContr
 
 def _serving(service: FrontierService) -> object:
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        while (frame := await read_frame(reader)) is not None:
-            try:
-                result = await service.handle(0, frame[1], frame[2:])
-            except Exception as exc:
-                write_frame(writer, [frame[0], False, str(exc)])
-            else:
-                write_frame(writer, [frame[0], True, result])
+        await answer_calls(reader, Outbox(writer), lambda op, args: service.handle(0, op, args))
         writer.close()
 
     return serve

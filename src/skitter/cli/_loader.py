@@ -3,7 +3,9 @@
 Each file is imported under a module name of its own (derived from its path), so two
 spider files both called ``spider.py`` in different directories do not collide, and the
 file's directory is put on ``sys.path`` so it can import its neighbours, as ``scrapy
-runspider`` users expect.
+runspider`` users expect. Their parent, ``_skitter_spiders``, is an empty package in
+``sys.modules``, so that what a spider file defines (an item class) can be pickled and
+unpickled by name: the workers of ``--processes`` send items to the coordinator so.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import hashlib
 import importlib.util
 import inspect
 import sys
+import types
 from pathlib import Path
 
 from skitter.exceptions import ConfigError
@@ -19,10 +22,14 @@ from skitter.spider import Spider
 
 __all__ = ["load_spiders", "spiders_in", "split_target"]
 
+#: The package the spider files are imported under.
+_PARENT = "_skitter_spiders"
+
 
 def _import_file(path: Path) -> object:
     digest = hashlib.sha1(str(path).encode(), usedforsecurity=False).hexdigest()[:10]
-    name = f"_skitter_spiders.{path.stem}_{digest}"
+    name = f"{_PARENT}.{path.stem}_{digest}"
+    sys.modules.setdefault(_PARENT, types.ModuleType(_PARENT))
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path)

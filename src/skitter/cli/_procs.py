@@ -11,26 +11,31 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import dataclasses
 import os
 import signal
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from skitter._loop import run as run_on_loop
 from skitter.cli._display import ProgressDisplay
 from skitter.cli._logging import LogOptions, logging_to
-from skitter.cli._options import cli_settings, feeds, pairs
+from skitter.cli._options import cli_settings, feeds, pairs, ui_options
 from skitter.cli._project import Project
-from skitter.cli._run import _counts_errors, finish
+from skitter.cli._run import UiOptions, _counts_errors, finish
 from skitter.cli._targets import project_spiders
 from skitter.crawler import Crawler
 from skitter.exceptions import ConfigError
-from skitter.settings import EngineSettings
+from skitter.settings import EngineSettings, ItemSettings
 from skitter.spider import Spider
+
+if TYPE_CHECKING:
+    from skitter.multiproc import Coordinator
 
 __all__ = ["add_processes_options", "run_processes"]
 
@@ -70,8 +75,28 @@ def _refuse(spider_classes: Sequence[type[Spider]], args: argparse.Namespace, mo
         raise ConfigError("--processes is for skitter crawl")
     if len(spider_classes) != 1:
         raise ConfigError("--processes runs one spider; start one command per spider")
-    if getattr(args, "ui", False):
-        raise ConfigError("--processes cannot serve the dashboard yet; leave out --ui")
+
+
+def _refuse_settings(crawler: Crawler) -> None:
+    """What one process would do but N processes would not, refused before any starts."""
+    if crawler.settings.view(ItemSettings).sinks:
+        raise ConfigError(
+            "--processes cannot write SINKS yet (each worker would open its own "
+            "connections, and a sqlite: sink has no job directory there); run the crawl "
+            "without --processes, or write a feed and load it"
+        )
+    own = crawler.settings.view(EngineSettings)
+    counts = {
+        "CLOSESPIDER_ITEMCOUNT": own.closespider_itemcount,
+        "CLOSESPIDER_PAGECOUNT": own.closespider_pagecount,
+        "CLOSESPIDER_ERRORCOUNT": own.closespider_errorcount,
+    }
+    if counted := [name for name, limit in counts.items() if limit]:
+        raise ConfigError(
+            f"--processes cannot honour {', '.join(counted)} yet (each process would count "
+            "only its own pages, items or errors, and the crawl would go past the limit); "
+            "run the crawl without --processes"
+        )
 
 
 def _crawler(
@@ -94,16 +119,23 @@ def _crawler(
     )
 
 
+#: The coordinator's options a worker leaves out (the coordinator serves the dashboard),
+#: with whether each takes a value.
+_COORDINATOR_ONLY = {"--processes": True, "--ui": False, "--ui-host": True, "--ui-port": True,
+                     "--ui-token": True}  # fmt: skip
+
+
 def worker_argv(argv: Sequence[str]) -> list[str]:
-    """The command line of a worker: the coordinator's, without ``--processes``."""
+    """The command line of a worker: the coordinator's, without ``--processes`` and the
+    dashboard's options."""
     out: list[str] = []
     skip = False
     for arg in argv:
         if skip:
             skip = False
-        elif arg == "--processes":
-            skip = True
-        elif not arg.startswith("--processes="):
+        elif arg in _COORDINATOR_ONLY:
+            skip = _COORDINATOR_ONLY[arg]
+        elif arg.split("=", 1)[0] not in _COORDINATOR_ONLY:
             out.append(arg)
     return [*out, "--no-progress"]
 
@@ -124,12 +156,18 @@ def run_processes(
 
     wanted = feeds(args, cls.name or cls.__name__, False)
     crawler = _crawler(cls, args, project, Crawler, {"FEEDS": wanted} if wanted else {})
+    _refuse_settings(crawler)
     options = LogOptions.from_settings(crawler.settings)
     socket_dir = Path(tempfile.mkdtemp(prefix="skitter-"))
     coordinator = Coordinator(crawler, args.processes, worker_argv(args.argv), socket_dir)
     with logging_to(options, console):
         stats, forced = run_on_loop(
-            _coordinate(coordinator, console, not args.no_progress and options.on_console),
+            _coordinate(
+                coordinator,
+                console,
+                not args.no_progress and options.on_console,
+                ui_options(args, mode),
+            ),
             crawler.settings.view(EngineSettings).asyncio_event_loop,
         )
         finish([crawler], [stats], args, console, options)
@@ -141,7 +179,7 @@ def run_processes(
 
 
 async def _coordinate(
-    coordinator: Any, console: Console, progress: bool
+    coordinator: Coordinator, console: Console, progress: bool, ui: UiOptions | None
 ) -> tuple[dict[str, Any], bool]:
     loop = asyncio.get_running_loop()
     seen = 0
@@ -155,26 +193,47 @@ async def _coordinate(
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal)
     display = ProgressDisplay(
-        lambda: _snapshot(coordinator.stats()),
+        lambda: _snapshot(coordinator),
         console=console,
         interval=coordinator.crawler.settings.view(EngineSettings).logstats_interval,
         live=progress and console.is_terminal,
     )
     try:
-        async with display:
-            stats = await coordinator.run()
+        async with contextlib.AsyncExitStack() as stack:
+            if ui is not None:
+                await _serve_dashboard(stack, coordinator, console, ui)
+            async with display:
+                stats = await coordinator.run()
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
     return stats, seen > 1
 
 
-def _snapshot(stats: dict[str, Any]) -> dict[str, Any]:
+async def _serve_dashboard(
+    stack: contextlib.AsyncExitStack, coordinator: Coordinator, console: Console, ui: UiOptions
+) -> None:
+    """The dashboard of the whole crawl, served by the coordinator (``--ui``)."""
+    from skitter.dashboard import Dashboard
+    from skitter.dashboard.wiring import ProcessesProject
+
+    project = ProcessesProject(coordinator)
+    dashboard = Dashboard([project], host=ui.host, port=ui.port, token=ui.token)
+    await stack.enter_async_context(dashboard)
+    login = " (log in with the --ui-token)" if ui.token else ""
+    console.print(f"Dashboard: {dashboard.url}{login}", highlight=False)
+
+
+def _snapshot(coordinator: Coordinator) -> dict[str, Any]:
+    """The progress line's figures for the whole crawl: every worker's summed, and the
+    tasks by where they are (``Coordinator.task_counts``), as one process shows them."""
+    stats = coordinator.stats()
     errors = sum(v for k, v in stats.items() if _counts_errors(k) and isinstance(v, int))
     return {
         "pages": stats.get("response_received_count", 0),
         "items": stats.get("item_scraped_count", 0),
         "errors": errors,
+        **dataclasses.asdict(coordinator.task_counts()),
     }
 
 

@@ -41,7 +41,7 @@ from skitter.exceptions import ConfigError
 from skitter.redis import REDIS_ERRORS, translate
 from skitter.settings import ClusterSettings, Settings
 
-__all__ = ["FAILED", "SUCCEEDED", "Steered", "WorkerPresence"]
+__all__ = ["FAILED", "SUCCEEDED", "Steered", "WorkerPresence", "heartbeat_of"]
 
 #: What a failed Redis call raises here.
 _UNREACHABLE: tuple[type[Exception], ...] = (*REDIS_ERRORS, OSError)
@@ -215,48 +215,57 @@ class WorkerPresence:
         self._counted = (success, failure)
 
     def heartbeat(self) -> Heartbeat:
-        project = self._project
-        own = project.settings.view(ClusterSettings)
-        rate, burst = project.rate
-        status = project.status
-        active: list[TaskBeat] = []
-        recent: list[OutcomeBeat] = []
-        failures: list[OutcomeBeat] = []
-        monitor = project.monitor
-        if monitor is not None:
-            tasks = sorted(monitor.active.values(), key=lambda task: task.started)[:_ACTIVE]
-            active = [TaskBeat(t.taskid, t.url, t.slot, t.attempt, t.started) for t in tasks]
-            recent = [_outcome(o) for o in list(monitor.recent)[-_OUTCOMES:]]
-            failures = [_outcome(o) for o in list(monitor.failures)[-_OUTCOMES:]]
-        slots: list[SlotBeat] = []
-        if status != "new":
-            rows = project.slot_stats()
-            rows.sort(key=lambda s: s["in_flight"] + s["queued"], reverse=True)
-            slots = [msgspec.convert(row, SlotBeat) for row in rows[:_SLOTS]]
-        counts = project.task_counts()
-        return Heartbeat(
-            seen=project.clock.time(),
+        own = self._project.settings.view(ClusterSettings)
+        return heartbeat_of(
+            self._project,
             started=self._started,
             interval=self.interval,
-            status=status,
-            rate=rate,
-            burst=burst,
             default_rate=self._default[0],
             default_burst=self._default[1],
             max_rate=own.max_rate,
             max_burst=own.max_burst,
             lease_seconds=own.lease_seconds,
-            finish_reason=project.stats.get("finish_reason"),
             control_error=self._error,
             rate_seq=self._rate_seq,
             pause_seq=self._pause_seq,
-            leased=counts.leased,
-            in_flight=counts.in_flight,
-            active=active,
-            recent=recent,
-            failures=failures,
-            slots=slots,
         )
+
+
+def heartbeat_of(project: Steered, **fields: Any) -> Heartbeat:
+    """What ``project`` says of itself now: status, rate, its tasks leased and in
+    flight (the oldest listed), latest outcomes and busiest slots; ``fields`` adds the
+    rest (a worker's start, its limits). A ``--processes`` worker reports it too."""
+    rate, burst = project.rate
+    status = project.status
+    active: list[TaskBeat] = []
+    recent: list[OutcomeBeat] = []
+    failures: list[OutcomeBeat] = []
+    monitor = project.monitor
+    if monitor is not None:
+        tasks = sorted(monitor.active.values(), key=lambda task: task.started)[:_ACTIVE]
+        active = [TaskBeat(t.taskid, t.url, t.slot, t.attempt, t.started) for t in tasks]
+        recent = [_outcome(o) for o in list(monitor.recent)[-_OUTCOMES:]]
+        failures = [_outcome(o) for o in list(monitor.failures)[-_OUTCOMES:]]
+    slots: list[SlotBeat] = []
+    if status != "new":
+        rows = project.slot_stats()
+        rows.sort(key=lambda s: s["in_flight"] + s["queued"], reverse=True)
+        slots = [msgspec.convert(row, SlotBeat) for row in rows[:_SLOTS]]
+    counts = project.task_counts()
+    return Heartbeat(
+        seen=project.clock.time(),
+        status=status,
+        rate=rate,
+        burst=burst,
+        finish_reason=project.stats.get("finish_reason"),
+        leased=counts.leased,
+        in_flight=counts.in_flight,
+        active=active,
+        recent=recent,
+        failures=failures,
+        slots=slots,
+        **fields,
+    )
 
 
 def _outcome(o: _Outcome) -> OutcomeBeat:

@@ -63,7 +63,7 @@ from skitter.scheduler.wiring import DONE
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-__all__ = ["ClusterMonitor", "ClusterProject"]
+__all__ = ["ClusterMonitor", "ClusterProject", "Totals", "active_tasks", "merged_slots", "outcomes"]
 
 log = logging.getLogger("skitter.dashboard")
 
@@ -103,7 +103,7 @@ class ClusterMonitor:
         return self._windows.pages_per_second(minutes, self._clock.time())
 
 
-class _Totals:
+class Totals:
     """The job's summed stats as last read: ``get`` and ``to_dict`` like ``Stats``."""
 
     def __init__(self) -> None:
@@ -144,7 +144,7 @@ class ClusterProject:
         self.lost: str | None = None
         self.control = JobControl(client, self.keys)
         self.clock = clock
-        self.stats = _Totals()
+        self.stats = Totals()
         self._cluster_stats = RedisStats(client, self.keys, Stats())
         self._monitor = ClusterMonitor(clock)
         self._record = ControlRecord()
@@ -189,8 +189,8 @@ class ClusterProject:
         self._monitor.sample(now, int(totals.get(SUCCEEDED, 0)), int(totals.get(FAILED, 0)))
         self._monitor.active = self._in_flight()
         beats = list(self._workers.values())
-        self._monitor.recent = _outcomes(beat.recent for beat in beats)
-        self._monitor.failures = _outcomes(beat.failures for beat in beats)
+        self._monitor.recent = outcomes(beat.recent for beat in beats)
+        self._monitor.failures = outcomes(beat.failures for beat in beats)
 
     def _state_gone(self, exc: JobStateLost) -> None:
         """The job has no (or another) epoch. Lost, if the dashboard had seen it: it
@@ -206,13 +206,7 @@ class ClusterProject:
         """The tasks the live workers are downloading or processing, as each reports its
         oldest ones (a task leased and waiting for a slot is not one: it is counted in
         ``task_counts().leased``)."""
-        active: dict[str, ActiveTask] = {}
-        for beat in self.alive_workers().values():
-            for task in beat.active:
-                active[task.taskid] = ActiveTask(
-                    task.taskid, task.url, task.slot, task.attempt, task.started
-                )
-        return active
+        return active_tasks(self.alive_workers().values())
 
     def task_counts(self, counts: FrontierCounts | None = None) -> TaskCounts:
         """The job's tasks by where they are: waiting and delayed in its frontier
@@ -309,17 +303,7 @@ class ClusterProject:
 
     def slot_stats(self) -> list[dict[str, Any]]:
         """The live workers' busiest slots, added up per slot."""
-        merged: dict[str, dict[str, Any]] = {}
-        for beat in self.alive_workers().values():
-            for slot in beat.slots:
-                into = merged.get(slot.slot)
-                if into is None:
-                    merged[slot.slot] = slot.row()
-                    continue
-                for key in ("in_flight", "queued", "done", "failed"):
-                    into[key] += getattr(slot, key)
-                into["backoff"] = max(into["backoff"], slot.backoff)
-        return [merged[key] for key in sorted(merged)]
+        return merged_slots(self.alive_workers().values())
 
     def proxy_stats(self) -> list[dict[str, Any]]:
         """None: each worker keeps its own proxy pool and does not report it (its
@@ -376,7 +360,33 @@ class ClusterProject:
         return RateLimits(max_rate, max_burst, rate_of, burst_of)
 
 
-def _outcomes(lists: Iterable[Iterable[OutcomeBeat]]) -> list[Outcome]:
+def active_tasks(beats: Iterable[Heartbeat]) -> dict[str, ActiveTask]:
+    """The tasks in flight the workers of ``beats`` list (each its oldest ones)."""
+    active: dict[str, ActiveTask] = {}
+    for beat in beats:
+        for task in beat.active:
+            active[task.taskid] = ActiveTask(
+                task.taskid, task.url, task.slot, task.attempt, task.started
+            )
+    return active
+
+
+def merged_slots(beats: Iterable[Heartbeat]) -> list[dict[str, Any]]:
+    """The busiest slots the workers of ``beats`` list, added up per slot."""
+    merged: dict[str, dict[str, Any]] = {}
+    for beat in beats:
+        for slot in beat.slots:
+            into = merged.get(slot.slot)
+            if into is None:
+                merged[slot.slot] = slot.row()
+                continue
+            for key in ("in_flight", "queued", "done", "failed"):
+                into[key] += getattr(slot, key)
+            into["backoff"] = max(into["backoff"], slot.backoff)
+    return [merged[key] for key in sorted(merged)]
+
+
+def outcomes(lists: Iterable[Iterable[OutcomeBeat]]) -> list[Outcome]:
     """Every worker's latest outcomes of one kind, merged, oldest first."""
     found = [
         Outcome(o.taskid, o.url, o.ok, o.status, o.reason, o.items, o.at)

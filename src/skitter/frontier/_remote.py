@@ -6,10 +6,13 @@ engine whose frontier is a ``RemoteFrontier``: every call is a frame on one sock
 the workers keep the frontier contract of the one-process crawl (the contract suite
 runs against it) without a server of their own.
 
-Frames are a 4-byte big-endian length and a msgpack array: a call is ``[id, op,
-*args]``, its reply ``[id, ok, value]`` (``ok`` False: ``value`` is the error's text);
-a frame with id 0 is a notice from the coordinator (``["stop"]``: drain and end). Calls
-are pipelined: many may be in flight on the socket at once. Requests travel in the
+Frames are a 4-byte big-endian length and a msgpack array of messages: a call is
+``[id, op, *args]``, its reply ``[id, ok, value]`` (``ok`` False: ``value`` is the
+error's text); a message with id 0 is a notice from the coordinator (``["stop"]``: drain
+and end). Calls are pipelined (many may be in flight on the socket at once) and
+batched: every message one side sends in one turn of its event loop goes out in one
+frame (``Outbox``), so a worker's acks, pushes and leases of a turn cost one write and
+one read on each side, whatever their number. Requests travel in the
 codec the durable frontiers store them in (``http._codec``), so a request that cannot
 be stored is refused here as it would be there; each with its task key, priority and
 age, so that the coordinator drops a repeated link without decoding it
@@ -43,28 +46,74 @@ from skitter.frontier._base import (
 from skitter.http import Request
 from skitter.http.wiring import decode_request, encode_request
 
-__all__ = ["FrameChannel", "RemoteFrontier", "read_frame", "write_frame"]
+__all__ = ["FrameChannel", "Outbox", "RemoteFrontier", "answer_calls", "read_frame", "write_frame"]
 
 _LENGTH = struct.Struct(">I")
 _encoder = msgspec.msgpack.Encoder(enc_hook=str)  # an item's odd value is written as text
 _decoder = msgspec.msgpack.Decoder()
 
 
-def write_frame(writer: asyncio.StreamWriter, message: Sequence[Any]) -> None:
-    """Queue one frame on ``writer`` (the caller drains when it wants back-pressure)."""
-    body = _encoder.encode(message)
+def write_frame(writer: asyncio.StreamWriter, messages: Sequence[Sequence[Any]]) -> None:
+    """Queue one frame of ``messages`` on ``writer`` (nothing waits for the socket:
+    the other side reads as fast as it can)."""
+    body = _encoder.encode(messages)
     writer.write(_LENGTH.pack(len(body)) + body)
 
 
-async def read_frame(reader: asyncio.StreamReader) -> list[Any] | None:
-    """The next frame, or None once the other side has closed the socket."""
+async def read_frame(reader: asyncio.StreamReader) -> list[list[Any]] | None:
+    """The messages of the next frame, or None once the other side has closed the
+    socket."""
     try:
         head = await reader.readexactly(4)
         body = await reader.readexactly(_LENGTH.unpack(head)[0])
     except (asyncio.IncompleteReadError, ConnectionError):
         return None
-    message: list[Any] = _decoder.decode(body)
-    return message
+    messages: list[list[Any]] = _decoder.decode(body)
+    return messages
+
+
+class Outbox:
+    """The messages for one socket, sent as one frame at the end of the event loop's
+    turn: a frame and a system call for all of them instead of one each."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self.writer = writer
+        self._queue: list[Sequence[Any]] = []
+        #: Frames written: what the batching saves is messages less these.
+        self.frames = 0
+
+    def send(self, message: Sequence[Any]) -> None:
+        if not self._queue:
+            asyncio.get_running_loop().call_soon(self.flush)
+        self._queue.append(message)
+
+    def flush(self) -> None:
+        """Write what waits now (a socket being closed takes nothing more)."""
+        batch, self._queue = self._queue, []
+        if batch and not self.writer.is_closing():
+            write_frame(self.writer, batch)
+            self.frames += 1
+
+
+async def answer_calls(
+    reader: asyncio.StreamReader,
+    outbox: Outbox,
+    handle: Callable[[str, list[Any]], Awaitable[Any]],
+    first: Sequence[list[Any]] = (),
+) -> None:
+    """Answer the calls read from ``reader`` (after those in ``first``) one after the
+    other, in the order they were made, until the other side closes the socket: the
+    serving end of ``FrameChannel``. An exception from ``handle`` is the call's error."""
+    batch: Sequence[list[Any]] | None = first
+    while batch is not None:
+        for call_id, op, *args in batch:
+            try:
+                result = await handle(op, args)
+            except Exception as exc:  # the caller hears why; the service goes on
+                outbox.send([call_id, False, f"{type(exc).__name__}: {exc}"])
+            else:
+                outbox.send([call_id, True, result])
+        batch = await read_frame(reader)
 
 
 class FrameChannel:
@@ -81,6 +130,7 @@ class FrameChannel:
         on_close: Callable[[], None] = lambda: None,
     ) -> None:
         self._reader, self._writer = reader, writer
+        self._outbox = Outbox(writer)
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._on_notice, self._on_close = on_notice, on_close
@@ -99,22 +149,13 @@ class FrameChannel:
         call_id = next(self._ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[call_id] = future
-        write_frame(self._writer, [call_id, op, *args])
+        self._outbox.send([call_id, op, *args])
         return await future
 
     async def _read(self) -> None:
-        while (frame := await read_frame(self._reader)) is not None:
-            call_id = frame[0]
-            if call_id == 0:
-                self._on_notice(frame[1:])
-                continue
-            future = self._pending.pop(call_id, None)
-            if future is None or future.done():
-                continue
-            if frame[1]:
-                future.set_result(frame[2])
-            else:
-                future.set_exception(RuntimeError(f"coordinator: {frame[2]}"))
+        while (batch := await read_frame(self._reader)) is not None:
+            for message in batch:
+                self._answered(message)
         self._closed = True
         for future in self._pending.values():
             if not future.done():
@@ -122,7 +163,21 @@ class FrameChannel:
         self._pending.clear()
         self._on_close()
 
+    def _answered(self, message: list[Any]) -> None:
+        call_id = message[0]
+        if call_id == 0:
+            self._on_notice(message[1:])
+            return
+        future = self._pending.pop(call_id, None)
+        if future is None or future.done():
+            return
+        if message[1]:
+            future.set_result(message[2])
+        else:
+            future.set_exception(RuntimeError(f"coordinator: {message[2]}"))
+
     async def close(self) -> None:
+        self._outbox.flush()
         self._closed = True
         await self._task.stop()  # first: a socket we close is no coordinator gone
         self._writer.close()
@@ -241,7 +296,3 @@ class RemoteFrontier(Frontier):
 
     async def close(self) -> None:
         """The channel belongs to the worker, which says goodbye on it first."""
-
-
-#: What serves one op of a worker: the coordinator's handlers, by op name.
-Handler = Callable[..., Awaitable[Any]]

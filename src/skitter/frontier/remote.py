@@ -2,11 +2,20 @@
 frames it speaks, for the multiprocess coordinator and its workers.
 """
 
-from skitter.frontier._remote import FrameChannel, RemoteFrontier, read_frame, write_frame
+from skitter.frontier._remote import (
+    FrameChannel,
+    Outbox,
+    RemoteFrontier,
+    answer_calls,
+    read_frame,
+    write_frame,
+)
 
 __all__ = [
     "FrameChannel",
+    "Outbox",
     "RemoteFrontier",
+    "answer_calls",
     "read_frame",
     "write_frame",
 ]

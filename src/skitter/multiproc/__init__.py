@@ -4,8 +4,9 @@ served over a Unix socket); each child runs a ``WorkerCrawler``, whose frontier 
 ``RemoteFrontier``. Redis workers (``skitter worker``) remain the way across machines.
 """
 
-from skitter.multiproc._coordinator import Coordinator, merge_stats
+from skitter.multiproc._coordinator import Coordinator
 from skitter.multiproc._service import FrontierService, owner_of
+from skitter.multiproc._shares import merge_stats
 from skitter.multiproc._worker import WorkerCrawler, run_worker
 
 __all__ = [

@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import pickle
 import signal
 import sys
 import time
@@ -35,39 +36,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from itemadapter import ItemAdapter
-
+from skitter._clock import Clock
 from skitter._tasks import Background, periodic
 from skitter._types import LISTED_STARTS
+from skitter.cluster import Heartbeat
 from skitter.crawler import Crawler
-from skitter.engine import Project
-from skitter.frontier.remote import read_frame, write_frame
+from skitter.engine import Project, TaskCounts
+from skitter.frontier import FrontierCounts, TaskInfo, TaskState
+from skitter.frontier.remote import Outbox, answer_calls, read_frame
 from skitter.multiproc._service import FrontierService
-from skitter.scheduler import slot_by, slot_key
-from skitter.scheduler.wiring import netloc_slot_key
+from skitter.multiproc._shares import merge_stats, shared_rate
+from skitter.scheduler import RateLimits, slot_by, slot_key
+from skitter.scheduler.wiring import DONE, netloc_slot_key
 from skitter.settings import SchedulerSettings
 
-__all__ = ["Coordinator", "merge_stats"]
+__all__ = ["Coordinator"]
 
 log = logging.getLogger("skitter.multiproc")
 
 #: Times a worker may be replaced in one run before the crawl gives up.
 MAX_RESPAWNS = 20
-
-
-def merge_stats(base: dict[str, Any], reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Counts summed over ``base`` and every report; other values as first seen."""
-    merged = dict(base)
-    for report in reports:
-        for key, value in report.items():
-            if key.endswith("_time") or key == "elapsed_time_seconds":
-                continue  # the coordinator's own
-            mine = merged.get(key)
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                merged[key] = (mine if isinstance(mine, int | float) else 0) + value
-            elif key not in merged:
-                merged[key] = value
-    return merged
 
 
 #: The ops the coordinator serves itself (start requests, start items).
@@ -98,7 +86,9 @@ class Coordinator:
         self.items = 0
         self._reports: dict[tuple[int, int], dict[str, Any]] = {}
         self._base: dict[str, Any] = {}
-        self._writers: dict[int, asyncio.StreamWriter] = {}
+        self._outboxes: dict[int, Outbox] = {}
+        #: Frames the workers' connections carried back (the ended ones).
+        self.frames = 0
         self._finished: set[int] = set()
         self._stopping = False
         self._respawns = 0
@@ -106,6 +96,14 @@ class Coordinator:
         self._starts = _Starts()
         self._procs: dict[int, asyncio.subprocess.Process] = {}
         self.failures: list[str] = []
+        #: What each live worker last said of itself (the dashboard's view of it).
+        self._beats: dict[int, Heartbeat] = {}
+        #: The frontier's counts as the workers see them, read about once a second.
+        self._counts = FrontierCounts(0, 0, 0)
+        self._paused = False
+        #: The rate set from the dashboard (None: each worker's share of the settings').
+        self._rate: tuple[float | None, float | None] | None = None
+        self._closed = False
 
     # -- the crawl ------------------------------------------------------------------------
     async def run(self) -> dict[str, Any]:
@@ -158,12 +156,12 @@ class Coordinator:
         finally:
             await project.scheduler.frontier.close()
         stats.set("finish_reason", "failed" if project.failure is not None else reason)
+        self._closed = True
 
     def stop(self) -> None:
         """Ctrl-C: every worker stops leasing, finishes what it holds and ends."""
         self._stopping = True
-        for writer in self._writers.values():
-            write_frame(writer, [0, "stop"])
+        self._tell(["stop"])
 
     def kill(self) -> None:
         """A second Ctrl-C: end every worker now (the job resumes what they held)."""
@@ -176,6 +174,8 @@ class Coordinator:
         merged = merge_stats(self._base, list(self._reports.values()))
         if self.service is not None:
             merged["multiproc/coordinator_calls"] = self.service.calls
+            frames = self.frames + sum(outbox.frames for outbox in self._outboxes.values())
+            merged["multiproc/coordinator_frames"] = frames
             merged["multiproc/requests_pushed"] = self.service.pushed
             merged["multiproc/requests_decoded"] = self.service.decoded
         merged["multiproc/processes"] = self.processes
@@ -208,7 +208,7 @@ class Coordinator:
                 return
             assert self.service is not None
             back = self.service.worker_lost(index)
-            self._writers.pop(index, None)
+            self._outboxes.pop(index, None)
             if self._stopping:
                 return
             self._respawns += 1
@@ -226,46 +226,57 @@ class Coordinator:
                 return
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        hello = await read_frame(reader)
-        if hello is None or hello[1] != "hello":
+        first = await read_frame(reader)
+        if not first or first[0][1] != "hello":
             writer.close()
             return
+        hello = first[0]
         index = int(hello[2])
         self._generation += 1
         generation = self._generation
-        self._writers[index] = writer
+        outbox = self._outboxes[index] = Outbox(writer)
         project, service = self.project, self.service
         assert project is not None and service is not None
-        welcome = {"start_done": project.start_exhausted}
-        write_frame(writer, [hello[0], True, welcome])
+        rate = None if self._rate is None else shared_rate(*self._rate, self.processes)
+        welcome = {"start_done": project.start_exhausted, "paused": self._paused, "rate": rate}
+        outbox.send([hello[0], True, welcome])
         if self._stopping:
-            write_frame(writer, [0, "stop"])
-        while (frame := await read_frame(reader)) is not None:
-            call_id, op, args = frame[0], frame[1], frame[2:]
+            outbox.send([0, "stop"])
+
+        async def handle(op: str, args: list[Any]) -> Any:
             try:
-                result = None
-                if op == "report":
-                    self._report(index, generation, *args)
-                elif op == "bye":
-                    self._finished.add(index)
-                    if args[0]:
-                        self.failures.append(str(args[0]))
-                elif op in _ASIDE:
-                    result = self._aside(op, args)
-                else:
-                    result = await service.handle(index, op, args)
-            except Exception as exc:  # the worker hears why; the service goes on
+                return await self._handle(index, generation, op, args)
+            except Exception:
                 log.exception("Worker %d's %s failed", index, op)
-                write_frame(writer, [call_id, False, f"{type(exc).__name__}: {exc}"])
-            else:
-                write_frame(writer, [call_id, True, result])
-        if self._writers.get(index) is writer:
-            self._writers.pop(index, None)
+                raise
+
+        await answer_calls(reader, outbox, handle, first[1:])
+        self.frames += outbox.frames
+        if self._outboxes.get(index) is outbox:
+            self._outboxes.pop(index, None)
+            self._beats.pop(index, None)
             service.worker_lost(index)  # at once, not when the process is reaped
         writer.close()
 
-    def _report(self, index: int, generation: int, stats: dict[str, Any]) -> None:
+    async def _handle(self, index: int, generation: int, op: str, args: list[Any]) -> Any:
+        """One call of worker ``index`` (its ``generation``-th connection)."""
+        assert self.service is not None
+        if op == "report":
+            self._report(index, generation, *args)
+        elif op == "bye":
+            self._finished.add(index)
+            if args[0]:
+                self.failures.append(str(args[0]))
+        elif op in _ASIDE:
+            return self._aside(op, args)
+        else:
+            return await self.service.handle(index, op, args)
+        return None
+
+    def _report(self, index: int, generation: int, stats: dict[str, Any], beat: bytes) -> None:
         self._reports[(index, generation)] = stats
+        if (heartbeat := Heartbeat.decode(beat)) is not None:
+            self._beats[index] = heartbeat
         project = self.project
         assert project is not None
         for key, value in self.stats().items():  # what the job's checkpoint records
@@ -277,11 +288,12 @@ class Coordinator:
         if op == "start_turn":
             return None if project.start_exhausted else project.start_offset
         if op == "start_progress":  # what the job's checkpoint records from now on
+            self._store(args[2])  # start() items before the offset past them
             project.start_offset = max(project.start_offset, int(args[0]))
             if args[1]:
                 project.start_exhausted = True
                 self.service.pending_starts = False
-        elif op == "items":
+        elif op == "items":  # of no task, once no start record follows: written now
             self._store(args[0])
         elif op == "start_accepted":
             starts.accepted = True
@@ -294,12 +306,18 @@ class Coordinator:
         return None
 
     def _store(self, items: list[Any]) -> None:
-        """Items of a settled task, into every feed (before the frontier records it)."""
+        """Items of a settled task, into every feed (before the frontier records it).
+
+        Each comes pickled by its worker (a child of this process, over a socket in a
+        private directory: the same code on both ends), so the feeds get the item the
+        spider yielded; one that could not be pickled comes as a dict (its worker
+        warned)."""
         project = self.project
         assert project is not None
         spider = project.spider
         feeds = project.pipelines.feeds
-        for item in items:
+        for wire in items:
+            item = pickle.loads(wire) if isinstance(wire, bytes) else wire
             for feed in feeds:
                 feed.process_item(item, spider)
         self.items += len(items)
@@ -314,10 +332,103 @@ class Coordinator:
             now = clock.time()
             await service.renew_stashed(now, lease_seconds)
             await service.frontier.reclaim_expired(now)
+            await self.queue_counts()
 
         await periodic(min(1.0, lease_seconds / 5), upkeep)
 
+    # -- what the dashboard shows and changes (``dashboard.ProcessesProject``) ------------
+    @property
+    def name(self) -> str:
+        return self.crawler.control.name
 
-def item_dict(item: Any) -> dict[str, Any]:
-    """An item as the plain dict that crosses to the coordinator."""
-    return ItemAdapter(item).asdict()
+    @property
+    def clock(self) -> Clock:
+        return self.crawler.clock
+
+    @property
+    def limits(self) -> RateLimits:
+        return self.crawler.control.limits
+
+    @property
+    def status(self) -> str:
+        """new, running, paused, checking (as the workers are), then done or failed."""
+        project = self.project
+        if project is None:
+            return "new"
+        if self._closed:
+            return "failed" if project.failure is not None else "done"
+        if self._paused:
+            return "paused"
+        statuses = {beat.status for beat in self._beats.values()}
+        return next((s for s in ("running", "checking", "paused") if s in statuses), "running")
+
+    @property
+    def rate(self) -> tuple[float | None, float | None]:
+        """The crawl's rate and burst: the settings', or as set from the dashboard."""
+        if self._rate is not None:
+            return self._rate
+        project = self.project
+        return project.scheduler.rate if project is not None else (None, None)
+
+    def beats(self) -> list[Heartbeat]:
+        return [self._beats[index] for index in sorted(self._beats)]
+
+    def task_counts(self, counts: FrontierCounts | None = None) -> TaskCounts:
+        """The crawl's tasks by where they are: waiting and delayed in the frontier
+        (``counts``, else as last read), leased and in flight in the live workers, done
+        by all of them."""
+        counts = counts if counts is not None else self._counts
+        beats = self._beats.values()
+        return TaskCounts(
+            waiting=counts.ready,
+            delayed=counts.delayed,
+            leased=sum(beat.leased for beat in beats),
+            in_flight=sum(beat.in_flight for beat in beats),
+            done=int(self.stats().get(DONE, 0) or 0),
+        )
+
+    async def queue_counts(self) -> FrontierCounts:
+        """The frontier's counts as the workers see them (stashed leases are ready)."""
+        if self.service is not None:
+            now = self.crawler.clock.time()
+            self._counts = FrontierCounts(*await self.service.counts(0, now))
+        return self._counts
+
+    async def failed_tasks(self, limit: int = 100) -> list[TaskInfo]:
+        if self.service is None:
+            return []
+        return await self.service.frontier.tasks(TaskState.FAILED, limit)
+
+    async def retry_failed(self, *, domain: str | None = None, reason: str | None = None) -> int:
+        """Queue FAILED tasks again: the workers lease them as any other."""
+        if self.service is None:
+            return 0
+        now = self.crawler.clock.time()
+        return await self.service.frontier.retry_failed(now, domain=domain, reason=reason)
+
+    async def requeue_bad(self, *, domain: str | None = None, reason: str | None = None) -> int:
+        if self.service is None:
+            return 0
+        now = self.crawler.clock.time()
+        return await self.service.frontier.requeue_bad(now, domain=domain, reason=reason)
+
+    def set_rate(self, rate: float | None, burst: float | None = None) -> None:
+        """Every worker takes its share of ``rate`` and ``burst`` (None: unlimited, resp.
+        10 x rate); ConfigError above MAX_RATE/MAX_BURST."""
+        limits = self.limits
+        limits.check(rate, burst)
+        burst = None if rate is None else limits.burst_for(rate, burst)
+        self._rate = (rate, burst)
+        self._tell(["rate", *shared_rate(rate, burst, self.processes)])
+
+    def pause(self) -> None:
+        self._paused = True
+        self._tell(["pause"])
+
+    def resume(self) -> None:
+        self._paused = False
+        self._tell(["resume"])
+
+    def _tell(self, notice: list[Any]) -> None:
+        for outbox in self._outboxes.values():
+            outbox.send([0, *notice])

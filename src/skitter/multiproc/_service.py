@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from skitter.frontier import Frontier, Lease, TaskInfo, TaskState
+from skitter.frontier import Frontier, Lease, PushOutcome, TaskInfo, TaskState
 from skitter.http import Request
 from skitter.http.wiring import decode_request, encode_request
 from skitter.scheduler import slot_key
@@ -41,6 +41,8 @@ __all__ = ["FrontierService", "owner_of"]
 STASH_MAX = 20_000
 #: The fewest tasks leased from the real frontier at once when there are stashes.
 BATCH = 64
+#: Requests whose bytes, as pushed, are kept to be sent as such when leased.
+WIRE_MAX = 50_000
 
 
 def owner_of(request: Request, workers: int, slot_of: Callable[[Request], str] = slot_key) -> int:
@@ -93,6 +95,10 @@ class FrontierService:
         self._stash = [_Stash() for _ in range(workers)]
         self._handed: dict[str, tuple[int, Lease]] = {}
         self._tokens = itertools.count(1)
+        #: The bytes a queued task's request was pushed in, by taskid, while the
+        #: frontier keeps that request unchanged: its lease sends them, not a new
+        #: encoding of the request (see ``_keep_wire``).
+        self._wire: dict[str, bytes] = {}
         self._order = itertools.count()
         #: Frames served, settles, leases handed: the coordinator's cost per page.
         self.calls = 0
@@ -125,11 +131,12 @@ class FrontierService:
             if len(batch) < ask:
                 break
         spider = self._spider
+        wire = self._wire
         rows = []
         for lease in taken:
             token = f"{worker}.{next(self._tokens)}"
             self._handed[token] = (worker, lease)
-            data = encode_request(lease.request, spider)
+            data = wire.pop(lease.taskid, None) or encode_request(lease.request, spider)
             rows.append([lease.taskid, data, lease.retried, lease.deadline, token])
         return rows
 
@@ -217,10 +224,23 @@ class FrontierService:
         if requests:
             flags = [force[i] for i in places] if force else None
             pushed = await frontier.push(requests, now, force=flags)
-            for i, outcome in zip(places, pushed, strict=True):
+            for i, request, outcome in zip(places, requests, pushed, strict=True):
                 outcomes[i] = int(outcome)
+                self._keep_wire(request.taskid, wire[i][4], outcome)
         self.decoded += len(requests)
         return outcomes
+
+    def _keep_wire(self, taskid: str, data: bytes, outcome: PushOutcome) -> None:
+        """Keep ``data`` for the lease of a request queued as pushed (NEW, RECRAWL);
+        forget it when the push changed the queued one (a merge may raise its priority
+        or move its time), keep it when nothing changed (IGNORED). Bounded: beyond
+        WIRE_MAX a lease encodes its request again, as without it."""
+        wire = self._wire
+        if outcome in (PushOutcome.NEW, PushOutcome.RECRAWL):
+            if len(wire) < WIRE_MAX:
+                wire[taskid] = data
+        elif outcome == PushOutcome.MERGED:
+            wire.pop(taskid, None)
 
     async def known(self, worker: int, keys: list[list[Any]], now: float) -> list[int]:
         """For each ``[key, priority, age, plain]``, the outcome of a plain repeat that

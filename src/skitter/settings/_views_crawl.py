@@ -36,6 +36,9 @@ class EngineSettings(View):
     shutdown_timeout: float
     worker_idle_timeout: float
     closespider_timeout: float
+    closespider_itemcount: int
+    closespider_pagecount: int
+    closespider_errorcount: int
     fail_when_no_start_succeeds: bool
     retry_enabled: bool
     retry_times: int
