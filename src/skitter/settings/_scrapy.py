@@ -241,6 +241,7 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "ROBOTSTXT_PARSER",
         "robots.txt is always parsed with Protego",
         "scrapy.robotstxt.ProtegoRobotParser",
+        "skitter.robotstxt.ProtegoRobotParser",
     ),
     **_group(
         "WARN_ON_GENERATOR_RETURN_VALUE",
