@@ -125,7 +125,9 @@ class Crawler(ScrapyCrawlAPI):
         #: The project's live control panel (see ``engine.ProjectControl``).
         self.control = ProjectControl(name, self.settings, self.stats, self.clock)
         self._spider_kwargs = spider_kwargs
-        self._engine: Engine | None = None
+        #: The running engine (None outside a crawl); writable, as in Scrapy (a test puts
+        #: a stand-in there for the components that read it).
+        self.engine: Engine | None = None
         job_dir = job_dir if job_dir is not None else engine.jobdir or None  # --job-dir
         #: Where the crawl keeps its state to stop and go on (None: in memory only).
         self.job = JobDir(job_dir, job_mode) if job_dir is not None else None
@@ -259,8 +261,8 @@ class Crawler(ScrapyCrawlAPI):
         return self.settings.view(EngineSettings).retry_delays
 
     def _wake(self) -> None:
-        if self._engine is not None:
-            self._engine.wake()
+        if self.engine is not None:
+            self.engine.wake()
 
     @property
     def failure(self) -> str | None:
@@ -282,12 +284,8 @@ class Crawler(ScrapyCrawlAPI):
 
     def stop(self, reason: str = "shutdown") -> None:
         """Stop gracefully: no new downloads; running ones finish within SHUTDOWN_TIMEOUT."""
-        if self._engine is not None:
-            self._engine.stop(reason)
-
-    @property
-    def engine(self) -> Engine | None:
-        return self._engine
+        if self.engine is not None:
+            self.engine.stop(reason)
 
 
 def _raise_failures(crawlers: Sequence[Crawler]) -> None:
@@ -326,7 +324,7 @@ async def _run_engine(crawlers: Sequence[Crawler], mode: str = "crawl") -> None:
             crawler.settings.view(EngineSettings).bot_name,
             crawler.spider.name,
         )
-        crawler._engine = engine
+        crawler.engine = engine
         try:
             await crawler.open_job()
         except BaseException:
