@@ -1,0 +1,63 @@
+"""Scrapy's ``scrapy.utils.log``: the root log handler a script installs and replaces.
+
+``configure_logging(settings)`` routes warnings into the log and, unless told not to,
+installs *the* root handler the settings ask for (LOG_FILE, LOG_ENABLED, LOG_FORMAT,
+LOG_LEVEL on the handler, ...; ``skitter._logsetup`` reads them, as the ``skitter``
+command and ``CrawlerProcess`` do). There is one such handler at a time: installing
+another removes the previous one, so calling it twice never logs every line twice.
+``get_scrapy_root_handler()`` is the handler installed (None: none).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from skitter._logsetup import LogOptions, StdoutToLog, plain_handler
+from skitter.settings import Settings
+
+__all__ = ["configure_logging", "get_scrapy_root_handler", "install_scrapy_root_handler"]
+
+_root_handler: logging.Handler | None = None
+
+
+def configure_logging(
+    settings: Mapping[str, Any] | None = None, install_root_handler: bool = True
+) -> None:
+    """Send warnings to the log and, with ``install_root_handler``, install the root
+    handler ``settings`` (a ``Settings``, a dict, or None: the defaults) describe."""
+    logging.captureWarnings(True)
+    resolved = settings if isinstance(settings, Settings) else Settings.resolve(settings)
+    if LogOptions.from_settings(resolved).stdout:
+        sys.stdout = StdoutToLog(logging.getLogger("stdout"))
+    if install_root_handler:
+        install_scrapy_root_handler(resolved)
+
+
+def install_scrapy_root_handler(settings: Mapping[str, Any]) -> None:
+    """Replace the installed root handler by the one ``settings`` ask for; the root
+    logger lets every record through, the handler filters by LOG_LEVEL."""
+    global _root_handler
+    _uninstall_scrapy_root_handler()
+    options = LogOptions.from_settings(settings)
+    handler = plain_handler(options)
+    handler.setLevel(options.level)
+    logging.root.setLevel(logging.NOTSET)
+    logging.root.addHandler(handler)
+    _root_handler = handler
+
+
+def get_scrapy_root_handler() -> logging.Handler | None:
+    """The root handler ``configure_logging`` installed, if one is."""
+    return _root_handler
+
+
+def _uninstall_scrapy_root_handler() -> None:
+    """Remove (and close) the installed root handler, if any."""
+    global _root_handler
+    if _root_handler is not None:
+        logging.root.removeHandler(_root_handler)
+        _root_handler.close()
+        _root_handler = None
