@@ -12,44 +12,47 @@ run by the engine, not by this class.
 
 from __future__ import annotations
 
+import collections
 import inspect
 import logging
 import pprint
+import typing
 import warnings
-from collections import defaultdict, deque
-from collections.abc import Callable, Iterable
-from typing import Any, ClassVar
+from collections import abc as _abc
+from typing import Any
 
-from skitter.exceptions import NotConfigured, ScrapyDeprecationWarning
-from skitter.utils.misc import build_from_crawler, load_object
+from skitter import exceptions
+from skitter.utils import misc
 
 __all__ = ["MiddlewareManager"]
 
-logger = logging.getLogger(__name__)
+_logger = logging.getLogger(__name__)
 
 
 class MiddlewareManager:
     """Components built from a setting, and their methods collected by name."""
 
     #: What the components are called in the log ("Enabled <name>s: ...").
-    component_name: ClassVar[str] = "foo middleware"
+    component_name: typing.ClassVar[str] = "foo middleware"
 
     def __init__(self, *middlewares: Any, crawler: Any = None) -> None:
         if crawler is None:
             warnings.warn(
                 f"{type(self).__qualname__}.__init__() was called without the crawler "
                 "argument; pass crawler=",
-                ScrapyDeprecationWarning,
+                exceptions.ScrapyDeprecationWarning,
                 stacklevel=2,
             )
         self.crawler = crawler
         self.middlewares: tuple[Any, ...] = middlewares
-        self.methods: defaultdict[str, deque[Callable[..., Any]]] = defaultdict(deque)
+        self.methods: collections.defaultdict[str, collections.deque[_abc.Callable[..., Any]]] = (
+            collections.defaultdict(collections.deque)
+        )
         for middleware in middlewares:
             self._add_middleware(middleware)
 
     @classmethod
-    def _get_mwlist_from_settings(cls, settings: Any) -> Iterable[Any]:
+    def _get_mwlist_from_settings(cls, settings: Any) -> _abc.Iterable[Any]:
         """The components to build, in order (class paths or classes)."""
         raise NotImplementedError(f"{cls.__qualname__} must say which components it builds")
 
@@ -58,13 +61,13 @@ class MiddlewareManager:
         middlewares, enabled = [], []
         for path in cls._get_mwlist_from_settings(crawler.settings):
             try:
-                middlewares.append(build_from_crawler(load_object(path), crawler))
-            except NotConfigured as exc:
+                middlewares.append(misc.build_from_crawler(misc.load_object(path), crawler))
+            except exceptions.NotConfigured as exc:
                 if exc.args:
-                    logger.warning("Disabled %s: %s", path, exc.args[0])
+                    _logger.warning("Disabled %s: %s", path, exc.args[0])
                 continue
             enabled.append(path)
-        logger.info("Enabled %ss:\n%s", cls.component_name, pprint.pformat(enabled))
+        _logger.info("Enabled %ss:\n%s", cls.component_name, pprint.pformat(enabled))
         return cls(*middlewares, crawler=crawler)
 
     def _add_middleware(self, mw: Any) -> None:

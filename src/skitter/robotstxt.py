@@ -17,12 +17,12 @@ obeys nothing or refuses everything. A body that cannot be parsed at all allows 
 
 from __future__ import annotations
 
+import abc
 import logging
-from abc import ABCMeta, abstractmethod
 from typing import Any
-from urllib.robotparser import RobotFileParser
+from urllib import robotparser
 
-from protego import Protego
+import protego
 
 __all__ = [
     "ProtegoRobotParser",
@@ -32,7 +32,7 @@ __all__ = [
     "decode_robotstxt",
 ]
 
-logger = logging.getLogger(__name__)
+_logger = logging.getLogger(__name__)
 
 _BOM = "\ufeff"
 
@@ -48,7 +48,7 @@ def decode_robotstxt(
     try:
         text = robotstxt_body.decode("utf-8")
     except UnicodeDecodeError:
-        logger.warning(
+        _logger.warning(
             "robots.txt is not valid UTF-8; ignoring the bytes that are not",
             extra={"spider": spider},
         )
@@ -56,15 +56,15 @@ def decode_robotstxt(
     return text.removeprefix(_BOM)
 
 
-class RobotParser(metaclass=ABCMeta):
+class RobotParser(metaclass=abc.ABCMeta):
     """What every robots.txt parser offers (Scrapy's interface)."""
 
     @classmethod
-    @abstractmethod
+    @abc.abstractmethod
     def from_crawler(cls, crawler: Any, robotstxt_body: bytes) -> RobotParser:
         """A parser for ``robotstxt_body``, the raw robots.txt the site sent."""
 
-    @abstractmethod
+    @abc.abstractmethod
     def allowed(self, url: str | bytes, user_agent: str | bytes) -> bool:
         """Whether ``user_agent`` may fetch ``url``."""
 
@@ -88,7 +88,7 @@ class ProtegoRobotParser(RobotParser):
 
     def __init__(self, robotstxt_body: bytes, spider: Any = None) -> None:
         self.spider = spider
-        self.rp = Protego.parse(decode_robotstxt(robotstxt_body, spider))
+        self.rp = protego.Protego.parse(decode_robotstxt(robotstxt_body, spider))
 
     @classmethod
     def from_crawler(cls, crawler: Any, robotstxt_body: bytes) -> ProtegoRobotParser:
@@ -107,7 +107,7 @@ class PythonRobotParser(RobotParser):
 
     def __init__(self, robotstxt_body: bytes, spider: Any = None) -> None:
         self.spider = spider
-        self.rp = RobotFileParser()
+        self.rp = robotparser.RobotFileParser()
         self.rp.parse(decode_robotstxt(robotstxt_body, spider).splitlines())
 
     @classmethod

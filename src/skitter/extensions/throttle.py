@@ -20,27 +20,26 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from skitter import signals
-from skitter.exceptions import NotConfigured
+from skitter import exceptions, http, settings, signals
 from skitter.extensions._throttle_policy import AutoThrottle as _Policy
-from skitter.http import Request, Response
-from skitter.settings import PolitenessSettings
 
 __all__ = ["AutoThrottle"]
 
-logger = logging.getLogger(__name__)
+_logger = logging.getLogger(__name__)
 
 
 class AutoThrottle:
     """Adjusts an engine's download slot delays from the latency of each download."""
 
     def __init__(self, crawler: Any) -> None:
-        own = crawler.settings.view(PolitenessSettings)
+        own = crawler.settings.view(settings.PolitenessSettings)
         if not own.autothrottle_enabled:
-            raise NotConfigured
+            raise exceptions.NotConfigured
         target = own.autothrottle_target_concurrency
         if not target > 0.0:
-            raise NotConfigured(f"AUTOTHROTTLE_TARGET_CONCURRENCY ({target!r}) must be above 0.")
+            raise exceptions.NotConfigured(
+                f"AUTOTHROTTLE_TARGET_CONCURRENCY ({target!r}) must be above 0."
+            )
         self.crawler = crawler
         self._settings = own
         self.debug: bool = own.autothrottle_debug
@@ -71,7 +70,9 @@ class AutoThrottle:
         downloader = getattr(getattr(self.crawler, "engine", None), "downloader", None)
         return downloader if hasattr(downloader, "slots") else None
 
-    def _response_downloaded(self, response: Response, request: Request, spider: Any) -> None:
+    def _response_downloaded(
+        self, response: http.Response, request: http.Request, spider: Any
+    ) -> None:
         meta = request.meta
         latency = meta.get("download_latency")
         key = meta.get("download_slot")
@@ -86,7 +87,7 @@ class AutoThrottle:
         if self.debug:
             self._log(key, slot, olddelay, latency, response, spider)
 
-    def _adjust_delay(self, slot: Any, latency: float, response: Response) -> None:
+    def _adjust_delay(self, slot: Any, latency: float, response: http.Response) -> None:
         """The policy's next delay for ``slot``, between DOWNLOAD_DELAY and
         AUTOTHROTTLE_MAX_DELAY; a response other than 200 never lowers it."""
         slot.delay = self._policy.next_delay(
@@ -95,9 +96,9 @@ class AutoThrottle:
 
     @staticmethod
     def _log(
-        key: str, slot: Any, olddelay: float, latency: float, response: Response, spider: Any
+        key: str, slot: Any, olddelay: float, latency: float, response: http.Response, spider: Any
     ) -> None:
-        logger.info(
+        _logger.info(
             "slot: %(slot)s | conc:%(concurrency)2d | delay:%(delay)5d ms (%(delaydiff)+d) | "
             "latency:%(latency)5d ms | size:%(size)6d bytes",
             {

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Mapping
+from collections import abc as _abc
 from typing import Any
 
-from skitter._logsetup import LogOptions, StdoutToLog, plain_handler
-from skitter.settings import Settings
+from skitter import _logsetup
+from skitter import settings as _settings
 
 __all__ = ["configure_logging", "get_scrapy_root_handler", "install_scrapy_root_handler"]
 
@@ -24,25 +24,29 @@ _root_handler: logging.Handler | None = None
 
 
 def configure_logging(
-    settings: Mapping[str, Any] | None = None, install_root_handler: bool = True
+    settings: _abc.Mapping[str, Any] | None = None, install_root_handler: bool = True
 ) -> None:
     """Send warnings to the log and, with ``install_root_handler``, install the root
     handler ``settings`` (a ``Settings``, a dict, or None: the defaults) describe."""
     logging.captureWarnings(True)
-    resolved = settings if isinstance(settings, Settings) else Settings.resolve(settings)
-    if LogOptions.from_settings(resolved).stdout:
-        sys.stdout = StdoutToLog(logging.getLogger("stdout"))
+    resolved = (
+        settings
+        if isinstance(settings, _settings.Settings)
+        else _settings.Settings.resolve(settings)
+    )
+    if _logsetup.LogOptions.from_settings(resolved).stdout:
+        sys.stdout = _logsetup.StdoutToLog(logging.getLogger("stdout"))
     if install_root_handler:
         install_scrapy_root_handler(resolved)
 
 
-def install_scrapy_root_handler(settings: Mapping[str, Any]) -> None:
+def install_scrapy_root_handler(settings: _abc.Mapping[str, Any]) -> None:
     """Replace the installed root handler by the one ``settings`` ask for; the root
     logger lets every record through, the handler filters by LOG_LEVEL."""
     global _root_handler
     _uninstall_scrapy_root_handler()
-    options = LogOptions.from_settings(settings)
-    handler = plain_handler(options)
+    options = _logsetup.LogOptions.from_settings(settings)
+    handler = _logsetup.plain_handler(options)
     handler.setLevel(options.level)
     logging.root.setLevel(logging.NOTSET)
     logging.root.addHandler(handler)
