@@ -138,6 +138,7 @@ TEST_DEPS = [
     "sybil>=1.3",
     "pygments",
     "cryptography",
+    "robotexclusionrulesparser",
 ]
 
 #: The skitter run's conftest: Scrapy's options and marker skips, none of its machinery.
@@ -316,12 +317,13 @@ def test_deps(cache: Path) -> Path:
     """The test-only dependencies, installed once with ``pip --target`` into the cache."""
     target = cache / "deps"
     marker = target / ".installed"
-    if not marker.exists():
+    wanted = "\n".join(TEST_DEPS)
+    if not marker.exists() or marker.read_text(encoding="utf-8") != wanted:
         subprocess.run(
             [sys.executable, "-m", "pip", "install", "-q", "--target", str(target), *TEST_DEPS],
             check=True,
         )
-        marker.write_text("\n".join(TEST_DEPS), encoding="utf-8")
+        marker.write_text(wanted, encoding="utf-8")
     return target
 
 

@@ -17,6 +17,7 @@ import skitter
 
 PINNED = {
     "skitter.extensions.wiring": [
+        "AutoThrottle",
         "BUILTIN_PLUGINS",
         "SHORT_NAMES",
     ],
@@ -327,7 +328,28 @@ PINNED = {
         "install_log_formatter",
     ],
     "skitter.commands": ["ScrapyCommand"],
-    "skitter.extensions.postprocessing": ["Bz2Plugin", "GzipPlugin", "LZMAPlugin", "ZstdPlugin"],
+    "skitter.extensions.postprocessing": [
+        "Bz2Plugin",
+        "GzipPlugin",
+        "LZMAPlugin",
+        "PostProcessingManager",
+        "ZstdPlugin",
+    ],
+    "skitter.extensions.throttle": ["AutoThrottle"],
+    "skitter.middleware": ["MiddlewareManager"],
+    "skitter.robotstxt": [
+        "ProtegoRobotParser",
+        "PythonRobotParser",
+        "RerpRobotParser",
+        "RobotParser",
+        "decode_robotstxt",
+    ],
+    "skitter.utils.log": [
+        "configure_logging",
+        "failure_to_exc_info",
+        "get_scrapy_root_handler",
+        "install_scrapy_root_handler",
+    ],
     "skitter.extensions.httpcache": [
         "CorruptEntry",
         "DbmCacheStorage",

@@ -122,7 +122,9 @@ class Crawler(ScrapyCrawlAPI):
         #: The project's live control panel (see ``engine.ProjectControl``).
         self.control = ProjectControl(name, self.settings, self.stats, self.clock)
         self._spider_kwargs = spider_kwargs
-        self.engine: Engine | None = None  # Scrapy's name (its tests put a stand-in here)
+        #: The running engine (None outside a crawl); writable, as in Scrapy (a test puts
+        #: a stand-in there for the components that read it).
+        self.engine: Engine | None = None
         job_dir = job_dir if job_dir is not None else engine.jobdir or None  # --job-dir
         #: Where the crawl keeps its state to stop and go on (None: in memory only).
         self.job = JobDir(job_dir, job_mode) if job_dir is not None else None

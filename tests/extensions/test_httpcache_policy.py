@@ -18,6 +18,7 @@ from skitter.extensions.httpcache import (
     storage_class,
 )
 from skitter.extensions.httpcache import SqliteCacheStorage as Sqlite
+from skitter.extensions.httpcache._entry import STORED_AT
 from skitter.http import Request, Response
 from skitter.settings import Settings
 
@@ -190,3 +191,14 @@ def test_storage_names(name: Any) -> None:
 def test_ignore_codes_must_be_statuses() -> None:
     with pytest.raises(ConfigError, match="HTTPCACHE_IGNORE_HTTP_CODES"):
         DummyPolicy(Settings({"HTTPCACHE_IGNORE_HTTP_CODES": ["not-a-status"]}))
+
+
+def test_an_entry_without_date_ages_from_when_it_was_stored() -> None:
+    """No Date header: the entry's age counts from the time the storage kept it
+    (``STORED_AT`` in the request's meta), not from now, so it does go stale."""
+    rfc, clock = policy()
+    cached = response(Cache_Control="max-age=60")
+    stored = Request("http://example.com/", meta={STORED_AT: NOW - 30})
+    assert rfc.is_cached_response_fresh(cached, stored)
+    clock.advance(31)
+    assert not rfc.is_cached_response_fresh(cached, Request(stored.url, meta=dict(stored.meta)))

@@ -16,11 +16,10 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from skitter._clock import FakeClock
 from skitter.exceptions import ConfigError
-from skitter.scheduler import _slotqueue
+from skitter.scheduler import AutoThrottle, _slotqueue
 from skitter.scheduler._breaker import BreakerState
 from skitter.scheduler._slotqueue import SlotQueues
 from skitter.scheduler._slots import SlotPolicies, SlotPolicy
-from skitter.scheduler._throttle import AutoThrottle
 from skitter.settings import Settings
 
 T0 = 1000.0

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from skitter.exceptions import ConfigError
-from skitter.scheduler._throttle import AutoThrottle
+from skitter.scheduler import AutoThrottle
 from skitter.settings import Settings
 
 

@@ -220,3 +220,23 @@ async def test_depth_without_limit(make_crawler) -> None:
     [deep] = await run(mw, page(depth=41), Request("http://example.com/"))
     assert (deep.meta["depth"], deep.priority) == (42, 0)
     assert crawler.stats["request_depth_max"] == 42
+
+
+async def test_depth_reset_starts_again_past_the_limit_and_verbose_counts(make_crawler) -> None:
+    crawler = make_crawler(DEPTH_LIMIT=1, DEPTH_STATS_VERBOSE=True)
+    mw = DepthMiddleware.from_crawler(crawler)
+    start = page()
+    kept = Request("http://example.com/1")
+    [got] = await run(mw, start, kept)
+    assert got.meta["depth"] == 1
+    other_site = Request("http://other.example/", meta={"depth_reset": True})
+    too_deep = Request("http://example.com/2")
+    assert await run(mw, page(depth=1), other_site, too_deep) == [other_site]
+    assert other_site.meta == {"depth": 0}  # the key is consumed, not copied on
+    counts = {k: v for k, v in dict(crawler.stats).items() if "depth" in k}
+    assert counts == {
+        "request_depth_count/0": 2,  # the start page, and the reset request
+        "request_depth_count/1": 1,
+        "request_depth_max": 1,
+        "depth/request_ignored_count": 1,
+    }

@@ -17,15 +17,18 @@ import bz2
 import gzip
 import lzma
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from io import IOBase
 from typing import IO, Any, Protocol
+
+from skitter._components import load_object
 
 if sys.version_info >= (3, 14):
     from compression import zstd
 else:  # the same module, backported
     from backports import zstd
 
-__all__ = ["Bz2Plugin", "GzipPlugin", "LZMAPlugin", "ZstdPlugin"]
+__all__ = ["Bz2Plugin", "GzipPlugin", "LZMAPlugin", "PostProcessingManager", "ZstdPlugin"]
 
 #: The names a FEEDS entry may give for the built-ins, besides the dotted paths.
 SHORT_NAMES = {"gzip": "GzipPlugin", "bz2": "Bz2Plugin", "lzma": "LZMAPlugin"}
@@ -36,6 +39,37 @@ class _Stream(Protocol):
     def write(self, data: bytes, /) -> int: ...
 
     def close(self) -> None: ...
+
+
+class PostProcessingManager(IOBase):
+    """A file that writes through a chain of plugins into ``file`` (Scrapy's class).
+
+    ``plugins`` (classes, or their dotted paths) apply first to last: the first gets
+    the data written here, the last writes into ``file``. ``close()`` closes the chain,
+    and with it ``file``; ``tell()`` is the position in ``file``."""
+
+    def __init__(
+        self, plugins: Iterable[Any], file: IO[bytes], feed_options: Mapping[str, Any]
+    ) -> None:
+        self.file = file
+        head: Any = file
+        for plugin in reversed(list(plugins)):
+            head = load_object(plugin)(head, feed_options)
+        self.head_plugin = head
+
+    def write(self, data: bytes) -> int:
+        return int(self.head_plugin.write(data))
+
+    def tell(self) -> int:
+        return self.file.tell()
+
+    def writable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        if not self.closed:
+            self.head_plugin.close()
+        super().close()
 
 
 class _Plugin:

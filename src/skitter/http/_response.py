@@ -283,6 +283,11 @@ class Response:
     def xpath(self, query: str, **kwargs: Any) -> SelectorList[Selector]:
         return self.selector.xpath(query, **kwargs)
 
+    def jmespath(self, query: str, **kwargs: Any) -> SelectorList[Selector]:
+        """A JMESPath query on the body (JSON, or JSON inside the page's text), as
+        ``response.selector.jmespath`` (Scrapy's ``TextResponse.jmespath``)."""
+        return self.selector.jmespath(query, **kwargs)
+
     def json(self) -> Any:
         """The body parsed as JSON: by orjson when it reads it; else (a body in another
         encoding, or no JSON at all) by the standard library from ``text``, as Scrapy

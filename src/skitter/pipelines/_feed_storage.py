@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from skitter.extensions.postprocessing import PostProcessingManager
 from skitter.pipelines._exporters import ItemExporter
 from skitter.pipelines._feed_options import FeedOptions
 from skitter.pipelines._feed_registry import ScrapyExporter, ScrapyStorage
@@ -120,10 +121,8 @@ def postprocess(options: FeedOptions, source: Path) -> Path:
         return source
     out = source.with_name(source.name + ".out")
     with open(source, "rb") as reader, open(out, "wb") as file:
-        head: Any = file
-        for plugin in reversed(options.postprocessing):
-            head = plugin(head, options.raw)
+        chain = PostProcessingManager(options.postprocessing, file, options.raw)
         while chunk := reader.read(1 << 20):
-            head.write(chunk)
-        head.close()
+            chain.write(chunk)
+        chain.close()
     return out

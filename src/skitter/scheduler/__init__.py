@@ -1,5 +1,6 @@
 """Scheduling: which task is downloaded next, and when."""
 
+from skitter.extensions.wiring import AutoThrottle
 from skitter.scheduler._breaker import BreakerState, CircuitBreaker
 from skitter.scheduler._fairshare import FairShare
 from skitter.scheduler._gate import Gate, LeasePolicy, LocalGate
@@ -14,7 +15,6 @@ from skitter.scheduler._slots import (
     slot_key_function,
 )
 from skitter.scheduler._taskid import own_taskid
-from skitter.scheduler._throttle import AutoThrottle
 from skitter.scheduler._tokenbucket import RateLimits, TokenBucket
 
 __all__ = [

@@ -49,9 +49,9 @@ from dataclasses import dataclass
 from heapq import heapify, heappop, heappush
 from typing import Any, Generic, TypeVar
 
+from skitter.extensions.wiring import AutoThrottle
 from skitter.scheduler._breaker import BreakerState
 from skitter.scheduler._slots import SlotPolicies, SlotState
-from skitter.scheduler._throttle import AutoThrottle
 
 __all__ = ["SlotQueues", "SlotStats"]
 

@@ -33,7 +33,7 @@ from skitter.scheduler._tokenbucket import TokenBucket
 from skitter.settings import PolitenessSettings, Settings
 
 if TYPE_CHECKING:
-    from skitter.scheduler._throttle import AutoThrottle
+    from skitter.extensions.wiring import AutoThrottle
 
 __all__ = [
     "SLOT_KEYS",

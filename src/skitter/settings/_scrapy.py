@@ -97,7 +97,6 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "only old Scrapy shells read it (skitter's shell has no item object); "
         "set default_item_class on your ItemLoader subclass",
     ),
-    **_group("DEPTH_STATS_VERBOSE", _LATER + "; request_depth_max is always counted", False),
     **_group(
         "TWISTED_DNS_RESOLVER",
         _ASYNCIO + "; set DNS_RESOLVER to a class with an async resolve(host)",
@@ -236,6 +235,7 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "ROBOTSTXT_PARSER",
         "robots.txt is always parsed with Protego",
         "scrapy.robotstxt.ProtegoRobotParser",
+        "skitter.robotstxt.ProtegoRobotParser",
     ),
     **_group(
         "WARN_ON_GENERATOR_RETURN_VALUE",

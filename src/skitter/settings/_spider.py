@@ -16,6 +16,12 @@ GROUP: list[Setting] = [
         int,
         "Subtracted from a request's priority per level of depth (positive: breadth-first).",
     ),
+    Setting(
+        "DEPTH_STATS_VERBOSE",
+        False,
+        bool,
+        "Count the requests kept at each depth (request_depth_count/<depth>).",
+    ),
     Setting("URLLENGTH_LIMIT", 2083, int, "Requests with longer URLs are dropped; 0 = no limit."),
     Setting(
         "META_COPY_WARN_SKIP_KEYS",

@@ -131,4 +131,5 @@ class SpiderSettings(View):
     urllength_limit: int
     depth_limit: int
     depth_priority: int
+    depth_stats_verbose: bool
     meta_copy_warn_skip_keys: tuple[str, ...]

@@ -245,49 +245,86 @@ class UrlLengthMiddleware(RequestFilter):
         return None
 
 
+def _start_request(request: Request) -> Request:
+    """A request that no page led to (a start request): kept as it is, its
+    ``depth_reset`` consumed."""
+    if request.meta:
+        request.meta.pop("depth_reset", None)
+    return request
+
+
 class DepthMiddleware(RequestFilter):
     """Keeps ``meta["depth"]``: 0 for start requests, one more than the page for each
-    link found on it.
+    link found on it, 0 again for a request with ``meta["depth_reset"]`` (Scrapy 2.18's:
+    a crawl that moves to another site starts counting afresh; the key is consumed, so
+    it does not spread through copied meta).
 
     Links deeper than DEPTH_LIMIT (0 = no limit) are dropped and counted in
     ``depth/request_ignored_count``. As in Scrapy, ``priority -= depth * DEPTH_PRIORITY``:
     a positive DEPTH_PRIORITY crawls breadth-first, a negative one depth-first.
-    ``request_depth_max`` records the deepest request kept.
+    ``request_depth_max`` records the deepest request kept; with DEPTH_STATS_VERBOSE,
+    ``request_depth_count/<depth>`` counts the requests kept at each depth (and the
+    pages that start a crawl at depth 0).
     """
 
-    def __init__(self, stats: StatsSink, *, limit: int = 0, priority: int = 0) -> None:
+    def __init__(
+        self, stats: StatsSink, *, limit: int = 0, priority: int = 0, verbose: bool = False
+    ) -> None:
         self._stats = stats
         self.limit = limit
         self.priority = priority
+        self.verbose = verbose
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> DepthMiddleware:
         own = crawler.settings.view(SpiderSettings)
-        return cls(crawler.stats, limit=own.depth_limit, priority=own.depth_priority)
+        return cls(
+            crawler.stats,
+            limit=own.depth_limit,
+            priority=own.depth_priority,
+            verbose=own.depth_stats_verbose,
+        )
 
-    def request_filter(self, response: Response, spider: Any) -> RequestCheck | None:
+    def request_filter(self, response: Response | None, spider: Any) -> RequestCheck | None:
+        if response is None:
+            return _start_request  # no page to be deeper than
         meta = response.meta
         depth = meta.get("depth")
         if depth is None:
             depth = meta["depth"] = 0
+            if self.verbose:
+                self._stats.inc("request_depth_count/0")
         depth += 1
-        if self.limit and depth > self.limit:
-            return self._too_deep
-        shift = depth * self.priority
-        stats = self._stats
+        too_deep = bool(self.limit) and depth > self.limit
         counted = False
 
-        def check(request: Request) -> Request:
+        def check(request: Request) -> Request | None:
             nonlocal counted
-            request.meta["depth"] = depth
-            if shift:
-                request.priority -= shift
-            if not counted:
-                counted = True
-                stats.max("request_depth_max", depth)
-            return request
+            if request.meta.pop("depth_reset", False):
+                return self._place(request, 0)
+            if too_deep:
+                self._too_deep(request)
+                return None
+            if counted and not self.verbose:
+                request.meta["depth"] = depth
+                if self.priority:
+                    request.priority -= depth * self.priority
+                return request
+            counted = True
+            return self._place(request, depth)
 
         return check
+
+    def _place(self, request: Request, depth: int) -> Request:
+        """``request`` at ``depth``: its meta, priority and the depth stats."""
+        request.meta["depth"] = depth
+        if self.priority:
+            request.priority -= depth * self.priority
+        stats = self._stats
+        stats.max("request_depth_max", depth)
+        if self.verbose:
+            stats.inc(f"request_depth_count/{depth}")
+        return request
 
     def _too_deep(self, request: Request) -> None:
         log.debug("Ignoring link (depth > %d): %s", self.limit, request)

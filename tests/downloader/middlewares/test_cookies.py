@@ -103,3 +103,16 @@ async def test_disabled_cookies_are_not_kept(base: str, make_downloader: MakeDow
     assert downloader.middleware(CookiesMiddleware) is None
     await text(downloader, f"{base}/set?session=abc")
     assert await text(downloader, f"{base}/show") == ""
+
+
+def test_the_middleware_works_without_a_running_event_loop() -> None:
+    """Scrapy's synchronous API, driven by hand (a script, a unit test): the jars are
+    made outside any event loop and still keep and send cookies."""
+    middleware = CookiesMiddleware()
+    first = Request("http://127.0.0.1/a")
+    middleware.process_request(first)
+    response = Response(first.url, headers={"Set-Cookie": "sid=1; Path=/"}, request=first)
+    middleware.process_response(first, response)
+    second = Request("http://127.0.0.1/b")
+    middleware.process_request(second)
+    assert second.headers.get("Cookie") == b"sid=1"

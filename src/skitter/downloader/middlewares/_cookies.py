@@ -30,6 +30,7 @@ jars changed since it last wrote them.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import Hashable, Iterable, Mapping
@@ -48,6 +49,23 @@ from skitter.settings import DownloaderSettings
 __all__ = ["CookiesMiddleware"]
 
 logger = logging.getLogger("skitter.downloader.cookies")
+
+
+#: What an aiohttp jar made outside an event loop keeps as its loop. aiohttp stores the
+#: loop only to hand it to the jars it makes itself (``CookieJar.load``) and never runs
+#: anything on it; skitter never gives a jar to an aiohttp session (the transport's is a
+#: ``DummyCookieJar``), so a jar works the same with this placeholder.
+_NO_LOOP = asyncio.AbstractEventLoop()  # type: ignore[abstract]  # never run, see above
+
+
+def _new_jar() -> CookieJar:
+    """An empty jar, with or without a running event loop: the middleware is driven by
+    hand too (Scrapy's synchronous API, a script, a test), not only inside a crawl."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        loop = _NO_LOOP
+    return CookieJar(unsafe=True, loop=loop)
 
 
 class CookiesMiddleware:
@@ -78,8 +96,7 @@ class CookiesMiddleware:
         """The jar for ``meta["cookiejar"] == key`` (None: the spider's default jar)."""
         jar = self._jars.get(key)
         if jar is None:
-            # Created on first use: an aiohttp jar binds to the running event loop.
-            jar = self._jars[key] = CookieJar(unsafe=True)
+            jar = self._jars[key] = _new_jar()
         return jar
 
     def shared_jar(self, key: Hashable = None) -> CookieJar:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import gzip
 import zlib
-from email.utils import formatdate
 from typing import Any
 
 import orjson
@@ -22,7 +21,13 @@ from multidict import CIMultiDict
 
 from skitter.http import Request, Response, response_class
 
-__all__ = ["CorruptEntry", "Entry", "decode_entry", "encode_entry"]
+__all__ = ["STORED_AT", "CorruptEntry", "Entry", "decode_entry", "encode_entry"]
+
+#: ``request.meta`` key under which a read entry leaves the time it was stored: the RFC
+#: 2616 policy ages an entry whose response has no ``Date`` from it (RFC 9110 §6.6.1:
+#: a cache records when it received such a response), while the headers stay exactly
+#: the ones the server sent.
+STORED_AT = "_httpcache_stored_at"
 
 MAGIC = b"skitter-httpcache 1\n"
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -44,14 +49,9 @@ class Entry:
 
 
 def encode_entry(response: Response, stored: float, use_gzip: bool) -> bytes:
-    """``response`` as an entry stored at ``stored`` (epoch seconds).
-
-    A response without a ``Date`` header gets the time it was stored: the RFC 2616
-    policy ages an entry from its Date, and without one every entry would look new.
-    """
+    """``response`` as an entry stored at ``stored`` (epoch seconds), its headers as
+    sent (the time it was stored is kept beside them, see ``STORED_AT``)."""
     headers = [[name, value] for name, value in response.header_items()]
-    if response.header("Date") is None:
-        headers.append(["Date", formatdate(stored, usegmt=True)])
     body = response.body
     meta = {
         "url": response.url,
@@ -66,7 +66,8 @@ def encode_entry(response: Response, stored: float, use_gzip: bool) -> bytes:
 
 
 def decode_entry(data: bytes, request: Request) -> Entry:
-    """The entry in ``data``, answering ``request``; ``CorruptEntry`` unless it is whole."""
+    """The entry in ``data``, answering ``request``; ``CorruptEntry`` unless it is whole.
+    The time it was stored goes in ``request.meta[STORED_AT]``, for the policy."""
     if data[:2] == _GZIP_MAGIC:
         try:
             data = gzip.decompress(data)
@@ -89,7 +90,9 @@ def decode_entry(data: bytes, request: Request) -> Entry:
         response = response_class(headers, url, body)(
             url, int(meta["status"]), headers, body, request
         )
-        return Entry(response, float(meta["stored"]))
+        stored = float(meta["stored"])
+        request.meta[STORED_AT] = stored
+        return Entry(response, stored)
     except CorruptEntry:
         raise
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:

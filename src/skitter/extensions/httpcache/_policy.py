@@ -24,6 +24,7 @@ from typing import Any
 
 from skitter._clock import Clock, SystemClock
 from skitter.exceptions import ConfigError
+from skitter.extensions.httpcache._entry import STORED_AT
 from skitter.http import Request, Response
 from skitter.settings import HttpCacheSettings, Settings
 
@@ -103,6 +104,16 @@ def parse_http_date(value: str | None) -> float | None:
         return None
 
 
+def _date_of(cachedresponse: Response, request: Request, now: float) -> float:
+    """When the cached response was made: its ``Date``, else the time the storage says
+    it was stored (``STORED_AT``), else now (an entry from a storage that does not say)."""
+    date = parse_http_date(cachedresponse.header("Date"))
+    if date is not None:
+        return date
+    stored = request.meta.get(STORED_AT) if request.meta else None
+    return float(stored) if isinstance(stored, int | float) else now
+
+
 def _max_age(cc: dict[str, str | None], name: str = "max-age") -> int | None:
     try:
         return max(0, int(cc[name] or ""))
@@ -158,8 +169,9 @@ class RFC2616Policy:
         ccreq = self._request_cc(request)
         if "no-cache" not in cc and "no-cache" not in ccreq:
             now = self.clock.time()
-            lifetime = self._freshness_lifetime(cachedresponse, now)
-            age = self._current_age(cachedresponse, now)
+            date = _date_of(cachedresponse, request, now)
+            lifetime = self._freshness_lifetime(cachedresponse, date)
+            age = self._current_age(cachedresponse, date, now)
             asked = _max_age(ccreq)
             if asked is not None:
                 lifetime = min(lifetime, asked)
@@ -190,11 +202,10 @@ class RFC2616Policy:
         if "ETag" in headers:
             request.headers["If-None-Match"] = headers["ETag"]
 
-    def _freshness_lifetime(self, response: Response, now: float) -> float:
+    def _freshness_lifetime(self, response: Response, date: float) -> float:
         max_age = _max_age(self._response_cc(response))
         if max_age is not None:
             return max_age
-        date = parse_http_date(response.header("Date")) or now
         expires_header = response.header("Expires")
         if expires_header is not None:
             expires = parse_http_date(expires_header)
@@ -208,8 +219,7 @@ class RFC2616Policy:
         return 0.0
 
     @staticmethod
-    def _current_age(response: Response, now: float) -> float:
-        date = parse_http_date(response.header("Date")) or now
+    def _current_age(response: Response, date: float, now: float) -> float:
         age = max(0.0, now - date)
         try:
             header_age = float(response.header("Age") or "")

@@ -18,8 +18,9 @@ delay lower than DOWNLOAD_DELAY"): the minimum delay (the slot's configured dela
 over AUTOTHROTTLE_MAX_DELAY when the two conflict, since the configured delay is an
 explicit promise to the site.
 
-This is a pure policy: ``SlotQueues`` owns the per-slot delays and calls
-``next_delay`` when a download of a throttled slot finishes.
+This is a pure policy: ``SlotQueues`` (the scheduler) owns the per-slot delays and
+calls ``next_delay`` when a download of a throttled slot finishes; Scrapy's extension
+API (``skitter.extensions.throttle``) applies the same policy to an engine's slots.
 """
 
 from __future__ import annotations
