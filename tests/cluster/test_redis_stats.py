@@ -8,7 +8,7 @@ import logging
 from typing import Any
 
 import pytest
-from redis.asyncio import Redis
+from redis.asyncio import Connection, Redis
 
 from skitter._types import StatsSink
 from skitter.cluster import RedisStats
@@ -207,3 +207,34 @@ async def test_clear_deletes_the_shared_totals(client: Redis, keys: JobKeys) -> 
 def test_a_flush_interval_must_be_positive(keys: JobKeys) -> None:
     with pytest.raises(ValueError, match="flush_interval"):
         RedisStats(None, keys, Stats(), flush_interval=0)  # type: ignore[arg-type]
+
+
+async def test_a_flush_cancelled_with_its_reply_on_the_way_counts_once(
+    redis_url: str, client: Redis, keys: JobKeys
+) -> None:
+    """The crawl's end cancels the periodic flush, then flushes once more: a flush that
+    Redis has already received must not go again with the last one (a job's totals
+    once read 303 items for the 300 it scraped)."""
+    sent = asyncio.Event()
+
+    class Announcing(Connection):
+        async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+            await super().send_packed_command(command, check_health)
+            chunks = [command] if isinstance(command, bytes | str) else command
+            if any(b"MULTI" in bytes(chunk) for chunk in chunks if not isinstance(chunk, str)):
+                sent.set()
+
+    worker = Redis.from_url(redis_url, connection_class=Announcing)
+    try:
+        stats = RedisStats(worker, keys, Stats())
+        stats.inc("item_scraped_count", 3)
+        periodic = asyncio.create_task(stats.flush())
+        await sent.wait()  # the MULTI/EXEC is with Redis: it applies it, whatever we do now
+        periodic.cancel()
+        await asyncio.gather(periodic, return_exceptions=True)
+        stats.inc("item_scraped_count")
+        await stats.flush()  # the crawl's last
+        totals = await RedisStats(client, keys, Stats()).totals()
+        assert totals == {"item_scraped_count": 4}
+    finally:
+        await worker.aclose()

@@ -150,5 +150,12 @@ async def test_a_worker_joining_late_uses_the_delay_the_cluster_has_learned(
     assert times == pytest.approx(learned_starts(2.0, 0.2, len(times)), abs=1e-5)
     senders = [worker for _, worker in arrivals]
     assert senders[:14] == ["a"] * 14
-    assert senders[14] == "b", "the newcomer takes the very next start"
+    # From its first ask (at the 14th start) the newcomer is told the learned 0.2 s, so
+    # it claims the very next start; but so does "a", at the same virtual instant, and
+    # the two equal claims are served in the order they reach Redis, which the real
+    # round trips decide (each start of this slot is such a tie: they alternate). What
+    # holds on any machine: it starts well before its own 2 s start delay would let it.
+    joined = times[13]
+    first = times[senders.index("b")]
+    assert joined < first < joined + 2.0, "the newcomer paced by its own start delay"
     assert times[-1] > 15.5  # to the end of the first worker's 16 s

@@ -10,7 +10,7 @@ from unittest.mock import ANY
 
 import msgspec
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from skitter.exceptions import CodecError, FatalError, SkitterError, UnknownCallback
@@ -93,8 +93,33 @@ header_name = st.text(alphabet="abcdefghijklmnopqrstuvwxyz-", min_size=1, max_si
 )
 
 
-@pytest.mark.slow  # a large search: seconds even on an idle machine
-@settings(max_examples=200, deadline=None)
+# The extremes of each field, given explicitly, so the search spends its examples on
+# mixtures: the widest integers msgpack must carry, non-ASCII everywhere, nested data, a
+# negative age (never recrawl), an exetime as an int and a float.
+_EXTREMES: dict[str, Any] = {
+    "path": "ü/ä?q=ö#frag",
+    "method": "DELETE",
+    "headers": [("x-a", "1"), ("x-a", ""), ("accept", "é")],
+    "body": bytes(range(50)),
+    "cookies": [{"name": "ü", "value": ""}],
+    "meta": {"": [2**64 - 1, -(2**63), None, True, {"k": [b"\x00", 1e308]}]},
+    "cb_kwargs": {"n": -(2**63), "f": -0.0},
+    "callback": "_private",
+    "errback": "on_error",
+    "priority": -(2**40),
+    "dont_filter": True,
+    "exetime": 4e9,
+    "retries": 100,
+    "age": -1,
+    "auto_recrawl": True,
+    "itag": "",
+    "taskid": "\u2603",
+}
+
+
+@settings(max_examples=60)
+@example(**_EXTREMES)
+@example(**{**_EXTREMES, "cookies": {}, "meta": {}, "exetime": 2**40, "age": 1e9, "itag": None})
 @given(
     path=st.text(max_size=30),
     method=st.sampled_from(["GET", "POST", "PUT", "DELETE"]),

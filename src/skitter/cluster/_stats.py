@@ -74,6 +74,8 @@ class RedisStats(ScrapyStatsNames):
         self._sets: dict[str, Any] = {}
         self._float_sums: set[str] = set()  # sums Redis holds as floats: HINCRBYFLOAT
         self._failing = False
+        #: The flush on its way to Redis, if any (see ``flush``).
+        self._out: asyncio.Future[None] | None = None
 
     def __repr__(self) -> str:
         return f"<RedisStats {self.keys.tag} pending={self.pending}>"
@@ -116,9 +118,23 @@ class RedisStats(ScrapyStatsNames):
     async def flush(self) -> None:
         """Push what changed since the last flush: one MULTI/EXEC, none if nothing did.
         On a Redis error it stays pending (merged with newer changes) and the error
-        propagates."""
+        propagates.
+
+        A flush once sent is not taken back: Redis may have applied it already, so
+        putting its counts back as pending would send them twice. Its caller may be
+        cancelled meanwhile (the periodic flush, cancelled as the crawl ends): the flush
+        then finishes on its own, and the next one (the crawl's last) waits for it."""
+        out = self._out
+        if out is not None and not out.done():
+            await asyncio.wait({out})  # its error, if any, was its own caller's to see
         if not self.pending:
             return
+        self._out = sending = asyncio.ensure_future(self._send())
+        sending.add_done_callback(_retrieve)
+        await asyncio.shield(sending)
+
+    async def _send(self) -> None:
+        """Send what is pending (see ``flush``)."""
         incs, maxes, sets = self._incs, self._maxes, self._sets
         self._incs, self._maxes, self._sets = {}, {}, {}
         written: list[str | None] = []  # the sum each command adds to; None: max or set
@@ -205,6 +221,13 @@ class RedisStats(ScrapyStatsNames):
     async def clear(self) -> None:
         """Delete the shared totals (``flush_on_start``)."""
         await self.client.delete(self.keys.stats, self.keys.stats_max, self.keys.stats_set)
+
+
+def _retrieve(sending: asyncio.Future[None]) -> None:
+    """Mark a flush's error as seen: a flush whose caller was cancelled has no one to raise
+    it to, and what it did not write is pending again for the next flush."""
+    if not sending.cancelled():
+        sending.exception()
 
 
 def _dumps(value: Any) -> bytes:

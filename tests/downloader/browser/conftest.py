@@ -90,6 +90,8 @@ class JsSite:
     def __init__(self) -> None:
         self.hits: Counter[str] = Counter()
         self.release = asyncio.Event()  # lets hanging handlers end when the test ends
+        #: /hangs names /never.js while this is set: its load event never fires.
+        self.hold_load = True
         self.on_slow_script: list[object] = []  # callables run when /slow.js is asked for
         self.app = web.Application()
         routes = self.app.router
@@ -98,6 +100,7 @@ class JsSite:
         routes.add_get("/pixel.png", self.pixel)
         routes.add_get("/font.woff2", self.pixel)
         routes.add_get("/hangs-once", self.hangs_once)
+        routes.add_get("/hangs", self.hangs)
         routes.add_get("/never.js", self.never)
         routes.add_get("/slow.js", self.slow_script)
         routes.add_get("/echo", self.echo)
@@ -141,6 +144,14 @@ class JsSite:
         """Its script never arrives the first time (the load event never fires)."""
         self._count(request)
         script = '<script src="/never.js"></script>' if self.hits[request.path] == 1 else ""
+        return _html(f"{script}<p id='done'>loaded</p>")
+
+    async def hangs(self, request: web.Request) -> web.Response:
+        """Its script never arrives while ``hold_load`` is set: the test, not the count of
+        visits, says which attempt hangs (a first attempt whose timeout fired before it
+        reached the site, on a loaded machine, does not make the second one hang)."""
+        self._count(request)
+        script = '<script src="/never.js"></script>' if self.hold_load else ""
         return _html(f"{script}<p id='done'>loaded</p>")
 
     async def never(self, request: web.Request) -> web.Response:
