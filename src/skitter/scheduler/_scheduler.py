@@ -239,7 +239,7 @@ class ProjectScheduler:
 
     async def _next_for_slot(self, gate: Gate) -> Lease | None:
         queues, policy = self.slots, self.lease_policy
-        if policy.eager and not self._dry and len(self._held) < policy.max_held:
+        if policy.eager and not self._dry and len(self._held) < policy.eager_limit:
             # Pull what is due into the slot queues first, so that a task of higher
             # priority than those held is seen at once, not after them.
             await self._lease_more()
