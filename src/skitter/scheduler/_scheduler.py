@@ -191,13 +191,20 @@ class ProjectScheduler:
             force.append(request.dont_filter)
         if not valid:
             return 0
-        pushed = await self.frontier.push(valid, self._clock.time(), force=force)
-        new = dropped = 0  # dropped counted once a batch: most links are duplicates
-        for request, outcome in zip(valid, pushed, strict=False):
-            queued = outcome not in _DUPLICATE
-            new, dropped = (new + 1, dropped) if queued else (new, dropped + 1)
-            if outcomes is not None:
+        # No flags when none is forced (the usual batch: the links of a page).
+        flags = force if any(force) else None
+        pushed = await self.frontier.push(valid, self._clock.time(), force=flags)
+        # Dropped counted once a batch (most links are duplicates), in C when no signal
+        # needs each outcome.
+        if outcomes is None:
+            dropped = sum(map(_DUPLICATE.__contains__, pushed))
+        else:
+            dropped = 0
+            for request, outcome in zip(valid, pushed, strict=False):
+                queued = outcome not in _DUPLICATE
+                dropped += not queued
                 outcomes.append((request, queued))
+        new = len(pushed) - dropped
         if dropped:
             self._stats.inc("dupefilter/filtered", dropped)
         self._stats.inc("scheduler/enqueued", new)
