@@ -243,6 +243,9 @@ class Crawler(ScrapyCrawlAPI):
             return LeasePolicy(
                 lease_seconds=settings.view(SchedulerSettings).processing_timeout,
                 max_held=settings.view(SchedulerSettings).scheduler_max_held,
+                # Enough for every download slot to start its next tasks; beyond it the
+                # queue waits packed in the frontier (a few hundred bytes a task).
+                eager_held=2 * settings.view(EngineSettings).concurrent_requests,
             )
         except ValueError as exc:  # e.g. PROCESSING_TIMEOUT=0: no lease could last
             names = ("PROCESSING_TIMEOUT, SCHEDULER_MAX_HELD", "LEASE_SECONDS, CONCURRENT_REQUESTS")

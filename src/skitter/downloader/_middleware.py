@@ -6,8 +6,8 @@ Each middleware (``DownloaderMiddleware``) may define any of (sync or async)::
     process_response(request, response, spider) -> Response | Request
     process_exception(request, exception, spider) -> None | Response | Request
 
-The chain is composed once into nested async callables (``compose``), so a download
-costs one call per hook that exists, and none for hooks a middleware lacks. Outcomes:
+The chain is composed once (``compose``) into one coroutine a download that calls each
+hook that exists in turn, and none for hooks a middleware lacks. Outcomes:
 
 - ``process_request`` returning a Response short-circuits the download; the response
   still travels out through every ``process_response``. Returning a Request means
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Protocol, TypeAlias, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeAlias, TypeVar, cast
 
 from skitter.http import Request, Response
 
@@ -96,60 +96,130 @@ def _hook(mw: DownloaderMiddleware, name: str) -> tuple[Callable[..., Any] | Non
     return fn, inspect.iscoroutinefunction(fn)
 
 
-def _wrap(mw: DownloaderMiddleware, inner: DownloadHandler, spider: Any) -> DownloadHandler:
+class _Layer(NamedTuple):
+    """One middleware's hooks, looked up once per crawl (see ``_hook``)."""
+
+    name: str
+    on_request: Callable[..., Any] | None
+    request_async: bool
+    on_response: Callable[..., Any] | None
+    response_async: bool
+    on_exception: Callable[..., Any] | None
+    exception_async: bool
+
+
+def _layer(mw: DownloaderMiddleware) -> _Layer | None:
+    """The hooks of ``mw``, or None when it has none (it costs a download nothing)."""
     on_request, request_async = _hook(mw, "process_request")
     on_response, response_async = _hook(mw, "process_response")
     on_exception, exception_async = _hook(mw, "process_exception")
     if on_request is None and on_response is None and on_exception is None:
-        return inner
+        return None
+    return _Layer(
+        type(mw).__name__,
+        on_request,
+        request_async,
+        on_response,
+        response_async,
+        on_exception,
+        exception_async,
+    )
+
+
+def _run_chain(layers: tuple[_Layer, ...], inner: DownloadHandler, spider: Any) -> DownloadHandler:
+    """The onion of ``layers`` around ``inner`` as one coroutine a download, not one per
+    layer: the same outcomes as nesting a try block per middleware (an exception raised
+    in layer k, or inside it, goes to k's ``process_exception``; one raised by k's
+    ``process_response`` or its type check goes to the layer outside k)."""
     isawaitable = inspect.isawaitable
 
     async def handle(request: Request) -> DownloadResult:
         result: Any = None
-        try:
-            if on_request is not None:
-                result = on_request(request, spider)
-                if request_async or isawaitable(result):
-                    result = await result
-                if isinstance(result, Request):
-                    return result
-            if result is None:
+        error: Exception | None = None
+        k = 0
+        for layer in layers:  # inward: process_request, outermost first
+            hook = layer.on_request
+            if hook is not None:
+                try:
+                    result = hook(request, spider)
+                    if layer.request_async or (result is not None and isawaitable(result)):
+                        result = await result
+                except Exception as exc:
+                    error = exc
+                    break
+                if result is not None:
+                    if isinstance(result, Request):
+                        return result  # schedule this instead: no process_response
+                    break  # answered here: out through this layer's process_response
+            k += 1
+        else:
+            k -= 1
+            try:
                 result = await inner(request)
-        except Exception as exc:
-            if on_exception is None:
-                raise
-            result = on_exception(request, exc, spider)
-            if exception_async or isawaitable(result):
-                result = await result
-            if result is None:
-                raise
-        if isinstance(result, Request):
-            return result
-        if not isinstance(result, Response):
-            raise TypeError(
-                f"{type(mw).__name__} returned {type(result).__name__}; "
-                "expected None, a Response or a Request"
-            )
-        if on_response is None:
-            return result
-        out = on_response(request, result, spider)
-        if response_async or isawaitable(out):
-            out = await out
-        if not isinstance(out, Response | Request):
-            raise TypeError(
-                f"{type(mw).__name__}.process_response returned {type(out).__name__}; "
-                "expected a Response or a Request"
-            )
-        return out
+            except Exception as exc:
+                error = exc
+        while k >= 0:  # outward: process_exception or process_response, innermost first
+            layer = layers[k]
+            k -= 1
+            if error is not None:
+                hook = layer.on_exception
+                if hook is None:
+                    continue
+                try:
+                    result = hook(request, error, spider)
+                    if layer.exception_async or (result is not None and isawaitable(result)):
+                        result = await result
+                except Exception as exc:
+                    if exc is not error and exc.__context__ is None:
+                        exc.__context__ = error  # as raised while handling it
+                    error = exc
+                    continue
+                if result is None:
+                    continue  # not handled: on to the next layer out
+                error = None
+            if isinstance(result, Request):
+                return result
+            try:
+                if not isinstance(result, Response):
+                    raise _bad_result(layer, result)
+                hook = layer.on_response
+                if hook is not None:
+                    result = hook(request, result, spider)
+                    if layer.response_async or (
+                        not isinstance(result, Response | Request) and isawaitable(result)
+                    ):
+                        result = await result
+                    if isinstance(result, Request):
+                        return result
+                    if not isinstance(result, Response):
+                        raise _bad_response_hook(layer, result)
+            except Exception as exc:
+                error = exc
+        if error is not None:
+            raise error
+        return cast(DownloadResult, result)
 
     return handle
+
+
+def _bad_result(layer: _Layer, result: Any) -> TypeError:
+    return TypeError(
+        f"{layer.name} returned {type(result).__name__}; expected None, a Response or a Request"
+    )
+
+
+def _bad_response_hook(layer: _Layer, out: Any) -> TypeError:
+    return TypeError(
+        f"{layer.name}.process_response returned {type(out).__name__}; "
+        "expected a Response or a Request"
+    )
 
 
 def compose(
     middlewares: Sequence[DownloaderMiddleware], transport: DownloadHandler, spider: Any
 ) -> DownloadHandler:
     """Wrap ``transport`` in ``middlewares``; the first one is the outermost layer."""
-    handler = transport
-    for mw in reversed(middlewares):
-        handler = _wrap(mw, handler, spider)
-    return handler
+    layers = tuple(layer for layer in map(_layer, middlewares) if layer is not None)
+    if not layers:
+        return transport
+    return _run_chain(layers, transport, spider)

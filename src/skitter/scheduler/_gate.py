@@ -101,19 +101,32 @@ class LeasePolicy:
     this process's name in the leases (a worker's id); ``eager``: look at the frontier
     before each dispatch (cheap in memory: a new high-priority task is seen at once)
     rather than only when nothing held can start (a shared frontier: a round trip
-    saved per page, and the other workers keep their share)."""
+    saved per page, and the other workers keep their share); ``eager_held``: eager pulls
+    stop while this many are held (None: ``max_held``), so that a local crawl keeps its
+    queue in the frontier's compact form instead of thousands of leased requests ahead
+    of what its slots can start (when none held can start, more are still leased, up to
+    ``max_held``)."""
 
     lease_seconds: float = 600.0
     batch: int = 64
     max_held: int = 10_000
     owner: str = ""
     eager: bool = True
+    eager_held: int | None = None
 
     def __post_init__(self) -> None:
         if not self.lease_seconds > 0:
             raise ValueError(f"lease_seconds must be > 0, got {self.lease_seconds!r}")
         if self.batch < 1 or self.max_held < 1:
             raise ValueError(f"batch and max_held must be >= 1, got {self.batch}, {self.max_held}")
+        if self.eager_held is not None and self.eager_held < 1:
+            raise ValueError(f"eager_held must be >= 1, got {self.eager_held}")
+
+    @property
+    def eager_limit(self) -> int:
+        """How many held tasks stop an eager pull."""
+        held = self.eager_held
+        return self.max_held if held is None else min(held, self.max_held)
 
 
 class LocalGate:

@@ -10,12 +10,10 @@ delayed retries by the retry table, and feed the breakers. All decisions are mad
 sans-I/O cores (``_slotqueue``, ``_retry``, ``_tokenbucket``, ``_breaker``) and the gate;
 this module only sequences them, awaits the frontier, and reports what happened.
 
-How many leased tasks wait here, up to ``max_held`` (``LeasePolicy``): with a local
-frontier (``eager``), whatever is due is pulled in before each dispatch (so a new
-high-priority task is seen at once); with a shared one, more is leased only when none
-of the tasks held can start (a round trip saved per page, and the other workers keep
-their share). Either way a slow host whose tasks crowd the head of the frontier cannot
-idle the others: its tasks pile up here while the others' keep flowing.
+How many leased tasks wait here (``LeasePolicy``): a local frontier (``eager``) is
+asked before each dispatch while fewer than ``eager_held`` are held (a new urgent task is
+seen at once); beyond that, or with a shared frontier, more is leased (up to ``max_held``)
+only when no task held can start, so a slow host crowding the frontier idles no other.
 
 Life of a task::
 
@@ -191,13 +189,16 @@ class ProjectScheduler:
             force.append(request.dont_filter)
         if not valid:
             return 0
-        pushed = await self.frontier.push(valid, self._clock.time(), force=force)
-        new = dropped = 0  # dropped counted once a batch: most links are duplicates
-        for request, outcome in zip(valid, pushed, strict=False):
-            queued = outcome not in _DUPLICATE
-            new, dropped = (new + 1, dropped) if queued else (new, dropped + 1)
-            if outcomes is not None:
+        flags = force if any(force) else None  # none forced: the usual batch, a page's links
+        pushed = await self.frontier.push(valid, self._clock.time(), force=flags)
+        if outcomes is None:  # in C: most links are duplicates, counted once a batch
+            dropped = sum(map(_DUPLICATE.__contains__, pushed))
+        else:
+            dropped = 0
+            for request, queued in zip(valid, (o not in _DUPLICATE for o in pushed), strict=False):
+                dropped += not queued
                 outcomes.append((request, queued))
+        new = len(pushed) - dropped
         if dropped:
             self._stats.inc("dupefilter/filtered", dropped)
         self._stats.inc("scheduler/enqueued", new)
@@ -239,9 +240,8 @@ class ProjectScheduler:
 
     async def _next_for_slot(self, gate: Gate) -> Lease | None:
         queues, policy = self.slots, self.lease_policy
-        if policy.eager and not self._dry and len(self._held) < policy.max_held:
-            # Pull what is due into the slot queues first, so that a task of higher
-            # priority than those held is seen at once, not after them.
+        if policy.eager and not self._dry and len(self._held) < policy.eager_limit:
+            # Pull what is due first: a task of higher priority than those held is seen now.
             await self._lease_more()
         popped = queues.pop(self._clock.monotonic())
         if popped is None:  # none ready after all (the eager lease's await)

@@ -82,11 +82,18 @@ def check_request(request: Request) -> None:
     priority = request.priority
     if priority.__class__ is not int or not -MAX_PRIORITY < priority < MAX_PRIORITY:
         priority_of(request)  # raises, or accepts an integral float
-    for name, value in (("exetime", request.exetime), ("age", request.age)):
-        cls = value.__class__
-        usual = cls is float or cls is int  # decided cheaply; bools and others checked
-        if not usual and (isinstance(value, bool) or not isinstance(value, int | float)):
-            raise TypeError(f"{name} of {request!r} must be a number, got {value!r}")
+    # Decided cheaply for the usual float or int (once per link a page yields); bools
+    # and others are checked in full.
+    exetime, age = request.exetime, request.age
+    if exetime.__class__ is not float and exetime.__class__ is not int:
+        _check_number(request, "exetime", exetime)
+    if age.__class__ is not float and age.__class__ is not int:
+        _check_number(request, "age", age)
+
+
+def _check_number(request: Request, name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{name} of {request!r} must be a number, got {value!r}")
 
 
 class TaskView(NamedTuple):
