@@ -24,13 +24,14 @@ a sum that is a float on one worker and an int on another is summed as a float.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from skitter._tasks import periodic
+from skitter._tasks import TaskSet, periodic
 from skitter._types import CrawlStats, ScrapyStatsNames
 from skitter.exceptions import SkitterError
 from skitter.redis import REDIS_ERRORS, JobKeys, translating
@@ -74,8 +75,9 @@ class RedisStats(ScrapyStatsNames):
         self._sets: dict[str, Any] = {}
         self._float_sums: set[str] = set()  # sums Redis holds as floats: HINCRBYFLOAT
         self._failing = False
-        #: The flush on its way to Redis, if any (see ``flush``).
+        #: The flush on its way to Redis, if any (see ``flush``), and the set that owns it.
         self._out: asyncio.Future[None] | None = None
+        self._sending = TaskSet()
 
     def __repr__(self) -> str:
         return f"<RedisStats {self.keys.tag} pending={self.pending}>"
@@ -129,7 +131,7 @@ class RedisStats(ScrapyStatsNames):
             await asyncio.wait({out})  # its error, if any, was its own caller's to see
         if not self.pending:
             return
-        self._out = sending = asyncio.ensure_future(self._send())
+        self._out = sending = self._sending.spawn(self._send())
         sending.add_done_callback(_retrieve)
         await asyncio.shield(sending)
 
