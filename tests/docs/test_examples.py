@@ -13,6 +13,7 @@ are still compiled, top-level ``await`` allowed and a callback fragment as the b
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -25,6 +26,7 @@ from skitter import Spider
 from skitter.demo import make_app
 from skitter.testing import serve_app
 from skitter.testing._practice import serve_practice_site
+from skitter.testing._redis import require_redis_server
 
 from ._examples import (
     FAST,
@@ -224,15 +226,32 @@ def _console_pages() -> list[Path]:
     return [p for p in READ_PAGES if any(b.language == "console" for b in blocks(p))]
 
 
+def _serves_the_site(step: Command | FileWrite) -> bool:
+    """Whether ``step`` is a page starting the site on port 8000 itself."""
+    return (
+        isinstance(step, Command)
+        and step.background
+        and re.search(r"(:|port |port=)8000\b", step.command) is not None
+    )
+
+
+def _starts_redis(step: Command | FileWrite) -> bool:
+    return isinstance(step, Command) and step.command.startswith("redis-server ")
+
+
 @pytest.mark.subprocess
 @pytest.mark.network
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("page", _console_pages(), ids=_name)
 def test_the_page_commands_print_what_it_shows(page: Path, tmp_path: Path) -> None:
     """The site (``site=``, the practice site by default) is up unless the page starts
-    it; the files of the pages a block ``uses=`` are written first."""
-    port = free_port()
-    reader = Reader(page, tmp_path, port)
+    it; the files of the pages a block ``uses=`` are written first. A page that starts
+    ``redis-server`` starts it on a free port too (skipped loudly, or failed under CI,
+    without one installed)."""
+    page_steps = steps(page)
+    if any(_starts_redis(step) for step in page_steps):
+        require_redis_server()
+    reader = Reader(page, tmp_path, free_port())
     options: dict[str, str] = {}
     for example in examples(page, DOCS, frozenset({"console"})):
         options.update(example.options)
@@ -240,9 +259,9 @@ def test_the_page_commands_print_what_it_shows(page: Path, tmp_path: Path) -> No
         for step in steps(DOCS / options["uses"]) if "uses" in options else []:
             if isinstance(step, FileWrite):
                 reader.write(step)
-        if not any(isinstance(s, Command) and s.background for s in steps(page)):
+        if not any(_serves_the_site(step) for step in page_steps):
             server = SERVERS[options.get("site", "practice")]
-            reader._start(server.format(python=sys.executable, port=port), 1)
-        reader.play(steps(page))
+            reader.start(server.format(python=sys.executable, port=8000), ["..."])
+        reader.play(page_steps)
     finally:
         reader.stop()
