@@ -8,8 +8,8 @@ every signal with the keyword arguments the code sends it with (found by reading
 ``send_catch_log`` calls in ``src/skitter``), ``skitter-stats`` every stats key the code
 counts (its ``stats.inc``/``set``/``max`` calls, a computed part shown as ``{name}``).
 ``skitter-meta`` every ``Request.meta`` key the code reads or sets, with its meaning
-(``META_MEANINGS``: a key without one, or a meaning without a key, fails the build). A setting group or a
-signal the pages do not know fails the build, as a broken link does.
+(``META_MEANINGS``: a key without one, or a meaning without a key, fails the build). A
+setting group or a signal the pages do not know fails the build, as a broken link does.
 """
 
 from __future__ import annotations
@@ -370,12 +370,10 @@ META_MEANINGS = {
     "browser_keep_page": "Gives the callback the live Playwright page, which it must "
     "close (rendering).",
     "browser_page": "Set on a rendered response with browser_keep_page: the Playwright page.",
-    "browser_wait_for": "A CSS selector the browser waits for before the page counts as "
-    "loaded.",
+    "browser_wait_for": "A CSS selector the browser waits for before the page counts as loaded.",
     "browser_wait_until": "When a rendered page counts as loaded, for this request "
     "(BROWSER_WAIT_UNTIL).",
-    "cached_response": "Internal to the HTTP cache: a stored response waiting to be "
-    "validated.",
+    "cached_response": "Internal to the HTTP cache: a stored response waiting to be validated.",
     "cookiejar": "Scrapy's: the name of the cookie jar (session) this request uses.",
     "depth": "Scrapy's: how many links from a start request; set by the depth middleware.",
     "dont_cache": "Scrapy's: the HTTP cache neither serves nor stores this request.",
@@ -389,8 +387,7 @@ META_MEANINGS = {
     "download_fail_on_dataloss": "Scrapy's: a truncated body fails the request "
     "(DOWNLOAD_FAIL_ON_DATALOSS).",
     "download_latency": "Scrapy's: set on the response, the seconds its download took.",
-    "download_maxsize": "Scrapy's: the largest body accepted for this request "
-    "(DOWNLOAD_MAXSIZE).",
+    "download_maxsize": "Scrapy's: the largest body accepted for this request (DOWNLOAD_MAXSIZE).",
     "download_slot": "Scrapy's: the download slot this request queues in (politeness).",
     "download_timeout": "Scrapy's: seconds this download may take (DOWNLOAD_TIMEOUT).",
     "download_warnsize": "Scrapy's: the body size above which a warning is logged "
@@ -405,8 +402,7 @@ META_MEANINGS = {
     "is_start_request": "Scrapy 2.13's: set on the requests start() yields.",
     "is_unverifiable": "Set on a redirect or an embedded resource, for the cookie jar's "
     "third-party rules.",
-    "max_retry_times": "Scrapy's: how many times this request may be retried "
-    "(RETRY_TIMES).",
+    "max_retry_times": "Scrapy's: how many times this request may be retried (RETRY_TIMES).",
     "playwright": "scrapy-playwright's: with its download handler configured, a true "
     "value renders this request.",
     "proxy": "Scrapy's: the proxy URL this request goes through.",
@@ -416,8 +412,7 @@ META_MEANINGS = {
     "referrer_policy": "Scrapy's: the Referer policy for this request (REFERRER_POLICY).",
     "retry_times": "Scrapy's: how many times this request has been retried so far.",
     "rule": "Scrapy's: the index of the CrawlSpider rule whose link this request follows.",
-    "session_id": "The session (cookie jar and proxy) this request uses (sessions and "
-    "proxies).",
+    "session_id": "The session (cookie jar and proxy) this request uses (sessions and proxies).",
     "transport": "The transport that fetches this request: aiohttp, httpx, curl or browser.",
     "verbatim_url": "Keeps the URL as given: spaces and non-ASCII characters not escaped.",
 }
@@ -447,8 +442,7 @@ class MetaDirective(Directive):
         stale = sorted(set(META_MEANINGS) - set(keys))
         if unsaid or stale:
             raise self.error(
-                f"META_MEANINGS in docs/_ext: say what {unsaid} mean; drop {stale}, no "
-                "longer used"
+                f"META_MEANINGS in docs/_ext: say what {unsaid} mean; drop {stale}, no longer used"
             )
         rows = (
             (
