@@ -16,6 +16,8 @@ line above its fence, ``<!-- example: KIND options -->``, invisible in the built
   crawl of the practice site that must end without an error.
 - ``settings declared=A,B``: a settings module (or a ``custom_settings``): resolved as a
   crawl resolves it; every name must be skitter's or one of ``declared``.
+- ``needs=browser``, with any kind that runs: it renders in Chromium; its page runs in a
+  test of its own, skipped loudly without Chromium and Playwright (failed under CI).
 - ``skip: reason``: not run here (an S3 bucket, a proxy, other hosts); only compiled.
 
 Shell blocks (``sh``) carry the same comment (``skip: reason``, or ``run`` when they are

@@ -13,6 +13,7 @@ are still compiled, top-level ``await`` allowed and a callback fragment as the b
 from __future__ import annotations
 
 import ast
+import os
 import re
 import sys
 from collections import Counter
@@ -24,6 +25,7 @@ import pytest
 
 from skitter import Spider
 from skitter.demo import make_app
+from skitter.downloader.browser import browser_problem
 from skitter.testing import serve_app
 from skitter.testing._practice import serve_practice_site
 from skitter.testing._redis import require_redis_server
@@ -134,8 +136,36 @@ def _name(page: Path) -> str:
     return str(page.relative_to(DOCS))
 
 
-@pytest.mark.parametrize("page", _pages_with("run", "spider", "callback"), ids=_name)
+def _renders(page: Path) -> bool:
+    """Whether an example of ``page`` renders in a browser (``needs=browser``)."""
+    return any(e.options.get("needs") == "browser" for e in examples(page, DOCS, CODE))
+
+
+RUN_KINDS = ("run", "spider", "callback")
+
+
+@pytest.mark.parametrize("page", [p for p in _pages_with(*RUN_KINDS) if not _renders(p)], ids=_name)
 async def test_the_page_examples_run(
+    page: Path, sites: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await _run_page(page, sites, tmp_path, monkeypatch)
+
+
+@pytest.mark.parametrize("page", [p for p in _pages_with(*RUN_KINDS) if _renders(p)], ids=_name)
+async def test_the_page_rendering_examples_run(
+    page: Path, sites: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same, in Chromium: skipped loudly without it or Playwright, failed under CI."""
+    problem = browser_problem()
+    if problem is not None:
+        message = f"docs/{_name(page)} renders in a browser: {problem}"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    await _run_page(page, sites, tmp_path, monkeypatch)
+
+
+async def _run_page(
     page: Path, sites: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
