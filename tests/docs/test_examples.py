@@ -276,10 +276,10 @@ def _starts_redis(step: Command | FileWrite) -> bool:
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("page", _console_pages(), ids=_name)
 def test_the_page_commands_print_what_it_shows(page: Path, tmp_path: Path) -> None:
-    """The site (``site=``, the practice site by default) is up unless the page starts
-    it; the files of the pages a block ``uses=`` are written first. A page that starts
-    ``redis-server`` starts it on a free port too (skipped loudly, or failed under CI,
-    without one installed)."""
+    """The site (``site=``, the practice site by default; ``none`` for a page that needs
+    none) is up unless the page starts it; the files of the pages a block ``uses=`` are
+    written first. A page that starts ``redis-server`` starts it on a free port too
+    (skipped loudly, or failed under CI, without one installed)."""
     page_steps = steps(page)
     if any(_starts_redis(step) for step in page_steps):
         require_redis_server()
@@ -291,7 +291,8 @@ def test_the_page_commands_print_what_it_shows(page: Path, tmp_path: Path) -> No
         for step in steps(DOCS / options["uses"]) if "uses" in options else []:
             if isinstance(step, FileWrite):
                 reader.write(step)
-        if not any(_serves_the_site(step) for step in page_steps):
+        needs_site = options.get("site") != "none"
+        if needs_site and not any(_serves_the_site(step) for step in page_steps):
             server = SERVERS[options.get("site", "practice")]
             reader.start(server.format(python=sys.executable, port=8000), ["..."])
         reader.play(page_steps)
