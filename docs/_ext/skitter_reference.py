@@ -431,6 +431,59 @@ def _meta_keys() -> dict[str, set[str]]:
     return found
 
 
+#: What the stats keys of each first path segment count (a key without a ``/``: that key).
+#: A key whose segment is not here fails the build, as does a segment no key has.
+STATS_GROUPS = {
+    "alerts": "Alerts the monitors sent, suppressed or lost.",
+    "browser": "The rendering browser: launches, restarts, pages, blocked requests.",
+    "depth": "Requests dropped past DEPTH_LIMIT (Scrapy's).",
+    "downloader": "Downloads (Scrapy's): requests, responses, bytes, statuses, errors, redirects.",
+    "dupefilter": "Requests merged into one already queued or crawled (same taskid).",
+    "elapsed_time_seconds": "Seconds the crawl ran (Scrapy's).",
+    "engine": "The crawl engine: failed requests, start-request and periodic errors, "
+    "outages of the task store, tasks left at the end.",
+    "feedexport": "Feeds (Scrapy's): items written per format, stores and uploads, lost items.",
+    "finish_error": "The error that failed the crawl, when one did.",
+    "finish_reason": "Why the crawl ended (Scrapy's): finished, closespider_..., shutdown...",
+    "finish_time": "When the crawl ended (Scrapy's).",
+    "frontier": "Stored tasks found invalid and quarantined (Redis).",
+    "httpcache": "The HTTP cache (Scrapy's): hits, misses, stores, revalidations, errors.",
+    "httperror": "Responses dropped for their status (Scrapy's HttpErrorMiddleware).",
+    "images": "Images the images pipeline refused as too large in pixels.",
+    "item_dropped_count": "Items a pipeline dropped (Scrapy's).",
+    "item_dropped_reasons_count": "Items dropped, by exception (Scrapy's).",
+    "item_error_count": "Items a pipeline failed on (Scrapy's).",
+    "item_scraped_count": "Items that passed every pipeline (Scrapy's).",
+    "monitors": "Monitors: their status, periodic runs and failures, the report.",
+    "multiproc": "A --processes crawl: processes, workers replaced, coordinator calls, CPU.",
+    "offsite": "Requests dropped outside allowed_domains, and their domains (Scrapy's).",
+    "pipeline": "Errors of each item pipeline.",
+    "proxy": "The proxy pool: requests, failures and blocks per proxy, tiers, proxies down.",
+    "recrawl": "Recrawled pages the server said were unchanged (304).",
+    "redis_items": "Items sent to Redis by RedisPipeline, trimmed, or lost.",
+    "render_auto": 'render="auto": pages rendered, pages HTTP was enough for, patterns learned.',
+    "request_depth_max": "The deepest request (Scrapy's).",
+    "response_received_count": "Responses received (Scrapy's).",
+    "retry": "Retries (Scrapy's): count, attempts, reasons, requests given up on.",
+    "robotstxt": "robots.txt (Scrapy's): fetches, statuses, errors, requests forbidden.",
+    "scheduler": "The scheduler: requests queued, invalid URLs, leases reclaimed, circuit "
+    "breakers, cluster slot permits.",
+    "sessions": "Sessions: created, retired, retries after a block, given up.",
+    "signals": "Errors raised by signal handlers.",
+    "sink": "Each sink's items and errors.",
+    "spider_exceptions": "Exceptions raised by callbacks, by type (Scrapy's).",
+    "start_requests": "Start requests accepted, and refused (invalid).",
+    "start_time": "When the crawl started (Scrapy's).",
+    "urllength": "Requests dropped past URLLENGTH_LIMIT (Scrapy's).",
+    "validation": "Item validation: items checked, invalid, kept, routed; errors per field.",
+    "{": "A key whose name the counting code computes: see the module that counts it.",
+}
+
+
+def _stats_group(key: str) -> str:
+    return "{" if key.startswith("{") else key.split("/", 1)[0]
+
+
 class MetaDirective(Directive):
     """Every ``Request.meta`` key skitter reads or sets, and the modules that do."""
 
@@ -462,11 +515,23 @@ class StatsDirective(Directive):
         keys = _stats_keys()
         if len(keys) < 50:
             raise self.error(f"only {len(keys)} stats keys found: has the stats API changed?")
+        groups = {_stats_group(key) for key in keys}
+        unsaid = sorted(groups - set(STATS_GROUPS))
+        stale = sorted(set(STATS_GROUPS) - groups)
+        if unsaid or stale:
+            raise self.error(
+                f"STATS_GROUPS in docs/_ext: say what {unsaid} count; drop {stale}, no longer "
+                "counted"
+            )
         rows = (
-            (nodes.literal(key, key), nodes.Text(", ".join(sorted(modules))))
+            (
+                nodes.literal(key, key),
+                nodes.Text(STATS_GROUPS[_stats_group(key)]),
+                nodes.Text(", ".join(sorted(modules))),
+            )
             for key, modules in sorted(keys.items())
         )
-        return [_table(("stats key", "counted in"), rows)]
+        return [_table(("stats key", "what it counts", "counted in"), rows)]
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
