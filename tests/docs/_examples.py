@@ -93,10 +93,6 @@ def examples(page: Path, docs: Path, languages: frozenset[str]) -> list[Example]
     return found
 
 
-def _on_port(text: str, base_url: str) -> str:
-    return text.replace("http://127.0.0.1:8000", base_url)
-
-
 async def execute(code: str, namespace: dict[str, Any], name: str) -> None:
     """Run ``code`` as a module body in ``namespace``, awaiting a top-level ``await``.
 
