@@ -7,8 +7,9 @@ known setting (``skitter.settings.SETTINGS``, grouped by the module that declare
 every signal with the keyword arguments the code sends it with (found by reading the
 ``send_catch_log`` calls in ``src/skitter``), ``skitter-stats`` every stats key the code
 counts (its ``stats.inc``/``set``/``max`` calls, a computed part shown as ``{name}``).
-``skitter-meta`` every ``Request.meta`` key the code reads or sets. A setting group or a
-signal the pages do not know fails the build, as a broken link does.
+``skitter-meta`` every ``Request.meta`` key the code reads or sets, with its meaning
+(``META_MEANINGS``: a key without one, or a meaning without a key, fails the build). A
+setting group or a signal the pages do not know fails the build, as a broken link does.
 """
 
 from __future__ import annotations
@@ -358,6 +359,62 @@ _OTHER_META = {
     "skitter.extensions.httpcache._entry",
     "skitter.pipelines._schemas",
     "skitter.pipelines._sinks._identity",
+    "skitter.server._deploy",  # a deployed version's record, not a request's meta
+}
+
+#: What each ``Request.meta`` key means. The build fails for a key the code uses that
+#: has no meaning here, and for a meaning of a key the code no longer uses.
+META_MEANINGS = {
+    "allow_offsite": "Scrapy's: the offsite check lets this request through (dropped "
+    "when it redirects to another host); also admits a data: or file: URL.",
+    "browser_keep_page": "Gives the callback the live Playwright page, which it must "
+    "close (rendering).",
+    "browser_page": "Set on a rendered response with browser_keep_page: the Playwright page.",
+    "browser_wait_for": "A CSS selector the browser waits for before the page counts as loaded.",
+    "browser_wait_until": "When a rendered page counts as loaded, for this request "
+    "(BROWSER_WAIT_UNTIL).",
+    "cached_response": "Internal to the HTTP cache: a stored response waiting to be validated.",
+    "cookiejar": "Scrapy's: the name of the cookie jar (session) this request uses.",
+    "depth": "Scrapy's: how many links from a start request; set by the depth middleware.",
+    "dont_cache": "Scrapy's: the HTTP cache neither serves nor stores this request.",
+    "dont_merge_cookies": "Scrapy's: the cookie jar neither adds cookies to this request "
+    "nor keeps those of its response.",
+    "dont_obey_robotstxt": "Scrapy's: robots.txt is not checked for this request.",
+    "dont_redirect": "Scrapy's: a redirect response is given to the callback as it is.",
+    "dont_render": "Opts this request out of rendering when the spider or BROWSER_RENDER "
+    "renders all.",
+    "dont_retry": "Scrapy's: this request is never retried.",
+    "download_fail_on_dataloss": "Scrapy's: a truncated body fails the request "
+    "(DOWNLOAD_FAIL_ON_DATALOSS).",
+    "download_latency": "Scrapy's: set on the response, the seconds its download took.",
+    "download_maxsize": "Scrapy's: the largest body accepted for this request (DOWNLOAD_MAXSIZE).",
+    "download_slot": "Scrapy's: the download slot this request queues in (politeness).",
+    "download_timeout": "Scrapy's: seconds this download may take (DOWNLOAD_TIMEOUT).",
+    "download_warnsize": "Scrapy's: the body size above which a warning is logged "
+    "(DOWNLOAD_WARNSIZE).",
+    "handle_httpstatus_all": "Scrapy's: every status reaches the callback.",
+    "handle_httpstatus_list": "Scrapy's: these non-2xx statuses reach the callback.",
+    "http_pass": "Scrapy's per-request password: refused (meta is stored with the job); "
+    "use HTTP_AUTH settings.",
+    "http_user": "Scrapy's per-request user: refused, as http_pass.",
+    "impersonate": "The browser the curl transport's TLS fingerprint imitates "
+    "(DOWNLOAD_IMPERSONATE).",
+    "is_start_request": "Scrapy 2.13's: set on the requests start() yields.",
+    "is_unverifiable": "Set on a redirect or an embedded resource, for the cookie jar's "
+    "third-party rules.",
+    "max_retry_times": "Scrapy's: how many times this request may be retried (RETRY_TIMES).",
+    "playwright": "scrapy-playwright's: with its download handler configured, a true "
+    "value renders this request.",
+    "proxy": "Scrapy's: the proxy URL this request goes through.",
+    "redirect_reasons": "Scrapy's: the statuses of the redirects that led here.",
+    "redirect_times": "Scrapy's: how many redirects led here (REDIRECT_MAX_TIMES).",
+    "redirect_urls": "Scrapy's: the URLs redirected from, oldest first.",
+    "referrer_policy": "Scrapy's: the Referer policy for this request (REFERRER_POLICY).",
+    "retry_times": "Scrapy's: how many times this request has been retried so far.",
+    "rule": "Scrapy's: the index of the CrawlSpider rule whose link this request follows.",
+    "session_id": "The session (cookie jar and proxy) this request uses (sessions and proxies).",
+    "transport": "The transport that fetches this request: aiohttp, httpx, curl or browser.",
+    "verbatim_url": "Keeps the URL as given: spaces and non-ASCII characters not escaped.",
 }
 
 
@@ -374,6 +431,59 @@ def _meta_keys() -> dict[str, set[str]]:
     return found
 
 
+#: What the stats keys of each first path segment count (a key without a ``/``: that key).
+#: A key whose segment is not here fails the build, as does a segment no key has.
+STATS_GROUPS = {
+    "alerts": "Alerts the monitors sent, suppressed or lost.",
+    "browser": "The rendering browser: launches, restarts, pages, blocked requests.",
+    "depth": "Requests dropped past DEPTH_LIMIT (Scrapy's).",
+    "downloader": "Downloads (Scrapy's): requests, responses, bytes, statuses, errors, redirects.",
+    "dupefilter": "Requests merged into one already queued or crawled (same taskid).",
+    "elapsed_time_seconds": "Seconds the crawl ran (Scrapy's).",
+    "engine": "The crawl engine: failed requests, start-request and periodic errors, "
+    "outages of the task store, tasks left at the end.",
+    "feedexport": "Feeds (Scrapy's): items written per format, stores and uploads, lost items.",
+    "finish_error": "The error that failed the crawl, when one did.",
+    "finish_reason": "Why the crawl ended (Scrapy's): finished, closespider_..., shutdown...",
+    "finish_time": "When the crawl ended (Scrapy's).",
+    "frontier": "Stored tasks found invalid and quarantined (Redis).",
+    "httpcache": "The HTTP cache (Scrapy's): hits, misses, stores, revalidations, errors.",
+    "httperror": "Responses dropped for their status (Scrapy's HttpErrorMiddleware).",
+    "images": "Images the images pipeline refused as too large in pixels.",
+    "item_dropped_count": "Items a pipeline dropped (Scrapy's).",
+    "item_dropped_reasons_count": "Items dropped, by exception (Scrapy's).",
+    "item_error_count": "Items a pipeline failed on (Scrapy's).",
+    "item_scraped_count": "Items that passed every pipeline (Scrapy's).",
+    "monitors": "Monitors: their status, periodic runs and failures, the report.",
+    "multiproc": "A --processes crawl: processes, workers replaced, coordinator calls, CPU.",
+    "offsite": "Requests dropped outside allowed_domains, and their domains (Scrapy's).",
+    "pipeline": "Errors of each item pipeline.",
+    "proxy": "The proxy pool: requests, failures and blocks per proxy, tiers, proxies down.",
+    "recrawl": "Recrawled pages the server said were unchanged (304).",
+    "redis_items": "Items sent to Redis by RedisPipeline, trimmed, or lost.",
+    "render_auto": 'render="auto": pages rendered, pages HTTP was enough for, patterns learned.',
+    "request_depth_max": "The deepest request (Scrapy's).",
+    "response_received_count": "Responses received (Scrapy's).",
+    "retry": "Retries (Scrapy's): count, attempts, reasons, requests given up on.",
+    "robotstxt": "robots.txt (Scrapy's): fetches, statuses, errors, requests forbidden.",
+    "scheduler": "The scheduler: requests queued, invalid URLs, leases reclaimed, circuit "
+    "breakers, cluster slot permits.",
+    "sessions": "Sessions: created, retired, retries after a block, given up.",
+    "signals": "Errors raised by signal handlers.",
+    "sink": "Each sink's items and errors.",
+    "spider_exceptions": "Exceptions raised by callbacks, by type (Scrapy's).",
+    "start_requests": "Start requests accepted, and refused (invalid).",
+    "start_time": "When the crawl started (Scrapy's).",
+    "urllength": "Requests dropped past URLLENGTH_LIMIT (Scrapy's).",
+    "validation": "Item validation: items checked, invalid, kept, routed; errors per field.",
+    "{": "A key whose name the counting code computes: see the module that counts it.",
+}
+
+
+def _stats_group(key: str) -> str:
+    return "{" if key.startswith("{") else key.split("/", 1)[0]
+
+
 class MetaDirective(Directive):
     """Every ``Request.meta`` key skitter reads or sets, and the modules that do."""
 
@@ -381,11 +491,21 @@ class MetaDirective(Directive):
         keys = _meta_keys()
         if len(keys) < 10:
             raise self.error(f"only {len(keys)} meta keys found: has Request.meta changed?")
+        unsaid = sorted(set(keys) - set(META_MEANINGS))
+        stale = sorted(set(META_MEANINGS) - set(keys))
+        if unsaid or stale:
+            raise self.error(
+                f"META_MEANINGS in docs/_ext: say what {unsaid} mean; drop {stale}, no longer used"
+            )
         rows = (
-            (nodes.literal(key, key), nodes.Text(", ".join(sorted(modules))))
+            (
+                nodes.literal(key, key),
+                nodes.Text(META_MEANINGS[key]),
+                nodes.Text(", ".join(sorted(modules))),
+            )
             for key, modules in sorted(keys.items())
         )
-        return [_table(("meta key", "read or set in"), rows)]
+        return [_table(("meta key", "meaning", "read or set in"), rows)]
 
 
 class StatsDirective(Directive):
@@ -395,11 +515,23 @@ class StatsDirective(Directive):
         keys = _stats_keys()
         if len(keys) < 50:
             raise self.error(f"only {len(keys)} stats keys found: has the stats API changed?")
+        groups = {_stats_group(key) for key in keys}
+        unsaid = sorted(groups - set(STATS_GROUPS))
+        stale = sorted(set(STATS_GROUPS) - groups)
+        if unsaid or stale:
+            raise self.error(
+                f"STATS_GROUPS in docs/_ext: say what {unsaid} count; drop {stale}, no longer "
+                "counted"
+            )
         rows = (
-            (nodes.literal(key, key), nodes.Text(", ".join(sorted(modules))))
+            (
+                nodes.literal(key, key),
+                nodes.Text(STATS_GROUPS[_stats_group(key)]),
+                nodes.Text(", ".join(sorted(modules))),
+            )
             for key, modules in sorted(keys.items())
         )
-        return [_table(("stats key", "counted in"), rows)]
+        return [_table(("stats key", "what it counts", "counted in"), rows)]
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

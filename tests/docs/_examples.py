@@ -16,6 +16,8 @@ line above its fence, ``<!-- example: KIND options -->``, invisible in the built
   crawl of the practice site that must end without an error.
 - ``settings declared=A,B``: a settings module (or a ``custom_settings``): resolved as a
   crawl resolves it; every name must be skitter's or one of ``declared``.
+- ``needs=browser``, with any kind that runs: it renders in Chromium; its page runs in a
+  test of its own, skipped loudly without Chromium and Playwright (failed under CI).
 - ``skip: reason``: not run here (an S3 bucket, a proxy, other hosts); only compiled.
 
 Shell blocks (``sh``) carry the same comment (``skip: reason``, or ``run`` when they are
@@ -89,10 +91,6 @@ def examples(page: Path, docs: Path, languages: frozenset[str]) -> list[Example]
             kind, options, reason = _marker(lines, block, name)
             found.append(Example(name, block, kind, options, reason))
     return found
-
-
-def _on_port(text: str, base_url: str) -> str:
-    return text.replace("http://127.0.0.1:8000", base_url)
 
 
 async def execute(code: str, namespace: dict[str, Any], name: str) -> None:

@@ -97,8 +97,10 @@ def _generated_pages_are_complete(html: Path) -> None:
         assert not missing, f"reference/{page}: {missing}"
     meta = (html / "reference/meta.html").read_text(encoding="utf-8")
     assert all(key in meta for key in ("dont_retry", "proxy", "transport", "session_id"))
+    assert "this request is never retried" in meta  # each key with its meaning
     stats = (html / "reference/stats.html").read_text(encoding="utf-8")
     assert all(key in stats for key in ("item_scraped_count", "retry/count"))
+    assert "Items that passed every pipeline" in stats  # each key with what it counts
 
 
 def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:

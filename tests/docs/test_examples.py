@@ -13,6 +13,8 @@ are still compiled, top-level ``await`` allowed and a callback fragment as the b
 from __future__ import annotations
 
 import ast
+import os
+import re
 import sys
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -23,8 +25,10 @@ import pytest
 
 from skitter import Spider
 from skitter.demo import make_app
+from skitter.downloader.browser import browser_problem
 from skitter.testing import serve_app
 from skitter.testing._practice import serve_practice_site
+from skitter.testing._redis import require_redis_server
 
 from ._examples import (
     FAST,
@@ -132,8 +136,36 @@ def _name(page: Path) -> str:
     return str(page.relative_to(DOCS))
 
 
-@pytest.mark.parametrize("page", _pages_with("run", "spider", "callback"), ids=_name)
+def _renders(page: Path) -> bool:
+    """Whether an example of ``page`` renders in a browser (``needs=browser``)."""
+    return any(e.options.get("needs") == "browser" for e in examples(page, DOCS, CODE))
+
+
+RUN_KINDS = ("run", "spider", "callback")
+
+
+@pytest.mark.parametrize("page", [p for p in _pages_with(*RUN_KINDS) if not _renders(p)], ids=_name)
 async def test_the_page_examples_run(
+    page: Path, sites: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await _run_page(page, sites, tmp_path, monkeypatch)
+
+
+@pytest.mark.parametrize("page", [p for p in _pages_with(*RUN_KINDS) if _renders(p)], ids=_name)
+async def test_the_page_rendering_examples_run(
+    page: Path, sites: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same, in Chromium: skipped loudly without it or Playwright, failed under CI."""
+    problem = browser_problem()
+    if problem is not None:
+        message = f"docs/{_name(page)} renders in a browser: {problem}"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    await _run_page(page, sites, tmp_path, monkeypatch)
+
+
+async def _run_page(
     page: Path, sites: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
@@ -224,15 +256,34 @@ def _console_pages() -> list[Path]:
     return [p for p in READ_PAGES if any(b.language == "console" for b in blocks(p))]
 
 
+def _serves_the_site(step: Command | FileWrite) -> bool:
+    """Whether ``step`` is a page starting the site on port 8000 itself."""
+    return (
+        isinstance(step, Command)
+        and step.background
+        and re.search(r"(:|port |port=)8000\b", step.command) is not None
+    )
+
+
+def _starts_redis(step: Command | FileWrite) -> bool:
+    return isinstance(step, Command) and step.command.startswith("redis-server ")
+
+
+# The distributed page runs three whole crawls of the demo shop and starts six
+# processes: a minute and a half on an idle machine; the hang guard is sized for more.
 @pytest.mark.subprocess
 @pytest.mark.network
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(600)
 @pytest.mark.parametrize("page", _console_pages(), ids=_name)
 def test_the_page_commands_print_what_it_shows(page: Path, tmp_path: Path) -> None:
-    """The site (``site=``, the practice site by default) is up unless the page starts
-    it; the files of the pages a block ``uses=`` are written first."""
-    port = free_port()
-    reader = Reader(page, tmp_path, port)
+    """The site (``site=``, the practice site by default; ``none`` for a page that needs
+    none) is up unless the page starts it; the files of the pages a block ``uses=`` are
+    written first. A page that starts ``redis-server`` starts it on a free port too
+    (skipped loudly, or failed under CI, without one installed)."""
+    page_steps = steps(page)
+    if any(_starts_redis(step) for step in page_steps):
+        require_redis_server()
+    reader = Reader(page, tmp_path, free_port())
     options: dict[str, str] = {}
     for example in examples(page, DOCS, frozenset({"console"})):
         options.update(example.options)
@@ -240,9 +291,10 @@ def test_the_page_commands_print_what_it_shows(page: Path, tmp_path: Path) -> No
         for step in steps(DOCS / options["uses"]) if "uses" in options else []:
             if isinstance(step, FileWrite):
                 reader.write(step)
-        if not any(isinstance(s, Command) and s.background for s in steps(page)):
+        needs_site = options.get("site") != "none"
+        if needs_site and not any(_serves_the_site(step) for step in page_steps):
             server = SERVERS[options.get("site", "practice")]
-            reader._start(server.format(python=sys.executable, port=port), 1)
-        reader.play(steps(page))
+            reader.start(server.format(python=sys.executable, port=8000), ["..."])
+        reader.play(page_steps)
     finally:
         reader.stop()
