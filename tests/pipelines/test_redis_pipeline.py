@@ -21,6 +21,8 @@ import orjson
 import pytest
 from aiohttp import web
 from redis import Redis
+from redis.asyncio import Connection
+from redis.asyncio import Redis as AsyncRedis
 
 from skitter import Crawler, Request, Response, Spider
 from skitter.exceptions import ConfigError, CrawlFailed, StorageError
@@ -414,3 +416,35 @@ async def test_a_wrong_password_is_refused_at_open_without_showing_it() -> None:
     assert "redis://:***@127.0.0.1:" in str(raised.value)
     assert PASSWORD not in str(raised.value)
     assert PASSWORD not in repr(pipeline)
+
+
+async def test_a_flush_cancelled_with_its_batch_sent_stores_each_item_once(
+    redis_url: str, client: Redis
+) -> None:
+    """An item's flush cancelled as the crawl ends, its RPUSH already with Redis: the
+    close's flush must not send that batch again (the items were stored twice)."""
+    sent = asyncio.Event()
+
+    class Announcing(Connection):
+        async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+            await super().send_packed_command(command, check_health)
+            chunks = [command] if isinstance(command, bytes | str) else command
+            if any(b"RPUSH" in bytes(chunk) for chunk in chunks if not isinstance(chunk, str)):
+                sent.set()
+
+    pipeline = RedisPipeline(redis_url, flush_items=3)
+    spider = Tree()
+    await pipeline.open_spider(spider)
+    await pipeline._close_client()
+    pipeline._client = AsyncRedis.from_url(redis_url, connection_class=Announcing)
+    await pipeline.process_item({"n": 0}, spider)
+    await pipeline.process_item({"n": 1}, spider)
+    flushing = asyncio.ensure_future(pipeline.process_item({"n": 2}, spider))  # a full batch
+    await sent.wait()  # the RPUSH is with Redis: it stores the batch, whatever we do now
+    flushing.cancel()
+    await asyncio.gather(flushing, return_exceptions=True)
+    await pipeline.process_item({"n": 3}, spider)
+    await pipeline.close_spider(spider)
+    got = [item["n"] for item in stored(client, "tree:items", "list", "json")]
+    assert got == [0, 1, 2, 3]
+    assert pipeline.sent == 4

@@ -131,7 +131,9 @@ class RedisPipeline:
         self._clock: Clock = clock or SystemClock()
         self._client: Redis | None = None
         self._buffer: list[bytes] = []
-        self._lock = asyncio.Lock()
+        #: The sending of the buffer, if any (see ``flush``), and the set that owns it.
+        self._out: asyncio.Task[None] | None = None
+        self._sending = TaskSet()
         self._kick: asyncio.Handle | None = None
         self._background = TaskSet()
         #: Items Redis holds (as far as its replies said), and items lost with a batch.
@@ -234,6 +236,7 @@ class RedisPipeline:
             if self._client is not None and self._failure is None:
                 await self.flush()
         finally:
+            await self._sending.cancel()  # stopped only by a cancelled close
             if self._buffer:  # a failure or a cancellation left them unsent
                 log.error("%d items were not sent to %s", len(self._buffer), self.where)
                 self._lose(self._buffer)
@@ -255,18 +258,31 @@ class RedisPipeline:
 
     async def flush(self) -> None:
         """Send every buffered item (in order, after any flush in progress); once this
-        returns, Redis holds them. StorageError if it does not (or did not before)."""
-        async with self._lock:
-            while self._buffer and self._failure is None:
-                batch = self._buffer[: self._flush_items]
-                del self._buffer[: len(batch)]
-                try:
-                    await self._send(batch)
-                except BaseException:  # cancelled: the batch is not known to be sent
-                    self._buffer[:0] = batch
-                    raise
+        returns, Redis holds them. StorageError if it does not (or did not before).
+
+        A batch once sent is not taken back: Redis may have stored it already, so putting
+        it back in the buffer would send it twice. The sending is a task of its own that
+        outlives a cancelled caller (an item's flush cancelled as the crawl ends); the
+        next flush (the close's) waits for it, and only a cancelled close stops it."""
+        out = self._out
+        if (out is None or out.done()) and self._buffer and self._failure is None:
+            self._out = out = self._sending.spawn(self._drain())
+            out.add_done_callback(_retrieve)
+        if out is not None and not out.done():
+            await asyncio.shield(out)
         if self._failure is not None:
             raise StorageError(self._failure)
+
+    async def _drain(self) -> None:
+        """Send the buffer batch by batch until it is empty (see ``flush``)."""
+        while self._buffer and self._failure is None:
+            batch = self._buffer[: self._flush_items]
+            del self._buffer[: len(batch)]
+            try:
+                await self._send(batch)
+            except BaseException:  # a cancelled close: the batch is not known to be sent
+                self._buffer[:0] = batch
+                raise
 
     async def _send(self, batch: list[bytes]) -> None:
         assert self._client is not None
@@ -346,6 +362,13 @@ class RedisPipeline:
                 await client.aclose()
             except Exception as exc:  # a broken connection is closed all the same
                 log.debug("closing %s: %s", self.where, _detail(exc))
+
+
+def _retrieve(sending: asyncio.Task[None]) -> None:
+    """Mark a sending's error as seen: one whose caller was cancelled has no one to
+    raise it to (a failure to send is kept in ``_failure`` for the next caller)."""
+    if not sending.cancelled():
+        sending.exception()
 
 
 def _detail(exc: BaseException) -> str:

@@ -99,7 +99,6 @@ class JsSite:
         routes.add_get("/item/{n}", self.item)
         routes.add_get("/pixel.png", self.pixel)
         routes.add_get("/font.woff2", self.pixel)
-        routes.add_get("/hangs-once", self.hangs_once)
         routes.add_get("/hangs", self.hangs)
         routes.add_get("/never.js", self.never)
         routes.add_get("/slow.js", self.slow_script)
@@ -139,12 +138,6 @@ class JsSite:
     async def pixel(self, request: web.Request) -> web.Response:
         self._count(request)
         return web.Response(body=b"\x89PNG\r\n\x1a\n", content_type="image/png")
-
-    async def hangs_once(self, request: web.Request) -> web.Response:
-        """Its script never arrives the first time (the load event never fires)."""
-        self._count(request)
-        script = '<script src="/never.js"></script>' if self.hits[request.path] == 1 else ""
-        return _html(f"{script}<p id='done'>loaded</p>")
 
     async def hangs(self, request: web.Request) -> web.Response:
         """Its script never arrives while ``hold_load`` is set: the test, not the count of
