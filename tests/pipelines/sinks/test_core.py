@@ -170,6 +170,21 @@ async def test_an_outage_within_its_bound_loses_nothing() -> None:
     await sink.close_spider(None)
 
 
+async def test_a_close_cancelled_during_an_outage_counts_every_item_as_lost() -> None:
+    """The writer, cancelled with a batch in hand (riding out an outage), counts that
+    batch with the waiting items: written and lost always add up to what was taken."""
+    sink = await opened(batch_size=3, outage_timeout=30)
+    sink.down = True
+    for n in range(5):
+        await sink.take({"n": n}, f"t/{n}")
+    closing = asyncio.ensure_future(sink.close_spider(None))
+    await asyncio.sleep(10)  # virtual: inside the retries, the first batch in hand
+    closing.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await closing
+    assert (sink.written, sink.lost_items) == (0, 5)
+
+
 async def test_an_error_waiting_cannot_cure_breaks_the_sink_at_once() -> None:
     sink = await opened()
     sink.broken = ValueError("value too long for type character varying(5)")

@@ -73,6 +73,8 @@ class Sink:
         self._spider_name = spider_name
         self._classes = options.item_classes
         self._pending: list[Any] = []
+        #: The batch the writer has in hand (being written, or waiting out an outage).
+        self._in_hand: list[Any] = []
         self._first_at = 0.0
         self._taken = 0
         #: Items the server holds (as far as its replies said).
@@ -174,9 +176,11 @@ class Sink:
         try:
             await self._writer.join()
         finally:
-            if self._pending:  # the writer was cancelled with them
-                log.error("%d items were not written to %s", len(self._pending), self.where)
-                self._lose(len(self._pending))
+            unwritten = len(self._in_hand) + len(self._pending)
+            if unwritten:  # the writer was cancelled with them (its batch in hand too)
+                log.error("%d items were not written to %s", unwritten, self.where)
+                self._lose(unwritten)
+                self._in_hand, self._pending = [], []
             await self._disconnect_quietly()
         if self._failure is not None:
             raise StorageError(self._failure)
@@ -187,7 +191,7 @@ class Sink:
         try:
             await self._write_all()
         except Exception as exc:  # a bug here must not leave flush() waiting for ever
-            self._break([], exc, 0.0)
+            self._break(exc, 0.0)
 
     async def _write_all(self) -> None:
         size = self.options.batch_size
@@ -209,8 +213,10 @@ class Sink:
             del self._pending[:size]
             self._first_at = self._clock.monotonic()
             self._room.set()
+            self._in_hand = batch
             if not await self._write_riding_out(batch):
                 return
+            self._in_hand = []
             self._committed(len(batch))
 
     async def _wait_wake(self, seconds: float) -> None:
@@ -235,7 +241,7 @@ class Sink:
                 first, since = since is None, now if since is None else since
                 waited = now - since
                 if not self.transient(exc) or waited >= timeout:
-                    self._break(batch, exc, waited)
+                    self._break(exc, waited)
                     return False
                 if first:
                     log.warning(
@@ -266,15 +272,15 @@ class Sink:
                 still.append((target, waiter))
         self._waiters = still
 
-    def _break(self, batch: list[Any], exc: Exception, waited: float) -> None:
-        lost = len(batch) + len(self._pending)
+    def _break(self, exc: Exception, waited: float) -> None:
+        """The sink takes no more: the batch in hand and the waiting items are lost."""
+        lost = len(self._in_hand) + len(self._pending)
         after = f" for {waited:.1f} s (outage_timeout)" if waited else ""
         self._failure = (
             f"{self.where}: cannot write items{after}: {_detail(exc)}; {lost} items not written"
         )
-        self._lose(len(batch))
-        self._lose(len(self._pending))
-        self._pending.clear()
+        self._lose(lost)
+        self._in_hand, self._pending = [], []
         log.error("%s; it takes nothing more", self._failure)
         for _target, waiter in self._waiters:
             if not waiter.done():
