@@ -9,6 +9,7 @@ import asyncio
 import os
 import sys
 import textwrap
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -104,7 +105,13 @@ async def test_two_workers_one_killed_put_every_item_in_one_list(
     with Redis.from_url(redis_server.url) as client:
         got = [orjson.loads(raw)["n"] for raw in client.lrange("tree:items", 0, -1)]
     assert set(got) == set(range(PAGES))  # every item, acked by one worker or the other
-    assert len(got) - PAGES <= 4  # resent: at most the victim's in-flight pages
+    # A page runs again when its lease ran out unacked: the victim's in-flight pages, and,
+    # on a loaded machine, any whose renewal came too late (at least once, by design). So
+    # the bound is exact per page, not a count: no item is stored more often than its
+    # page was served (a batch sent twice would be).
+    served_times, stored_times = Counter(served), Counter(got)
+    twice = {n: k for n, k in stored_times.items() if k > served_times[n]}
+    assert not twice, (twice, text)
 
 
 async def test_a_worker_whose_items_redis_stays_away_exits_1(
