@@ -36,6 +36,7 @@ class TestDirectoryStore(FilesStoreContract):
         return str(folder) if request.param == "path" else f"file://{folder}"
 
 
+@pytest.mark.network
 class TestFtpStore(FilesStoreContract):
     @pytest.fixture
     def store_class(self) -> type:
@@ -60,6 +61,7 @@ def s3_endpoint() -> Iterator[str]:
         server.stop()
 
 
+@pytest.mark.network
 @pytest.mark.slow
 class TestS3Store(FilesStoreContract):
     @pytest.fixture
