@@ -140,6 +140,7 @@ PINNED = {
         "ITEMS",
         "ScrapyExporter",
         "ScrapyStorage",
+        "call_store",
         "validator_of",
     ],
     "skitter.scheduler.wiring": [

@@ -1,5 +1,6 @@
 """The feed registries' contract suites (skitter.testing.feed_contract) run against the
-exporters and storages skitter ships with Scrapy's API."""
+exporters and storages skitter ships with Scrapy's API (the FTP one on pyftpdlib, on
+127.0.0.1)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import io
 import json
 import marshal
 import pickle
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +24,10 @@ from skitter.exporters import (
     PickleItemExporter,
     XmlItemExporter,
 )
-from skitter.extensions.feedexport import BlockingFeedStorage, FileFeedStorage
+from skitter.extensions.feedexport import BlockingFeedStorage, FileFeedStorage, FTPFeedStorage
 from skitter.testing.feed_contract import FeedStorageContract, ItemExporterContract
+
+from ._ftp_server import SECRET, ftp_server
 
 Reader = Callable[[bytes], list[dict[str, Any]]]
 
@@ -97,3 +100,17 @@ class TestBlockingFeedStorage(FeedStorageContract):
     def target(self, tmp_path: Path) -> tuple[str, Callable[[], bytes]]:
         path = tmp_path / "feed.jsonl"
         return f"folder://{path}", path.read_bytes
+
+
+@pytest.mark.network
+class TestFtpFeedStorage(FeedStorageContract):
+    @pytest.fixture
+    def storage_class(self) -> type:
+        return FTPFeedStorage
+
+    @pytest.fixture
+    def target(self, tmp_path: Path) -> Iterator[tuple[str, Callable[[], bytes]]]:
+        home = tmp_path / "ftp"
+        with ftp_server(home) as port:
+            uri = f"ftp://user:{SECRET}@127.0.0.1:{port}/feeds/feed.jsonl"
+            yield uri, (home / "feeds" / "feed.jsonl").read_bytes

@@ -6,8 +6,6 @@ and ``process_item`` called directly, as a Scrapy unit test does."""
 from __future__ import annotations
 
 import hashlib
-import threading
-import warnings
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,15 +19,8 @@ from skitter.pipelines.files import FilesPipeline
 from skitter.utils.misc import build_from_crawler
 from skitter.utils.test import get_crawler
 
+from ._ftp_server import SECRET, ftp_server
 from ._media_site import MediaSite, crawl
-
-with warnings.catch_warnings():  # pyftpdlib runs on asyncore before Python 3.12
-    warnings.simplefilter("ignore", DeprecationWarning)
-    from pyftpdlib.authorizers import DummyAuthorizer
-    from pyftpdlib.handlers import FTPHandler
-    from pyftpdlib.servers import FTPServer
-
-SECRET = "ftp-secret-42"
 
 
 def sha1(url: str) -> str:
@@ -72,18 +63,8 @@ def test_a_pipeline_class_setting_is_read_and_a_typo_of_one_still_refused(
 @pytest.fixture
 def ftp(tmp_path: Path) -> Iterator[tuple[int, Path]]:
     home = tmp_path / "ftp"
-    home.mkdir()
-    authorizer = DummyAuthorizer()
-    authorizer.add_user("user", SECRET, str(home), perm="elradfmwMT")
-    handler = type("Handler", (FTPHandler,), {"authorizer": authorizer})
-    server = FTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"timeout": 0.1}, daemon=True)
-    thread.start()
-    try:
-        yield server.address[1], home
-    finally:
-        server.close_all()
-        thread.join(5)
+    with ftp_server(home) as port:
+        yield port, home
 
 
 async def test_files_go_to_ftp_and_a_second_crawl_finds_them_up_to_date(

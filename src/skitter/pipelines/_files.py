@@ -12,7 +12,6 @@ the class attribute (``EXPIRES``, ``FILES_URLS_FIELD``, ``DEFAULT_FILES_URLS_FIE
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import inspect
@@ -30,7 +29,13 @@ from skitter.items import adapter_class
 from skitter.pipelines._media import FileException, MediaPipeline
 from skitter.pipelines._media_chain import _MediaRequestFiltered
 from skitter.pipelines._media_ftp import FTPFilesStore, GCSFilesStore
-from skitter.pipelines._media_store import FSFilesStore, S3FilesStore, md5sum
+from skitter.pipelines._media_store import (
+    FSFilesStore,
+    S3FilesStore,
+    call_store,
+    md5sum,
+    store_class,
+)
 from skitter.utils.defer import ensure_awaitable
 
 __all__ = ["FilesPipeline", "setting_or", "url_sha1"]
@@ -60,7 +65,9 @@ class FilesPipeline(MediaPipeline):
     EXPIRES: ClassVar[int] = 90
     DEFAULT_FILES_URLS_FIELD: ClassVar[str] = "file_urls"
     DEFAULT_FILES_RESULT_FIELD: ClassVar[str] = "files"
-    STORE_SCHEMES: ClassVar[dict[str, type]] = {
+    #: Scheme -> store class, Scrapy's table: a subclass extends it (``{**FilesPipeline.
+    #: STORE_SCHEMES, "sftp": SftpStore}``) or switches a scheme off with None.
+    STORE_SCHEMES: ClassVar[dict[str, type | None]] = {
         "": FSFilesStore,
         "file": FSFilesStore,
         "s3": S3FilesStore,
@@ -120,15 +127,11 @@ class FilesPipeline(MediaPipeline):
 
     def _get_store(self, uri: str, settings: Any) -> Any:
         scheme = "file" if Path(uri).is_absolute() else urlsplit(uri).scheme
-        store_cls = self.STORE_SCHEMES.get(scheme)
-        if store_cls is None:
-            known = ", ".join(f"{name}://" for name in self.STORE_SCHEMES if name)
-            raise ConfigError(
-                f"{self.PREFIX}_STORE {uri!r}: no store for {scheme}:// (a directory, {known})"
-            )
-        if "settings" in inspect.signature(store_cls).parameters:
-            return store_cls(uri, settings=settings)
-        return store_cls(uri)
+        where = f"{self.PREFIX}_STORE {uri!r}"
+        cls = store_class(self.STORE_SCHEMES, scheme, where)
+        if "settings" in inspect.signature(cls).parameters:
+            return cls(uri, settings=settings)
+        return cls(uri)
 
     def _open_store(self) -> None:
         opener = getattr(self.store, "open", None)
@@ -141,12 +144,8 @@ class FilesPipeline(MediaPipeline):
             await ensure_awaitable(closer())
 
     async def _store_call(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        """The store's ``name`` method, in a thread when it blocks, awaited when it
-        returns an awaitable (a Deferred included)."""
-        method = getattr(self.store, name)
-        if getattr(method, "_skitter_blocking", False) is True:
-            return await asyncio.to_thread(method, *args, **kwargs)
-        return await ensure_awaitable(method(*args, **kwargs))
+        """The store's ``name`` method, called as every store is (``call_store``)."""
+        return await call_store(self.store, name, *args, **kwargs)
 
     def inc_stats(self, status: str) -> None:
         stats = self.crawler.stats

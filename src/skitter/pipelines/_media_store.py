@@ -20,18 +20,31 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from os import PathLike
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from skitter._components import load_object
 from skitter._secrets import mask_text
-from skitter.exceptions import StorageError
+from skitter.exceptions import ConfigError, StorageError
 from skitter.pipelines._s3 import S3Config, S3Location, require_aiobotocore, s3_client
+from skitter.utils.defer import ensure_awaitable
 from skitter.utils.wiring import write_whole
 
-__all__ = ["FSFilesStore", "S3FilesStore", "blocking", "buffer_bytes", "md5sum"]
+__all__ = [
+    "FSFilesStore",
+    "S3FilesStore",
+    "blocking",
+    "buffer_bytes",
+    "call_store",
+    "md5sum",
+    "store_class",
+]
+
+#: The methods of Scrapy's store API a pipeline calls: a class without them is refused.
+STORE_METHODS = ("persist_file", "stat_file")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -40,6 +53,39 @@ def blocking(method: F) -> F:
     """Mark a store method that blocks: the pipeline calls it in a thread."""
     method._skitter_blocking = True  # type: ignore[attr-defined]
     return method
+
+
+async def call_store(store: Any, name: str, *args: Any, **kwargs: Any) -> Any:
+    """``store``'s method ``name`` called as the pipeline calls it: in a thread when it
+    is marked ``blocking``, awaited when it returns an awaitable (a Deferred included),
+    so a store of either kind, built-in or a project's, is driven the same way."""
+    method = getattr(store, name)
+    if getattr(method, "_skitter_blocking", False) is True:
+        return await asyncio.to_thread(method, *args, **kwargs)
+    return await ensure_awaitable(method(*args, **kwargs))
+
+
+def store_class(schemes: Mapping[str, Any], scheme: str, where: str) -> type:
+    """The store class ``schemes`` (a pipeline's STORE_SCHEMES) holds for ``scheme``;
+    ConfigError, naming ``where`` (the store setting and its URI), when the scheme is
+    unknown, switched off (None) or mapped to something that is not a store class (a
+    dotted path is imported), so a crawl that could not store its media does not start."""
+    known = ", ".join(f"{name}://" for name, cls in schemes.items() if name and cls)
+    if schemes.get(scheme) is None:
+        why = "switched off in STORE_SCHEMES" if scheme in schemes else "no store"
+        raise ConfigError(f"{where}: {why} for {scheme}:// (a directory, {known})")
+    entry = schemes[scheme]
+    try:
+        cls = load_object(entry)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: STORE_SCHEMES[{scheme!r}]: {exc}") from None
+    missing = [name for name in STORE_METHODS if not callable(getattr(cls, name, None))]
+    if not isinstance(cls, type) or missing:
+        raise ConfigError(
+            f"{where}: STORE_SCHEMES[{scheme!r}] = {entry!r} is not a media store (a class "
+            f"with {' and '.join(STORE_METHODS)}, built from the URI)"
+        )
+    return cls
 
 
 def buffer_bytes(buf: Any) -> bytes:

@@ -9,8 +9,10 @@ port, ``refused_port`` gives one where connections are refused; ``TestCrawler`` 
 in for the crawler when testing one component; ``FullDisk`` opens feed files on a disk
 that fills up; ``wait_until`` polls a condition with a bound, where a test would
 otherwise guess a sleep.
-The reusable frontier contract suite needs pytest, so it is imported explicitly:
-``from skitter.testing.frontier_contract import FrontierContract``.
+The reusable contract suites need pytest, so they are imported explicitly:
+``from skitter.testing.frontier_contract import FrontierContract``, and for the open
+registries ``skitter.testing.feed_contract`` (exporters, feed storages) and
+``skitter.testing.media_contract`` (media stores).
 """
 
 from skitter._clock import FakeClock
