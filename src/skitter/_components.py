@@ -175,7 +175,9 @@ def _entries(named: Any) -> list[tuple[Any, Any]]:
 def named_components(settings: Settings) -> list[Any]:
     """The classes (or objects) the settings name as components, loaded but not built:
     what the settings check asks which settings they read. One that cannot be loaded is
-    left out: building it fails later with its own message."""
+    left out: building it fails later with its own message. A one-path setting left at
+    its default names a built-in whose settings skitter declares: it is not loaded, so
+    that a crawl without the HTTP cache never imports the cache's storages."""
     specs = [
         spec
         for name in _COMPONENT_MAPS
@@ -191,7 +193,9 @@ def named_components(settings: Settings) -> list[Any]:
     specs += [
         settings[name]
         for name in _COMPONENT_PATHS
-        if not _scrapys(settings[name]) and "." in str(settings[name])
+        if settings.source(name) != "default"  # skitter's own: what it reads is declared
+        and not _scrapys(settings[name])
+        and "." in str(settings[name])
     ]
     out = []
     for spec in specs:

@@ -44,7 +44,7 @@ import contextlib
 import dataclasses
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -52,7 +52,10 @@ from skitter.downloader import CookiesMiddleware, SessionMiddleware
 from skitter.downloader.wiring import CookieJarFiles
 from skitter.engine import Project
 from skitter.exceptions import ConfigError
-from skitter.frontier import JobStore, SqliteFrontier
+from skitter.frontier import JobStore
+
+if TYPE_CHECKING:
+    from skitter.frontier import SqliteFrontier
 
 __all__ = ["JOB_MODES", "JobDir"]
 
@@ -94,6 +97,8 @@ class JobDir:
                         f"fresh ({database})"
                     )
                 database.unlink()
+        from skitter.frontier import SqliteFrontier  # here: only a job directory loads sqlite3
+
         return SqliteFrontier(database, spider=spider)
 
     async def open(self, project: Project, store: JobStore) -> None:

@@ -1,6 +1,8 @@
 """``skitter crawl`` with a JSON-lines feed loads no other command's modules: unittest
-and the contracts (``skitter check``), webbrowser (``skitter view``). Run in a fresh
-interpreter, since this one has imported everything already."""
+and the contracts (``skitter check``), webbrowser (``skitter view``), the shell; nor the
+subsystems it does not switch on: the job directory's SQLite frontier, the HTTP cache's
+storages, sqlite3, smtplib (mailed alerts), zipfile (the templates' lookup). Run in a
+fresh interpreter, since this one has imported everything already."""
 
 from __future__ import annotations
 
@@ -35,7 +37,17 @@ RUN = textwrap.dedent(
     from skitter.cli import main
 
     status = main(sys.argv[1:])
-    loaded = ("unittest", "webbrowser", "skitter.contracts")
+    loaded = (
+        "unittest",
+        "webbrowser",
+        "skitter.contracts",
+        "skitter.shell",
+        "skitter.frontier._sqlite",
+        "skitter.extensions.httpcache._storage",
+        "sqlite3",
+        "smtplib",
+        "zipfile",
+    )
     print(json.dumps([status, sorted(m for m in loaded if m in sys.modules)]))
     """
 )

@@ -15,7 +15,6 @@ import json
 import os
 import platform
 import ssl
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +43,8 @@ _LIBRARIES = (
 
 def versions() -> list[tuple[str, str]]:
     """What a bug report needs: skitter's version and those it runs on."""
+    from importlib import metadata  # here: it loads email and zipfile, which a crawl needs not
+
     out = [("skitter", __version__)]
     for label, dist in _LIBRARIES:
         try:

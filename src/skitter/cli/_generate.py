@@ -34,7 +34,6 @@ from skitter.settings import ProjectSettings
 
 __all__ = ["SPIDER_TEMPLATES", "add_parsers", "genspider", "spider_templates", "startproject"]
 
-_TEMPLATES = files("skitter") / "templates"
 SPIDER_TEMPLATES = ("basic", "crawl", "csvfeed", "sitemap", "xmlfeed")
 _PROJECT_FILES = ("scrapy.cfg", "skitter.toml")
 _MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -43,6 +42,12 @@ _MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 def _camel(name: str) -> str:
     """``my_shop-2`` -> ``MyShop2``."""
     return "".join(part[:1].upper() + part[1:] for part in re.split(r"[^A-Za-z0-9]+", name))
+
+
+def _templates() -> Traversable:
+    """The templates' folder, looked up when one is used: the lookup loads ``zipfile``,
+    which the other commands (``crawl``) never need."""
+    return files("skitter") / "templates"
 
 
 def _render(template: Traversable, values: Mapping[str, str]) -> str:
@@ -74,7 +79,7 @@ def startproject(name: str, directory: Path | None, templates: str | None = None
     if templates:
         out = _own_project(Path(templates) / "project", root, name, values)
     else:
-        source = _TEMPLATES / "project"
+        source = _templates() / "project"
         out = {root / "skitter.toml": _render(source / "skitter.toml.tmpl", values)}
         module = source / "module"
         for rel in (
@@ -195,7 +200,7 @@ def genspider(
     values = {"name": name, "classname": f"{_camel(name)}Spider", "domain": domain, "url": url}
     own = templates[template]
     if own is None:
-        text = _render(_TEMPLATES / "spiders" / f"{template}.py.tmpl", values)
+        text = _render(_templates() / "spiders" / f"{template}.py.tmpl", values)
     else:  # Scrapy's placeholders, all of them
         project_name = project.name if project is not None else ""
         values |= {"module": module_name, "project_name": project_name}

@@ -14,7 +14,6 @@ from skitter.cli._oneshot import (
     describe_error,
     guess_url,
 )
-from skitter.shell import LoopThread, Shell
 
 __all__ = ["add_shell_command"]
 
@@ -38,6 +37,8 @@ def add_shell_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
 
 
 def run_shell(args: argparse.Namespace, console: Console) -> int:
+    from skitter.shell import LoopThread, Shell  # here: a crawl never loads the shell
+
     crawler = build_crawler(args, console, args.spider, for_url=ForUrl(args.url))
     loop = LoopThread()
     shell = Shell(

@@ -4,13 +4,14 @@
 backend, ``MemoryTaskQueue`` its synchronous core (with ``TaskView``, the public view of
 a task that persistence adapters observe and restore), ``SqliteFrontier`` the durable
 embedded one: a ``JobStore``, the persistence seam of a job directory (``JobCounts``
-and ``ResumeReport`` describe what it holds). ``RedisFrontier`` is imported on first
-use (``from skitter.frontier import RedisFrontier``), so that a crawl that keeps its
-state elsewhere never loads redis-py (part of the default install all the same); it is
-left out of ``__all__`` for the same reason.
+and ``ResumeReport`` describe what it holds). ``SqliteFrontier`` is imported on first use,
+so that a crawl without a job directory never loads it nor ``sqlite3``. ``RedisFrontier``
+is imported on first use too (``from skitter.frontier import RedisFrontier``), so that a
+crawl that keeps its state elsewhere never loads redis-py (part of the default install
+all the same); it is left out of ``__all__`` for the same reason.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skitter.frontier._base import (
     Frontier,
@@ -22,7 +23,9 @@ from skitter.frontier._base import (
 )
 from skitter.frontier._jobstore import JobCounts, JobStore, ResumeReport
 from skitter.frontier._memory import MemoryFrontier, MemoryTaskQueue, TaskView
-from skitter.frontier._sqlite import SqliteFrontier
+
+if TYPE_CHECKING:
+    from skitter.frontier._sqlite import SqliteFrontier
 
 __all__ = [
     "Frontier",
@@ -42,6 +45,10 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    if name == "SqliteFrontier":
+        from skitter.frontier._sqlite import SqliteFrontier
+
+        return SqliteFrontier
     if name == "RedisFrontier":
         from skitter.frontier._redis import RedisFrontier
 

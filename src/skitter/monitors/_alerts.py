@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import smtplib
 import ssl
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -163,6 +162,8 @@ class EmailChannel:
         await asyncio.to_thread(self._send, self.message(alert))
 
     def _send(self, mail: EmailMessage) -> None:
+        import smtplib  # here: a crawl that mails no alert never loads it
+
         context = ssl.create_default_context()
         smtp_class = smtplib.SMTP_SSL if self._ssl else smtplib.SMTP
         extra: dict[str, Any] = {"context": context} if self._ssl else {}

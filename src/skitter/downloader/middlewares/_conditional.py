@@ -27,16 +27,18 @@ remembered, so a crawl of pages without ``age`` keeps nothing and asks nothing.
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from collections.abc import Awaitable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import ConfigError, NotConfigured
 from skitter.http import Request, Response
 from skitter.settings import DownloaderSettings
+
+if TYPE_CHECKING:
+    import sqlite3
 
 __all__ = ["ConditionalRecrawlMiddleware", "ValidatorStore"]
 
@@ -70,6 +72,8 @@ class _ValidatorFile:
         self._db: sqlite3.Connection | None = None
 
     def load(self) -> dict[str, Validators]:
+        import sqlite3  # here: only a recrawl with a job directory keeps validators
+
         self.path.parent.mkdir(parents=True, exist_ok=True)
         db = self._db = sqlite3.connect(self.path, check_same_thread=False)
         try:

@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -61,12 +60,7 @@ from multidict import CIMultiDict
 from skitter._secrets import is_secret_header, page_url_without_userinfo
 from skitter._types import CrawlContext, StatsSink
 from skitter.exceptions import IgnoreRequest, NotConfigured, TransportError
-from skitter.extensions.httpcache import (
-    CorruptEntry,
-    build,
-    policy_class,
-    storage_class,
-)
+from skitter.extensions.httpcache import CorruptEntry
 from skitter.http import Request, Response
 from skitter.settings import DownloaderSettings, HttpCacheSettings
 
@@ -79,8 +73,21 @@ log = logging.getLogger("skitter.httpcache")
 
 T = TypeVar("T")
 
-_READ_ERRORS = (CorruptEntry, OSError, sqlite3.Error)
-_WRITE_ERRORS = (OSError, sqlite3.Error)
+
+def _read_errors() -> tuple[type[Exception], ...]:
+    """What a failed lookup may raise; a function, evaluated only when one is raised,
+    so that a crawl without the cache never loads ``sqlite3``."""
+    import sqlite3
+
+    return (CorruptEntry, OSError, sqlite3.Error)
+
+
+def _write_errors() -> tuple[type[Exception], ...]:
+    """What a failed store may raise (see ``_read_errors``)."""
+    import sqlite3
+
+    return (OSError, sqlite3.Error)
+
 
 #: Headers of a 304 that describe the 304 itself, not the stored body they would update.
 _NOT_UPDATED = frozenset(
@@ -132,6 +139,8 @@ class HttpCacheMiddleware:
         own = settings.view(HttpCacheSettings)
         if not own.httpcache_enabled:
             raise NotConfigured
+        from skitter.extensions.httpcache import build, policy_class, storage_class
+
         policy = build(policy_class(own.httpcache_policy), crawler)
         storage = build(storage_class(own.httpcache_storage), crawler)
         mw = cls(
@@ -191,7 +200,7 @@ class HttpCacheMiddleware:
             return None
         try:
             cached = self.storage.retrieve_response(self._spider_for(spider), request)
-        except _READ_ERRORS as exc:
+        except _read_errors() as exc:
             self._retrieve_failed(request, exc)
             cached = None
         return self._answer(request, cached)
@@ -204,7 +213,7 @@ class HttpCacheMiddleware:
         if to_store is not None and (storable := self._storable(request, to_store)):
             try:
                 self.storage.store_response(self._spider_for(spider), request, storable)
-            except _WRITE_ERRORS as exc:
+            except _write_errors() as exc:
                 self._store_failed(request, exc)
             else:
                 self.stats.inc("httpcache/store")
@@ -218,7 +227,7 @@ class HttpCacheMiddleware:
             cached: Response | None = await self._run(
                 self.storage.retrieve_response, self._spider_for(spider), request
             )
-        except _READ_ERRORS as exc:
+        except _read_errors() as exc:
             self._retrieve_failed(request, exc)
             cached = None
         return self._answer(request, cached)
@@ -232,7 +241,7 @@ class HttpCacheMiddleware:
                 await self._run(
                     self.storage.store_response, self._spider_for(spider), request, storable
                 )
-            except _WRITE_ERRORS as exc:
+            except _write_errors() as exc:
                 self._store_failed(request, exc)
             else:
                 self.stats.inc("httpcache/store")
