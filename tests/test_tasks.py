@@ -138,7 +138,7 @@ async def test_periodic_steps_on_the_clocks_schedule_whatever_a_step_takes() -> 
 
     task = Background("every 10 s")
     task.start(periodic(10, slow_step, clock=clock))
-    await asyncio.sleep(35)
+    await asyncio.sleep(35)  # virtual: three steps and half of the next wait
     await task.stop()
     assert times == [10, 20, 30]
 
@@ -151,11 +151,11 @@ async def test_periodic_without_a_clock_waits_after_each_step_and_may_step_first
 
     async def slow_step() -> None:
         times.append(clock.monotonic() - start)
-        await asyncio.sleep(3)
+        await asyncio.sleep(3)  # virtual: a slow step, which the next wait follows
 
     task = Background("after each")
     task.start(periodic(10, slow_step, first=True))
-    await asyncio.sleep(30)
+    await asyncio.sleep(30)  # virtual: steps at 0, 13 and 26
     await task.stop()
     assert times == [0, 13, 26]
 

@@ -367,6 +367,8 @@ _OTHER_META = {
 META_MEANINGS = {
     "allow_offsite": "Scrapy's: the offsite check lets this request through (dropped "
     "when it redirects to another host); also admits a data: or file: URL.",
+    "autothrottle_dont_adjust_delay": "Scrapy's: AutoThrottle does not adjust the slot's "
+    "delay for this request's response.",
     "browser_keep_page": "Gives the callback the live Playwright page, which it must "
     "close (rendering).",
     "browser_page": "Set on a rendered response with browser_keep_page: the Playwright page.",
@@ -376,6 +378,8 @@ META_MEANINGS = {
     "cached_response": "Internal to the HTTP cache: a stored response waiting to be validated.",
     "cookiejar": "Scrapy's: the name of the cookie jar (session) this request uses.",
     "depth": "Scrapy's: how many links from a start request; set by the depth middleware.",
+    "depth_reset": "Scrapy's: this request starts again at depth 0 (the depth middleware "
+    "consumes it).",
     "dont_cache": "Scrapy's: the HTTP cache neither serves nor stores this request.",
     "dont_merge_cookies": "Scrapy's: the cookie jar neither adds cookies to this request "
     "nor keeps those of its response.",
@@ -462,6 +466,7 @@ STATS_GROUPS = {
     "recrawl": "Recrawled pages the server said were unchanged (304).",
     "redis_items": "Items sent to Redis by RedisPipeline, trimmed, or lost.",
     "render_auto": 'render="auto": pages rendered, pages HTTP was enough for, patterns learned.',
+    "request_depth_count": "Requests kept at each depth, with DEPTH_STATS_VERBOSE (Scrapy's).",
     "request_depth_max": "The deepest request (Scrapy's).",
     "response_received_count": "Responses received (Scrapy's).",
     "retry": "Retries (Scrapy's): count, attempts, reasons, requests given up on.",
