@@ -296,6 +296,9 @@ PINNED = {
     "skitter.downloadermiddlewares.httpcache": [
         "HttpCacheMiddleware",
     ],
+    "skitter.downloadermiddlewares.stats": [
+        "DownloaderStats",
+    ],
     "skitter.extensions": [],
     "skitter.extensions.feedexport": [
         "BlockingFeedStorage",
@@ -531,12 +534,14 @@ PINNED = {
         "RateLimits",
         "RetryPolicy",
         "SERVICE_RETRY_DELAYS",
+        "Screen",
         "SlotPolicies",
         "SlotPolicy",
         "SlotQueues",
         "SlotStats",
         "TokenBucket",
         "own_taskid",
+        "scheduler_screen",
         "slot_by",
         "slot_key",
         "slot_key_function",

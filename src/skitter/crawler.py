@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skitter._clock import Clock, SystemClock
-from skitter._components import named_components
+from skitter._components import load_object, named_components
 from skitter._crawlapi import ScrapyCrawlAPI
 from skitter._job import JobDir
 from skitter._logsetup import configure_logging
@@ -62,6 +62,7 @@ from skitter.scheduler import (
     RetryPolicy,
     SlotPolicies,
     SlotQueues,
+    scheduler_screen,
     slot_by,
     slot_key_function,
 )
@@ -69,7 +70,7 @@ from skitter.settings import ClusterSettings, EngineSettings, SchedulerSettings,
 from skitter.settings.wiring import check_declared, spider_layer
 from skitter.signals import SignalManager
 from skitter.spider import Spider, SpiderMiddlewareManager
-from skitter.utils.request import RequestFingerprinter
+from skitter.utils.misc import build_from_crawler
 
 if TYPE_CHECKING:  # imported for workers only: a crawl kept elsewhere never loads redis-py
     from skitter.cluster import ClusterJob
@@ -115,7 +116,10 @@ class Crawler(ScrapyCrawlAPI):
         loop_factory(engine.asyncio_event_loop)  # a bad value is refused now
         self.extensions: ExtensionManager | None = None  # the EXTENSIONS, once built
         self.clock: Clock = clock or SystemClock()
-        self.request_fingerprinter = RequestFingerprinter(self)
+        #: REQUEST_FINGERPRINTER_CLASS, built as Scrapy builds it.
+        self.request_fingerprinter: Any = build_from_crawler(
+            load_object(engine.request_fingerprinter_class), self
+        )
         self.spider: Any = None
         name = spidercls.name or spidercls.__name__
         self.logger = logging.getLogger(f"skitter.crawler.{name}")
@@ -194,6 +198,7 @@ class Crawler(ScrapyCrawlAPI):
             burst=own.burst if (b := getattr(spider, "burst", None)) is None else b,
             limits=RateLimits(own.max_rate, own.max_burst),
             slot_of=slot_key_function(slot_by(settings), resolver.first),
+            screen=scheduler_screen(self, spider),
         )
         self._project = Project(
             name=spider.name,

@@ -1,8 +1,9 @@
 """Scrapy's ``scrapy.dupefilters``: the duplicate-filter classes plug-ins subclass.
 
-A crawl merges duplicates by taskid in its frontier, so it builds none of these, and
-``DUPEFILTER_CLASS`` stays refused at start. They are here, with Scrapy's API, for code
-that imports or subclasses them (scrapy-splash's ``SplashAwareDupeFilter`` is an
+A crawl merges duplicates by taskid in its frontier, so by default it builds none of
+these. ``DUPEFILTER_CLASS`` names one to ask first (``build_dupefilter``): the scheduler
+drops what it has seen before the frontier merges the rest. The classes are also here for
+code that subclasses them (scrapy-splash's ``SplashAwareDupeFilter`` is an
 ``RFPDupeFilter``) and for code that keeps a set of requests seen by itself.
 """
 
@@ -12,11 +13,13 @@ import logging
 from pathlib import Path
 from typing import IO, Any, Self
 
+from skitter._components import load_object
 from skitter.http import Request
 from skitter.settings import EngineSettings
+from skitter.utils.misc import build_from_crawler
 from skitter.utils.request import RequestFingerprinter, RequestFingerprinterProtocol
 
-__all__ = ["BaseDupeFilter", "RFPDupeFilter"]
+__all__ = ["BaseDupeFilter", "RFPDupeFilter", "build_dupefilter"]
 
 
 class BaseDupeFilter:
@@ -64,9 +67,9 @@ class RFPDupeFilter(BaseDupeFilter):
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> Self:
-        jobdir = crawler.settings.view(EngineSettings).jobdir or None
+        engine = crawler.settings.view(EngineSettings)
         fingerprinter = getattr(crawler, "request_fingerprinter", None)
-        return cls(jobdir, fingerprinter=fingerprinter)
+        return cls(engine.jobdir or None, engine.dupefilter_debug, fingerprinter=fingerprinter)
 
     def request_fingerprint(self, request: Request) -> str:
         """The key a request is remembered by (subclasses change it: scrapy-splash)."""
@@ -95,3 +98,22 @@ class RFPDupeFilter(BaseDupeFilter):
         stats = getattr(getattr(spider, "crawler", None), "stats", None)
         if stats is not None:
             stats.inc_value("dupefilter/filtered")
+
+
+def build_dupefilter(crawler: Any) -> Any:
+    """The ``DUPEFILTER_CLASS`` of ``crawler``'s settings, built as Scrapy builds it
+    (``from_crawler``, else an older filter's own ``from_settings``, else the class
+    itself); None when the setting is None (the frontier's merge alone, at no cost)."""
+    path = crawler.settings.view(EngineSettings).dupefilter_class
+    if path is None:
+        return None
+    cls = load_object(path)
+    from_settings = getattr(cls, "from_settings", None)
+    if from_settings is not None and _defined_by(cls, "from_crawler") in (None, BaseDupeFilter):
+        return from_settings(crawler.settings)
+    return build_from_crawler(cls, crawler)
+
+
+def _defined_by(cls: type, name: str) -> type | None:
+    """The class of ``cls``'s MRO that defines ``name`` (None: none does)."""
+    return next((klass for klass in cls.__mro__ if name in vars(klass)), None)

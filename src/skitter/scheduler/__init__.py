@@ -6,6 +6,7 @@ from skitter.scheduler._fairshare import FairShare
 from skitter.scheduler._gate import Gate, LeasePolicy, LocalGate
 from skitter.scheduler._retry import CRAWL_RETRY_DELAYS, SERVICE_RETRY_DELAYS, RetryPolicy
 from skitter.scheduler._scheduler import ProjectScheduler
+from skitter.scheduler._screen import Screen, scheduler_screen
 from skitter.scheduler._slotqueue import SlotQueues, SlotStats
 from skitter.scheduler._slots import (
     SlotPolicies,
@@ -30,12 +31,14 @@ __all__ = [
     "ProjectScheduler",
     "RateLimits",
     "RetryPolicy",
+    "Screen",
     "SlotPolicies",
     "SlotPolicy",
     "SlotQueues",
     "SlotStats",
     "TokenBucket",
     "own_taskid",
+    "scheduler_screen",
     "slot_by",
     "slot_key",
     "slot_key_function",

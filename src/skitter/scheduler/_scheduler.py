@@ -37,6 +37,7 @@ from skitter.http import Request
 from skitter.scheduler._breaker import BreakerState, CircuitBreaker
 from skitter.scheduler._gate import Gate, LeasePolicy, LocalGate
 from skitter.scheduler._retry import RetryPolicy
+from skitter.scheduler._screen import Screen
 from skitter.scheduler._slotqueue import SlotQueues, SlotStats
 from skitter.scheduler._slots import slot_key
 from skitter.scheduler._taskid import own_taskid
@@ -69,8 +70,9 @@ class ProjectScheduler:
         burst: float | None = None,
         limits: RateLimits | None = None,
         slot_of: Callable[[Request], str] = slot_key,
+        screen: Screen | None = None,
     ) -> None:
-        self.frontier = frontier
+        self.frontier, self.screen = frontier, screen  # screen: Scrapy's dupe filter, if set
         self.retry_policy = retry
         self.slots = slots
         #: The slot a request belongs to (DOWNLOAD_SLOT_BY: host, or host and port).
@@ -166,13 +168,10 @@ class ProjectScheduler:
     async def enqueue(
         self, requests: Sequence[Request], *, outcomes: list[tuple[Request, bool]] | None = None
     ) -> int:
-        """Queue requests; returns how many were new. Duplicates are merged or dropped
-        by the frontier and counted as ``dupefilter/filtered``; a request whose URL cannot
-        be parsed is dropped with a warning and counted as ``scheduler/invalid_url``.
-        ``outcomes``, if given, receives ``(request, queued)`` for each request (the
-        request_scheduled and request_dropped signals)."""
-        valid: list[Request] = []
-        force: list[bool] = []
+        """Queue requests; returns how many were new. Duplicates are merged or dropped by
+        the frontier (first by the ``screen``'s dupe filter), a URL that cannot be parsed
+        with a warning (``scheduler/invalid_url``); ``outcomes`` gets (request, queued)."""
+        valid, force = list[Request](), list[bool]()
         for request in requests:
             try:
                 if request.dont_filter:
@@ -187,6 +186,8 @@ class ProjectScheduler:
                 continue
             valid.append(request)
             force.append(request.dont_filter)
+        if self.screen is not None:  # a project's own dupe filter or fingerprinter: rare
+            valid, force = self.screen.screened(valid, outcomes)
         if not valid:
             return 0
         flags = force if any(force) else None  # none forced: the usual batch, a page's links

@@ -15,6 +15,28 @@ GROUP: list[Setting] = [
         "priority, below the project's) when the crawler is made; None switches one off.",
     ),
     Setting(
+        "DUPEFILTER_CLASS",
+        None,
+        object,
+        "A Scrapy duplicate filter (class or path; BaseDupeFilter's API), asked about each "
+        "request before the frontier merges it by taskid; one per process. None = the "
+        "frontier's merge alone.",
+    ),
+    Setting(
+        "DUPEFILTER_DEBUG",
+        False,
+        bool,
+        "RFPDupeFilter logs every duplicate it drops, not only the first.",
+    ),
+    Setting(
+        "REQUEST_FINGERPRINTER_CLASS",
+        "skitter.utils.request.RequestFingerprinter",
+        object,
+        "The class (or path) of crawler.request_fingerprinter. Another class than this "
+        "default also makes the taskids: the frontier merges, and the job directory and "
+        "Redis keep, requests by its fingerprint (hex) unless they name a taskid.",
+    ),
+    Setting(
         "DOWNLOADER_MIDDLEWARES",
         {},
         dict,

@@ -138,12 +138,7 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "DOWNLOADER_MIDDLEWARES, SPIDER_MIDDLEWARES or EXTENSIONS",
     ),
     **_group("DOWNLOADER_STATS", "downloader stats are always counted", True),
-    **_group(
-        "DUPEFILTER_CLASS",
-        "duplicates are merged by taskid in the frontier; set "
-        "Request(taskid=...) or dont_filter=True instead",
-    ),
-    **_group("DUPEFILTER_DEBUG SCHEDULER_DEBUG", _LATER, False),
+    **_group("SCHEDULER_DEBUG", _LATER, False),
     **_group("EDITOR", "skitter has no edit command: open the spider's file yourself"),
     **_group(
         "FTP_PASSIVE_MODE FTP_USER FTP_PASSWORD",
@@ -213,11 +208,6 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "REMOTE_CONTROL_TRACEBACK_MAX_BYTES TELNETCONSOLE_HOST TELNETCONSOLE_PASSWORD "
         "TELNETCONSOLE_PORT TELNETCONSOLE_USERNAME",
         "use the dashboard (--ui, --ui-host, --ui-port, --ui-token)",
-    ),
-    **_group(
-        "REQUEST_FINGERPRINTER_CLASS",
-        "taskids are SHA-1 fingerprints of method, "
-        "canonical URL and body; set Request(taskid=...) to choose your own",
     ),
     **_group(
         "REQUEST_FINGERPRINTER_IMPLEMENTATION",

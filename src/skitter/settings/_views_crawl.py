@@ -54,6 +54,9 @@ class EngineSettings(View):
     log_formatter: Any  # a class or its dotted path
     logstats_interval: float
     stats_dump: bool
+    dupefilter_class: Any  # a class or its dotted path; None: none
+    dupefilter_debug: bool
+    request_fingerprinter_class: Any  # a class or its dotted path
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
