@@ -101,6 +101,12 @@ GROUP: list[Setting] = [
     Setting("RETRY_ENABLED", True, bool, "Retry network errors and RETRY_HTTP_CODES."),
     Setting("RETRY_TIMES", 3, int, "Retries after the first attempt."),
     Setting(
+        "RETRY_GIVE_UP_LOG_LEVEL",
+        "ERROR",
+        object,
+        "The level of the 'Gave up retrying' line (a level name, or its number).",
+    ),
+    Setting(
         "RETRY_HTTP_CODES",
         [408, 429, 500, 502, 503, 504, 522, 524],
         list,
