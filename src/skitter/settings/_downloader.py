@@ -129,6 +129,13 @@ GROUP: list[Setting] = [
     Setting("HTTPPROXY_ENABLED", True, bool, "Honour meta['proxy'] and *_proxy variables."),
     Setting("ROBOTSTXT_OBEY", False, bool, "Fetch robots.txt per host and obey it."),
     Setting(
+        "ROBOTSTXT_PARSER",
+        "skitter.robotstxt.ProtegoRobotParser",
+        object,
+        "The robots.txt parser (a class or its path) with Scrapy's interface: "
+        "from_crawler(crawler, robotstxt_body) and allowed(url, user_agent).",
+    ),
+    Setting(
         "ROBOTSTXT_USER_AGENT", "", str, "User agent to match in robots.txt (default USER_AGENT)."
     ),
 ]

@@ -227,12 +227,6 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         0,
     ),
     **_group(
-        "ROBOTSTXT_PARSER",
-        "robots.txt is always parsed with Protego",
-        "scrapy.robotstxt.ProtegoRobotParser",
-        "skitter.robotstxt.ProtegoRobotParser",
-    ),
-    **_group(
         "WARN_ON_GENERATOR_RETURN_VALUE",
         "not needed: a callback's return value is never used",
         True,
