@@ -33,6 +33,7 @@ from skitter._logsetup import configure_logging
 from skitter._loop import loop_factory, run
 from skitter._types import CrawlStats
 from skitter._version import __version__
+from skitter._versions import versions_line
 from skitter.addons import AddonManager
 from skitter.downloader import Downloader
 from skitter.downloader.wiring import crawl_resolver
@@ -329,6 +330,9 @@ async def _run_engine(crawlers: Sequence[Crawler], mode: str = "crawl") -> None:
             crawler.settings.view(EngineSettings).bot_name,
             crawler.spider.name,
         )
+        line = versions_line(crawler.settings.view(EngineSettings).log_versions)
+        if line is not None:
+            log.info("%s", line)
         crawler.engine = engine
         try:
             await crawler.open_job()

@@ -62,7 +62,6 @@ def test_a_value_that_asks_for_skitters_own_behaviour_is_accepted() -> None:
         ("STATSMAILER_RCPTS", ["ops@example.com"], "ALERT_EMAIL_TO"),
         ("TWISTED_REACTOR", "twisted.internet.epollreactor.EPollReactor", "asyncio"),
         ("EXTENSIONS_BASE", {"myproject.ext.Ext": 500}, "EXTENSIONS"),
-        ("LOG_VERSIONS", ["lxml"], "LOG_FORMAT"),
         ("DOWNLOADER_CLIENTCONTEXTFACTORY", "my.Factory", "DOWNLOAD_VERIFY_CERTIFICATES"),
         ("TELNETCONSOLE_ENABLED", True, "dashboard"),
     ],

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from skitter.downloader import RetryMiddleware
 from skitter.downloader.wiring import failed_times as _failed_times
+from skitter.downloader.wiring import give_up_level as _give_up_level
+from skitter.settings import EngineSettings
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -40,8 +42,9 @@ def get_retry_request(
     """A copy of ``request`` to try again (``dont_filter``, ``meta["retry_times"]`` one
     more), or None once it has been retried ``max_retry_times`` times (the argument,
     else ``meta["max_retry_times"]``, else RETRY_TIMES). Counted as
-    ``<stats_base_key>/count``, ``.../reason_count/<reason>`` and ``.../max_reached``.
-    ``priority_adjust`` defaults to RETRY_PRIORITY_ADJUST, which skitter keeps at 0."""
+    ``<stats_base_key>/count``, ``.../reason_count/<reason>`` and ``.../max_reached``;
+    giving up is logged at RETRY_GIVE_UP_LOG_LEVEL. ``priority_adjust`` defaults to
+    RETRY_PRIORITY_ADJUST, which skitter keeps at 0."""
     settings = spider.crawler.settings
     stats = spider.crawler.stats
     retry_times = request.meta.get("retry_times", 0) + 1
@@ -56,7 +59,8 @@ def get_retry_request(
         reason = f"{cls.__module__}.{cls.__qualname__}"
     if retry_times > max_retry_times:
         stats.inc(f"{stats_base_key}/max_reached")
-        logger.error(
+        logger.log(
+            _give_up_level(settings.view(EngineSettings).retry_give_up_log_level),
             "Gave up retrying %s (%s): %s",
             request,
             _failed_times(retry_times),

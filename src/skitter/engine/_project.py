@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from skitter._clock import Clock, SystemClock
 from skitter._types import CrawlStats, StartRecord
 from skitter.downloader import Downloader
+from skitter.downloader.wiring import give_up_level
 from skitter.engine._monitor import ProjectMonitor, TaskCounts
 from skitter.engine._starts import LocalStartRecord, judge_starts
 from skitter.exceptions import ConfigError, FatalError
@@ -85,6 +86,8 @@ class Project:
     has_callback_config: bool = False
     #: CONCURRENT_ITEMS: items of one callback in the pipelines at once (``_items``).
     concurrent_items: int = 1
+    #: RETRY_GIVE_UP_LOG_LEVEL: the level of the "Gave up retrying" line.
+    give_up_level: int = logging.ERROR
     #: Active tasks, recent outcomes and windowed counts, for people watching.
     monitor: ProjectMonitor = field(default_factory=lambda: ProjectMonitor(SystemClock()))
     #: Where the project reads the time (CLOSESPIDER_TIMEOUT, the stats' times).
@@ -100,6 +103,7 @@ class Project:
         own = self.settings.view(EngineSettings)
         self.close_after = own.closespider_timeout
         self.concurrent_items = own.concurrent_items
+        self.give_up_level = give_up_level(own.retry_give_up_log_level)
         if self.concurrent_items < 1:
             raise ConfigError(f"CONCURRENT_ITEMS must be 1 or more, not {self.concurrent_items}")
         for setting, key, reason in (

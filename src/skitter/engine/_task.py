@@ -133,7 +133,7 @@ class TaskRunner:
             formatted.download_error(verdict.error, lease.request, project.spider, verdict.reason)
         elif line is not None:
             exc_info = verdict.error if line.traceback else None
-            level = line.level
+            level = project.give_up_level if verdict.kind is Kind.GIVE_UP else line.level
             if (
                 level >= logging.ERROR
                 and verdict.kind in _HANDLED_BY_ERRBACK

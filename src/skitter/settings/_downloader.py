@@ -101,6 +101,12 @@ GROUP: list[Setting] = [
     Setting("RETRY_ENABLED", True, bool, "Retry network errors and RETRY_HTTP_CODES."),
     Setting("RETRY_TIMES", 3, int, "Retries after the first attempt."),
     Setting(
+        "RETRY_GIVE_UP_LOG_LEVEL",
+        "ERROR",
+        object,
+        "The level of the 'Gave up retrying' line (a level name, or its number).",
+    ),
+    Setting(
         "RETRY_HTTP_CODES",
         [408, 429, 500, 502, 503, 504, 522, 524],
         list,
@@ -122,6 +128,13 @@ GROUP: list[Setting] = [
     ),
     Setting("HTTPPROXY_ENABLED", True, bool, "Honour meta['proxy'] and *_proxy variables."),
     Setting("ROBOTSTXT_OBEY", False, bool, "Fetch robots.txt per host and obey it."),
+    Setting(
+        "ROBOTSTXT_PARSER",
+        "skitter.robotstxt.ProtegoRobotParser",
+        object,
+        "The robots.txt parser (a class or its path) with Scrapy's interface: "
+        "from_crawler(crawler, robotstxt_body) and allowed(url, user_agent).",
+    ),
     Setting(
         "ROBOTSTXT_USER_AGENT", "", str, "User agent to match in robots.txt (default USER_AGENT)."
     ),

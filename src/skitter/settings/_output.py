@@ -34,6 +34,13 @@ GROUP: list[Setting] = [
         "shapes, or silences, the crawled / scraped / dropped / error lines; None = "
         "skitter's own lines.",
     ),
+    Setting(
+        "LOG_VERSIONS",
+        ["lxml", "libxml2", "cssselect", "parsel", "w3lib", "Python", "Platform"],
+        list,
+        "Components whose versions are logged at start (distribution names, or libxml2, "
+        "Python, Platform, pyOpenSSL); empty = no versions line.",
+    ),
     Setting("LOG_DATEFORMAT", "%Y-%m-%d %H:%M:%S", str, "The layout of `%(asctime)s` (strftime)."),
     Setting(
         "LOG_SHORT_NAMES", False, bool, "Show skitter's loggers as `skitter`, not `skitter.engine`."

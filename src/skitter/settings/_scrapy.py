@@ -174,10 +174,6 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "(see the documentation: scheduling, politeness)",
     ),
     **_group(
-        "LOG_VERSIONS",
-        "log records are skitter's own; LOG_FORMAT and LOG_DATEFORMAT lay them out",
-    ),
-    **_group(
         "MEMUSAGE_NOTIFY_MAIL STATSMAILER_RCPTS",
         "mail is sent only as an alert on monitor results: ALERT_EMAIL_TO (through MAIL_HOST)",
         [],
@@ -215,17 +211,10 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         "fingerprints (this setting's only value, '2.7', changes nothing)",
         "2.7",
     ),
-    **_group("RETRY_GIVE_UP_LOG_LEVEL", "giving up on a request is logged at ERROR", "ERROR"),
     **_group(
         "RETRY_PRIORITY_ADJUST",
         "a retried task keeps its priority and waits RETRY_DELAYS instead",
         0,
-    ),
-    **_group(
-        "ROBOTSTXT_PARSER",
-        "robots.txt is always parsed with Protego",
-        "scrapy.robotstxt.ProtegoRobotParser",
-        "skitter.robotstxt.ProtegoRobotParser",
     ),
     **_group(
         "WARN_ON_GENERATOR_RETURN_VALUE",

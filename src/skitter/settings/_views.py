@@ -84,6 +84,7 @@ class DownloaderSettings(View):
     httpproxy_enabled: bool
     robotstxt_obey: bool
     robotstxt_user_agent: str
+    robotstxt_parser: object  # a class or its path: read by ``RobotsTxtMiddleware``
     downloader_middlewares: Mapping[Any, int | None]
     browser_render: object  # True, False or "auto": read by ``render_default``
     download_transport: object  # a name, or a transport factory: read by ``_transports``

@@ -43,6 +43,7 @@ class EngineSettings(View):
     retry_enabled: bool
     retry_times: int
     retry_delays: tuple[float, ...]
+    retry_give_up_log_level: object  # a level name or number: read by ``give_up_level``
     robotstxt_obey: bool
     extensions: Mapping[Any, int | None]
     item_pipelines: Mapping[Any, int | None]
@@ -53,6 +54,7 @@ class EngineSettings(View):
     download_transport: Any  # a name, or a transport factory
     log_formatter: Any  # a class or its dotted path
     logstats_interval: float
+    log_versions: tuple[str, ...]
     stats_dump: bool
     dupefilter_class: Any  # a class or its dotted path; None: none
     dupefilter_debug: bool

@@ -18,6 +18,7 @@ ResponseTooLarge, RedirectError) are not retryable: a second attempt would fail 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from typing import Any
 
@@ -25,11 +26,11 @@ from skitter._clock import Clock, SystemClock
 from skitter._types import CrawlContext
 from skitter.downloader.middlewares._retry_after import parse_retry_after
 from skitter.downloader.middlewares._retry_exceptions import retry_exceptions
-from skitter.exceptions import NotConfigured, RetryLater
+from skitter.exceptions import ConfigError, NotConfigured, RetryLater
 from skitter.http import Request, Response
 from skitter.settings import DownloaderSettings, Settings
 
-__all__ = ["RetryMiddleware", "failed_times"]
+__all__ = ["RetryMiddleware", "failed_times", "give_up_level"]
 
 
 class RetryMiddleware:
@@ -87,3 +88,20 @@ def failed_times(attempts: int) -> str:
     """How many attempts failed, in words for a log line: ``"failed once"``,
     ``"failed 4 times"``."""
     return "failed once" if attempts == 1 else f"failed {attempts} times"
+
+
+def give_up_level(value: object) -> int:
+    """RETRY_GIVE_UP_LOG_LEVEL as a logging level: a name (``"WARNING"``, any case) or
+    a number, as Scrapy takes it. Anything else is refused rather than logged at a
+    level nobody asked for."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        if text.isdigit():
+            return int(text)
+        level = logging.getLevelNamesMapping().get(text.upper())
+        if level is not None:
+            return level
+    names = ", ".join(logging.getLevelNamesMapping())
+    raise ConfigError(f"RETRY_GIVE_UP_LOG_LEVEL {value!r}: use a level number or one of {names}")

@@ -1,4 +1,6 @@
-"""RobotsTxtMiddleware: obey robots.txt (ROBOTSTXT_OBEY), parsed with Protego.
+"""RobotsTxtMiddleware: obey robots.txt (ROBOTSTXT_OBEY), read by the ROBOTSTXT_PARSER
+class (Protego's by default; Scrapy's interface: ``from_crawler(crawler, body)``,
+``allowed(url, user_agent)``, and ``crawl_delay(user_agent)`` when it has one).
 
 robots.txt is fetched once per origin (scheme + host + port), the first time a request
 for it comes through; requests for the same origin that arrive meanwhile wait for that
@@ -36,16 +38,24 @@ the cluster's cache instead of fetched).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
+from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
-from protego import Protego
-
+from skitter._components import load_object
 from skitter._types import CrawlContext, StatsSink
 from skitter.downloader._middleware import DownloadHandler
-from skitter.exceptions import CrawlControl, IgnoreRequest, NotConfigured, RequestError
+from skitter.exceptions import (
+    ConfigError,
+    CrawlControl,
+    IgnoreRequest,
+    NotConfigured,
+    RequestError,
+)
 from skitter.http import Request, Response, Scope, url_host
 from skitter.http.wiring import MARK
+from skitter.robotstxt import ProtegoRobotParser, RerpRobotParser
 from skitter.settings import DownloaderSettings
 
 __all__ = ["RobotsCache", "RobotsTxtMiddleware"]
@@ -55,7 +65,7 @@ _NO_ROBOTS = frozenset({"data:", "file:"})
 
 _MAX_HOPS = 5
 _RETRY = object()  # the fetch was cancelled: a waiter should try again itself
-_Rules = Protego | None  # None: everything is allowed
+_Rules = Any  # a ROBOTSTXT_PARSER instance, or None: everything is allowed
 #: How long a shared robots.txt is kept (a day, as Google does), and a failure to get one.
 ROBOTS_TTL = 86_400.0
 ROBOTS_FAILURE_TTL = 60.0
@@ -84,6 +94,7 @@ class RobotsTxtMiddleware:
         user_agent: str,
         scope: Scope | None = None,
         cache: RobotsCache | None = None,
+        parser: Callable[[bytes], Any] | None = None,
     ) -> None:
         self._stats = stats
         self._cache = cache
@@ -92,6 +103,8 @@ class RobotsTxtMiddleware:
         self._fetch: DownloadHandler | None = None
         self._rules: dict[str, asyncio.Future[Any]] = {}
         self._delays: dict[str, float | None] = {}
+        #: Builds the rules from robots.txt's body (ROBOTSTXT_PARSER's ``from_crawler``).
+        self._parser = parser if parser is not None else _protego
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> RobotsTxtMiddleware:
@@ -104,7 +117,14 @@ class RobotsTxtMiddleware:
             or settings.user_agent
         )
         cache: RobotsCache | None = getattr(crawler, "robots_cache", None)  # a worker's
-        return cls(crawler.stats, user_agent, Scope.of(crawler.spider), cache)
+        parser = robots_parser(settings.robotstxt_parser)
+        return cls(
+            crawler.stats,
+            user_agent,
+            Scope.of(crawler.spider),
+            cache,
+            functools.partial(parser.from_crawler, crawler),
+        )
 
     def bind_transport(self, fetch: DownloadHandler) -> None:
         """Called by the Downloader with the handler to download robots.txt through."""
@@ -123,7 +143,7 @@ class RobotsTxtMiddleware:
             rules = future.result()
         else:
             rules = await self._rules_for(origin, request)
-        if rules is not None and not rules.can_fetch(request.url, self.user_agent):
+        if rules is not None and not rules.allowed(request.url, self.user_agent):
             self._stats.inc("robotstxt/forbidden")
             raise IgnoreRequest(f"forbidden by robots.txt: {request!r}", request=request)
 
@@ -134,7 +154,7 @@ class RobotsTxtMiddleware:
                 break
             rules = await future
             if rules is not _RETRY:
-                return rules  # type: ignore[no-any-return]
+                return rules
         future = self._rules[origin] = asyncio.get_running_loop().create_future()
         try:
             rules = await self._shared(origin, request)
@@ -145,7 +165,8 @@ class RobotsTxtMiddleware:
             raise
         future.set_result(rules)
         host = url_host(origin)
-        self._delays[host] = rules.crawl_delay(self.user_agent) if rules is not None else None
+        delay = getattr(rules, "crawl_delay", None)  # not part of Scrapy's interface
+        self._delays[host] = delay(self.user_agent) if delay is not None else None
         return rules
 
     async def _shared(self, origin: str, request: Request) -> _Rules:
@@ -168,7 +189,7 @@ class RobotsTxtMiddleware:
         if text is None:
             return None
         try:
-            return Protego.parse(text)
+            return self._parser(text.encode("utf-8"))
         except Exception as exc:
             logger.warning("%s/robots.txt: cannot parse (%s); allowing all", origin, exc)
             return None
@@ -240,3 +261,29 @@ def _origin(url: str) -> str:
         if 0 <= i < end:
             end = i
     return url[:end].lower()
+
+
+def _protego(body: bytes) -> Any:
+    """The default parser, for a middleware built without a crawler."""
+    return ProtegoRobotParser(body)
+
+
+def robots_parser(spec: object) -> Any:
+    """ROBOTSTXT_PARSER as a class with Scrapy's parser interface; refused at start
+    when it lacks ``from_crawler`` or ``allowed``, or cannot parse at all (Rerp's
+    package missing), rather than failing on the first robots.txt."""
+    if isinstance(spec, str) and spec.startswith("scrapy.robotstxt."):
+        spec = "skitter.robotstxt." + spec.rpartition(".")[2]
+    parser = load_object(spec)
+    for method in ("from_crawler", "allowed"):
+        if not callable(getattr(parser, method, None)):
+            raise ConfigError(
+                f"ROBOTSTXT_PARSER {spec!r} has no {method}(): a robots.txt parser takes "
+                "from_crawler(crawler, robotstxt_body) and allowed(url, user_agent)"
+            )
+    if parser is RerpRobotParser:
+        try:
+            parser(b"")
+        except ImportError as exc:
+            raise ConfigError(f"ROBOTSTXT_PARSER {spec!r}: {exc}") from None
+    return parser
