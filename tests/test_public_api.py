@@ -94,6 +94,7 @@ PINNED = {
         "crawl_resolver",
         "decoder_for",
         "failed_times",
+        "give_up_level",
     ],
     "skitter.http.wiring": [
         "Callbacks",

@@ -16,7 +16,9 @@ import sys
 from collections.abc import Iterable
 from importlib.metadata import PackageNotFoundError, version
 
-__all__ = ["component_version", "versions_line"]
+from skitter._version import __version__
+
+__all__ = ["component_version", "start_lines", "versions_line"]
 
 
 def component_version(name: str) -> str:
@@ -57,3 +59,10 @@ def versions_line(names: Iterable[str]) -> str | None:
     if not found:
         return None
     return "Versions:\n" + pprint.pformat(found, sort_dicts=False)
+
+
+def start_lines(bot_name: str, spider_name: str, log_versions: Iterable[str]) -> list[str]:
+    """The lines a crawl logs as it starts: who started, then the versions (if any)."""
+    started = f"skitter {__version__} started (bot: {bot_name}, spider: {spider_name})"
+    line = versions_line(log_versions)
+    return [started] if line is None else [started, line]

@@ -32,8 +32,7 @@ from skitter._job import JobDir
 from skitter._logsetup import configure_logging
 from skitter._loop import loop_factory, run
 from skitter._types import CrawlStats
-from skitter._version import __version__
-from skitter._versions import versions_line
+from skitter._versions import start_lines
 from skitter.addons import AddonManager
 from skitter.downloader import Downloader
 from skitter.downloader.wiring import crawl_resolver
@@ -324,14 +323,8 @@ async def _run_engine(crawlers: Sequence[Crawler], mode: str = "crawl") -> None:
         fair_share=FairShare(share.fairshare_min, share.fairshare_max, share.fairshare_window),
     )
     for crawler in crawlers:
-        log.info(
-            "skitter %s started (bot: %s, spider: %s)",
-            __version__,
-            crawler.settings.view(EngineSettings).bot_name,
-            crawler.spider.name,
-        )
-        line = versions_line(crawler.settings.view(EngineSettings).log_versions)
-        if line is not None:
+        view = crawler.settings.view(EngineSettings)
+        for line in start_lines(view.bot_name, crawler.spider.name, view.log_versions):
             log.info("%s", line)
         crawler.engine = engine
         try:

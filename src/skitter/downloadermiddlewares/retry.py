@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from skitter.downloader import RetryMiddleware
 from skitter.downloader.wiring import failed_times as _failed_times
 from skitter.downloader.wiring import give_up_level as _give_up_level
-from skitter.settings import EngineSettings
+from skitter.settings import EngineSettings as _EngineSettings
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -60,7 +60,7 @@ def get_retry_request(
     if retry_times > max_retry_times:
         stats.inc(f"{stats_base_key}/max_reached")
         logger.log(
-            _give_up_level(settings.view(EngineSettings).retry_give_up_log_level),
+            _give_up_level(settings.view(_EngineSettings).retry_give_up_log_level),
             "Gave up retrying %s (%s): %s",
             request,
             _failed_times(retry_times),
