@@ -105,7 +105,15 @@ async def _start(tmp_path: Path, *args: str) -> asyncio.subprocess.Process:
 
 
 async def _finish(proc: asyncio.subprocess.Process) -> tuple[int, str]:
-    out, err = await asyncio.wait_for(proc.communicate(), timeout=90)
+    """The crawl's exit code and output; a crawl still running after 90 s is killed and
+    the test fails with what it printed, so a hang says where it hung."""
+    talking = asyncio.ensure_future(proc.communicate())
+    done, _ = await asyncio.wait({talking}, timeout=90)
+    if not done:
+        proc.kill()
+        out, err = await talking
+        pytest.fail(f"still running after 90 s; its output:\n{out.decode()}{err.decode()}")
+    out, err = talking.result()
     assert proc.returncode is not None
     return proc.returncode, out.decode() + err.decode()
 
