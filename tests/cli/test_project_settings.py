@@ -306,8 +306,8 @@ async def test_a_refused_custom_setting_says_it_came_from_the_spider(tmp_path: P
     code, out = await run_cli("crawl", "s.py", cwd=tmp_path)
     assert code == 2, out
     assert "the spider's custom_settings: setting STATSMAILER_RCPTS" in out
-    code, out = await run_cli("crawl", "plain.py", "-s", "LOG_VERSIONS=[]", cwd=tmp_path)
-    assert code == 2 and "the command line: setting LOG_VERSIONS" in out, out
+    code, out = await run_cli("crawl", "plain.py", "-s", "RETRY_PRIORITY_ADJUST=1", cwd=tmp_path)
+    assert code == 2 and "the command line: setting RETRY_PRIORITY_ADJUST" in out, out
 
 
 PROJECT_FILES: dict[str, Callable[[str], dict[str, str]]] = {
