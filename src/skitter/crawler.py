@@ -129,6 +129,7 @@ class Crawler(ScrapyCrawlAPI):
         #: The running engine (None outside a crawl); writable, as in Scrapy (a test puts
         #: a stand-in there for the components that read it).
         self.engine: Engine | None = None
+        self._stop_reason: str | None = None  # what ``stop`` said
         job_dir = job_dir if job_dir is not None else engine.jobdir or None  # --job-dir
         #: Where the crawl keeps its state to stop and go on (None: in memory only).
         self.job = JobDir(job_dir, job_mode) if job_dir is not None else None
@@ -288,7 +289,9 @@ class Crawler(ScrapyCrawlAPI):
         return self.stats.to_dict()
 
     def stop(self, reason: str = "shutdown") -> None:
-        """Stop gracefully: no new downloads; running ones finish within SHUTDOWN_TIMEOUT."""
+        """Stop gracefully: no new downloads; running ones finish within SHUTDOWN_TIMEOUT
+        (before the run: as soon as it starts)."""
+        self._stop_reason = reason
         if self.engine is not None:
             self.engine.stop(reason)
 
@@ -322,7 +325,7 @@ async def _run_engine(crawlers: Sequence[Crawler], mode: str = "crawl") -> None:
         clock=crawlers[0].clock,
         fair_share=FairShare(share.fairshare_min, share.fairshare_max, share.fairshare_window),
     )
-    for crawler in crawlers:
+    for crawler, own in zip(crawlers, projects, strict=True):
         view = crawler.settings.view(EngineSettings)
         for line in start_lines(view.bot_name, crawler.spider.name, view.log_versions):
             log.info("%s", line)
@@ -335,6 +338,8 @@ async def _run_engine(crawlers: Sequence[Crawler], mode: str = "crawl") -> None:
                 with contextlib.suppress(Exception):
                     await project.scheduler.frontier.close()
             raise
+        if crawler._stop_reason is not None:  # stopped before it ran
+            own.request_close(crawler._stop_reason)
     try:
         await engine.run()
     finally:
@@ -351,13 +356,11 @@ async def run_crawlers(
     all have ended (``raise_on_failure=False``: look at each ``crawler.failure`` instead).
 
     ``mode="serve"`` keeps running when idle: periodic ``@every`` callbacks, recrawls
-    when ``age`` expires, retries on pyspider's table; it ends on ``stop()``.
-    """
+    when ``age`` expires, retries on pyspider's table; it ends on ``stop()``."""
     if mode not in ("crawl", "serve"):
         raise ValueError(f"mode must be 'crawl' or 'serve', got {mode!r}")
-    if not crawlers:
-        return []
-    await _run_engine(crawlers, mode)
+    if crawlers:
+        await _run_engine(crawlers, mode)
     if raise_on_failure:
         _raise_failures(crawlers)
     return [crawler.stats.to_dict() for crawler in crawlers]

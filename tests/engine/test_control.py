@@ -185,3 +185,15 @@ async def test_a_shared_rate_is_applied_here_then_handed_on(serve: Any) -> None:
     control.apply_rate(7.0, 1.0)
     assert control.rate == (7.0, 1.0)
     assert shared == [(6.0, 3.0)], "neither a refused rate nor the record's own is shared"
+
+
+async def test_a_stop_before_the_run_is_honoured_when_it_starts(serve: Any) -> None:
+    """A stop that comes before the engine exists (a worker of ``--processes`` told to
+    stop while it was starting) ends the crawl at once, not never."""
+    site = Site(latency=0.0)
+    base = await serve(site.app)
+    crawler = Crawler(spider(base, 50), {**FAST, "CONCURRENT_REQUESTS": 1})
+    crawler.stop("told early")
+    stats = await asyncio.wait_for(crawler.run(), 10)
+    assert stats["finish_reason"] == "told early"
+    assert site.pages() == 0
