@@ -209,6 +209,39 @@ async def test_ctrl_c_then_resume_with_the_job_dir(tmp_path: Path, site: Site) -
     assert set(site.hits.values()) == {1}  # nothing fetched twice across the two runs
 
 
+#: Worker 1 loads the spider only once the test creates ``go`` (in the crawl's directory).
+LATE_WORKER = """
+import pathlib
+import sys
+import time
+
+if "--worker-index" in sys.argv and sys.argv[sys.argv.index("--worker-index") + 1] == "1":
+    while not pathlib.Path("go").exists():
+        time.sleep(0.01)  # polled: the test decides when worker 1 starts
+"""
+
+
+async def test_a_worker_that_starts_after_ctrl_c_stops_too(tmp_path: Path, site: Site) -> None:
+    """A worker told to stop while still starting (it connects after Ctrl-C) stops as
+    soon as its crawl starts: it neither crawls on nor waits for start requests that the
+    stopped worker 0 will never feed, and the crawl ends."""
+    spider = _spider(tmp_path, site)
+    spider.write_text(LATE_WORKER + spider.read_text())
+    proc = await _start(tmp_path, str(spider), "-o", "items.jsonl", "--processes", "2")
+    try:
+        await wait_until(lambda: len(_workers(proc.pid)) == 2, timeout=60)
+        proc.send_signal(signal.SIGINT)
+        await wait_until(lambda: len(_workers(proc.pid)) == 1, timeout=60)  # worker 0 ended
+    except TimeoutError:
+        for pid in [*_workers(proc.pid), proc.pid]:  # worker 1 waits for ``go``: not alone
+            os.kill(pid, signal.SIGKILL)
+        raise
+    (tmp_path / "go").touch()
+    code, output = await _finish(proc)
+    assert code == 0, output
+    assert output.count("Closing spider tree (shutdown)") == 2, output
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [
