@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from skitter.frontier import FrontierCounts, TaskInfo
     from skitter.scheduler import RateLimits
 
-__all__ = ["LiveMonitor", "LiveProject", "LiveStats"]
+__all__ = ["LiveMonitor", "LiveProject", "LiveStats", "SteeredProject"]
 
 
 class LiveMonitor(Protocol):
@@ -46,12 +46,11 @@ class LiveStats(Protocol):
     def to_dict(self) -> dict[str, Any]: ...
 
 
-class LiveProject(Protocol):
-    """A project to show and steer. ``status`` is new, running, paused, checking, done or failed
-    (a cluster job also idle: no live worker, work left). ``set_rate``, ``pause`` and
-    ``resume`` may return an awaitable (a cluster project writes to Redis); ``set_rate``
-    raises ``ConfigError`` above MAX_RATE/MAX_BURST with a message for the person. A
-    change takes effect at once: the project wakes whatever dispatches its tasks."""
+class SteeredProject(Protocol):
+    """What every kind of project tells and does alike: its name, clock, limits, status
+    and rate, its tasks by where they are, and its failed tasks to list and queue again.
+    ``status`` is new, running, paused, checking, done or failed (a cluster job also
+    idle: no live worker, work left)."""
 
     @property
     def name(self) -> str: ...
@@ -63,16 +62,10 @@ class LiveProject(Protocol):
     def limits(self) -> RateLimits: ...
 
     @property
-    def stats(self) -> LiveStats: ...
-
-    @property
     def status(self) -> str: ...
 
     @property
     def rate(self) -> tuple[float | None, float | None]: ...
-
-    @property
-    def monitor(self) -> LiveMonitor | None: ...
 
     async def queue_counts(self) -> FrontierCounts: ...
 
@@ -88,6 +81,19 @@ class LiveProject(Protocol):
     ) -> int: ...
 
     async def requeue_bad(self, *, domain: str | None = None, reason: str | None = None) -> int: ...
+
+
+class LiveProject(SteeredProject, Protocol):
+    """A project to show and steer. ``set_rate``, ``pause`` and ``resume`` may return an
+    awaitable (a cluster project writes to Redis); ``set_rate`` raises ``ConfigError``
+    above MAX_RATE/MAX_BURST with a message for the person. A change takes effect at
+    once: the project wakes whatever dispatches its tasks."""
+
+    @property
+    def stats(self) -> LiveStats: ...
+
+    @property
+    def monitor(self) -> LiveMonitor | None: ...
 
     def slot_stats(self) -> list[dict[str, Any]]: ...
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from skitter.cluster import FAILED, SUCCEEDED, Heartbeat
 from skitter.dashboard._cluster import ClusterMonitor, Totals, active_tasks, merged_slots, outcomes
+from skitter.dashboard._live import SteeredProject
 
 if TYPE_CHECKING:
     from skitter._clock import Clock
@@ -34,39 +35,13 @@ if TYPE_CHECKING:
 __all__ = ["Coordinated", "ProcessesProject"]
 
 
-class Coordinated(Protocol):
-    """What the coordinator of a ``--processes`` crawl tells and does for the view."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def clock(self) -> Clock: ...
-
-    @property
-    def limits(self) -> RateLimits: ...
-
-    @property
-    def status(self) -> str: ...
-
-    @property
-    def rate(self) -> tuple[float | None, float | None]: ...
+class Coordinated(SteeredProject, Protocol):
+    """What the coordinator of a ``--processes`` crawl tells and does for the view, besides
+    what every project does: every worker's summed statistics and last beats."""
 
     def stats(self) -> dict[str, Any]: ...
 
     def beats(self) -> Sequence[Heartbeat]: ...
-
-    def task_counts(self, counts: FrontierCounts | None = None) -> TaskCounts: ...
-
-    async def queue_counts(self) -> FrontierCounts: ...
-
-    async def failed_tasks(self, limit: int = 100) -> list[TaskInfo]: ...
-
-    async def retry_failed(
-        self, *, domain: str | None = None, reason: str | None = None
-    ) -> int: ...
-
-    async def requeue_bad(self, *, domain: str | None = None, reason: str | None = None) -> int: ...
 
     def set_rate(self, rate: float | None, burst: float | None = None) -> None: ...
 
