@@ -132,6 +132,7 @@ NEEDS_BY_FIXTURE = {
     "redis_server": "redis",
     "redis_url": "redis",
     "chromium": "browser",
+    "cli_process": "subprocess",
     "browser": "browser",
     "serve": "network",
     "host_site": "network",

@@ -1,7 +1,8 @@
 """Running the ``skitter`` command from a test, in this process: skitter's ``main(argv)``,
 giving exit status, stdout and stderr as a process would. What only a process shows (a
 signal, the ``python -m skitter`` entry point, a clean interpreter, ``--processes``) is
-tested with real subprocesses (tests/cli/test_cli.py, test_processes.py, ...).
+tested with real subprocesses (``run_cli_process``, the ``cli_process`` fixture,
+tests/cli/test_cli.py, test_processes.py, ...).
 
 An in-process run starts no Python: under a loaded 2-core machine a subprocess costs
 seconds of start-up for every command; the command's own behaviour is the same code.
@@ -39,6 +40,27 @@ def cli_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment without the developer's SKITTER_/SCRAPY_ variables."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SKITTER_", "SCRAPY_"))}
     return {**env, "PYTHONPATH": SRC, **(extra or {})}
+
+
+async def run_cli_process(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> tuple[int, str, str]:
+    """Exit status, stdout and stderr of ``python -m skitter ARGS``, a real process: for
+    what changes the interpreter for good (``--scrapy-alias`` puts a ``scrapy`` in
+    ``sys.modules``)."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "skitter",
+        *args,
+        cwd=cwd,
+        env=cli_env(env),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), timeout=90)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
 
 
 async def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> tuple[int, str, str]:

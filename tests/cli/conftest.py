@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 import pytest
 
-from ._cli import cli_env, run_cli
+from ._cli import cli_env, run_cli, run_cli_process
 
 
 class Run(NamedTuple):
@@ -33,5 +33,15 @@ def cli(tmp_path: Path) -> Cli:
 
     async def run(*args: str, cwd: Path = tmp_path, env: dict[str, str] | None = None) -> Run:
         return Run(*await run_cli(*args, cwd=cwd, env=env))
+
+    return run
+
+
+@pytest.fixture
+def cli_process(tmp_path: Path) -> Cli:
+    """``await cli_process(*args)``: ``python -m skitter ARGS``, a real subprocess."""
+
+    async def run(*args: str, cwd: Path = tmp_path, env: dict[str, str] | None = None) -> Run:
+        return Run(*await run_cli_process(*args, cwd=cwd, env=env))
 
     return run
