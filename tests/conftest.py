@@ -132,8 +132,8 @@ NEEDS_BY_FIXTURE = {
     "redis_server": "redis",
     "redis_url": "redis",
     "chromium": "browser",
+    "cli_process": "subprocess",
     "browser": "browser",
-    "cli": "subprocess",
     "serve": "network",
     "host_site": "network",
 }
@@ -142,7 +142,7 @@ NEEDS_BY_FIXTURE = {
 #: its code (and the code of the helpers it names) uses them.
 NEEDS_BY_NAME = {
     "redis": {"RedisServer", "require_redis_server", "RedisClusterSet", "SentinelSet"},
-    "subprocess": {"create_subprocess_exec", "run_cli", "Popen", "check_output", "executable"},
+    "subprocess": {"create_subprocess_exec", "Popen", "check_output", "executable"},
     "network": {"serve_app", "TCPSite", "start_server", "ThreadedMotoServer", "FTPServer"},
     "browser": {"browser_problem", "chromium_pids", "kill_chromium"},
     "slow": {"ThreadedMotoServer"},  # moto's S3 server: seconds to start and to answer

@@ -1,4 +1,6 @@
-"""The ``skitter`` command, run as a real subprocess against a local server."""
+"""The ``skitter`` command against a local server: what a process alone shows (signals,
+the service, ``python -m skitter`` itself) as a real subprocess, the rest in this
+process (``cli``: no interpreter start-up per command)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ import pytest
 from aiohttp import web
 
 from skitter.testing import wait_until
+
+from .conftest import Cli
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
@@ -122,10 +126,10 @@ def spider_file(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("ext", ["jsonl", "json", "csv"])
 async def test_crawl_writes_each_feed_format(
-    serve: Any, tmp_path: Path, spider_file: Path, ext: str
+    serve: Any, cli: Cli, tmp_path: Path, spider_file: Path, ext: str
 ) -> None:
     base = await serve(site(30))
-    code, out = await run_cli(
+    code, out, _ = await cli(
         "crawl",
         f"{spider_file}:Catalogue",
         "-O",
@@ -136,7 +140,6 @@ async def test_crawl_writes_each_feed_format(
         "category=books",
         "--stats-json",
         "stats.json",
-        cwd=tmp_path,
     )
     assert code == 0, out
     path = tmp_path / f"items.{ext}"
@@ -155,45 +158,40 @@ async def test_crawl_writes_each_feed_format(
 
 
 async def test_the_cli_reads_skitter_settings_from_the_environment(
-    serve: Any, tmp_path: Path, spider_file: Path
+    serve: Any, cli: Cli, tmp_path: Path, spider_file: Path
 ) -> None:
     """``SKITTER_<NAME>`` is a setting under the CLI (a library Crawler ignores it:
     tests/settings/test_settings.py), below ``-s`` and above the spider's custom_settings."""
     base = await serve(site(30))
     env = {"SKITTER_CLOSESPIDER_ITEMCOUNT": "3", "SKITTER_CONCURRENT_REQUESTS": "1"}
     args = ("crawl", f"{spider_file}:Catalogue", "-s", f"BASE={base}", "--stats-json")
-    code, out = await run_cli(*args, "env.json", cwd=tmp_path, env=env)
-    assert code == 0, out
+    code, out, err = await cli(*args, "env.json", env=env)
+    assert code == 0, out + err
     stats = json.loads((tmp_path / "env.json").read_text())
     assert stats["finish_reason"] == "closespider_itemcount"
     assert stats["item_scraped_count"] == 3
-    code, out = await run_cli(
-        *args, "cli.json", "-s", "CLOSESPIDER_ITEMCOUNT=0", cwd=tmp_path, env=env
-    )
-    assert code == 0, out
+    code, out, err = await cli(*args, "cli.json", "-s", "CLOSESPIDER_ITEMCOUNT=0", env=env)
+    assert code == 0, out + err
     assert json.loads((tmp_path / "cli.json").read_text())["item_scraped_count"] == 30
 
 
 async def test_ambiguous_file_and_unknown_spider_are_usage_errors(
-    tmp_path: Path, spider_file: Path
+    cli: Cli, tmp_path: Path, spider_file: Path
 ) -> None:
-    code, out = await run_cli("crawl", str(spider_file), cwd=tmp_path)
-    assert code == 2 and "several spiders" in out
-    code, out = await run_cli("crawl", f"{spider_file}:Nope", cwd=tmp_path)
-    assert code == 2 and "no spider 'Nope'" in out
-    code, out = await run_cli("crawl", str(tmp_path / "missing.py"), cwd=tmp_path)
-    assert code == 2 and "no such spider file" in out
-    code, out = await run_cli(
-        "crawl", f"{spider_file}:other", "-s", "CONCURENT_REQUESTS=2", cwd=tmp_path
-    )
-    assert code == 2 and "did you mean" in out
-    code, out = await run_cli(
-        "crawl", f"{spider_file}:other", "-s", "ASYNCIO_EVENT_LOOP=trio", cwd=tmp_path
-    )
-    assert code == 2 and "ASYNCIO_EVENT_LOOP must be one of" in out
+    run = await cli("crawl", str(spider_file))
+    assert run.code == 2 and "several spiders" in run.err
+    run = await cli("crawl", f"{spider_file}:Nope")
+    assert run.code == 2 and "no spider 'Nope'" in run.err
+    run = await cli("crawl", str(tmp_path / "missing.py"))
+    assert run.code == 2 and "no such spider file" in run.err
+    run = await cli("crawl", f"{spider_file}:other", "-s", "CONCURENT_REQUESTS=2")
+    assert run.code == 2 and "did you mean" in run.err
+    run = await cli("crawl", f"{spider_file}:other", "-s", "ASYNCIO_EVENT_LOOP=trio")
+    assert run.code == 2 and "ASYNCIO_EVENT_LOOP must be one of" in run.err
 
 
 async def test_version() -> None:
+    """``python -m skitter`` itself, as a process: its entry point and exit status."""
     code, out = await run_cli("--version", cwd=Path.cwd())
     assert code == 0 and out.startswith("skitter ")
 
@@ -304,7 +302,7 @@ async def test_serve_runs_periodic_callbacks_until_sigterm(serve: Any, tmp_path:
 
 
 async def test_crawl_a_directory_runs_its_spiders_side_by_side(
-    serve: Any, tmp_path: Path, spider_file: Path
+    serve: Any, cli: Cli, tmp_path: Path, spider_file: Path
 ) -> None:
     base = await serve(site(20))
     spiders = tmp_path / "many"
@@ -313,44 +311,34 @@ async def test_crawl_a_directory_runs_its_spiders_side_by_side(
     (spiders / "b.py").write_text(
         "from skitter import Spider\n\n\nclass Second(Spider):\n    name = 'second'\n"
     )
-    code, out = await run_cli(
-        "crawl", str(spiders), "-O", "out-{name}.jsonl", "-s", f"BASE={base}", cwd=tmp_path
-    )
-    assert code == 0, out
+    run = await cli("crawl", str(spiders), "-O", "out-{name}.jsonl", "-s", f"BASE={base}")
+    assert run.code == 0, run.err
     assert len((tmp_path / "out-catalogue.jsonl").read_text().splitlines()) == 20
     assert (tmp_path / "out-second.jsonl").read_text() == ""
     assert sorted(n for n in os.listdir(tmp_path) if n.startswith("out-")) == [
         "out-catalogue.jsonl",
         "out-second.jsonl",
     ]
-    code, out = await run_cli("crawl", str(spiders), "-O", "same.jsonl", cwd=tmp_path)
-    assert code == 2 and "{name}" in out
+    run = await cli("crawl", str(spiders), "-O", "same.jsonl")
+    assert run.code == 2 and "{name}" in run.err
 
 
 async def test_runspider_runs_a_file_as_scrapy_runspider_does(
-    serve: Any, tmp_path: Path, spider_file: Path
+    serve: Any, cli: Cli, tmp_path: Path, spider_file: Path
 ) -> None:
     """``scrapy runspider FILE -o ...`` is what Scrapy users type daily: the same words
     work, with crawl's options; anything but a Python file is refused, saying why."""
     base = await serve(site(5))
-    code, out = await run_cli(
-        "runspider",
-        f"{spider_file.name}:Catalogue",
-        "-O",
-        "items.jsonl",
-        "-s",
-        f"BASE={base}",
-        "-a",
-        "category=books",
-        cwd=tmp_path,
-    )
-    assert code == 0, out
+    args = ("-O", "items.jsonl", "-s", f"BASE={base}", "-a", "category=books")
+    run = await cli("runspider", f"{spider_file.name}:Catalogue", *args)
+    assert run.code == 0, run.err
     items = [json.loads(line) for line in (tmp_path / "items.jsonl").read_text().splitlines()]
     assert sorted(i["n"] for i in items) == list(range(5))
     assert {i["category"] for i in items} == {"books"}
-    code, out = await run_cli("runspider", "catalogue", cwd=tmp_path)
-    assert code == 2 and "takes a spider file" in out and "skitter crawl NAME" in out, out
-    code, out = await run_cli("runspider", "missing.py", cwd=tmp_path)
-    assert code == 2 and "no such spider file: missing.py" in out, out
-    code, out = await run_cli("runspider", spider_file.name, cwd=tmp_path)
-    assert code == 2 and "several spiders" in out, out
+    run = await cli("runspider", "catalogue")
+    assert run.code == 2 and "takes a spider file" in run.err, run
+    assert "skitter crawl NAME" in run.err, run
+    run = await cli("runspider", "missing.py")
+    assert run.code == 2 and "no such spider file: missing.py" in run.err, run
+    run = await cli("runspider", spider_file.name)
+    assert run.code == 2 and "several spiders" in run.err, run

@@ -86,10 +86,11 @@ async def test_a_project_command_runs_with_its_options_and_settings(
 
 
 async def test_a_command_written_for_scrapy_crawls_a_spider_by_name(
-    cli: Cli, tmp_path: Path
+    cli_process: Cli, tmp_path: Path
 ) -> None:
+    """A process of its own: the alias is ``scrapy`` in ``sys.modules`` for good."""
     make_project(tmp_path, {"crawlall": CRAWLALL}, 'FEEDS = {"out.jsonl": {}}\n')
-    run = await cli("--scrapy-alias", "crawlall")
+    run = await cli_process("--scrapy-alias", "crawlall")
     assert run.code == 0, run.err
     assert (tmp_path / "out.jsonl").read_text() == '{"n":1}\n'
 

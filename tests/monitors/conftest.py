@@ -4,8 +4,6 @@ server (aiosmtpd), both on the test's own event loop."""
 from __future__ import annotations
 
 import asyncio
-import os
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from email import message_from_bytes, policy
 from email.message import EmailMessage
@@ -16,6 +14,7 @@ import pytest
 from aiohttp import web
 from aiosmtpd.smtp import SMTP, Envelope, Session
 
+from cli._cli import run_cli  # tests/cli: the command in this process
 from skitter.testing import serve_app
 
 
@@ -78,7 +77,6 @@ async def mailbox() -> AsyncIterator[Mailbox]:
         await server.wait_closed()
 
 
-SRC = str(Path(__file__).resolve().parents[2] / "src")
 #: The ``serve`` fixture of tests/conftest.py: ``base_url = await serve(app)``.
 Serve = Callable[[web.Application], Awaitable[str]]
 
@@ -94,20 +92,11 @@ Cli = Callable[..., Awaitable[CliRun]]
 
 @pytest.fixture
 def cli(tmp_path: Path) -> Cli:
-    """``await cli(*args)``: ``python -m skitter ARGS`` in ``tmp_path``, without the
-    developer's SKITTER_ variables; the test's loop serves its receivers meanwhile."""
+    """``await cli(*args)``: the ``skitter`` command in ``tmp_path``, in this process
+    (tests/cli/_cli.py), without the developer's SKITTER_ variables; the test's loop
+    serves its receivers meanwhile."""
 
     async def run(*args: str) -> CliRun:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("SKITTER_", "SCRAPY_"))}
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "skitter", *args,
-            cwd=tmp_path,
-            env={**env, "PYTHONPATH": SRC},
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
-        out, err = await asyncio.wait_for(proc.communicate(), timeout=50)
-        assert proc.returncode is not None
-        return CliRun(proc.returncode, out.decode(), err.decode())
+        return CliRun(*await run_cli(*args, cwd=tmp_path))
 
     return run

@@ -91,7 +91,9 @@ async def _run_until_signalled(
         try:
             loop.add_signal_handler(sig, on_signal, sig.name)
             installed.append(sig)
-        except (NotImplementedError, RuntimeError):  # not the main thread, or Windows
+        # Not the main thread (asyncio says RuntimeError, uvloop ValueError), or Windows:
+        # the run goes on without them (a test runs the command in a thread).
+        except (NotImplementedError, RuntimeError, ValueError):
             pass
     display = ProgressDisplay(
         lambda: _snapshot(crawlers),
