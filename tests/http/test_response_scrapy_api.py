@@ -99,3 +99,12 @@ def test_the_selector_knows_its_response_without_keeping_it_alive() -> None:
     finally:
         gc.enable()
     assert selector.response is None
+
+
+def test_a_plain_text_response_of_json_reads_as_json() -> None:
+    # Scrapy leaves the selector type of a TextResponse to parsel: JSON if it is JSON.
+    response = TextResponse("http://127.0.0.1/", body=b'{"html": "<b>x</b>"}')
+    assert response.selector.type == "json"
+    assert response.jmespath("html").get() == "<b>x</b>"
+    assert TextResponse("http://127.0.0.1/", body=b"<p>x</p>").selector.type == "html"
+    assert HtmlResponse("http://127.0.0.1/", body=b'{"a": 1}').selector.type == "html"

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from urllib.parse import urljoin
 
 from parsel import Selector, SelectorList
 
-__all__ = ["Link", "NotALink", "base_url_of", "href_of"]
+__all__ = ["Link", "NotALink", "base_url_of", "href_of", "link_hrefs"]
+
+_NOT_LINKS = ("javascript:", "mailto:", "tel:", "data:", "#")
 
 _BASE_HREF = re.compile(
     rb"<base\s[^>]*href\s*=\s*(?:\"\s*([^\"]+)\"|'\s*([^']+)'|([^\"'\s>]+))", re.IGNORECASE
@@ -78,3 +81,18 @@ def href_of(item: str | Selector | Link) -> str | None:
     if isinstance(item, SelectorList):
         raise ValueError(f"cannot follow a SelectorList ({item!r}): use follow_all")
     raise TypeError(f"cannot follow a {type(item).__name__}")
+
+
+def link_hrefs(items: Iterable[str | Selector | Link]) -> Iterator[str]:
+    """The hrefs of ``items`` that may be links (stripped), for ``follow_all``: what is
+    not a link (an element without one, ``mailto:``, ``javascript:``, a bare fragment,
+    an empty href) is skipped, as a link extractor would."""
+    for item in items:
+        try:
+            href = href_of(item)
+        except NotALink:
+            continue
+        if href:
+            href = href.strip()
+            if href and not href.startswith(_NOT_LINKS):
+                yield href

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, ClassVar, Self
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import orjson
 from multidict import CIMultiDict, CIMultiDictProxy
@@ -23,7 +24,7 @@ from w3lib.encoding import (
 from skitter._secrets import mask_page_url
 from skitter.http._decoding import auto_detect, body_bytes, text_encoding
 from skitter.http._headers import Headers
-from skitter.http._link import Link, NotALink, base_url_of, href_of
+from skitter.http._link import Link, base_url_of, href_of, link_hrefs
 from skitter.http._request import Callback, Request
 from skitter.http._selector import PageSelector
 from skitter.http._url import LinkResolver
@@ -37,7 +38,6 @@ ResponseHeaders = (
 )
 
 _FOLLOWABLE = ("http://", "https://")
-_NOT_LINKS = ("javascript:", "mailto:", "tel:", "data:", "#")
 
 
 class Response:
@@ -129,21 +129,25 @@ class Response:
     # -- read-only attributes -----------------------------------------------------------
     # The text, selector and link base are derived from url and body and cached: a new
     # url or body is a new response (``replace``), as in Scrapy.
-    @property
-    def url(self) -> str:
-        return self._url
-
-    @url.setter
-    def url(self, value: str) -> None:
+    def _refuse_url(self, value: str) -> None:
         raise AttributeError(f"{type(self).__name__}.url is read-only: use replace(url=...)")
 
-    @property
-    def body(self) -> bytes:
-        return self._body
-
-    @body.setter
-    def body(self, value: bytes) -> None:
+    def _refuse_body(self, value: bytes) -> None:
         raise AttributeError(f"{type(self).__name__}.body is read-only: use replace(body=...)")
+
+    # Read through a C getter (attrgetter), not a Python function: the engine, the
+    # middlewares and callbacks read them many times a page.
+    if TYPE_CHECKING:
+
+        @property
+        def url(self) -> str: ...
+
+        @property
+        def body(self) -> bytes: ...
+
+    else:
+        url = property(attrgetter("_url"), _refuse_url, doc="The page's URL.")
+        body = property(attrgetter("_body"), _refuse_body, doc="The page's bytes.")
 
     @property
     def flags(self) -> list[str]:
@@ -294,13 +298,15 @@ class Response:
         return html_body_declared_encoding(self._body)
 
     # -- selectors -------------------------------------------------------------------
-    def _selector_kind(self) -> str:
+    def _selector_kind(self) -> str | None:
         """The parsel type the body reads as: the class's, else XML for an XML
-        Content-Type, else HTML."""
+        Content-Type, else None: parsel's guess (JSON if the text is JSON, else HTML),
+        as Scrapy leaves it for a plain text response."""
         kind = self.selector_type
         if kind is None:
             content_type = (self.header("Content-Type") or "").lower()
-            kind = "xml" if "xml" in content_type and "html" not in content_type else "html"
+            if "xml" in content_type and "html" not in content_type:
+                kind = "xml"
         return kind
 
     @property
@@ -357,8 +363,8 @@ class Response:
         href = href_of(url)
         if href is None:
             raise ValueError(f"cannot follow {url!r}: it has no href")
-        if kwargs.get("encoding") is None:
-            kwargs["encoding"] = self.encoding
+        if (self._encoding or self._inferred) != "utf-8" or "encoding" in kwargs:
+            self._page_encoding(kwargs)  # the links of a UTF-8 page skip it: most pages
         return Request(self.urljoin(href), callback, **kwargs)
 
     def follow_all(
@@ -385,30 +391,23 @@ class Response:
         assert urls is not None
         if isinstance(urls, str | bytes) or not isinstance(urls, Iterable):
             raise TypeError(f"follow_all(urls=...) takes an iterable of links, not {urls!r}")
-        if kwargs.get("encoding") is None:
-            kwargs["encoding"] = self.encoding
-        return self._follow_each(urls, callback, kwargs)
+        self._page_encoding(kwargs)
+        resolve = self._links.resolve  # absolute links too, as follow() and urljoin() give them
+        absolutes = map(resolve, link_hrefs(urls))
+        return (
+            Request(url, callback, **kwargs) for url in absolutes if url.startswith(_FOLLOWABLE)
+        )
 
-    def _follow_each(
-        self,
-        urls: Iterable[str | Selector | Link],
-        callback: Callback | None,
-        kwargs: dict[str, Any],
-    ) -> Iterator[Request]:
-        resolve = self._links.resolve
-        for item in urls:
-            try:
-                href = href_of(item)
-            except NotALink:
-                continue
-            if not href:
-                continue
-            href = href.strip()
-            if not href or href.startswith(_NOT_LINKS):
-                continue
-            absolute = resolve(href)  # as follow() and urljoin() give it, even if absolute
-            if absolute.startswith(_FOLLOWABLE):
-                yield Request(absolute, callback, **kwargs)
+    def _page_encoding(self, kwargs: dict[str, Any]) -> None:
+        """Give a followed link's Request options the page's encoding (UTF-8, the
+        Request's default, by leaving it out); an ``encoding`` given is kept."""
+        if kwargs.get("encoding") is not None:
+            return
+        encoding = self._encoding or self._inferred or self.encoding
+        if encoding != "utf-8":
+            kwargs["encoding"] = encoding
+        elif "encoding" in kwargs:
+            del kwargs["encoding"]  # encoding=None: the page's
 
     def replace(self, *, cls: type[Self] | None = None, **changes: Any) -> Self:
         """A copy with some arguments changed, of the same class unless ``cls`` says.

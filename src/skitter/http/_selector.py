@@ -82,7 +82,7 @@ class PageSelector(Selector):
     __init__ = parsel.Selector.__init__
 
     @classmethod
-    def of(cls, response: Response, text: str, kind: str) -> PageSelector:
+    def of(cls, response: Response, text: str, kind: str | None) -> PageSelector:
         """The selector of ``response`` (its text already decoded, its type chosen)."""
         selector: PageSelector = cls(text=text, type=kind, base_url=response.url)
         selector._response = weakref.ref(response)
