@@ -111,6 +111,7 @@ PINNED = {
         "OriginPolicy",
         "OriginWhenCrossOriginPolicy",
         "SameOriginPolicy",
+        "Selector",
         "StrictOriginPolicy",
         "StrictOriginWhenCrossOriginPolicy",
         "UnsafeUrlPolicy",

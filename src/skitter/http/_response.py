@@ -6,13 +6,10 @@ on first use and cached, so a callback that only reads ``json()`` never parses H
 
 from __future__ import annotations
 
-import codecs
 import json
-import re
 from collections.abc import Iterable, Iterator, Mapping
-from functools import lru_cache
-from typing import Any, ClassVar, Self
-from urllib.parse import urljoin
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import orjson
 from multidict import CIMultiDict, CIMultiDictProxy
@@ -21,14 +18,15 @@ from w3lib.encoding import (
     html_body_declared_encoding,
     http_content_type_encoding,
     read_bom,
-    resolve_encoding,
     to_unicode,
 )
 
 from skitter._secrets import mask_page_url
+from skitter.http._decoding import auto_detect, body_bytes, text_encoding
 from skitter.http._headers import Headers
-from skitter.http._link import Link
+from skitter.http._link import Link, base_url_of, href_of, link_hrefs
 from skitter.http._request import Callback, Request
+from skitter.http._selector import PageSelector
 from skitter.http._url import LinkResolver
 
 __all__ = ["Response", "ResponseHeaders"]
@@ -39,39 +37,7 @@ ResponseHeaders = (
     CIMultiDict[str] | CIMultiDictProxy[str] | Headers | Mapping[Any, Any] | Iterable[Any] | None
 )
 
-_BASE_HREF = re.compile(
-    rb"<base\s[^>]*href\s*=\s*(?:\"\s*([^\"]+)\"|'\s*([^']+)'|([^\"'\s>]+))", re.IGNORECASE
-)
 _FOLLOWABLE = ("http://", "https://")
-_UTF8_NAMES = frozenset({"utf-8", "utf8", "ascii", "us-ascii"})
-_NOT_LINKS = ("javascript:", "mailto:", "tel:", "data:", "#")
-
-
-def _auto_detect(body: bytes) -> str:
-    """Encoding for a body that declares none: UTF-8 if it decodes, else Windows-1252.
-
-    Browsers fall back the same way; a statistical detector guesses wrong too often on
-    short pages and costs more than the parse.
-    """
-    try:
-        body.decode("utf-8")
-    except UnicodeDecodeError:
-        return "cp1252"
-    return "utf-8"
-
-
-@lru_cache(maxsize=256)
-def _text_encoding(name: str | None) -> str | None:
-    """``name`` resolved as browsers do (w3lib), if it names a *text* encoding.
-
-    Python also has codecs from bytes to bytes (base64, hex, zlib) and from str to str
-    (rot13); a page that declares one of those, or a name nobody knows, has declared
-    nothing usable, so the next source of the encoding is asked instead.
-    """
-    resolved = resolve_encoding(name) if name else None
-    if resolved is None or not codecs.lookup(resolved)._is_text_encoding:
-        return None
-    return resolved
 
 
 class Response:
@@ -85,6 +51,9 @@ class Response:
 
     #: The parsel selector type; None: XML for an XML Content-Type, else HTML.
     selector_type: ClassVar[str | None] = None
+    #: The encoding tried first for a body that declares none (Scrapy's name); UTF-8,
+    #: then Windows-1252, are tried after it.
+    _DEFAULT_ENCODING: ClassVar[str] = "utf-8"
     #: The constructor arguments that are also attributes (Scrapy's name): ``replace``
     #: and ``copy`` carry them. A subclass with arguments of its own appends them.
     attributes: ClassVar[tuple[str, ...]] = (
@@ -99,19 +68,21 @@ class Response:
     )
 
     __slots__ = (
+        "__weakref__",
+        "_body",
         "_encoding",
+        "_flags",
         "_headers",
+        "_inferred",
         "_raw_headers",
         "_resolver",
         "_selector",
         "_text",
-        "body",
-        "flags",
+        "_url",
         "ip_address",
         "protocol",
         "request",
         "status",
-        "url",
     )
 
     def __init__(
@@ -129,27 +100,66 @@ class Response:
     ) -> None:
         if url.__class__ is not str and not isinstance(url, str):
             raise TypeError(f"{type(self).__name__} url must be str, got {type(url).__name__}")
-        self.url = url
-        self.status = status
+        self._url = url
+        # Scrapy takes "301" too (a status read from a header or a file).
+        self.status = status if status.__class__ is int else int(status)
         self._headers: Headers | None = None
         self._raw_headers: CIMultiDict[str] | CIMultiDictProxy[str] | None = None
         if headers:
             self.headers = headers.copy() if isinstance(headers, Headers) else headers
-        self.body = body if isinstance(body, bytes) else _body_bytes(body, encoding, self)
+        self._body = body if isinstance(body, bytes) else body_bytes(body, encoding, self)
         #: The request this response answers; None for a response made by hand without
         #: one (as in Scrapy: nothing is invented).
         self.request: Request | None = request
-        self.flags = flags if flags is not None else []
+        self._flags = flags  # a list made on first read: most responses have no flags
         self.ip_address = ip_address
         #: What was spoken: ``"HTTP/1.1"``, ``"HTTP/2"`` (Scrapy's attribute); None
         #: for a response not from the network (``data:``, ``file:``, made by hand).
         self.protocol = protocol
-        if encoding is not None and _text_encoding(encoding) is None:
+        if encoding is not None and text_encoding(encoding) is None:
             raise ValueError(f"Response(encoding={encoding!r}): not a known text encoding")
+        #: The encoding given to the constructor (kept as given), else None.
         self._encoding = encoding
+        #: The encoding found from the BOM, headers or body, once ``_decode`` ran.
+        self._inferred: str | None = None
         self._text: str | None = None
         self._selector: Selector | None = None
         self._resolver: LinkResolver | None = None
+
+    # -- read-only attributes -----------------------------------------------------------
+    # The text, selector and link base are derived from url and body and cached: a new
+    # url or body is a new response (``replace``), as in Scrapy.
+    def _refuse_url(self, value: str) -> None:
+        raise AttributeError(f"{type(self).__name__}.url is read-only: use replace(url=...)")
+
+    def _refuse_body(self, value: bytes) -> None:
+        raise AttributeError(f"{type(self).__name__}.body is read-only: use replace(body=...)")
+
+    # Read through a C getter (attrgetter), not a Python function: the engine, the
+    # middlewares and callbacks read them many times a page.
+    if TYPE_CHECKING:
+
+        @property
+        def url(self) -> str: ...
+
+        @property
+        def body(self) -> bytes: ...
+
+    else:
+        url = property(attrgetter("_url"), _refuse_url, doc="The page's URL.")
+        body = property(attrgetter("_body"), _refuse_body, doc="The page's bytes.")
+
+    @property
+    def flags(self) -> list[str]:
+        """Labels for the log line (``cached``, ``redirected``...), as Scrapy's."""
+        flags = self._flags
+        if flags is None:
+            flags = self._flags = []
+        return flags
+
+    @flags.setter
+    def flags(self, value: list[str] | None) -> None:
+        self._flags = value
 
     # -- headers ---------------------------------------------------------------------------
     @property
@@ -228,10 +238,13 @@ class Response:
         Content-Type charset, then a <meta> or XML declaration, then UTF-8 if the bytes
         are valid UTF-8, else Windows-1252. A declared charset that is not a text
         encoding (``base64``, ``rot13``, an unknown name) counts as not declared."""
-        if self._encoding is None:
+        given = self._encoding
+        if given is not None:
+            return given
+        if self._inferred is None:
             self._decode()
-        assert self._encoding is not None
-        return self._encoding
+        assert self._inferred is not None
+        return self._inferred
 
     @property
     def text(self) -> str:
@@ -241,9 +254,9 @@ class Response:
         return self._text
 
     def _decode(self) -> None:
-        body = self.body
+        body = self._body
         if self._encoding is not None:
-            given = _text_encoding(self._encoding)
+            given = text_encoding(self._encoding)
             assert given is not None  # checked by __init__
             self._text = to_unicode(body, given)
             return
@@ -253,29 +266,56 @@ class Response:
             body = body[len(bom) :]
         else:
             encoding = (
-                _text_encoding(http_content_type_encoding(self.header("Content-Type")))
-                or _text_encoding(html_body_declared_encoding(body))
-                or _auto_detect(body)
+                self._headers_encoding()
+                or text_encoding(html_body_declared_encoding(body))
+                or auto_detect(body, self._DEFAULT_ENCODING)
             )
             if encoding in ("utf-16", "utf-32"):
                 encoding += "-be"  # no BOM: big-endian, as the Unicode standard says
-        self._encoding = encoding
+        self._inferred = encoding
         self._text = to_unicode(body, encoding)
+
+    def _headers_encoding(self) -> str | None:
+        """The Content-Type's charset, if it names a text encoding (Scrapy's name)."""
+        return text_encoding(http_content_type_encoding(self.header("Content-Type")))
+
+    def _declared_encoding(self) -> str | None:
+        """The encoding the response states, before any guess (Scrapy's name): the one
+        given to the constructor, else the BOM's, the Content-Type's, the body's own."""
+        if self._encoding is not None:
+            return self._encoding
+        encoding, bom = read_bom(self._body)
+        if encoding is not None and bom is not None:
+            return encoding
+        return self._headers_encoding() or text_encoding(html_body_declared_encoding(self._body))
+
+    def _body_inferred_encoding(self) -> str:
+        """The encoding the bytes themselves suggest, whatever is declared."""
+        return auto_detect(self._body, self._DEFAULT_ENCODING)
 
     def declared_encoding(self) -> str | None:
         """The encoding named in the body itself, if any (for diagnostics)."""
-        return html_body_declared_encoding(self.body)
+        return html_body_declared_encoding(self._body)
 
     # -- selectors -------------------------------------------------------------------
+    def _selector_kind(self) -> str | None:
+        """The parsel type the body reads as: the class's, else XML for an XML
+        Content-Type, else None: parsel's guess (JSON if the text is JSON, else HTML),
+        as Scrapy leaves it for a plain text response."""
+        kind = self.selector_type
+        if kind is None:
+            content_type = (self.header("Content-Type") or "").lower()
+            if "xml" in content_type and "html" not in content_type:
+                kind = "xml"
+        return kind
+
     @property
     def selector(self) -> Selector:
-        if self._selector is None:
-            kind = self.selector_type
-            if kind is None:
-                content_type = (self.header("Content-Type") or "").lower()
-                kind = "xml" if "xml" in content_type and "html" not in content_type else "html"
-            self._selector = Selector(text=self.text, type=kind, base_url=self.url)
-        return self._selector
+        """The page's parsel selector (Scrapy's ``Selector``), made on first use."""
+        selector = self._selector
+        if selector is None:
+            selector = self._selector = PageSelector.of(self, self.text, self._selector_kind())
+        return selector
 
     def css(self, query: str) -> SelectorList[Selector]:
         return self.selector.css(query)
@@ -293,7 +333,7 @@ class Response:
         encoding, or no JSON at all) by the standard library from ``text``, as Scrapy
         does, so the error is ``json.JSONDecodeError`` (a ValueError) with its message."""
         try:
-            return orjson.loads(self.body)
+            return orjson.loads(self._body)
         except orjson.JSONDecodeError:
             return json.loads(self.text)
 
@@ -307,14 +347,7 @@ class Response:
     def _links(self) -> LinkResolver:
         resolver = self._resolver
         if resolver is None:
-            base = self.url
-            head = self.body[:4096]
-            if b"<base" in head or b"<BASE" in head:
-                match = _BASE_HREF.search(head)
-                if match:
-                    href = next(group for group in match.groups() if group is not None)
-                    base = urljoin(self.url, href.strip().decode("ascii", "replace"))
-            resolver = self._resolver = LinkResolver(base)
+            resolver = self._resolver = LinkResolver(base_url_of(self._url, self._body))
         return resolver
 
     def urljoin(self, url: str) -> str:
@@ -323,15 +356,16 @@ class Response:
     def follow(
         self, url: str | Selector | Link, callback: Callback | None = None, **kwargs: Any
     ) -> Request:
-        """A Request for ``url`` (absolute, relative, a ``Link``, or an ``<a>``/attribute
-        selector)."""
-        href = _href(url)
+        """A Request for ``url`` (absolute, relative, a ``Link``, an ``<a>``/``<link>``
+        element, an element with a ``src``, or an attribute selector), in the page's
+        encoding unless ``encoding`` says otherwise (a non-ASCII query is
+        percent-encoded in it, as browsers and Scrapy send it)."""
+        href = href_of(url)
         if href is None:
             raise ValueError(f"cannot follow {url!r}: it has no href")
-        absolute = self.urljoin(href)
-        if not absolute.isascii():
-            kwargs = self._link_options(kwargs)
-        return Request(absolute, callback, **kwargs)
+        if (self._encoding or self._inferred) != "utf-8" or "encoding" in kwargs:
+            self._page_encoding(kwargs)  # the links of a UTF-8 page skip it: most pages
+        return Request(self.urljoin(href), callback, **kwargs)
 
     def follow_all(
         self,
@@ -342,52 +376,63 @@ class Response:
         xpath: str | None = None,
         **kwargs: Any,
     ) -> Iterator[Request]:
-        """Requests for many links. Links that cannot be fetched over HTTP (``mailto:``,
-        ``javascript:``, bare fragments, empty hrefs) are skipped, as a link extractor
-        would; give exactly one of ``urls``, ``css`` or ``xpath``."""
+        """Requests for many links, as ``follow`` makes them. Links that cannot be
+        fetched over HTTP (``mailto:``, ``javascript:``, bare fragments, empty hrefs)
+        and selections that are not links are skipped, as a link extractor would;
+        give exactly one of ``urls``, ``css`` or ``xpath`` (checked at the call)."""
         if sum(x is not None for x in (urls, css, xpath)) != 1:
-            raise ValueError("follow_all takes exactly one of urls, css or xpath")
+            raise ValueError(
+                "Please supply exactly one of the following arguments: urls, css, xpath"
+            )
         if css is not None:
             urls = self.css(css)
         elif xpath is not None:
             urls = self.xpath(xpath)
         assert urls is not None
-        resolve = self._links.resolve
-        for item in urls:
-            href = _href(item)
-            if not href:
-                continue
-            href = href.strip()
-            if not href or href.startswith(_NOT_LINKS):
-                continue
-            absolute = resolve(href)  # as follow() and urljoin() give it, even if absolute
-            if absolute.startswith(_FOLLOWABLE):
-                if absolute.isascii():
-                    yield Request(absolute, callback, **kwargs)
-                else:  # only then may the page's encoding matter
-                    yield Request(absolute, callback, **self._link_options(kwargs))
+        if isinstance(urls, str | bytes) or not isinstance(urls, Iterable):
+            raise TypeError(f"follow_all(urls=...) takes an iterable of links, not {urls!r}")
+        self._page_encoding(kwargs)
+        resolve = self._links.resolve  # absolute links too, as follow() and urljoin() give them
+        absolutes = map(resolve, link_hrefs(urls))
+        return (
+            Request(url, callback, **kwargs) for url in absolutes if url.startswith(_FOLLOWABLE)
+        )
 
-    def _link_options(self, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """A followed link's Request options: the page's encoding unless UTF-8 (its
-        links' queries are then percent-encoded in it, as Scrapy's ``follow`` does)."""
-        encoding = self.encoding
-        if encoding in _UTF8_NAMES or "encoding" in kwargs:
-            return kwargs
-        return {**kwargs, "encoding": encoding}
+    def _page_encoding(self, kwargs: dict[str, Any]) -> None:
+        """Give a followed link's Request options the page's encoding (UTF-8, the
+        Request's default, by leaving it out); an ``encoding`` given is kept."""
+        if kwargs.get("encoding") is not None:
+            return
+        encoding = self._encoding or self._inferred or self.encoding
+        if encoding != "utf-8":
+            kwargs["encoding"] = encoding
+        elif "encoding" in kwargs:
+            del kwargs["encoding"]  # encoding=None: the page's
 
     def replace(self, *, cls: type[Self] | None = None, **changes: Any) -> Self:
-        """A copy with some arguments changed, of the same class unless ``cls`` says."""
+        """A copy with some arguments changed, of the same class unless ``cls`` says.
+
+        The encoding goes with it when given; a text response's inferred one too when
+        the body or headers change (Scrapy's rule: a new body keeps the page's
+        encoding unless ``encoding`` is given), else the copy infers the same again."""
         kwargs: dict[str, Any] = {
-            "url": self.url,
+            "url": self._url,
             "status": self.status,
             "headers": self._headers_argument(),
-            "body": self.body,
+            "body": self._body,
             "request": self.request,
             "flags": list(self.flags),
             "ip_address": self.ip_address,
             "protocol": self.protocol,
+            "encoding": self._encoding,
         }
-        for name in type(self).attributes:
+        attributes = type(self).attributes
+        if self._encoding is None and "encoding" in attributes and "encoding" not in changes:
+            if "body" in changes or "headers" in changes:
+                kwargs["encoding"] = self.encoding
+            else:
+                kwargs["encoding"] = self._inferred
+        for name in attributes:
             if name not in kwargs:
                 kwargs[name] = getattr(self, name)
         kwargs.update(changes)
@@ -401,39 +446,3 @@ class Response:
         # As a request's: log lines name responses so, credentials in the URL masked.
         url = self.url
         return f"<{self.status} {mask_page_url(url) if '@' in url else url}>"
-
-
-def _body_bytes(body: object, encoding: str | None, response: Response) -> bytes:
-    cls = type(response).__name__
-    if body is None:
-        return b""
-    if isinstance(body, str):
-        if encoding is None:
-            raise TypeError(f"{cls}: a str body needs encoding= to be turned into bytes")
-        given = _text_encoding(encoding)
-        if given is None:
-            raise ValueError(f"{cls}(encoding={encoding!r}): not a known text encoding")
-        return body.encode(given)
-    if isinstance(body, bytes | bytearray | memoryview):
-        return bytes(body)
-    raise TypeError(f"{cls} body must be bytes or str, got {type(body).__name__}")
-
-
-def _href(item: str | Selector | Link) -> str | None:
-    if item is None:
-        raise ValueError("url can't be None")
-    if isinstance(item, str):
-        return item
-    if isinstance(item, Link):
-        return item.url
-    if isinstance(item, Selector):
-        root = item.root
-        if isinstance(root, str):  # an attribute or text selection: its value is the URL
-            return root
-        href = item.attrib.get("href")
-        if href is None:
-            href = item.attrib.get("src")
-        return href
-    if isinstance(item, SelectorList):
-        raise ValueError(f"cannot follow a SelectorList ({item!r}): use follow_all")
-    raise TypeError(f"cannot follow a {type(item).__name__}")

@@ -30,9 +30,12 @@ __all__ = [
 
 
 class TextResponse(Response):
-    """A response whose body is text."""
+    """A response whose body is text. Its encoding is one of its ``attributes``: a
+    copy with a new body (``replace(body=...)``) keeps the page's encoding, as in
+    Scrapy."""
 
     __slots__ = ()
+    attributes: ClassVar[tuple[str, ...]] = (*Response.attributes, "encoding")
 
 
 class HtmlResponse(TextResponse):

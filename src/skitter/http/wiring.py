@@ -33,6 +33,7 @@ from skitter.http._response_types import (
     class_from_mime,
 )
 from skitter.http._scope import LOCAL_SCHEMES, parse_entry
+from skitter.http._selector import Selector
 from skitter.http._url import add_http_if_no_scheme, url_netloc
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "OriginPolicy",
     "OriginWhenCrossOriginPolicy",
     "SameOriginPolicy",
+    "Selector",
     "StrictOriginPolicy",
     "StrictOriginWhenCrossOriginPolicy",
     "UnsafeUrlPolicy",
