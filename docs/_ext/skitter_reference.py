@@ -459,7 +459,8 @@ STATS_GROUPS = {
     "item_error_count": "Items a pipeline failed on (Scrapy's).",
     "item_scraped_count": "Items that passed every pipeline (Scrapy's).",
     "monitors": "Monitors: their status, periodic runs and failures, the report.",
-    "multiproc": "A --processes crawl: processes, workers replaced, coordinator calls, CPU.",
+    "multiproc": "A --processes crawl: processes, workers replaced, coordinator calls, CPU, "
+    "the longest spawn-to-first-lease of a worker.",
     "offsite": "Requests dropped outside allowed_domains, and their domains (Scrapy's).",
     "pipeline": "Errors of each item pipeline.",
     "proxy": "The proxy pool: requests, failures and blocks per proxy, tiers, proxies down.",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import sys
 from collections import Counter
@@ -157,6 +158,10 @@ async def test_two_processes_fetch_every_page_once_and_feed_every_item_once(
     assert set(items.values()) == {1}
     assert _urls(items) == _every_page(site)
     assert "multiproc/processes" in output
+    # How long the slower worker took from its spawn to its first lease: start-up cost.
+    start = re.search(r"multiproc/worker_start_seconds\W+([0-9.]+)", output)
+    assert start is not None, output
+    assert float(start[1]) > 0
 
 
 async def test_a_worker_killed_mid_crawl_the_crawl_finishes_with_every_item_once(

@@ -18,6 +18,10 @@ be stored is refused here as it would be there; each with its task key, priority
 age, so that the coordinator drops a repeated link without decoding it
 (``Frontier.plain_duplicate``).
 
+A key the coordinator answers 0 is a promise that the push follows: until it does, a
+push of that key from any page is told MERGED (concurrent pages link to the same new
+pages); a push that will not follow says ``release``.
+
 Settling calls (``ack``, ``nack``, ``mark_bad``) carry what ``extra`` returns for the
 lease (the worker's items of that task): the coordinator stores them only once it has
 accepted the attempt, so a worker killed before it settled a task leaves none behind.
@@ -152,6 +156,12 @@ class FrameChannel:
         self._outbox.send([call_id, op, *args])
         return await future
 
+    def post(self, op: str, *args: Any) -> None:
+        """Send a call whose answer nobody waits for (it can be sent from a ``finally``
+        of a cancelled task: nothing is awaited)."""
+        if not self._closed:
+            self._outbox.send([next(self._ids), op, *args])
+
     async def _read(self) -> None:
         while (batch := await read_frame(self._reader)) is not None:
             for message in batch:
@@ -224,14 +234,25 @@ class RemoteFrontier(Frontier):
             for i, request in enumerate(requests)
         ]
         # Two steps: the keys first; only the requests the coordinator cannot drop as
-        # plain repeats (most links are) are encoded and sent.
-        outcomes: list[int] = await self.channel.call("known", keys, now)
+        # plain repeats (most links are) are encoded and sent. A key answered 0 is
+        # promised to come (the coordinator tells other pushers of it MERGED): if it
+        # will not (an encoding refused, a cancel before the push is sent), say so.
+        channel = self.channel
+        try:
+            outcomes: list[int] = await channel.call("known", keys, now)
+        except asyncio.CancelledError:
+            channel.post("release", [key[0] for key in keys if key[3]])
+            raise
         todo = [i for i, outcome in enumerate(outcomes) if not outcome]
         if todo:
             spider = self._spider
-            wire = [[*keys[i], encode_request(requests[i], spider)] for i in todo]
+            try:
+                wire = [[*keys[i], encode_request(requests[i], spider)] for i in todo]
+            except BaseException:
+                channel.post("release", [keys[i][0] for i in todo if keys[i][3]])
+                raise
             flags = [force[i] for i in todo] if force else None
-            pushed = await self.channel.call("push", wire, now, flags)
+            pushed = await channel.call("push", wire, now, flags)
             for i, outcome in zip(todo, pushed, strict=True):
                 outcomes[i] = outcome
         return [PushOutcome(outcome) for outcome in outcomes]

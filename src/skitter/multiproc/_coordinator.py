@@ -104,6 +104,10 @@ class Coordinator:
         #: The rate set from the dashboard (None: each worker's share of the settings').
         self._rate: tuple[float | None, float | None] | None = None
         self._closed = False
+        #: When each worker was spawned (monotonic), until its first lease; the longest
+        #: spawn-to-first-lease seen: what starting a worker costs the crawl.
+        self._spawned: dict[int, float] = {}
+        self.worker_start = 0.0
 
     # -- the crawl ------------------------------------------------------------------------
     async def run(self) -> dict[str, Any]:
@@ -179,6 +183,7 @@ class Coordinator:
             merged["multiproc/requests_pushed"] = self.service.pushed
             merged["multiproc/requests_decoded"] = self.service.decoded
         merged["multiproc/processes"] = self.processes
+        merged["multiproc/worker_start_seconds"] = round(self.worker_start, 3)
         merged["multiproc/workers_replaced"] = self._respawns
         return merged
 
@@ -189,6 +194,7 @@ class Coordinator:
     async def _keep(self, index: int) -> None:
         """Run worker ``index`` until it ends cleanly, replacing it if it dies."""
         while True:
+            self._spawned[index] = time.monotonic()
             proc = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
@@ -270,6 +276,8 @@ class Coordinator:
         elif op in _ASIDE:
             return self._aside(op, args)
         else:
+            if op == "lease" and (spawned := self._spawned.pop(index, None)) is not None:
+                self.worker_start = max(self.worker_start, time.monotonic() - spawned)
             return await self.service.handle(index, op, args)
         return None
 

@@ -16,6 +16,15 @@ handed tasks put back in its stash at once, for the worker that takes its place:
 retry is spent and nothing waits for a lease to expire. Its old tokens are forgotten,
 so a settle from the dead attempt could never land.
 
+**Links in flight.** A worker pushes in two steps: the task keys (``known``), then
+in full the requests the coordinator cannot drop from the key alone. Pages crawled at
+the same time link to the same new pages, so between the two steps another page's push
+asks for the same key: it is told MERGED (the first asker's push, at the same or a
+higher priority, is on its way) instead of sending, and having decoded, a second copy.
+The promise ends with the first asker's push (or its ``release``, or its worker's end):
+a worker killed in between leaves its page unsettled, and that page, run again, pushes
+its links again.
+
 **Items** come with the call that settles a task; ``store_items`` writes them before the
 frontier records the task settled (the rule of the one-process crawl: items flushed
 before the ack), and only for a token that is still handed out.
@@ -25,6 +34,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import logging
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -37,12 +47,15 @@ from skitter.scheduler import slot_key
 
 __all__ = ["FrontierService", "owner_of"]
 
+log = logging.getLogger("skitter.multiproc")
+
 #: Leases the service may hold in stashes for all workers together.
 STASH_MAX = 20_000
 #: The fewest tasks leased from the real frontier at once when there are stashes.
 BATCH = 64
 #: Requests whose bytes, as pushed, are kept to be sent as such when leased.
 WIRE_MAX = 50_000
+_MERGED = int(PushOutcome.MERGED)
 
 
 def owner_of(request: Request, workers: int, slot_of: Callable[[Request], str] = slot_key) -> int:
@@ -104,6 +117,9 @@ class FrontierService:
         self.calls = 0
         #: Requests pushed, and those of them decoded (not dropped as plain repeats).
         self.pushed = self.decoded = 0
+        #: Keys answered "not known" whose push is still to come: key -> [worker,
+        #: priority, askers told MERGED meanwhile] (see the module).
+        self._promised: dict[Any, list[int]] = {}
         #: Added to ``processing`` while start requests are still to come (worker 0
         #: feeds them), so no worker takes an empty queue for the end of the crawl.
         self.pending_starts = False
@@ -155,7 +171,12 @@ class FrontierService:
             await self.frontier.renew(held, now, lease_seconds)
 
     def worker_lost(self, worker: int) -> int:
-        """Worker ``worker`` is gone: its handed tasks wait in its stash for the next."""
+        """Worker ``worker`` is gone: its handed tasks wait in its stash for the next;
+        the pushes it promised will not come (the pages that found those links run
+        again and push them again)."""
+        promised = self._promised
+        for key in [key for key, promise in promised.items() if promise[0] == worker]:
+            del promised[key]
         lost = [token for token, (owner, _) in self._handed.items() if owner == worker]
         stash = self._stash[worker]
         for token in lost:
@@ -208,7 +229,20 @@ class FrontierService:
         self, worker: int, wire: list[list[Any]], now: float, force: list[bool] | None
     ) -> list[int]:
         """Each entry is ``[key, priority, age, plain, encoded request]``: a plain repeat
-        that would change nothing is answered without decoding it (most links are)."""
+        that would change nothing is answered without decoding it (most links are).
+        The worker's promises of these keys are kept, or released if the push fails."""
+        try:
+            outcomes = await self._push(wire, now, force)
+        except BaseException:
+            await self.release(worker, [entry[0] for entry in wire if entry[3]])
+            raise
+        promised = self._promised
+        for key, _, _, plain, _ in wire:
+            if plain and (promise := promised.get(key)) is not None and promise[0] == worker:
+                del promised[key]
+        return outcomes
+
+    async def _push(self, wire: list[list[Any]], now: float, force: list[bool] | None) -> list[int]:
         frontier, spider = self.frontier, self._spider
         duplicate = frontier.plain_duplicate
         outcomes: list[int] = []
@@ -244,14 +278,44 @@ class FrontierService:
 
     async def known(self, worker: int, keys: list[list[Any]], now: float) -> list[int]:
         """For each ``[key, priority, age, plain]``, the outcome of a plain repeat that
-        would change nothing, else 0: the worker sends those requests in full."""
+        would change nothing, else 0: the worker sends those requests in full. A key
+        already answered 0 to a push still to come is MERGED at the same or a lower
+        priority (see the module)."""
         duplicate = self.frontier.plain_duplicate
+        promised = self._promised
         out = []
         for key, priority, age, plain in keys:
-            known = duplicate(key, priority, age, now) if plain else None
-            out.append(0 if known is None else int(known))
+            if not plain:
+                out.append(0)
+            elif (known := duplicate(key, priority, age, now)) is not None:
+                out.append(int(known))
+            elif (promise := promised.get(key)) is None:
+                promised[key] = [worker, priority, 0]
+                out.append(0)
+            elif priority <= promise[1]:
+                promise[2] += 1
+                out.append(_MERGED)
+            else:  # a higher priority: only the frontier can merge it
+                out.append(0)
         self.pushed += len(keys)
         return out
+
+    async def release(self, worker: int, keys: list[Any]) -> None:
+        """``worker`` will not push ``keys`` after all (it could not encode them, or its
+        push was cancelled): their promises end. Links told MERGED on the strength of
+        one were dropped: said loudly, it should never happen."""
+        for key in keys:
+            promise = self._promised.get(key)
+            if promise is None or promise[0] != worker:
+                continue
+            del self._promised[key]
+            if promise[2]:
+                log.warning(
+                    "%d link(s) to task %s were dropped as repeats of a push that did not "
+                    "come (the request could not be queued)",
+                    promise[2],
+                    key,
+                )
 
     async def reclaim(self, worker: int, now: float) -> int:
         return await self.frontier.reclaim_expired(now)
@@ -291,6 +355,7 @@ class FrontierService:
             "renew",
             "push",
             "known",
+            "release",
             "reclaim",
             "counts",
             "next_due",

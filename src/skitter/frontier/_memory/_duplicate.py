@@ -14,8 +14,16 @@ from __future__ import annotations
 from skitter.frontier._base import PushOutcome
 from skitter.frontier._memory._finished import lastcrawltime_of
 from skitter.frontier._memory._queue import MemoryTaskQueue
-from skitter.frontier._memory._records import PRIORITY_BARS, PROCESSING, WHERE
-from skitter.frontier._memory._task import TaskKey, task_key
+from skitter.frontier._memory._records import (
+    KEY,
+    PRIORITY_BARS,
+    PROCESSING,
+    READY,
+    SEQ_BITS,
+    SEQ_MASK,
+    WHERE,
+)
+from skitter.frontier._memory._task import MAX_PRIORITY, TaskKey, task_key
 
 __all__ = ["plain_duplicate"]
 
@@ -30,7 +38,17 @@ def plain_duplicate(
     if rec is not None:
         if isinstance(rec, bytes):
             return PushOutcome.MERGED if rec < PRIORITY_BARS.get(priority, b"") else None
-        return PushOutcome.IGNORED if rec[WHERE] == PROCESSING else None
+        where = rec[WHERE]
+        if where == PROCESSING:
+            return PushOutcome.IGNORED
+        # A ready task kept unpacked (a callback with no table to pack it by, meta...):
+        # the merge changes nothing unless the priority is higher.
+        if where != READY or priority.__class__ is not int:
+            return None
+        if not -MAX_PRIORITY < priority < MAX_PRIORITY:
+            return None
+        place: int = rec[KEY]
+        return PushOutcome.MERGED if (place & SEQ_MASK) - (priority << SEQ_BITS) >= place else None
     done = queue._finished.get(tk)
     if done is None or (age >= 0 and lastcrawltime_of(done) + age <= now):
         return None
