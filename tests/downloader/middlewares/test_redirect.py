@@ -11,6 +11,7 @@ from multidict import CIMultiDict
 from skitter.downloader import Downloader, RedirectMiddleware
 from skitter.exceptions import RedirectError
 from skitter.http import Request, Response
+from skitter.utils.test import get_crawler
 
 from ..conftest import MakeDownloader, MemoryStats
 
@@ -249,3 +250,25 @@ def test_allow_offsite_does_not_follow_a_redirect_to_another_host() -> None:
     for location in ("http://b.test/", "//b.test/", "http://a.test@b.test/", "http://A.test.b/"):
         assert "allow_offsite" not in redirect_from(request, location).meta, location
     assert redirect_from(request, "http://b.test/").dont_filter  # the dupe filter's business
+
+
+def test_a_location_without_a_fragment_keeps_the_requests_one() -> None:
+    request = Request("http://a.test/page#part")
+    assert redirect_from(request, "/moved").url == "http://a.test/moved#part"
+    assert redirect_from(request, "/moved#other").url == "http://a.test/moved#other"
+
+
+def test_three_leading_slashes_name_a_host_as_browsers_read_them() -> None:
+    assert redirect_from(Request("http://a.test/x"), "///b.test/y").url == "http://b.test/y"
+
+
+def test_without_a_spider_argument_the_crawlers_spider_decides() -> None:
+    class Spider:
+        handle_httpstatus_list = [302]
+
+    middleware = RedirectMiddleware.from_crawler(get_crawler())
+    assert middleware.crawler is not None
+    middleware.crawler.spider = Spider()
+    request = Request("http://a.test/")
+    response = Response(request.url, 302, CIMultiDict(Location="/b"), request=request)
+    assert middleware.process_response(request, response) is response

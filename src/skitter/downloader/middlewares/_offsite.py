@@ -50,6 +50,10 @@ class OffsiteGuard:
         self._stats = stats
         self._seen: set[str] = set()
 
+    def hosts_seen(self) -> set[str]:
+        """The hosts refused so far (a copy; scheme refusals are left out)."""
+        return {seen for seen in self._seen if not seen.endswith(":")}
+
     def check(self, request: Request) -> None:
         """Return if ``request`` may be downloaded; raise IgnoreRequest if it is offsite
         (InvalidURL if its URL cannot be parsed)."""
@@ -90,6 +94,18 @@ class OffsiteMiddleware:
 
     def __init__(self, guard: OffsiteGuard) -> None:
         self.guard = guard
+        self._spider: Any = None
+
+    @property
+    def domains_seen(self) -> set[str]:
+        """The hosts refused so far (Scrapy's attribute): each is logged and counted in
+        ``offsite/domains`` once."""
+        return self.guard.hosts_seen()
+
+    def should_follow(self, request: Request, spider: Any) -> bool:
+        """Scrapy's hook for subclasses: whether ``request`` may be downloaded. The
+        default is the crawl's scope (``allowed_domains``, ``meta["allow_offsite"]``)."""
+        return self.guard.scope.admits(request)
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> OffsiteMiddleware:
@@ -102,9 +118,13 @@ class OffsiteMiddleware:
         """Scrapy's hook: read the spider's ``allowed_domains`` again (a spider may set
         them in ``__init__``, after this middleware was built)."""
         self.guard.scope = Scope.of(spider)
+        self._spider = spider
 
     def process_request(self, request: Request, spider: Any = None) -> None:
-        self.guard.check(request)
+        if type(self).should_follow is OffsiteMiddleware.should_follow:
+            self.guard.check(request)
+        elif not self.should_follow(request, spider or self._spider):
+            self.guard.refuse(request, request.url, "should_follow")
 
     def request_scheduled(self, request: Request, spider: Any = None) -> None:
         """Scrapy's signal handler of the same check, for code that calls it directly."""
