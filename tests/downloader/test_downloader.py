@@ -15,6 +15,7 @@ from skitter.downloader import (
     CookiesMiddleware,
     DefaultHeadersMiddleware,
     DownloadHandler,
+    HttpAuthMiddleware,
     HttpCompressionMiddleware,
     HttpProxyMiddleware,
     MetaRefreshMiddleware,
@@ -97,6 +98,7 @@ async def test_built_ins_in_order(make_downloader: MakeDownloader) -> None:
         OffsiteMiddleware,
         RobotsTxtMiddleware,
         AutoRenderMiddleware,
+        HttpAuthMiddleware,  # without credentials too: it refuses meta["http_user"]
         DefaultHeadersMiddleware,
         UserAgentMiddleware,
         RetryMiddleware,

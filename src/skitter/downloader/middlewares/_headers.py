@@ -56,9 +56,11 @@ class DefaultHeadersMiddleware:
 
 
 class UserAgentMiddleware:
-    """Sets ``User-Agent``: the spider's ``user_agent`` attribute, else USER_AGENT."""
+    """Sets ``User-Agent``: the spider's ``user_agent`` attribute, else USER_AGENT; with
+    neither (USER_AGENT empty or None) it sends none, and stays in the chain for a
+    ``user_agent`` that Scrapy's ``spider_opened`` brings later."""
 
-    def __init__(self, user_agent: str) -> None:
+    def __init__(self, user_agent: str | None = "Scrapy") -> None:
         self.user_agent = user_agent
 
     @classmethod
@@ -67,12 +69,15 @@ class UserAgentMiddleware:
             getattr(crawler.spider, "user_agent", None)
             or crawler.settings.view(DownloaderSettings).user_agent
         )
-        if not user_agent:
-            raise NotConfigured
-        return cls(user_agent)
+        return cls(user_agent or None)
+
+    def spider_opened(self, spider: Any) -> None:
+        """Scrapy's hook: the spider's ``user_agent`` attribute, when it has one, wins."""
+        self.user_agent = getattr(spider, "user_agent", None) or self.user_agent
 
     def process_request(self, request: Request, spider: Any = None) -> None:
-        request.headers.setdefault("User-Agent", self.user_agent)
+        if self.user_agent:
+            request.headers.setdefault("User-Agent", self.user_agent)
 
 
 #: Scrapy's logger name for the middleware, under skitter's prefix.
