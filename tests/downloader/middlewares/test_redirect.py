@@ -272,3 +272,21 @@ def test_without_a_spider_argument_the_crawlers_spider_decides() -> None:
     request = Request("http://a.test/")
     response = Response(request.url, 302, CIMultiDict(Location="/b"), request=request)
     assert middleware.process_response(request, response) is response
+
+
+def test_a_latin1_location_is_percent_encoded_as_it_came() -> None:
+    request = Request("http://a.test/first")
+    response = Response(request.url, 302, {"Location": "/ação".encode("latin1")}, request=request)
+    result = RedirectMiddleware(MemoryStats()).process_response(request, response)
+    assert isinstance(result, Request)
+    assert result.url == "http://a.test/a%E7%E3o"
+
+
+def test_a_303_leaves_a_get_as_it_was_body_included() -> None:
+    request = Request("http://a.test/", body=b"q", headers={"Content-Type": "text/plain"})
+    result = redirect_from(request, "/b", status=303)
+    assert (result.method, result.body, result.headers["Content-Type"]) == (
+        "GET",
+        b"q",
+        b"text/plain",
+    )

@@ -191,7 +191,7 @@ class RedirectMiddleware(BaseRedirectMiddleware):
         if urlsplit(target).scheme not in ("http", "https"):
             logger.debug("%r: not following redirect to %r", request, target)
             return response
-        to_get = (status == 303 and request.method != "HEAD") or (
+        to_get = (status == 303 and request.method not in ("GET", "HEAD")) or (
             status in (301, 302) and request.method == "POST"
         )
         return self._redirect(request, response, target, status, to_get)
@@ -204,7 +204,13 @@ def _redirect_target(url: str, location: str) -> str:
     """``location`` resolved against ``url`` as browsers do (Scrapy too): three or more
     leading slashes are a host, as two are, under http(s) (the WHATWG URL parser's rule
     for special schemes), and a ``Location`` without a fragment keeps the one of ``url``
-    (RFC 9110, 10.2.2)."""
+    (RFC 9110, 10.2.2). Bytes that are not UTF-8 (a Latin-1 ``Location``, as old servers
+    send) are percent-encoded as they came."""
+    try:
+        location.encode()
+    except UnicodeEncodeError:  # undecodable bytes, kept as surrogates by the header
+        raw = location.encode("utf-8", "surrogateescape")
+        location = "".join(chr(byte) if byte < 0x80 else f"%{byte:02X}" for byte in raw)
     if location.startswith("///") and url.partition(":")[0].lower() in ("http", "https"):
         location = "//" + location.lstrip("/")
     target = safe_url_string(urljoin(url, location))
