@@ -31,7 +31,7 @@ import logging
 from typing import Any, NoReturn
 
 from skitter._types import CrawlContext, StatsSink
-from skitter.exceptions import IgnoreRequest, NotConfigured
+from skitter.exceptions import IgnoreRequest
 from skitter.http import Request, Scope
 from skitter.http.wiring import LOCAL_SCHEMES
 
@@ -89,8 +89,9 @@ class OffsiteGuard:
 
 class OffsiteMiddleware:
     """Refuses requests outside ``spider.allowed_domains`` before they are downloaded
-    (Scrapy's ``scrapy.downloadermiddlewares.offsite.OffsiteMiddleware``). Not
-    configured when ``allowed_domains`` is empty."""
+    (Scrapy's ``scrapy.downloadermiddlewares.offsite.OffsiteMiddleware``). With
+    ``allowed_domains`` empty it checks nothing (the Downloader's guard still judges
+    ``data:`` and ``file:`` requests)."""
 
     def __init__(self, guard: OffsiteGuard) -> None:
         self.guard = guard
@@ -109,10 +110,9 @@ class OffsiteMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> OffsiteMiddleware:
-        scope = Scope.of(crawler.spider)
-        if not scope.restricted:
-            raise NotConfigured
-        return cls(OffsiteGuard(scope, crawler.stats))
+        # Built without allowed_domains too (it then lets every http(s) request through),
+        # as Scrapy's is: spider_opened may bring domains the spider set later.
+        return cls(OffsiteGuard(Scope.of(crawler.spider), crawler.stats))
 
     def spider_opened(self, spider: Any) -> None:
         """Scrapy's hook: read the spider's ``allowed_domains`` again (a spider may set
@@ -121,6 +121,8 @@ class OffsiteMiddleware:
         self._spider = spider
 
     def process_request(self, request: Request, spider: Any = None) -> None:
+        if not self.guard.scope.restricted:
+            return  # nothing to check here; data: / file: meet the Downloader's own guard
         if type(self).should_follow is OffsiteMiddleware.should_follow:
             self.guard.check(request)
         elif not self.should_follow(request, spider or self._spider):
