@@ -29,7 +29,6 @@ from skitter.exceptions import IgnoreRequest, NotConfigured, ScrapyDeprecationWa
 from skitter.http import Request, Response, TextResponse
 from skitter.responsetypes import responsetypes
 from skitter.settings import DownloaderSettings
-from skitter.signals import spider_opened
 from skitter.utils.gz import gunzip
 from skitter.utils.wiring import DecompressionMaxSizeExceeded, inflate, unbrotli, unzstd
 
@@ -117,9 +116,11 @@ class HttpCompressionMiddleware:
         self.stats = crawler.stats
         self._max_size = limits.download_maxsize
         self._warn_size = limits.download_warnsize
-        signals = getattr(crawler, "signals", None)
-        if signals is not None:
-            signals.connect(self.open_spider, signal=spider_opened)
+        # The spider exists when the downloader builds its middlewares: read it now
+        # rather than listen for spider_opened, which a crawl nobody listens to skips.
+        spider = getattr(crawler, "spider", None)
+        if spider is not None:
+            self.open_spider(spider)
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> HttpCompressionMiddleware:
