@@ -167,6 +167,10 @@ PINNED = {
         "serve_practice_site",
     ],
     "skitter.utils.wiring": [
+        "DecompressionMaxSizeExceeded",
+        "inflate",
+        "unbrotli",
+        "unzstd",
         "write_whole",
     ],
     "skitter": [
@@ -300,6 +304,14 @@ PINNED = {
     ],
     "skitter.downloadermiddlewares.stats": [
         "DownloaderStats",
+        "get_header_size",
+    ],
+    "skitter.downloadermiddlewares.downloadtimeout": [
+        "DownloadTimeoutMiddleware",
+    ],
+    "skitter.utils.gz": [
+        "gunzip",
+        "gzip_magic_number",
     ],
     "skitter.extensions": [],
     "skitter.extensions.feedexport": [

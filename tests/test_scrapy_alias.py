@@ -58,6 +58,35 @@ def test_scrapy_names_are_skitter_modules_and_the_alias_says_so(tmp_path: Path) 
     assert "Scrapy alias on: 'import scrapy' loads skitter" in result.stderr
 
 
+def test_skitter_records_carry_scrapy_names_while_the_alias_is_on(tmp_path: Path) -> None:
+    result = _run(
+        tmp_path,
+        """
+        import logging
+        from skitter.scrapy_alias import install, uninstall
+        names = []
+        class Keep(logging.Handler):
+            def emit(self, record):
+                names.append(record.name)
+        logging.getLogger().addHandler(Keep())
+        install()
+        for name in ("skitter", "skitter.downloadermiddlewares.retry", "skitterish", "other"):
+            logging.getLogger(name).warning("x")
+        uninstall()
+        logging.getLogger("skitter.x").warning("x")
+        print(" ".join(names))
+        """,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [
+        "scrapy",
+        "scrapy.downloadermiddlewares.retry",
+        "skitterish",
+        "other",
+        "skitter.x",
+    ]
+
+
 def test_a_module_skitter_lacks_is_missing_not_faked(tmp_path: Path) -> None:
     result = _run(
         tmp_path,

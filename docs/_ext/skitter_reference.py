@@ -452,6 +452,8 @@ STATS_GROUPS = {
     "finish_time": "When the crawl ended (Scrapy's).",
     "frontier": "Stored tasks found invalid and quarantined (Redis).",
     "httpcache": "The HTTP cache (Scrapy's): hits, misses, stores, revalidations, errors.",
+    "httpcompression": "Bodies HttpCompressionMiddleware decoded itself, and their decoded "
+    "bytes (Scrapy's; the transport's own decoding is not counted here).",
     "httperror": "Responses dropped for their status (Scrapy's HttpErrorMiddleware).",
     "images": "Images the images pipeline refused as too large in pixels.",
     "item_dropped_count": "Items a pipeline dropped (Scrapy's).",

@@ -9,6 +9,10 @@ module objects, so a class imported under either name is one class. Nothing is m
 ``scrapy.X`` exists only where ``skitter.X`` does; any other name fails as a missing module
 would, rather than falling through to a second copy of skitter's files under another name.
 
+Log records follow the modules: while it is on, a record from a ``skitter`` or ``skitter.X``
+logger carries the name ``scrapy`` / ``scrapy.X`` (``record.name``), the name a Scrapy
+project's log filters and tests look for. The loggers themselves keep their names.
+
 It says so on stderr once, when it is turned on. If the real Scrapy is installed it is
 shadowed for the whole process (the notice names it); if the real Scrapy was *already
 imported* the alias is refused, since half of a program would then hold Scrapy's classes
@@ -21,12 +25,13 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import logging
 import os
 import runpy
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import TextIO
+from typing import Any, TextIO
 
 __all__ = ["ENV_VAR", "enabled_by_env", "install", "installed", "main", "uninstall"]
 
@@ -96,6 +101,24 @@ class _ScrapyAliasFinder(importlib.abc.MetaPathFinder):
 
 
 _finder: _ScrapyAliasFinder | None = None
+_RecordFactory = Callable[..., logging.LogRecord]
+_record_factory: _RecordFactory | None = None
+"""The record factory the alias wrapped, put back by ``uninstall``."""
+
+
+def _scrapy_record_names(
+    make: Callable[..., logging.LogRecord],
+) -> Callable[..., logging.LogRecord]:
+    """A record factory over ``make`` that names skitter's records by Scrapy's prefix."""
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = make(*args, **kwargs)
+        name = record.name
+        if name == _TARGET or name.startswith(_TARGET + "."):
+            record.name = _ALIAS + name[len(_TARGET) :]
+        return record
+
+    return factory
 
 
 def installed() -> bool:
@@ -136,6 +159,9 @@ def install(notice: TextIO | None = None) -> None:
             "imports scrapy, or run without it"
         )
     real = _real_scrapy_location()
+    global _record_factory
+    _record_factory = logging.getLogRecordFactory()
+    logging.setLogRecordFactory(_scrapy_record_names(_record_factory))
     _finder = _ScrapyAliasFinder()
     sys.meta_path.insert(0, _finder)
     _finder.hidden = "itemadapter" not in sys.modules
@@ -159,6 +185,10 @@ def uninstall() -> None:
         return
     sys.meta_path.remove(_finder)
     _finder = None
+    global _record_factory
+    if _record_factory is not None:
+        logging.setLogRecordFactory(_record_factory)
+        _record_factory = None
     for name in [n for n in sys.modules if _target_name(n) is not None]:
         del sys.modules[name]
 

@@ -15,6 +15,7 @@ from skitter.downloader import (
     CookiesMiddleware,
     DefaultHeadersMiddleware,
     DownloadHandler,
+    HttpAuthMiddleware,
     HttpCompressionMiddleware,
     HttpProxyMiddleware,
     MetaRefreshMiddleware,
@@ -97,6 +98,7 @@ async def test_built_ins_in_order(make_downloader: MakeDownloader) -> None:
         OffsiteMiddleware,
         RobotsTxtMiddleware,
         AutoRenderMiddleware,
+        HttpAuthMiddleware,  # without credentials too: it refuses meta["http_user"]
         DefaultHeadersMiddleware,
         UserAgentMiddleware,
         RetryMiddleware,
@@ -109,12 +111,14 @@ async def test_built_ins_in_order(make_downloader: MakeDownloader) -> None:
     ]
 
 
-async def test_offsite_middleware_is_off_without_allowed_domains(
+async def test_offsite_middleware_admits_everything_without_allowed_domains(
     make_downloader: MakeDownloader,
 ) -> None:
     downloader = await make_downloader()
-    assert downloader.middleware(OffsiteMiddleware) is None
+    middleware = downloader.middleware(OffsiteMiddleware)
+    assert middleware is not None  # Scrapy's is there too; spider_opened may restrict it
     assert downloader.scope.restricted is False
+    assert middleware.process_request(Request("http://anywhere.test/")) is None
 
 
 async def test_none_switches_a_built_in_off(make_downloader: MakeDownloader) -> None:

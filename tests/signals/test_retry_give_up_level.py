@@ -10,11 +10,12 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from skitter import Crawler, Response, Spider
+from skitter import Crawler, Request, Response, Spider
 from skitter.downloader.wiring import give_up_level
 from skitter.downloadermiddlewares.retry import get_retry_request
 from skitter.exceptions import ConfigError
 from skitter.testing import refused_port
+from skitter.utils.test import get_crawler
 
 FAST = {"RETRY_DELAYS": [0.0], "RETRY_TIMES": 0}
 
@@ -72,7 +73,8 @@ async def test_get_retry_request_gives_up_at_the_level(
     ((levelno, message),) = gave_up(caplog)
     assert (levelno, message) == (
         logging.INFO,
-        f"Gave up retrying <GET {base}/> (failed once): captcha",
+        # Scrapy's function, Scrapy's line (the scheduler's own says "failed once").
+        f"Gave up retrying <GET {base}/> (failed 1 times): captcha",
     )
 
 
@@ -96,3 +98,17 @@ def test_give_up_level_reads_names_and_numbers(value: object, level: int) -> Non
 def test_give_up_level_refuses_the_rest(value: object) -> None:
     with pytest.raises(ConfigError, match="RETRY_GIVE_UP_LOG_LEVEL"):
         give_up_level(value)
+
+
+def test_get_retry_request_takes_scrapys_give_up_log_level_argument(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    spider = get_crawler(Spider, {"RETRY_TIMES": 0})._create_spider("s")
+    request = Request("http://127.0.0.1/")
+    with caplog.at_level(logging.DEBUG):
+        assert get_retry_request(request, spider=spider, give_up_log_level="WARNING") is None
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+        (logging.WARNING, f"Gave up retrying {request} (failed 1 times): unspecified")
+    ]
+    with pytest.raises(ValueError, match="give_up_log_level"):
+        get_retry_request(request, spider=spider, give_up_log_level="LOUD")

@@ -15,8 +15,8 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from skitter.downloader import RetryMiddleware
-from skitter.downloader.wiring import failed_times as _failed_times
 from skitter.downloader.wiring import give_up_level as _give_up_level
+from skitter.exceptions import ConfigError as _ConfigError
 from skitter.settings import EngineSettings as _EngineSettings
 
 if TYPE_CHECKING:
@@ -37,14 +37,17 @@ def get_retry_request(
     max_retry_times: int | None = None,
     priority_adjust: int | None = None,
     logger: logging.Logger | logging.LoggerAdapter[logging.Logger] = retry_logger,
+    give_up_log_level: int | str | None = None,
     stats_base_key: str = "retry",
 ) -> Request | None:
     """A copy of ``request`` to try again (``dont_filter``, ``meta["retry_times"]`` one
     more), or None once it has been retried ``max_retry_times`` times (the argument,
     else ``meta["max_retry_times"]``, else RETRY_TIMES). Counted as
     ``<stats_base_key>/count``, ``.../reason_count/<reason>`` and ``.../max_reached``;
-    giving up is logged at RETRY_GIVE_UP_LOG_LEVEL. ``priority_adjust`` defaults to
-    RETRY_PRIORITY_ADJUST, which skitter keeps at 0."""
+    giving up is logged at ``give_up_log_level`` (a level or its name), else
+    RETRY_GIVE_UP_LOG_LEVEL. The log lines are Scrapy's, ``reason`` as given; the stats key names
+    an exception (or what a callable returns) by its class's dotted path.
+    ``priority_adjust`` defaults to RETRY_PRIORITY_ADJUST, which skitter keeps at 0."""
     settings = spider.crawler.settings
     stats = spider.crawler.stats
     retry_times = request.meta.get("retry_times", 0) + 1
@@ -52,27 +55,32 @@ def get_retry_request(
         max_retry_times = request.meta.get("max_retry_times")
         if max_retry_times is None:
             max_retry_times = settings.getint("RETRY_TIMES")
-    if callable(reason):
+    shown = reason
+    if callable(reason):  # an exception class too: Scrapy counts it as an instance
         reason = reason()
     if isinstance(reason, Exception):
         cls = type(reason)
         reason = f"{cls.__module__}.{cls.__qualname__}"
     if retry_times > max_retry_times:
+        if give_up_log_level is None:
+            level = _give_up_level(settings.view(_EngineSettings).retry_give_up_log_level)
+        else:
+            level = _argument_level(give_up_log_level)
         stats.inc(f"{stats_base_key}/max_reached")
         logger.log(
-            _give_up_level(settings.view(_EngineSettings).retry_give_up_log_level),
-            "Gave up retrying %s (%s): %s",
+            level,
+            "Gave up retrying %s (failed %d times): %s",
             request,
-            _failed_times(retry_times),
-            reason,
+            retry_times,
+            shown,
             extra={"spider": spider},
         )
         return None
     logger.debug(
-        "Retrying %s (%s): %s",
+        "Retrying %s (failed %d times): %s",
         request,
-        _failed_times(retry_times),
-        reason,
+        retry_times,
+        shown,
         extra={"spider": spider},
     )
     if priority_adjust is None:
@@ -87,3 +95,12 @@ def get_retry_request(
         priority=request.priority + priority_adjust,
         taskid=None,
     )
+
+
+def _argument_level(value: int | str) -> int:
+    """The ``give_up_log_level`` argument as a level; a bad one is the caller's mistake,
+    a ValueError (as in Scrapy), not a settings error."""
+    try:
+        return _give_up_level(value)
+    except _ConfigError as exc:
+        raise ValueError(f"invalid give_up_log_level: {exc}") from None

@@ -15,7 +15,7 @@ from w3lib.http import basic_auth_header
 
 from skitter import Crawler, Request, Spider
 from skitter.downloader import HttpAuthMiddleware, RedirectMiddleware
-from skitter.exceptions import ConfigError, NotConfigured, RequestError
+from skitter.exceptions import ConfigError, RequestError, ScrapyDeprecationWarning
 from skitter.http import Response
 from skitter.settings import Settings
 from skitter.testing import TestCrawler
@@ -88,11 +88,27 @@ def test_none_sends_them_everywhere_but_only_when_asked_for() -> None:
         middleware(HTTPAUTH_USER="u", HTTPAUTH_PASS="p")
 
 
-def test_no_credentials_no_middleware() -> None:
-    with pytest.raises(NotConfigured):
-        middleware()
-    with pytest.raises(NotConfigured):
-        middleware(HTTPAUTH_DOMAIN="example.com")
+def test_without_credentials_it_sends_none_and_still_refuses_meta_credentials() -> None:
+    # It stays in the chain (Scrapy's does too): were it left out, meta["http_user"]
+    # would go unsent without a word.
+    for mw in (middleware(), middleware(HTTPAUTH_DOMAIN="example.com"), HttpAuthMiddleware()):
+        assert auth_of(mw, "https://example.com/") is None
+        with pytest.raises(RequestError, match=r"meta\['http_user'\]"):
+            auth_of(mw, "https://example.com/", meta={"http_user": "a", "http_pass": "b"})
+
+
+def test_scrapys_spider_opened_takes_the_spiders_credentials() -> None:
+    class Spider:
+        http_user, http_pass, http_auth_domain = "u", "p", "example.com"
+
+    mw = HttpAuthMiddleware()
+    with pytest.warns(ScrapyDeprecationWarning):
+        mw.spider_opened(Spider())
+    assert auth_of(mw, "https://example.com/") == basic_auth_header("u", "p").decode()
+    assert auth_of(mw, "https://other.com/") is None
+    del Spider.http_auth_domain
+    with pytest.warns(ScrapyDeprecationWarning), pytest.raises(AttributeError):
+        HttpAuthMiddleware().spider_opened(Spider())
 
 
 def test_an_authorization_header_of_the_request_wins() -> None:

@@ -65,3 +65,20 @@ async def test_switched_off_they_send_nothing(base: str, make_downloader: MakeDo
     headers = await sent_headers(make_downloader, Request(f"{base}/"), settings=settings)
     for name in ("User-Agent", "Accept-Language", "Accept-Encoding"):
         assert name not in headers
+
+
+def test_without_a_user_agent_the_middleware_stays_for_scrapys_spider_opened() -> None:
+    from skitter.downloader import UserAgentMiddleware
+    from skitter.utils.test import get_crawler
+
+    middleware = UserAgentMiddleware.from_crawler(get_crawler(settings_dict={"USER_AGENT": ""}))
+    request = Request("http://127.0.0.1/")
+    middleware.process_request(request)
+    assert "User-Agent" not in request.headers
+
+    class Spider:
+        user_agent = "late/1"
+
+    middleware.spider_opened(Spider())
+    middleware.process_request(request)
+    assert request.headers["User-Agent"] == b"late/1"

@@ -270,3 +270,17 @@ def test_spider_opened_reads_the_domains_a_spider_set_after_the_middleware_was_b
     middleware.spider_opened(Spider("b.example"))  # as Scrapy calls it, spider_opened
     assert middleware.process_request(request) is None
     assert middleware.request_scheduled(request, None) is None
+
+
+def test_scrapys_should_follow_hook_and_domains_seen() -> None:
+    class RootOnly(OffsiteMiddleware):
+        def should_follow(self, request: Request, spider: Any) -> bool:
+            return request.parsed_url.host in spider.allowed_domains
+
+    spider = Spider("a.example")
+    middleware = RootOnly(OffsiteGuard(Scope.of(spider), MemoryStats()))
+    middleware.spider_opened(spider)
+    assert middleware.process_request(Request("http://a.example/")) is None
+    with pytest.raises(IgnoreRequest):
+        middleware.process_request(Request("http://www.a.example/"))  # in scope, refused
+    assert middleware.domains_seen == {"www.a.example"}

@@ -11,6 +11,7 @@ from multidict import CIMultiDict
 from skitter.downloader import Downloader, RedirectMiddleware
 from skitter.exceptions import RedirectError
 from skitter.http import Request, Response
+from skitter.utils.test import get_crawler
 
 from ..conftest import MakeDownloader, MemoryStats
 
@@ -249,3 +250,43 @@ def test_allow_offsite_does_not_follow_a_redirect_to_another_host() -> None:
     for location in ("http://b.test/", "//b.test/", "http://a.test@b.test/", "http://A.test.b/"):
         assert "allow_offsite" not in redirect_from(request, location).meta, location
     assert redirect_from(request, "http://b.test/").dont_filter  # the dupe filter's business
+
+
+def test_a_location_without_a_fragment_keeps_the_requests_one() -> None:
+    request = Request("http://a.test/page#part")
+    assert redirect_from(request, "/moved").url == "http://a.test/moved#part"
+    assert redirect_from(request, "/moved#other").url == "http://a.test/moved#other"
+
+
+def test_three_leading_slashes_name_a_host_as_browsers_read_them() -> None:
+    assert redirect_from(Request("http://a.test/x"), "///b.test/y").url == "http://b.test/y"
+
+
+def test_without_a_spider_argument_the_crawlers_spider_decides() -> None:
+    class Spider:
+        handle_httpstatus_list = [302]
+
+    middleware = RedirectMiddleware.from_crawler(get_crawler())
+    assert middleware.crawler is not None
+    middleware.crawler.spider = Spider()
+    request = Request("http://a.test/")
+    response = Response(request.url, 302, CIMultiDict(Location="/b"), request=request)
+    assert middleware.process_response(request, response) is response
+
+
+def test_a_latin1_location_is_percent_encoded_as_it_came() -> None:
+    request = Request("http://a.test/first")
+    response = Response(request.url, 302, {"Location": "/ação".encode("latin1")}, request=request)
+    result = RedirectMiddleware(MemoryStats()).process_response(request, response)
+    assert isinstance(result, Request)
+    assert result.url == "http://a.test/a%E7%E3o"
+
+
+def test_a_303_leaves_a_get_as_it_was_body_included() -> None:
+    request = Request("http://a.test/", body=b"q", headers={"Content-Type": "text/plain"})
+    result = redirect_from(request, "/b", status=303)
+    assert (result.method, result.body, result.headers["Content-Type"]) == (
+        "GET",
+        b"q",
+        b"text/plain",
+    )

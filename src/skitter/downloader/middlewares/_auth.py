@@ -20,7 +20,10 @@ is written as an ``allowed_domains`` entry is (``skitter.http.Scope``), and an I
 address is that address only (no subdomains).
 
 Scrapy's per-request ``meta["http_user"]`` / ``meta["http_pass"]`` are refused: meta is
-stored with the request (the job database, Redis), and a password must not be. A
+stored with the request (the job database, Redis), and a password must not be. So the
+middleware stays in the chain without credentials, to refuse them loudly rather than
+let them go unsent; ``HttpAuthMiddleware()`` is that middleware, and Scrapy's
+``spider_opened(spider)`` takes the spider's attributes. A
 redirect to another origin drops the header (RedirectMiddleware); this middleware then
 adds it again only if the new URL is in the domain. The credentials are never logged
 nor shown: HTTPAUTH_PASS is masked like every ``*_PASS`` setting, and the header is
@@ -29,12 +32,13 @@ never stored (``http._codec``).
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from w3lib.http import basic_auth_header
 
 from skitter._types import CrawlContext
-from skitter.exceptions import ConfigError, NotConfigured, RequestError
+from skitter.exceptions import ConfigError, RequestError, ScrapyDeprecationWarning
 from skitter.http import Request, Scope
 from skitter.http.wiring import HELD_HEADERS, parse_entry
 from skitter.settings import DownloaderSettings
@@ -49,13 +53,41 @@ class HttpAuthMiddleware:
 
     __slots__ = ("_default_port_only", "_header", "_scope")
 
-    def __init__(self, user: str, password: str, domain: str | None) -> None:
+    def __init__(self, user: str = "", password: str = "", domain: str | None = None) -> None:
+        self._header: str | None = None
+        self._scope: Scope | None = None
+        self._default_port_only = False
+        if user or password:
+            self._credentials(user, password, domain)
+
+    def _credentials(self, user: str, password: str, domain: str | None) -> None:
         self._header = basic_auth_header(user, password).decode("ascii")
         HELD_HEADERS.derive("Authorization", self._header)  # made again, never stored
         #: None: every domain (HTTPAUTH_DOMAIN = None, asked for explicitly).
         self._scope = None if domain is None else Scope([domain])
         #: A domain without a port is for the scheme's default port only (Scrapy's).
         self._default_port_only = self._scope is not None and self._scope.entries[0].port is None
+
+    def spider_opened(self, spider: Any) -> None:
+        """Scrapy's hook: the spider's ``http_user`` / ``http_pass`` (deprecated there),
+        which need ``http_auth_domain`` (AttributeError without it, as in Scrapy)."""
+        user = getattr(spider, "http_user", "") or ""
+        password = getattr(spider, "http_pass", "") or ""
+        if not (user or password):
+            return
+        warnings.warn(
+            "the http_user / http_pass spider attributes are deprecated in Scrapy; use "
+            "HTTPAUTH_USER, HTTPAUTH_PASS and HTTPAUTH_DOMAIN",
+            ScrapyDeprecationWarning,
+            stacklevel=2,
+        )
+        if not hasattr(spider, "http_auth_domain"):
+            raise AttributeError(
+                "the spider sets http_user/http_pass but not http_auth_domain: set it to "
+                "the domain the credentials are for (or to None for every domain)"
+            )
+        domain = _domain("http_auth_domain", spider.http_auth_domain)
+        self._credentials(str(user), str(password), domain)
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> HttpAuthMiddleware:
@@ -75,7 +107,7 @@ class HttpAuthMiddleware:
         own = settings.view(DownloaderSettings)
         user, password = own.httpauth_user or "", own.httpauth_pass or ""
         if not (user or password):
-            raise NotConfigured
+            return cls()  # no credentials: there to refuse meta["http_user"]
         if settings.source("HTTPAUTH_DOMAIN") == "default":
             raise ConfigError(
                 "HTTPAUTH_USER/HTTPAUTH_PASS are set but HTTPAUTH_DOMAIN is not: set it to "
@@ -92,7 +124,7 @@ class HttpAuthMiddleware:
                 "HTTPAUTH_DOMAIN, or an Authorization header",
                 request=request,
             )
-        if request.has_headers and "Authorization" in request.headers:
+        if self._header is None or (request.has_headers and "Authorization" in request.headers):
             return
         scope = self._scope
         if scope is not None:
@@ -102,6 +134,8 @@ class HttpAuthMiddleware:
         request.headers["Authorization"] = self._header
 
     def __repr__(self) -> str:
+        if self._header is None:
+            return "<HttpAuthMiddleware without credentials>"
         where = "every domain" if self._scope is None else str(self._scope.entries[0])
         return f"<HttpAuthMiddleware for {where}>"
 

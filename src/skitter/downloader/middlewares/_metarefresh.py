@@ -71,11 +71,13 @@ class MetaRefreshMiddleware(BaseRedirectMiddleware):
         max_delay = float(own.metarefresh_maxdelay)
         if max_delay < 0:
             raise ConfigError(f"METAREFRESH_MAXDELAY must be 0 or more, got {max_delay}")
-        return cls(
+        middleware = cls(
             *cls._base_args(crawler),
             max_delay=max_delay,
             ignore_tags=tuple(str(tag) for tag in own.metarefresh_ignore_tags),
         )
+        middleware.crawler = crawler
+        return middleware
 
     def process_response(
         self, request: Request, response: Response, spider: Any = None

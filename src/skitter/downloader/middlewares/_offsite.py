@@ -31,7 +31,7 @@ import logging
 from typing import Any, NoReturn
 
 from skitter._types import CrawlContext, StatsSink
-from skitter.exceptions import IgnoreRequest, NotConfigured
+from skitter.exceptions import IgnoreRequest
 from skitter.http import Request, Scope
 from skitter.http.wiring import LOCAL_SCHEMES
 
@@ -49,6 +49,10 @@ class OffsiteGuard:
         self.scope = scope
         self._stats = stats
         self._seen: set[str] = set()
+
+    def hosts_seen(self) -> set[str]:
+        """The hosts refused so far (a copy; scheme refusals are left out)."""
+        return {seen for seen in self._seen if not seen.endswith(":")}
 
     def check(self, request: Request) -> None:
         """Return if ``request`` may be downloaded; raise IgnoreRequest if it is offsite
@@ -85,26 +89,44 @@ class OffsiteGuard:
 
 class OffsiteMiddleware:
     """Refuses requests outside ``spider.allowed_domains`` before they are downloaded
-    (Scrapy's ``scrapy.downloadermiddlewares.offsite.OffsiteMiddleware``). Not
-    configured when ``allowed_domains`` is empty."""
+    (Scrapy's ``scrapy.downloadermiddlewares.offsite.OffsiteMiddleware``). With
+    ``allowed_domains`` empty it checks nothing (the Downloader's guard still judges
+    ``data:`` and ``file:`` requests)."""
 
     def __init__(self, guard: OffsiteGuard) -> None:
         self.guard = guard
+        self._spider: Any = None
+
+    @property
+    def domains_seen(self) -> set[str]:
+        """The hosts refused so far (Scrapy's attribute): each is logged and counted in
+        ``offsite/domains`` once."""
+        return self.guard.hosts_seen()
+
+    def should_follow(self, request: Request, spider: Any) -> bool:
+        """Scrapy's hook for subclasses: whether ``request`` may be downloaded. The
+        default is the crawl's scope (``allowed_domains``, ``meta["allow_offsite"]``)."""
+        return self.guard.scope.admits(request)
 
     @classmethod
     def from_crawler(cls, crawler: CrawlContext) -> OffsiteMiddleware:
-        scope = Scope.of(crawler.spider)
-        if not scope.restricted:
-            raise NotConfigured
-        return cls(OffsiteGuard(scope, crawler.stats))
+        # Built without allowed_domains too (it then lets every http(s) request through),
+        # as Scrapy's is: spider_opened may bring domains the spider set later.
+        return cls(OffsiteGuard(Scope.of(crawler.spider), crawler.stats))
 
     def spider_opened(self, spider: Any) -> None:
         """Scrapy's hook: read the spider's ``allowed_domains`` again (a spider may set
         them in ``__init__``, after this middleware was built)."""
         self.guard.scope = Scope.of(spider)
+        self._spider = spider
 
     def process_request(self, request: Request, spider: Any = None) -> None:
-        self.guard.check(request)
+        if not self.guard.scope.restricted:
+            return  # nothing to check here; data: / file: meet the Downloader's own guard
+        if type(self).should_follow is OffsiteMiddleware.should_follow:
+            self.guard.check(request)
+        elif not self.should_follow(request, spider or self._spider):
+            self.guard.refuse(request, request.url, "should_follow")
 
     def request_scheduled(self, request: Request, spider: Any = None) -> None:
         """Scrapy's signal handler of the same check, for code that calls it directly."""

@@ -84,6 +84,9 @@ class BaseRedirectMiddleware:
         self.priority_adjust = priority_adjust
         #: REFERRER_POLICY and friends; None when REFERER_ENABLED is off (Referer dropped).
         self._referrer = referrer
+        #: The crawler that built it (Scrapy's attribute): its spider is the one whose
+        #: ``handle_httpstatus_list`` counts when ``process_response`` gets none.
+        self.crawler: CrawlContext | None = None
 
     @staticmethod
     def _base_args(crawler: CrawlContext) -> tuple[StatsSink, int, int, ReferrerPolicies | None]:
@@ -161,7 +164,9 @@ class RedirectMiddleware(BaseRedirectMiddleware):
     def from_crawler(cls, crawler: CrawlContext) -> RedirectMiddleware:
         if not crawler.settings.view(DownloaderSettings).redirect_enabled:
             raise NotConfigured
-        return cls(*cls._base_args(crawler))
+        middleware = cls(*cls._base_args(crawler))
+        middleware.crawler = crawler
+        return middleware
 
     def process_response(
         self, request: Request, response: Response, spider: Any = None
@@ -170,6 +175,8 @@ class RedirectMiddleware(BaseRedirectMiddleware):
         if status not in REDIRECT_STATUSES:
             return response
         meta = request.meta
+        if spider is None and self.crawler is not None:
+            spider = self.crawler.spider
         if (
             meta.get("dont_redirect")
             or meta.get("handle_httpstatus_all")
@@ -180,17 +187,37 @@ class RedirectMiddleware(BaseRedirectMiddleware):
         location = response.header("Location")
         if not location:
             return response
-        target = safe_url_string(urljoin(request.url, location.strip()))
+        target = _redirect_target(request.url, location.strip())
         if urlsplit(target).scheme not in ("http", "https"):
             logger.debug("%r: not following redirect to %r", request, target)
             return response
-        to_get = (status == 303 and request.method != "HEAD") or (
+        to_get = (status == 303 and request.method not in ("GET", "HEAD")) or (
             status in (301, 302) and request.method == "POST"
         )
         return self._redirect(request, response, target, status, to_get)
 
 
 Origin = tuple[str, str | None, int | None]
+
+
+def _redirect_target(url: str, location: str) -> str:
+    """``location`` resolved against ``url`` as browsers do (Scrapy too): three or more
+    leading slashes are a host, as two are, under http(s) (the WHATWG URL parser's rule
+    for special schemes), and a ``Location`` without a fragment keeps the one of ``url``
+    (RFC 9110, 10.2.2). Bytes that are not UTF-8 (a Latin-1 ``Location``, as old servers
+    send) are percent-encoded as they came."""
+    try:
+        location.encode()
+    except UnicodeEncodeError:  # undecodable bytes, kept as surrogates by the header
+        raw = location.encode("utf-8", "surrogateescape")
+        location = "".join(chr(byte) if byte < 0x80 else f"%{byte:02X}" for byte in raw)
+    if location.startswith("///") and url.partition(":")[0].lower() in ("http", "https"):
+        location = "//" + location.lstrip("/")
+    target = safe_url_string(urljoin(url, location))
+    fragment = urlsplit(url).fragment
+    if fragment and "#" not in location:
+        target = f"{target}#{fragment}"
+    return target
 
 
 def _origin(url: str) -> Origin | None:
