@@ -154,6 +154,7 @@ PINNED = {
     "skitter.settings.wiring": [
         "PER_CLASS",
         "check_declared",
+        "register_base_table",
         "spider_layer",
     ],
     "skitter.spiders.wiring": [
@@ -374,6 +375,7 @@ PINNED = {
     "skitter.engine": [
         "ActiveTask",
         "ActivityWindows",
+        "DownloadSlot",
         "Engine",
         "ExtensionManager",
         "Outcome",
@@ -381,6 +383,7 @@ PINNED = {
         "Project",
         "ProjectControl",
         "ProjectMonitor",
+        "ScrapyDownloader",
         "Stats",
         "TaskCounts",
         "WindowCounts",

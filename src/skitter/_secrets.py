@@ -52,8 +52,17 @@ MASK = "***"
 #: Parts of a setting name (split at ``_``) that make its value a secret.
 _SECRET_PARTS = frozenset(
     {
-        "PASSWORD", "PASSWD", "PASS", "PWD", "SECRET", "TOKEN", "KEY", "APIKEY", "CREDENTIALS",
-        "WEBHOOK", "WEBHOOKS",  # a webhook's URL is its credential (Slack's, Discord's)
+        "PASSWORD",
+        "PASSWD",
+        "PASS",
+        "PWD",
+        "SECRET",
+        "TOKEN",
+        "KEY",
+        "APIKEY",
+        "CREDENTIALS",
+        "WEBHOOK",
+        "WEBHOOKS",  # a webhook's URL is its credential (Slack's, Discord's)
     }
 )
 _SECRET_PARAM = re.compile(

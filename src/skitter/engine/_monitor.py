@@ -203,4 +203,3 @@ class ProjectMonitor:
     def pages_per_second(self, minutes: int = 10) -> list[float]:
         """Successful tasks per second in each 10-second bucket of the last minutes."""
         return self._windows.pages_per_second(minutes, self._clock.time())
-

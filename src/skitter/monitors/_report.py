@@ -72,7 +72,7 @@ def render_html(report: Mapping[str, Any]) -> str:
     """The report as one HTML page."""
     status = str(report.get("status", ""))
     parts = [
-        f"<h1>{_e(report.get('spider'))}: <span class=\"{_e(status)}\">{_e(status)}</span></h1>",
+        f'<h1>{_e(report.get("spider"))}: <span class="{_e(status)}">{_e(status)}</span></h1>',
         f"<p>finish reason {_e(report.get('finish_reason'))}, "
         f"{_e(report.get('items', 0))} items, report made "
         f"{'at the end' if report.get('final') else 'during the crawl'}</p>",

@@ -197,7 +197,12 @@ def test_a_plugin_subclass_builds_it_from_the_settings_as_in_scrapy() -> None:
     assert middleware.retry_http_codes == {503, 429}
     assert (DownloadTimeout,) == middleware.EXCEPTIONS_TO_RETRY
     with pytest.raises(RetryLater):
-        middleware.process_response(Request("http://a.example/"), Response(
-            "http://a.example/", status=503))
-    assert middleware.process_response(Request("http://a.example/"), ok := Response(
-        "http://a.example/", status=200)) is ok
+        middleware.process_response(
+            Request("http://a.example/"), Response("http://a.example/", status=503)
+        )
+    assert (
+        middleware.process_response(
+            Request("http://a.example/"), ok := Response("http://a.example/", status=200)
+        )
+        is ok
+    )
