@@ -128,17 +128,6 @@ class Slot:
     def close(self) -> None:
         """Nothing to close: the slot holds no timer of its own."""
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Slot):
-            return NotImplemented
-        return (self._concurrency, self._delay, self.randomize_delay) == (
-            other._concurrency,
-            other._delay,
-            other.randomize_delay,
-        )
-
-    __hash__ = object.__hash__
-
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(concurrency={self._concurrency!r}, "
