@@ -132,3 +132,22 @@ def test_core_stats_counts_into_a_collector_of_ones_own_never_into_the_crawls() 
     assert counts["item_scraped_count"] == counts["response_received_count"] == 1
     assert counts["item_dropped_reasons_count/ZeroDivisionError"] == 1
     assert counts["finish_reason"] == "finished" and counts["elapsed_time_seconds"] >= 0
+
+
+def test_a_filesystem_cache_subclass_decides_where_entries_live(tmp_path: Any) -> None:
+    # scrapy-splash's SplashAwareFSCacheStorage keys entries by the Splash arguments too
+    from skitter.extensions.httpcache import FilesystemCacheStorage
+    from skitter.http import Request
+
+    class ByTag(FilesystemCacheStorage):
+        def _get_request_path(self, spider: Any, request: Request) -> str:
+            return str(tmp_path / "entries" / request.meta["tag"])
+
+    storage = ByTag(Settings({"HTTPCACHE_DIR": str(tmp_path / "cache")}))
+    spider = Named()
+    first = Request("http://site/p", meta={"tag": "one"})
+    storage.store_response(spider, first, HtmlResponse("http://site/p", body=b"<p>1</p>"))
+    assert (tmp_path / "entries" / "one").is_file()
+    assert storage.retrieve_response(spider, first) is not None
+    other = Request("http://site/p", meta={"tag": "two"})  # same URL, another entry
+    assert storage.retrieve_response(spider, other) is None
