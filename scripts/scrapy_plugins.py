@@ -21,7 +21,8 @@ plug-in's own claims):
 - scrapy-deltafetch: a second run skips the pages whose items the first run stored;
 - spidermon: a project's own close-monitor suite ran, one monitor passed and one
   failed, as the data says (an action of the suite records the results);
-- scrapy-poet: a page object was built from the response and injected in the callback;
+- scrapy-poet: a page object was built from the response and injected in the callback,
+  and a callback annotated ``DummyResponse`` ran without its page being downloaded;
 - scrapy-splash: there is no Splash server here, so what is checked is that the
   requests were rewritten to the Splash endpoint (a local fake that answers with the
   page's HTML) with the right arguments, and that the spider got the page back under
@@ -264,7 +265,13 @@ def check_spidermon(result: dict[str, Any], site: Site) -> str | None:
 
 
 def check_poet(result: dict[str, Any], site: Site) -> str | None:
-    items = _items(result)
+    every = _items(result)
+    dummies = [i for i in every if "dummy" in i]
+    if [i.get("dummy") for i in dummies] != ["DummyResponse"]:
+        return f"the callback annotated DummyResponse got {dummies}"
+    if any(hit.path == "/not-downloaded" for hit in site.hits):
+        return "the DummyResponse callback's page was downloaded"
+    items = [i for i in every if "dummy" not in i]
     if sorted(i.get("name") for i in items) != ["alpha", "beta", "delta", "gamma"]:
         return f"items {items[:2]}...: the page object did not extract the 4 products"
     if not all(i.get("via") == "ProductPage" for i in items):

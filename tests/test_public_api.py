@@ -155,6 +155,7 @@ PINNED = {
     "skitter.settings.wiring": [
         "PER_CLASS",
         "check_declared",
+        "register_base_table",
         "spider_layer",
     ],
     "skitter.spiders.wiring": [
@@ -387,6 +388,7 @@ PINNED = {
     "skitter.engine": [
         "ActiveTask",
         "ActivityWindows",
+        "DownloadSlot",
         "Engine",
         "ExtensionManager",
         "Outcome",
@@ -394,6 +396,7 @@ PINNED = {
         "Project",
         "ProjectControl",
         "ProjectMonitor",
+        "ScrapyDownloader",
         "Stats",
         "TaskCounts",
         "WindowCounts",

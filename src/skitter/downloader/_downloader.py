@@ -95,6 +95,7 @@ from skitter.exceptions import ConfigError, FatalError, RetryLater
 from skitter.http import Request, Response, Scope, url_host
 from skitter.http.wiring import HEADERS_MARK, HELD, MARK, restore, unrestorable
 from skitter.settings import DownloaderSettings, Settings
+from skitter.settings.wiring import register_base_table
 from skitter.signals import (
     SignalManager,
     request_left_downloader,
@@ -124,6 +125,8 @@ DOWNLOADER_MIDDLEWARES_BASE: dict[str, int] = {
     f"{_PKG}.HttpCacheMiddleware": 900,
     f"{_PKG}.ConditionalRecrawlMiddleware": 950,
 }
+
+register_base_table("DOWNLOADER_MIDDLEWARES_BASE", DOWNLOADER_MIDDLEWARES_BASE)
 
 _NO_AUTO = (
     "{what} is render='auto', but AutoRenderMiddleware is switched off in "

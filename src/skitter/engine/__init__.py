@@ -14,11 +14,14 @@ from skitter.engine._monitor import (
 from skitter.engine._monitor_factory import make_monitor
 from skitter.engine._probe import Probe
 from skitter.engine._project import Project
+from skitter.engine._scrapy_downloader import ScrapyDownloader
+from skitter.engine._scrapy_downloader import Slot as DownloadSlot
 from skitter.engine._stats import Stats
 
 __all__ = [
     "ActiveTask",
     "ActivityWindows",
+    "DownloadSlot",
     "Engine",
     "ExtensionManager",
     "Outcome",
@@ -26,6 +29,7 @@ __all__ = [
     "Project",
     "ProjectControl",
     "ProjectMonitor",
+    "ScrapyDownloader",
     "Stats",
     "TaskCounts",
     "WindowCounts",

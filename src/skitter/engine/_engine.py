@@ -46,6 +46,7 @@ from skitter.engine._outage import OutageRider
 from skitter.engine._periodic import run_every
 from skitter.engine._project import Project
 from skitter.engine._scraper import Scraper
+from skitter.engine._scrapy_downloader import EngineDownloader
 from skitter.engine._task import TaskRunner
 from skitter.exceptions import FatalError, FrontierUnavailable
 from skitter.frontier import Lease
@@ -104,6 +105,8 @@ class Engine:
         self._idle_held = False
         self._scraper = Scraper(self._enqueue, Project.check_limits)
         self._runner = TaskRunner(self._scraper, self._outage, self._enqueue, self._task_done)
+
+    downloader = EngineDownloader()  # Scrapy's engine.downloader, for plug-ins
 
     # -- control ----------------------------------------------------------------------
     def stop(self, reason: str = "shutdown") -> None:

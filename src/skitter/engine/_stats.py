@@ -23,6 +23,9 @@ class Stats(ScrapyStatsNames):
 
     __slots__ = ("_values",)
 
+    #: The crawl counts Scrapy's core stats itself: ``CoreStats`` must not count again.
+    counts_core_stats = True
+
     def __init__(self) -> None:
         self._values: dict[str, Any] = {}
 

@@ -77,18 +77,18 @@ class ProjectScheduler:
         self.slots = slots
         #: The slot a request belongs to (DOWNLOAD_SLOT_BY: host, or host and port).
         self.slot_of = slot_of
-        self.name = name
-        self.breaker = breaker
+        self.name, self.breaker = name, breaker
         #: MAX_RATE and MAX_BURST, checked by ``set_rate``.
         self.limits = limits or RateLimits()
         #: The project's rate, and what other processes share (a worker's permits).
         self.gate: Gate = gate if gate is not None else LocalGate(clock)
         self.lease_policy = lease or LeasePolicy()
-        self._stats = stats
-        self._clock = clock
+        self._stats, self._clock = stats, clock
         #: Leased tasks waiting in the slot queues (to renew their leases). A set of
         #: leases, not taskids: a stale lease and a newer one of the same task are two.
         self._held: set[Lease] = set()
+        #: The slot each download started in, freed when it ends (a middleware may move it).
+        self._started_in: dict[Lease, str] = {}
         self._crawl_delays: dict[str, float | None] = {}
         #: Tags of dont_filter requests' own taskids: unique to this scheduler, so two
         #: workers (or a resumed run) never give two such requests the same taskid.
@@ -96,8 +96,7 @@ class ProjectScheduler:
         self._next_renewal = 0.0
         #: The frontier had nothing due at the last look (saves a round trip per dispatch).
         self._dry = False
-        self._backlog = 0
-        self._paused = False
+        self._backlog, self._paused = 0, False
         if rate is not None:
             self.set_rate(rate, burst)
 
@@ -257,6 +256,7 @@ class ProjectScheduler:
             self._give_back(key, lease, wait)
             return None
         self._held.discard(lease)
+        self._started_in[lease] = key
         if lease.retried:
             lease.request.meta["retry_times"] = lease.retried
         return lease
@@ -288,13 +288,13 @@ class ProjectScheduler:
         return True
 
     async def record(self, lease: Lease, report: DownloadReport) -> None:
-        """The download of ``lease`` ended (``report`` says how): the slot takes
-        robots.txt's Crawl-delay, when robots.txt is obeyed (while the download still
-        counts, so the next start waits for it); the slot is freed and learns from the
-        download (AutoThrottle from the latency, back-off from a 429/503 or Retry-After,
-        the slot's breaker from ``ok``); then the gate releases what it took for it (a
-        worker's permit, with the slot's delay and back-off for every worker)."""
-        key = self.slot_of(lease.request)
+        """The download of ``lease`` ended (``report`` says how): the slot takes robots.txt's
+        Crawl-delay, when robots.txt is obeyed (while the download still counts, so the next
+        start waits for it); the slot is freed and learns from the download (AutoThrottle from
+        the latency, back-off from a 429/503 or Retry-After, the slot's breaker from ``ok``);
+        then the gate releases what it took for it (a worker's permit, with the slot's delay and
+        back-off for every worker)."""
+        key = self._started_in.pop(lease, None) or self.slot_of(lease.request)
         slots = self.slots
         now = self._clock.monotonic()
         if report.robots:

@@ -50,6 +50,19 @@ GROUP: list[Setting] = [
         "Chromium to run; empty = chromium, chromium-browser or google-chrome on PATH.",
     ),
     Setting(
+        "PLAYWRIGHT_LAUNCH_OPTIONS",
+        {},
+        dict,
+        "scrapy-playwright's launch options, for the browser transport: headless, args "
+        "(added to skitter's), executable_path, timeout (ms), env, slow_mo; others refused.",
+    ),
+    Setting(
+        "PLAYWRIGHT_BROWSER_TYPE",
+        "chromium",
+        str,
+        "scrapy-playwright's browser type: the browser transport runs Chromium only.",
+    ),
+    Setting(
         "BROWSER_BLOCK_RESOURCES",
         ["image", "media", "font"],
         list,

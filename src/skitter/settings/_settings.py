@@ -52,7 +52,7 @@ from skitter.settings._suggest import suggest
 if TYPE_CHECKING:
     from skitter.settings._views import View
 
-__all__ = ["Settings"]
+__all__ = ["Settings", "register_base_table"]
 
 V = TypeVar("V", bound="View")
 
@@ -163,6 +163,22 @@ def _origin(source: str, name: str) -> str:
 
 #: skitter's layer names for Scrapy's priority names, where they differ.
 _LAYERS = {"cmdline": "cli"}
+
+#: The built-in component tables (``DOWNLOADER_MIDDLEWARES_BASE``...) by setting name, as
+#: their packages give them: read as Scrapy's ``*_BASE`` settings, never set.
+_BASE_TABLES: dict[str, Mapping[Any, Any]] = {}
+
+
+def register_base_table(name: str, table: Mapping[Any, Any]) -> None:
+    """Make ``settings[name]`` read ``table``: a package's built-in components, which
+    Scrapy code reads as a ``*_BASE`` setting (scrapy-poet's add-on looks there for the
+    built-in it replaces). Setting the name stays refused; the settings package cannot
+    import the packages that own the tables, so they hand them over."""
+    if not name.endswith("_BASE"):
+        raise ValueError(f"{name!r} is not a *_BASE setting")
+    _BASE_TABLES[name] = table
+
+
 _MISSING: Any = object()
 
 
@@ -363,7 +379,10 @@ class Settings(BaseSettings):
         except KeyError:
             spec = self._spec(name)
             if spec is None:
-                raise
+                table = _BASE_TABLES.get(name)
+                if table is None:
+                    raise
+                return dict(table)  # a copy: the built-ins are changed by the setting
             default = spec.default
             # Defaults are shared: hand out copies of the mutable ones.
             return default.copy() if isinstance(default, list | dict) else default

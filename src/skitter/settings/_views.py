@@ -112,6 +112,8 @@ class BrowserSettings(View):
 
     browser_concurrency: int
     browser_executable_path: str
+    playwright_launch_options: Mapping[str, Any]
+    playwright_browser_type: str
     browser_block_resources: tuple[str, ...]
     browser_wait_until: str
     browser_share_cookies: bool

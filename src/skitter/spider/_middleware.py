@@ -44,6 +44,7 @@ from skitter.exceptions import CloseSpider, FatalError
 from skitter.http import Request
 from skitter.items import is_item
 from skitter.settings import SpiderSettings
+from skitter.settings.wiring import register_base_table
 from skitter.spider._callback_output import _from_iterable, aiter_output
 from skitter.spider._protocol import InputHook, SpiderExceptionHook, SpiderMiddleware, StartHook
 
@@ -61,6 +62,7 @@ SPIDER_MIDDLEWARES_BASE: dict[str, int] = {
     f"{_BUILTINS}.UrlLengthMiddleware": 800,
     f"{_BUILTINS}.DepthMiddleware": 900,
 }
+register_base_table("SPIDER_MIDDLEWARES_BASE", SPIDER_MIDDLEWARES_BASE)
 
 _OFFERED = "_skitter_offered_to_spider_middlewares"
 

@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from skitter.downloader.browser._launch import (
     BrowserUnavailable,
+    LaunchOptions,
+    executable_setting,
     find_chromium,
     launch_chromium,
     start_playwright,
@@ -94,6 +96,9 @@ class BrowserPool:
     def __init__(self, settings: Settings, stats: StatsSink) -> None:
         self._settings = settings
         self._stats = stats
+        #: PLAYWRIGHT_LAUNCH_OPTIONS, checked now: refused at start, not at first render.
+        self._launch_options = LaunchOptions.from_settings(settings)
+        executable_setting(settings)  # the path is checked at start too
         self.concurrency: int = max(1, int(settings.view(BrowserSettings).browser_concurrency))
         self._slots = asyncio.Semaphore(self.concurrency)
         self._lock = asyncio.Lock()
@@ -176,12 +181,12 @@ class BrowserPool:
                 self._unavailable = exc
                 raise
         try:
-            return await launch_chromium(self._playwright, executable)
+            return await launch_chromium(self._playwright, executable, self._launch_options)
         except BrowserUnavailable:
             # Perhaps Playwright's driver is what died: start it again, then try once more.
             await self._stop_playwright()
             self._playwright = await start_playwright()
-            return await launch_chromium(self._playwright, executable)
+            return await launch_chromium(self._playwright, executable, self._launch_options)
 
     def _forget_kept_pages(self) -> None:
         """Pages kept by the spider died with their browser: free their slots."""

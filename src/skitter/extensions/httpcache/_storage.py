@@ -103,13 +103,21 @@ class FilesystemCacheStorage(_Storage):
         self._made: set[Path] = set()  # directories known to exist
 
     def _path(self, spider: Any, request: Request) -> Path:
+        """Where ``request``'s entry lives: a subclass's ``_get_request_path`` (Scrapy's
+        hook, which scrapy-splash's ``SplashAwareFSCacheStorage`` overrides to key entries
+        by the Splash arguments too) when it has one, else by the request's fingerprint."""
+        if type(self)._get_request_path is not FilesystemCacheStorage._get_request_path:
+            return Path(self._get_request_path(spider, request))
+        return self._own_path(spider, request)
+
+    def _own_path(self, spider: Any, request: Request) -> Path:
         key = request.fingerprint.hex()
         name = _safe_name(str(getattr(spider, "name", None) or "default"))
         return self.cachedir / name / key[:2] / key
 
     def _get_request_path(self, spider: Any, request: Request) -> str:
         """Scrapy's name for where the entry of ``request`` lives (here: one file)."""
-        return str(self._path(spider, request))
+        return str(self._own_path(spider, request))
 
     def retrieve_response(self, spider: Any, request: Request) -> Response | None:
         path = self._path(spider, request)
