@@ -304,10 +304,14 @@ PINNED = {
     "skitter.extensions.feedexport": [
         "BlockingFeedStorage",
         "FTPFeedStorage",
+        "FeedExporter",
+        "FeedSlot",
         "FileFeedStorage",
         "GCSFeedStorage",
+        "ItemFilter",
         "S3FeedStorage",
         "StdoutFeedStorage",
+        "apply_uri_params",
     ],
     "skitter.exporters": [
         "BaseItemExporter",
