@@ -15,7 +15,7 @@ import pytest
 
 from skitter import Spider, signals
 from skitter.crawler import Crawler
-from skitter.exceptions import NotConfigured
+from skitter.exceptions import ConfigError, NotConfigured
 from skitter.extensions.feedexport import (
     FeedExporter,
     FileFeedStorage,
@@ -152,3 +152,29 @@ def test_uri_params_fill_placeholders_and_leave_percent_encoding_alone() -> None
 def test_item_filter_without_options_accepts_everything() -> None:
     assert ItemFilter(None).item_classes == ()
     assert ItemFilter(None).accepts(object())
+
+
+def test_a_crawl_refuses_the_extension_in_extensions(tmp_path: Path) -> None:
+    """A skitter crawl writes FEEDS through its feed pipeline: the extension listed in
+    EXTENSIONS too would write every feed twice."""
+    crawler = Crawler(
+        _Spider,
+        {
+            "FEEDS": {tmp_path / "out.jl": {"format": "jl"}},
+            "EXTENSIONS": {"skitter.extensions.feedexport.FeedExporter": 500},
+        },
+    )
+    with pytest.raises(ConfigError, match="write every feed a second time"):
+        crawler.build()
+
+
+def test_a_crawl_takes_the_extension_switched_off(tmp_path: Path) -> None:
+    crawler = Crawler(
+        _Spider,
+        {
+            "FEEDS": {tmp_path / "out.jl": {"format": "jl"}},
+            "EXTENSIONS": {"skitter.extensions.feedexport.FeedExporter": None},
+        },
+    )
+    crawler.build()
+    assert crawler.extensions is not None and crawler.extensions.middlewares == []
