@@ -178,3 +178,17 @@ def test_a_crawl_takes_the_extension_switched_off(tmp_path: Path) -> None:
     )
     crawler.build()
     assert crawler.extensions is not None and crawler.extensions.middlewares == []
+
+
+@pytest.mark.parametrize(("settings", "pool"), [({}, 10), ({"AWS_MAX_POOL_CONNECTIONS": 30}, 30)])
+def test_scrapys_s3_storage_pool_is_scrapys_size_unless_the_project_sets_one(
+    settings: dict[str, Any], pool: int
+) -> None:
+    """skitter's own default (100) is for its concurrent client; Scrapy's blocking one
+    uploads from one thread at a time, with Scrapy's thread pool size."""
+    pytest.importorskip("boto3")
+    from skitter.extensions.feedexport import S3FeedStorage
+
+    storage = build_from_crawler(S3FeedStorage, Crawler(_Spider, settings), "s3://b/k.csv")
+    assert storage.max_pool_connections == pool
+    assert storage.s3_client.meta.config.max_pool_connections == pool
