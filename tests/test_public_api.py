@@ -353,6 +353,10 @@ PINNED = {
         "RobotParser",
         "decode_robotstxt",
     ],
+    "skitter.utils.conf": [
+        "build_component_list",
+        "feed_complete_default_values_from_settings",
+    ],
     "skitter.utils.log": [
         "configure_logging",
         "failure_to_exc_info",

@@ -39,6 +39,7 @@ from skitter.signals import (
     spider_closed,
     spider_opened,
 )
+from skitter.utils.conf import feed_complete_default_values_from_settings
 from skitter.utils.misc import build_from_crawler
 
 __all__ = ["FeedExporter", "FeedSlot", "ItemFilter", "apply_uri_params"]
@@ -96,21 +97,6 @@ class ItemFilter:
     def accepts(self, item: Any) -> bool:
         """Whether the feed exports ``item``."""
         return not self.item_classes or isinstance(item, self.item_classes)
-
-
-def complete_feed_options(options: Mapping[str, Any], settings: Any) -> dict[str, Any]:
-    """A FEEDS entry's options with the FEED_* settings' defaults for what it leaves out."""
-    get = settings.get
-    out = dict(options)
-    out.setdefault("batch_item_count", int(get("FEED_EXPORT_BATCH_ITEM_COUNT") or 0))
-    out.setdefault("encoding", get("FEED_EXPORT_ENCODING"))
-    out.setdefault("fields", get("FEED_EXPORT_FIELDS") or None)
-    out.setdefault("store_empty", bool(get("FEED_STORE_EMPTY", True)))
-    out.setdefault("uri_params", get("FEED_URI_PARAMS"))
-    out.setdefault("item_export_kwargs", {})
-    indent = get("FEED_EXPORT_INDENT")
-    out.setdefault("indent", None if indent is None else int(indent))
-    return out
 
 
 class FeedSlot:
@@ -202,7 +188,9 @@ class FeedExporter:
         entries.update(view.feeds or {})
         for key, options in entries.items():
             uri = str(key.absolute()) if isinstance(key, Path) else str(key)
-            self.feeds[uri] = complete_feed_options(options or {}, self.settings)
+            self.feeds[uri] = feed_complete_default_values_from_settings(
+                options or {}, self.settings
+            )
             self.filters[uri] = self._load_filter(options or {})
         self.storages = _loaded(view.feed_storages, _STORAGES)
         self.exporters = _loaded(view.feed_exporters, _EXPORTERS)
