@@ -318,10 +318,14 @@ PINNED = {
     "skitter.extensions.feedexport": [
         "BlockingFeedStorage",
         "FTPFeedStorage",
+        "FeedExporter",
+        "FeedSlot",
         "FileFeedStorage",
         "GCSFeedStorage",
+        "ItemFilter",
         "S3FeedStorage",
         "StdoutFeedStorage",
+        "apply_uri_params",
     ],
     "skitter.exporters": [
         "BaseItemExporter",
@@ -362,6 +366,10 @@ PINNED = {
         "RerpRobotParser",
         "RobotParser",
         "decode_robotstxt",
+    ],
+    "skitter.utils.conf": [
+        "build_component_list",
+        "feed_complete_default_values_from_settings",
     ],
     "skitter.utils.log": [
         "configure_logging",

@@ -128,6 +128,23 @@ def test_aliases_and_private_methods_are_found_by_name() -> None:
     same(r, request_from_dict(d, spider=spider))
 
 
+class Helper:
+    def parse_page(self, response: Any) -> None:
+        pass
+
+
+def test_another_objects_method_the_spider_holds_is_named_by_its_attribute() -> None:
+    """Delegated work, as Scrapy allows: the spider's own attribute gives it back."""
+    spider = Spider()
+    spider.delegated = Helper().parse_page  # type: ignore[attr-defined]
+    r = Request("http://e.com/", callback=spider.delegated)  # type: ignore[attr-defined]
+    d = r.to_dict(spider=spider)
+    assert d["callback"] == "delegated"
+    same(r, request_from_dict(d, spider=spider))
+    with pytest.raises(ValueError, match="is not a method of the spider"):
+        request_from_dict(d, spider=Spider())  # a spider without that attribute
+
+
 @pytest.mark.parametrize(
     ("callback", "spider", "message"),
     [

@@ -92,6 +92,7 @@ def test_a_write_that_fills_the_disk_breaks_the_feed_for_good(
     assert stats[f"feedexport/item_count/{ext}"] == 5
     assert stats["feedexport/lost_items"] == lost
     assert stats[f"feedexport/failed_count/{ext}"] == 1
+    assert stats["feedexport/failed_count/FileFeedStorage"] == 1
     assert f"feedexport/success_count/{ext}" not in stats
 
 

@@ -307,3 +307,14 @@ async def test_a_compressed_batch_stored_before_a_stop_is_replaced_on_resume(tmp
     batches = gz_batches(out)
     assert sorted(n for batch in batches for n in batch) == list(range(20))
     assert [len(batch) for batch in batches] == [3, 3, 3, 3, 3, 3, 2]
+
+
+def test_a_percent_beside_placeholders_is_kept_and_a_file_uri_is_decoded(tmp_path) -> None:
+    """Scrapy 2.13+: a '%' that is no placeholder stays as written (a percent-encoded
+    path or password); '%%', the older way to write one, still stands for one."""
+    folder = tmp_path / "dir with spaces"
+    uri = f"{folder.as_uri()}/100%/%(name)s-%(batch_id)02d.json"
+    [feed] = parse_feeds({uri: {"batch_item_count": 1}}, spider_name="shop")
+    assert feed.local_path(feed.target({"batch_id": 3})) == folder / "100%" / "shop-03.json"
+    [older] = parse_feeds({"out-100%%-%(name)s.json": {}}, spider_name="shop")
+    assert older.path == Path("out-100%-shop.json")

@@ -252,3 +252,22 @@ def test_scrapys_file_storage_appends_or_overwrites(tmp_path: Path) -> None:
         file.write(b"x")
         storage.store(file)
         assert path.read_bytes() == expected
+
+
+class SettingsTsvExporter(TsvExporter):
+    """Built with from_crawler, as Scrapy builds exporters: its marker is a setting."""
+
+    @classmethod
+    def from_crawler(cls, crawler: Any, file: Any, **kwargs: Any) -> Any:
+        return cls(file, marker=crawler.settings["MEM_PREFIX"], **kwargs)
+
+
+def test_an_exporter_is_built_from_the_crawler_when_it_can_be(tmp_path: Path) -> None:
+    out = tmp_path / "out.tsv"
+    crawl(
+        FEED_EXPORTERS={"tsv": SettingsTsvExporter},
+        FEEDS={str(out): {"format": "tsv"}},
+        MEM_PREFIX="@",
+    )
+    lines = out.read_text().splitlines()
+    assert (lines[0], lines[-1]) == ("@start", "@end")

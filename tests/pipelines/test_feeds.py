@@ -289,6 +289,7 @@ def test_stats_and_placeholders(tmp_path, make_crawler) -> None:
     feed.close_spider(None)
     assert (tmp_path / "shop.csv").read_bytes() == b"a\r\n1\r\n"
     assert crawler.stats["feedexport/success_count/csv"] == 1
+    assert crawler.stats["feedexport/success_count/FileFeedStorage"] == 1  # Scrapy's key
     assert crawler.stats["feedexport/item_count/csv"] == 1
 
 

@@ -14,6 +14,8 @@ from typing import Any
 
 from skitter._components import build_components
 from skitter._types import CrawlContext
+from skitter.exceptions import ConfigError
+from skitter.extensions.feedexport import FeedExporter
 from skitter.logformatter import install_log_formatter
 from skitter.settings import EngineSettings
 
@@ -31,4 +33,13 @@ class ExtensionManager:
     def from_crawler(cls, crawler: CrawlContext) -> ExtensionManager:
         # LOG_FORMATTER first: the pipelines and the engine, built next, ask for it.
         setattr(crawler, "log_formatted", install_log_formatter(crawler))  # noqa: B010
-        return cls(build_components({}, crawler.settings.view(EngineSettings).extensions, crawler))
+        built = build_components({}, crawler.settings.view(EngineSettings).extensions, crawler)
+        for extension in built:
+            if isinstance(extension, FeedExporter):
+                raise ConfigError(
+                    f"EXTENSIONS: {type(extension).__qualname__} is Scrapy's feed-export "
+                    "extension; skitter writes FEEDS itself (its feed pipeline), so this "
+                    "extension would write every feed a second time: remove it from "
+                    "EXTENSIONS"
+                )
+        return cls(built)

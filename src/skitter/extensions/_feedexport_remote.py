@@ -24,6 +24,9 @@ __all__ = ["FTPFeedStorage", "GCSFeedStorage", "S3FeedStorage"]
 
 _log = logging.getLogger("skitter.extensions.feedexport")
 
+#: Scrapy's thread pool size (REACTOR_THREADPOOL_MAXSIZE's default), its S3 pool's size.
+_THREADS = 10
+
 
 def _overwrite(feed_options: dict[str, Any] | None, default: bool) -> bool:
     return bool((feed_options or {}).get("overwrite", default))
@@ -136,7 +139,11 @@ class S3FeedStorage(BlockingFeedStorage):
         cls, crawler: Any, uri: str, *, feed_options: dict[str, Any] | None = None
     ) -> S3FeedStorage:
         aws = crawler.settings.view(AwsSettings)
-        pool = aws.aws_max_pool_connections
+        # Scrapy's size unless the project set one: this blocking client uploads from one
+        # worker thread at a time (skitter's default is for its own, concurrent client).
+        pool = _THREADS
+        if crawler.settings.source("AWS_MAX_POOL_CONNECTIONS") != "default":
+            pool = aws.aws_max_pool_connections
         return cls(
             uri,
             access_key=aws.aws_access_key_id,
@@ -146,7 +153,7 @@ class S3FeedStorage(BlockingFeedStorage):
             endpoint_url=aws.aws_endpoint_url or None,
             region_name=aws.aws_region_name or None,
             feed_options=feed_options,
-            max_pool_connections=int(pool) if pool else None,
+            max_pool_connections=int(pool),
         )
 
     def _store_in_thread(self, file: IO[bytes]) -> None:

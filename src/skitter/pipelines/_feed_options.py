@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import codecs
 import importlib.util
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from skitter._components import load_object
 from skitter._secrets import authority_problem, mask_url, split_userinfo
@@ -89,6 +90,7 @@ _POSTPROCESSING_PREFIXES = (
     "skitter.extensions.postprocessing.",
     "scrapy.extensions.postprocessing.",
 )
+_PLACEHOLDER = re.compile(r"%%|%\([^)]+\)[-+ #0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?[diouxXeEfFgGcrsa]")
 #: Placeholder values used to check a URI's placeholders at start.
 _PROBE = {"batch_id": 1, "batch_time": "2000-01-01T00-00-00.000000+00-00"}
 
@@ -322,8 +324,7 @@ def _check_remote(uri: str, target: str, scheme: str) -> None:
     problem = authority_problem(target)
     if problem is not None:
         raise ConfigError(
-            f"FEEDS[{shown(uri)}]: {problem} (as in {scheme}://user:pa%2Fss@host/path, "
-            "or pa%%2Fss in a URI with %(placeholders)s)"
+            f"FEEDS[{shown(uri)}]: {problem} (as in {scheme}://user:pa%2Fss@host/path)"
         )
     if scheme == "gs" and split_userinfo(target)[1] is not None:
         raise ConfigError(
@@ -407,7 +408,7 @@ def _resolve(
         params = result if isinstance(result, Mapping) else given
     if "%(" in uri:
         try:
-            uri = uri % params
+            uri = _fill(uri, params)
         except KeyError as exc:
             raise ConfigError(
                 f"FEEDS[{shown(uri)}]: no placeholder {exc}; use %(name)s, %(time)s, "
@@ -415,11 +416,23 @@ def _resolve(
             ) from None
         except (ValueError, TypeError):  # its message may quote the URI: a password
             raise ConfigError(
-                f"FEEDS[{shown(uri)}]: a '%' that is not a placeholder: in a URI with "
-                "%(placeholders)s, a percent-encoded character is written with two "
-                "(%%2F for a '/' in a password), as in Scrapy"
+                f"FEEDS[{shown(uri)}]: a placeholder whose value does not fit its "
+                "format (%(batch_id)d takes a number)"
             ) from None
     return uri
+
+
+def _fill(uri: str, params: Mapping[str, Any]) -> str:
+    """``uri`` with its ``%(name)s`` placeholders filled. Any other ``%`` is kept as it
+    is (a percent-encoded ``%2F`` in a password, ``%20`` in a path), as Scrapy 2.13+
+    does; ``%%``, the way to write one before, still stands for one ``%``."""
+    parts: list[str] = []
+    end = 0
+    for match in _PLACEHOLDER.finditer(uri):
+        parts += [uri[end : match.start()].replace("%", "%%"), match.group(0)]
+        end = match.end()
+    parts.append(uri[end:].replace("%", "%%"))
+    return "".join(parts) % params
 
 
 def _local_path(template: str, uri: str) -> Path:
@@ -430,7 +443,7 @@ def _local_path(template: str, uri: str) -> Path:
                 f"FEEDS[{shown(template)}]: a file:// URI names a local file (file:///path), "
                 f"not one on {mask_url('file://' + host)}"
             )
-        uri = uri.removeprefix(f"file://{host}")
+        uri = unquote(uri.removeprefix(f"file://{host}"))  # a URI's path is percent-encoded
     if not uri:
         raise ConfigError("FEEDS: an empty path")
     return Path(uri).expanduser()

@@ -8,7 +8,8 @@ so an optional storage's library is imported only by a feed that uses it).
 A user's class has Scrapy's API, which differs from skitter's own:
 
 - an exporter (``skitter.exporters.BaseItemExporter``'s API, built with the feed's
-  ``fields_to_export``, ``encoding``, ``indent`` and its ``item_export_kwargs``) is run
+  ``fields_to_export``, ``encoding``, ``indent`` and its ``item_export_kwargs``, through
+  its ``from_crawler`` when it has one) is run
   through ``ScrapyExporter``, which calls ``start_exporting``, ``export_item`` and
   ``finish_exporting`` as Scrapy's feed exporter does;
 - a storage (Scrapy's ``IFeedStorage``: built with the target URI and
@@ -171,16 +172,18 @@ class ScrapyExporter(ItemExporter):
         fields: Any = None,
         indent: int | None = None,
         kwargs: Mapping[str, Any] | None = None,
+        crawler: Any = None,
     ) -> None:
         super().__init__(file, encoding=encoding, indent=indent)
         self.format = name  # type: ignore[misc]  # a per-feed name: the class's is generic
-        self.scrapy = exporter(
-            file,
-            fields_to_export=list(fields) if fields else None,
-            encoding=encoding,
-            indent=indent,
-            **dict(kwargs or {}),
-        )
+        options = dict(kwargs or {})
+        options.update(fields_to_export=list(fields) if fields else None)
+        options.update(encoding=encoding, indent=indent)
+        from_crawler = getattr(exporter, "from_crawler", None)
+        if crawler is not None and from_crawler is not None:  # as Scrapy builds it
+            self.scrapy = from_crawler(crawler, file, **options)
+        else:
+            self.scrapy = exporter(file, **options)
 
     def start(self, existing: bool) -> None:
         super().start(existing)

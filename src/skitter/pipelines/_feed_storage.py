@@ -97,9 +97,10 @@ def make_storage(
     return LocalFeedStorage(options, resumed=resumed)
 
 
-def make_exporter(options: FeedOptions, file: IO[bytes]) -> ItemExporter:
+def make_exporter(options: FeedOptions, file: IO[bytes], crawler: Any = None) -> ItemExporter:
     """The feed's exporter on ``file``: a built-in, or FEED_EXPORTERS' own (Scrapy's API)
-    behind an adapter. Here rather than in the feed so the feed knows no registry."""
+    behind an adapter, built from ``crawler`` if it has ``from_crawler``. Here rather
+    than in the feed so the feed knows no registry."""
     cls = options.exporter
     if issubclass(cls, ItemExporter):
         return cls(file, encoding=options.encoding, fields=options.fields, indent=options.indent)
@@ -111,6 +112,7 @@ def make_exporter(options: FeedOptions, file: IO[bytes]) -> ItemExporter:
         fields=options.fields,
         indent=options.indent,
         kwargs=options.raw.get("item_export_kwargs"),
+        crawler=crawler,
     )
 
 

@@ -58,6 +58,7 @@ __all__ = ["FeedExporter", "build_feeds"]
 
 log = logging.getLogger("skitter.feeds")
 
+_IN_PLACE = {"file": "FileFeedStorage", "stdout": "StdoutFeedStorage"}  # Scrapy's names
 FLUSH_ITEMS = 1000
 FLUSH_SECONDS = 1.0
 
@@ -223,7 +224,7 @@ class FeedExporter:
                 file = self._open_file(path, "r+b" if existing else "wb")
             except OSError as exc:
                 raise ConfigError(f"cannot open feed {shown(opts.uri)}: {exc}") from exc
-        exporter = make_exporter(opts, file)
+        exporter = make_exporter(opts, file, getattr(self._spider, "crawler", None))
         try:
             if existing and resume is not None:
                 file.truncate(min(resume, path.stat().st_size))  # type: ignore[union-attr]
@@ -392,6 +393,8 @@ class FeedExporter:
         key = "success_count" if self._failure is None else "failed_count"
         if self._stats is not None:
             self._stats.inc(f"feedexport/{key}/{opts.format}")
+            if not opts.staged:  # by Scrapy's storage name too (an upload counts itself)
+                self._stats.inc(f"feedexport/{key}/{_IN_PLACE[opts.scheme]}")
         if self._failure is not None:
             raise StorageError(self._failure)
         self._store_batch()
