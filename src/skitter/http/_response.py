@@ -6,11 +6,9 @@ on first use and cached, so a callback that only reads ``json()`` never parses H
 
 from __future__ import annotations
 
-import codecs
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from functools import lru_cache
 from typing import Any, ClassVar, Self
 from urllib.parse import urljoin
 
@@ -21,13 +19,14 @@ from w3lib.encoding import (
     html_body_declared_encoding,
     http_content_type_encoding,
     read_bom,
-    resolve_encoding,
     to_unicode,
 )
 
 from skitter._secrets import mask_page_url
+from skitter.http._encoding import ASCII_ALIKE, auto_detect, parses_as_its_text, text_encoding
 from skitter.http._headers import Headers
 from skitter.http._link import Link
+from skitter.http._link_request import link_request
 from skitter.http._request import Callback, Request
 from skitter.http._url import LinkResolver
 
@@ -45,33 +44,6 @@ _BASE_HREF = re.compile(
 _FOLLOWABLE = ("http://", "https://")
 _UTF8_NAMES = frozenset({"utf-8", "utf8", "ascii", "us-ascii"})
 _NOT_LINKS = ("javascript:", "mailto:", "tel:", "data:", "#")
-
-
-def _auto_detect(body: bytes) -> str:
-    """Encoding for a body that declares none: UTF-8 if it decodes, else Windows-1252.
-
-    Browsers fall back the same way; a statistical detector guesses wrong too often on
-    short pages and costs more than the parse.
-    """
-    try:
-        body.decode("utf-8")
-    except UnicodeDecodeError:
-        return "cp1252"
-    return "utf-8"
-
-
-@lru_cache(maxsize=256)
-def _text_encoding(name: str | None) -> str | None:
-    """``name`` resolved as browsers do (w3lib), if it names a *text* encoding.
-
-    Python also has codecs from bytes to bytes (base64, hex, zlib) and from str to str
-    (rot13); a page that declares one of those, or a name nobody knows, has declared
-    nothing usable, so the next source of the encoding is asked instead.
-    """
-    resolved = resolve_encoding(name) if name else None
-    if resolved is None or not codecs.lookup(resolved)._is_text_encoding:
-        return None
-    return resolved
 
 
 class Response:
@@ -144,7 +116,7 @@ class Response:
         #: What was spoken: ``"HTTP/1.1"``, ``"HTTP/2"`` (Scrapy's attribute); None
         #: for a response not from the network (``data:``, ``file:``, made by hand).
         self.protocol = protocol
-        if encoding is not None and _text_encoding(encoding) is None:
+        if encoding is not None and text_encoding(encoding) is None:
             raise ValueError(f"Response(encoding={encoding!r}): not a known text encoding")
         self._encoding = encoding
         self._text: str | None = None
@@ -243,7 +215,7 @@ class Response:
     def _decode(self) -> None:
         body = self.body
         if self._encoding is not None:
-            given = _text_encoding(self._encoding)
+            given = text_encoding(self._encoding)
             assert given is not None  # checked by __init__
             self._text = to_unicode(body, given)
             return
@@ -252,15 +224,35 @@ class Response:
         if encoding is not None and bom is not None:
             body = body[len(bom) :]
         else:
-            encoding = (
-                _text_encoding(http_content_type_encoding(self.header("Content-Type")))
-                or _text_encoding(html_body_declared_encoding(body))
-                or _auto_detect(body)
-            )
-            if encoding in ("utf-16", "utf-32"):
-                encoding += "-be"  # no BOM: big-endian, as the Unicode standard says
+            encoding = self._declared_or_detected(body)
         self._encoding = encoding
         self._text = to_unicode(body, encoding)
+
+    def _declared_or_detected(self, body: bytes) -> str:
+        """The encoding of a body without a BOM: the Content-Type charset, a <meta> or
+        XML declaration, else UTF-8 if the bytes are valid UTF-8, else Windows-1252."""
+        encoding = (
+            text_encoding(http_content_type_encoding(self.header("Content-Type")))
+            or text_encoding(html_body_declared_encoding(body))
+            or auto_detect(body)
+        )
+        if encoding in ("utf-16", "utf-32"):
+            encoding += "-be"  # no BOM: big-endian, as the Unicode standard says
+        return encoding
+
+    def _plain_ascii_body(self) -> bytes | None:
+        """The body, when parsel may parse it as bytes to the tree it would build from
+        ``text`` (``parses_as_its_text``), in an encoding that reads ASCII as ASCII; else
+        None. Decoding the page and encoding it again for lxml is then skipped."""
+        body = self.body
+        if self._text is not None or not parses_as_its_text(body):
+            return None
+        given = self._encoding
+        encoding = text_encoding(given) if given else self._declared_or_detected(body)
+        if encoding not in ASCII_ALIKE:
+            return None  # an encoding that reads ASCII bytes otherwise (UTF-16, UTF-7)
+        self._encoding = given or encoding  # as _decode records it
+        return body
 
     def declared_encoding(self) -> str | None:
         """The encoding named in the body itself, if any (for diagnostics)."""
@@ -274,7 +266,11 @@ class Response:
             if kind is None:
                 content_type = (self.header("Content-Type") or "").lower()
                 kind = "xml" if "xml" in content_type and "html" not in content_type else "html"
-            self._selector = Selector(text=self.text, type=kind, base_url=self.url)
+            body = self._plain_ascii_body()
+            if body is None:
+                self._selector = Selector(text=self.text, type=kind, base_url=self.url)
+            else:
+                self._selector = Selector(body=body, type=kind, base_url=self.url)
         return self._selector
 
     def css(self, query: str) -> SelectorList[Selector]:
@@ -331,6 +327,8 @@ class Response:
         absolute = self.urljoin(href)
         if not absolute.isascii():
             kwargs = self._link_options(kwargs)
+        elif not kwargs:
+            return link_request(absolute, callback)  # the usual link, built cheaply
         return Request(absolute, callback, **kwargs)
 
     def follow_all(
@@ -363,7 +361,11 @@ class Response:
             absolute = resolve(href)  # as follow() and urljoin() give it, even if absolute
             if absolute.startswith(_FOLLOWABLE):
                 if absolute.isascii():
-                    yield Request(absolute, callback, **kwargs)
+                    yield (
+                        Request(absolute, callback, **kwargs)
+                        if kwargs
+                        else link_request(absolute, callback)
+                    )
                 else:  # only then may the page's encoding matter
                     yield Request(absolute, callback, **self._link_options(kwargs))
 
@@ -410,7 +412,7 @@ def _body_bytes(body: object, encoding: str | None, response: Response) -> bytes
     if isinstance(body, str):
         if encoding is None:
             raise TypeError(f"{cls}: a str body needs encoding= to be turned into bytes")
-        given = _text_encoding(encoding)
+        given = text_encoding(encoding)
         if given is None:
             raise ValueError(f"{cls}(encoding={encoding!r}): not a known text encoding")
         return body.encode(given)
