@@ -23,6 +23,10 @@ from skitter.http import Request
 
 __all__ = ["plain_duplicate", "push_keyed"]
 
+_bar = PRIORITY_BARS.get
+_IGNORED = PushOutcome.IGNORED  # an enum member read once: a class attribute read costs
+_MERGED = PushOutcome.MERGED
+
 
 def plain_duplicate(
     queue: MemoryTaskQueue, key: TaskKey | str, priority: int, age: float, now: float
@@ -61,14 +65,14 @@ def push_keyed(
         if rec is None:
             done = finished.get(tk) if finished else None
             if done is not None and not forced and not recrawl_due(done, request, now):
-                outcomes.append(PushOutcome.IGNORED)  # crawled, and not due again
+                outcomes.append(_IGNORED)  # crawled, and not due again
                 continue
         elif rec.__class__ is bytes:
-            if rec < PRIORITY_BARS.get(request.priority, b""):
-                outcomes.append(PushOutcome.MERGED)  # queued, and not raised
+            if rec < _bar(request.priority, b""):
+                outcomes.append(_MERGED)  # queued, and not raised
                 continue
         elif rec[WHERE] == PROCESSING:
-            outcomes.append(PushOutcome.IGNORED)  # being crawled
+            outcomes.append(_IGNORED)  # being crawled
             continue
         outcomes.append(queue.push(request, now, forced))
     return outcomes
