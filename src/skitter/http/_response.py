@@ -14,17 +14,16 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 import orjson
 from multidict import CIMultiDict, CIMultiDictProxy
 from parsel import Selector, SelectorList
-from w3lib.encoding import (
-    html_body_declared_encoding,
-    http_content_type_encoding,
-    read_bom,
-    to_unicode,
-)
 
 from skitter._secrets import mask_page_url
-from skitter.http._decoding import auto_detect, body_bytes, text_encoding
+from skitter.http._decoding import (
+    TextDecoding,
+    body_bytes,
+    text_encoding,
+)
 from skitter.http._headers import Headers
 from skitter.http._link import Link, base_url_of, href_of, link_hrefs
+from skitter.http._link_request import link_request
 from skitter.http._request import Callback, Request
 from skitter.http._selector import PageSelector
 from skitter.http._url import LinkResolver
@@ -40,7 +39,7 @@ ResponseHeaders = (
 _FOLLOWABLE = ("http://", "https://")
 
 
-class Response:
+class Response(TextDecoding):
     """A downloaded page. ``request`` is the request that produced it.
 
     Unlike Scrapy's ``Response``, every response has ``text`` and selectors; the
@@ -231,72 +230,6 @@ class Response:
             )
         return request
 
-    # -- text ----------------------------------------------------------------------------
-    @property
-    def encoding(self) -> str:
-        """The body's encoding: ``encoding=`` if given, else the BOM, then the
-        Content-Type charset, then a <meta> or XML declaration, then UTF-8 if the bytes
-        are valid UTF-8, else Windows-1252. A declared charset that is not a text
-        encoding (``base64``, ``rot13``, an unknown name) counts as not declared."""
-        given = self._encoding
-        if given is not None:
-            return given
-        if self._inferred is None:
-            self._decode()
-        assert self._inferred is not None
-        return self._inferred
-
-    @property
-    def text(self) -> str:
-        if self._text is None:
-            self._decode()
-        assert self._text is not None
-        return self._text
-
-    def _decode(self) -> None:
-        body = self._body
-        if self._encoding is not None:
-            given = text_encoding(self._encoding)
-            assert given is not None  # checked by __init__
-            self._text = to_unicode(body, given)
-            return
-        # w3lib's html_to_unicode, in the same order, but every declared name is checked.
-        encoding, bom = read_bom(body)
-        if encoding is not None and bom is not None:
-            body = body[len(bom) :]
-        else:
-            encoding = (
-                self._headers_encoding()
-                or text_encoding(html_body_declared_encoding(body))
-                or auto_detect(body, self._DEFAULT_ENCODING)
-            )
-            if encoding in ("utf-16", "utf-32"):
-                encoding += "-be"  # no BOM: big-endian, as the Unicode standard says
-        self._inferred = encoding
-        self._text = to_unicode(body, encoding)
-
-    def _headers_encoding(self) -> str | None:
-        """The Content-Type's charset, if it names a text encoding (Scrapy's name)."""
-        return text_encoding(http_content_type_encoding(self.header("Content-Type")))
-
-    def _declared_encoding(self) -> str | None:
-        """The encoding the response states, before any guess (Scrapy's name): the one
-        given to the constructor, else the BOM's, the Content-Type's, the body's own."""
-        if self._encoding is not None:
-            return self._encoding
-        encoding, bom = read_bom(self._body)
-        if encoding is not None and bom is not None:
-            return encoding
-        return self._headers_encoding() or text_encoding(html_body_declared_encoding(self._body))
-
-    def _body_inferred_encoding(self) -> str:
-        """The encoding the bytes themselves suggest, whatever is declared."""
-        return auto_detect(self._body, self._DEFAULT_ENCODING)
-
-    def declared_encoding(self) -> str | None:
-        """The encoding named in the body itself, if any (for diagnostics)."""
-        return html_body_declared_encoding(self._body)
-
     # -- selectors -------------------------------------------------------------------
     def _selector_kind(self) -> str | None:
         """The parsel type the body reads as: the class's, else XML for an XML
@@ -314,7 +247,13 @@ class Response:
         """The page's parsel selector (Scrapy's ``Selector``), made on first use."""
         selector = self._selector
         if selector is None:
-            selector = self._selector = PageSelector.of(self, self.text, self._selector_kind())
+            kind = self._selector_kind()
+            body = self._plain_ascii_body() if kind is not None else None
+            if body is None:
+                selector = PageSelector.of(self, kind, text=self.text)
+            else:
+                selector = PageSelector.of(self, kind, body=body)
+            self._selector = selector
         return selector
 
     def css(self, query: str) -> SelectorList[Selector]:
@@ -365,7 +304,9 @@ class Response:
             raise ValueError(f"cannot follow {url!r}: it has no href")
         if (self._encoding or self._inferred) != "utf-8" or "encoding" in kwargs:
             self._page_encoding(kwargs)  # the links of a UTF-8 page skip it: most pages
-        return Request(self.urljoin(href), callback, **kwargs)
+        if kwargs:
+            return Request(self.urljoin(href), callback, **kwargs)
+        return link_request(self.urljoin(href), callback)  # the usual link, built cheaply
 
     def follow_all(
         self,
@@ -393,10 +334,10 @@ class Response:
             raise TypeError(f"follow_all(urls=...) takes an iterable of links, not {urls!r}")
         self._page_encoding(kwargs)
         resolve = self._links.resolve  # absolute links too, as follow() and urljoin() give them
-        absolutes = map(resolve, link_hrefs(urls))
-        return (
-            Request(url, callback, **kwargs) for url in absolutes if url.startswith(_FOLLOWABLE)
-        )
+        absolutes = (url for url in map(resolve, link_hrefs(urls)) if url.startswith(_FOLLOWABLE))
+        if kwargs:
+            return (Request(url, callback, **kwargs) for url in absolutes)
+        return (link_request(url, callback) for url in absolutes)  # built cheaply
 
     def _page_encoding(self, kwargs: dict[str, Any]) -> None:
         """Give a followed link's Request options the page's encoding (UTF-8, the

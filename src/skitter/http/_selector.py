@@ -82,8 +82,14 @@ class PageSelector(Selector):
     __init__ = parsel.Selector.__init__
 
     @classmethod
-    def of(cls, response: Response, text: str, kind: str | None) -> PageSelector:
-        """The selector of ``response`` (its text already decoded, its type chosen)."""
-        selector: PageSelector = cls(text=text, type=kind, base_url=response.url)
+    def of(
+        cls, response: Response, kind: str | None, *, text: str | None = None, body: bytes = b""
+    ) -> PageSelector:
+        """The selector of ``response``, its type chosen, from its decoded ``text`` or
+        (when parsel builds the same tree from them) its ``body`` bytes."""
+        if text is not None:
+            selector: PageSelector = cls(text=text, type=kind, base_url=response.url)
+        else:
+            selector = cls(body=body, type=kind, base_url=response.url)
         selector._response = weakref.ref(response)
         return selector

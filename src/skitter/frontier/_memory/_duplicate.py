@@ -6,13 +6,16 @@ into a ``Request`` only for ``push`` to drop it was most of the coordinator's wo
 answers for the plain cases, reading the queue as ``MemoryTaskQueue.push`` does: a
 ready task at the same or a higher priority (MERGED), a task being processed or finished
 and not due for a recrawl (IGNORED). Anything else (a higher priority, a delayed task,
-a recrawl due) is None: only ``push`` can say.
+a recrawl due) is None: only ``push`` can say. ``push_keyed`` answers the same cases for
+a batch of requests, in process.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from skitter.frontier._base import PushOutcome
-from skitter.frontier._memory._finished import lastcrawltime_of
+from skitter.frontier._memory._finished import lastcrawltime_of, recrawl_due
 from skitter.frontier._memory._queue import MemoryTaskQueue
 from skitter.frontier._memory._records import (
     KEY,
@@ -24,8 +27,13 @@ from skitter.frontier._memory._records import (
     WHERE,
 )
 from skitter.frontier._memory._task import MAX_PRIORITY, TaskKey, task_key
+from skitter.http import Request
 
-__all__ = ["plain_duplicate"]
+__all__ = ["plain_duplicate", "push_keyed"]
+
+_bar = PRIORITY_BARS.get
+_IGNORED = PushOutcome.IGNORED  # an enum member read once: a class attribute read costs
+_MERGED = PushOutcome.MERGED
 
 
 def plain_duplicate(
@@ -53,3 +61,36 @@ def plain_duplicate(
     if done is None or (age >= 0 and lastcrawltime_of(done) + age <= now):
         return None
     return PushOutcome.IGNORED
+
+
+def push_keyed(
+    queue: MemoryTaskQueue,
+    requests: Sequence[Request],
+    keys: Sequence[TaskKey],
+    now: float,
+    force: Sequence[bool] | None = None,
+) -> list[PushOutcome]:
+    """``queue.push`` for each of a checked batch whose keys (``check_request``'s) are known.
+    The usual duplicates (a page's links are mostly pages crawled, being crawled or
+    queued) are answered here as ``push`` answers them, without a call or reading
+    their keys again; the rest go through ``push``."""
+    active, finished = queue._active, queue._finished
+    outcomes: list[PushOutcome] = []
+    for at, request in enumerate(requests):
+        tk = keys[at]
+        forced = force is not None and force[at]
+        rec = active.get(tk)
+        if rec is None:
+            done = finished.get(tk) if finished else None
+            if done is not None and not forced and not recrawl_due(done, request, now):
+                outcomes.append(_IGNORED)  # crawled, and not due again
+                continue
+        elif rec.__class__ is bytes:
+            if rec < _bar(request.priority, b""):
+                outcomes.append(_MERGED)  # queued, and not raised
+                continue
+        elif rec[WHERE] == PROCESSING:
+            outcomes.append(_IGNORED)  # being crawled
+            continue
+        outcomes.append(queue.push(request, now, forced))
+    return outcomes

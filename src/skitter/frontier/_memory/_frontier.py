@@ -12,7 +12,7 @@ from skitter.frontier._base import (
     TaskInfo,
     TaskState,
 )
-from skitter.frontier._memory._duplicate import plain_duplicate
+from skitter.frontier._memory._duplicate import plain_duplicate, push_keyed
 from skitter.frontier._memory._queue import MemoryTaskQueue
 from skitter.frontier._memory._task import check_request
 from skitter.http import Request
@@ -31,12 +31,8 @@ class MemoryFrontier(Frontier):
     ) -> list[PushOutcome]:
         if force is not None and len(force) != len(requests):
             raise ValueError(f"{len(requests)} requests but {len(force)} force flags")
-        for request in requests:
-            check_request(request)  # all or nothing: a bad request changes nothing
-        push = self.queue.push
-        if force is None:
-            return [push(request, now) for request in requests]
-        return [push(request, now, f) for request, f in zip(requests, force, strict=True)]
+        keys = [check_request(request) for request in requests]  # all or nothing
+        return push_keyed(self.queue, requests, keys, now, force)
 
     def plain_duplicate(
         self, key: bytes | str, priority: int, age: float, now: float

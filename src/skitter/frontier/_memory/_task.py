@@ -72,13 +72,14 @@ def priority_of(request: Request) -> int:
     raise TypeError(f"priority of {request!r} must be an int, got {priority!r}")
 
 
-def check_request(request: Request) -> None:
+def check_request(request: Request) -> TaskKey:
     """Raise, naming the request, if it cannot be queued: InvalidURL when its URL cannot
     be fingerprinted, TypeError for a priority, exetime or age that is not a number.
+    Returns the key the task is queued under (``request_key``).
 
     Batch pushes call it for every request first, so a bad one changes nothing.
     """
-    request_key(request)
+    key = task_key(request.taskid) if request.has_explicit_taskid else request.fingerprint
     priority = request.priority
     if priority.__class__ is not int or not -MAX_PRIORITY < priority < MAX_PRIORITY:
         priority_of(request)  # raises, or accepts an integral float
@@ -89,6 +90,7 @@ def check_request(request: Request) -> None:
         _check_number(request, "exetime", exetime)
     if age.__class__ is not float and age.__class__ is not int:
         _check_number(request, "age", age)
+    return key
 
 
 def _check_number(request: Request, name: str, value: object) -> None:
