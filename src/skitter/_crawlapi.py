@@ -34,6 +34,8 @@ class ScrapyCrawlAPI:
     #: True from ``crawl_async`` until the crawl ends, as in Scrapy.
     crawling: bool = False
     _crawl_started: bool = False
+    #: The spider's positional arguments (``crawl_async(*args)``), for its ``from_crawler``.
+    _spider_args: tuple[Any, ...] = ()
 
     if TYPE_CHECKING:
         _spider_kwargs: dict[str, Any]
@@ -45,9 +47,7 @@ class ScrapyCrawlAPI:
         async def run(self) -> dict[str, Any]: ...
 
     async def crawl_async(self, *args: Any, **kwargs: Any) -> None:
-        """Run the crawl to its end; ``kwargs`` are the spider's arguments."""
-        if args:
-            raise TypeError("spider arguments go by keyword (crawl_async(name=value))")
+        """Run the crawl to its end; ``args`` and ``kwargs`` are the spider's arguments."""
         if self.crawling:
             raise RuntimeError("Crawling already taking place")
         if self._crawl_started:
@@ -56,6 +56,7 @@ class ScrapyCrawlAPI:
                 "make a new Crawler for another crawl"
             )
         self.crawling = self._crawl_started = True
+        self._spider_args = args
         self._spider_kwargs = {**self._spider_kwargs, **kwargs}
         try:
             await self.run()

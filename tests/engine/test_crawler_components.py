@@ -68,3 +68,22 @@ async def test_a_crawler_crawls_once() -> None:
     assert not crawler.crawling
     with pytest.raises(RuntimeError, match="more than once"):
         await crawler.crawl_async()
+
+
+class Positional(Spider):
+    name = "positional"
+
+    def __init__(self, url: str, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.url = url
+
+    async def start(self):  # type: ignore[override]
+        return
+        yield
+
+
+async def test_crawl_async_passes_positional_arguments_to_the_spider() -> None:
+    crawler = Crawler(Positional)
+    await crawler.crawl_async("http://127.0.0.1:9/", tag="x")
+    assert crawler.spider.url == "http://127.0.0.1:9/"
+    assert crawler.spider.tag == "x"
