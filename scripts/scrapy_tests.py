@@ -13,8 +13,9 @@ package is never extracted: nothing but skitter can answer ``import scrapy``.
 
 Scrapy's ``conftest.py`` imports Scrapy's engine and Twisted's mock servers, so the skitter
 run uses a conftest of its own with the same ``--reactor`` option and marker skips
-(``requires_reactor`` is skipped, as in Scrapy's no-reactor mode); a test that needs one
-of Scrapy's fixtures (``mockserver``) fails on skitter, and is counted so.
+(``requires_reactor`` is skipped, as in Scrapy's no-reactor mode) and Scrapy's HTTP
+``mockserver`` fixture (its Twisted server in a child process, with the alias on there
+too); a test that needs another of Scrapy's fixtures fails on skitter, and is counted so.
 
 The Scrapy column comes from ``scrapy_tests_baseline.json`` beside this file: the tests
 that pass on Scrapy 2.18.0 itself in its no-reactor mode (``-p no:twisted --reactor=none``,
@@ -169,6 +170,26 @@ def pytest_runtest_setup(item):
             pytest.skip(f"{module} is not installed")
     if item.get_closest_marker("requires_mitmproxy"):
         pytest.skip("mitmdump is not used here")
+
+
+@pytest.fixture(scope="session")
+def mockserver():
+    """Scrapy's HTTP mock server (Twisted, in a child process on 127.0.0.1), as Scrapy's
+    conftest starts it; the child runs with the alias on too, since the server's module
+    imports ``scrapy`` helpers (skitter's, then)."""
+    from tests.keys import generate_keys  # the server's localhost.crt, as Scrapy's makes it
+    from tests.mockserver.http import MockServer
+
+    generate_keys()
+
+    class AliasedMockServer(MockServer):
+        module_name = "skitter.scrapy_alias"
+
+        def get_additional_args(self):
+            return ["-m", MockServer.module_name, *super().get_additional_args()]
+
+    with AliasedMockServer() as server:
+        yield server
 
 
 _MISSING = object()

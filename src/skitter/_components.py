@@ -17,8 +17,9 @@ import contextlib
 import functools
 import importlib
 import importlib.util
+import inspect
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from skitter._types import CrawlContext
@@ -34,6 +35,7 @@ __all__ = [
     "load_object",
     "merge_components",
     "named_components",
+    "spider_optional",
     "spidermon_installed",
 ]
 
@@ -202,3 +204,32 @@ def named_components(settings: Settings) -> list[Any]:
         with contextlib.suppress(ConfigError):
             out.append(load_object(spec))
     return out
+
+
+def _takes(fn: Callable[..., Any], count: int) -> bool:
+    """Whether ``fn`` can be called with ``count`` positional arguments (True when its
+    signature cannot be read: the call then goes on as it always did)."""
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters):
+        return True
+    return sum(p.kind in positional for p in parameters) >= count
+
+
+def spider_optional(hook: Callable[..., Any], arguments: int) -> Callable[..., Any]:
+    """``hook`` callable with ``arguments`` arguments then the spider, as skitter calls
+    a middleware's hooks: the hook itself when it takes the spider, else a wrapper that
+    leaves the spider out. Scrapy 2.13 made the ``spider`` argument of middleware hooks
+    optional (and deprecated it), so middlewares written for it define
+    ``process_request(self, request)``; calling those with the spider would be a
+    TypeError. Decided once per crawl, when the chain is composed."""
+    if _takes(hook, arguments + 1):
+        return hook
+
+    def without_spider(*args: Any) -> Any:
+        return hook(*args[:arguments])
+
+    return without_spider

@@ -157,7 +157,7 @@ class Crawler(ScrapyCrawlAPI):
         default retry table, seconds for a batch, pyspider's hours for a service."""
         settings = self.settings
         engine, own = settings.view(EngineSettings), settings.view(SchedulerSettings)
-        self.spider = spider = self._create_spider(**self._spider_kwargs)
+        self.spider = spider = self._create_spider(*self._spider_args, **self._spider_kwargs)
         if not settings.frozen:  # fixed from here on: settings.set() was for until now
             check_declared(settings, [self.spidercls, *named_components(settings)], self._readers)
             settings.freeze()

@@ -10,10 +10,12 @@ code that subclasses them (scrapy-splash's ``SplashAwareDupeFilter`` is an
 from __future__ import annotations
 
 import logging
+import warnings
 from pathlib import Path
 from typing import IO, Any, Self
 
 from skitter._components import load_object
+from skitter.exceptions import ScrapyDeprecationWarning
 from skitter.http import Request
 from skitter.settings import EngineSettings
 from skitter.utils.misc import build_from_crawler
@@ -40,7 +42,11 @@ class BaseDupeFilter:
         """Called when the spider closes, with the reason."""
 
     def log(self, request: Request, spider: Any) -> None:
-        """Called for each request dropped as a duplicate."""
+        """Called for each request dropped as a duplicate: a filter that drops requests
+        says how it logs them, so this base version is deprecated, as in Scrapy."""
+        warnings.warn(
+            "Calling BaseDupeFilter.log() is deprecated.", ScrapyDeprecationWarning, stacklevel=2
+        )
 
 
 class RFPDupeFilter(BaseDupeFilter):

@@ -368,3 +368,11 @@ class ScrapyDeprecationWarning(Warning):
 class DontCloseSpider(CrawlControl):
     """Raised by a ``spider_idle`` signal handler to keep the idle spider open (it has
     queued more requests, or will): the engine asks again a few seconds later."""
+
+
+class _InvalidOutput(TypeError):
+    """A middleware hook returned something its contract does not allow (a number from
+    ``process_request``, a non-iterable from ``process_spider_exception``...).
+
+    A ``TypeError``, as skitter raised before; the class is Scrapy's (``scrapy.exceptions.
+    _InvalidOutput``), so code that catches it by that name does."""

@@ -131,7 +131,7 @@ async def test_a_hook_returning_the_wrong_type_fails_in_the_layer_outside() -> N
     layers = [Recorder("a", log), Recorder("b", log, response=42)]
     with pytest.raises(TypeError, match=r"Recorder.process_response returned int"):
         await compose(layers, _ok, None)(Request(URL))
-    assert log[-2:] == ["(TypeError)", "a.exception"]
+    assert log[-2:] == ["(_InvalidOutput)", "a.exception"]  # a TypeError, by Scrapy's name
 
 
 async def test_async_hooks_are_awaited() -> None:

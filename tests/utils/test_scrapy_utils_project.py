@@ -32,7 +32,7 @@ def test_outside_a_project_it_is_the_current_folders_scrapy_folder(
     assert not inside_project()
     with pytest.raises(NotConfigured):
         project_data_dir()
-    assert data_path("state") == str(tmp_path / ".scrapy" / "state")
+    assert data_path("state") == str(Path(".scrapy", "state"))  # relative, as in Scrapy
     assert not (tmp_path / ".scrapy").exists()  # made only when asked
 
 

@@ -23,6 +23,8 @@ import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, NamedTuple, Protocol, TypeAlias, TypeVar, cast
 
+from skitter._components import spider_optional
+from skitter.exceptions import _InvalidOutput
 from skitter.http import Request, Response
 
 __all__ = [
@@ -80,6 +82,14 @@ class DownloaderMiddleware(Protocol):
 
 
 def _hook(mw: DownloaderMiddleware, name: str) -> tuple[Callable[..., Any] | None, bool]:
+    """``_find_hook``, called with the spider only when it takes one (``spider_optional``)."""
+    fn, is_async = _find_hook(mw, name)
+    if fn is None:
+        return None, False
+    return spider_optional(fn, 1 if name == "process_request" else 2), is_async
+
+
+def _find_hook(mw: DownloaderMiddleware, name: str) -> tuple[Callable[..., Any] | None, bool]:
     """The hook and whether it must be awaited, decided once per crawl so that the
     per-download path calls a sync hook directly, without a coroutine of its own.
 
@@ -203,13 +213,13 @@ def _run_chain(layers: tuple[_Layer, ...], inner: DownloadHandler, spider: Any) 
 
 
 def _bad_result(layer: _Layer, result: Any) -> TypeError:
-    return TypeError(
+    return _InvalidOutput(
         f"{layer.name} returned {type(result).__name__}; expected None, a Response or a Request"
     )
 
 
 def _bad_response_hook(layer: _Layer, out: Any) -> TypeError:
-    return TypeError(
+    return _InvalidOutput(
         f"{layer.name}.process_response returned {type(out).__name__}; "
         "expected a Response or a Request"
     )

@@ -49,6 +49,14 @@ GROUP: list[Setting] = [
         "Extra spider middlewares {path or class: order}; None disables a built-in.",
     ),
     Setting(
+        "SPIDER_MIDDLEWARES_BASE",
+        None,
+        dict,
+        "The built-in spider middlewares {path or class: order} that SPIDER_MIDDLEWARES "
+        "is merged over, as in Scrapy: None = skitter's (HttpError, Offsite, Referer, "
+        "UrlLength, Depth); a dict replaces them ({} runs none but the project's).",
+    ),
+    Setting(
         "EXTENSIONS",
         {},
         dict,

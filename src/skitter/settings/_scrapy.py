@@ -132,7 +132,7 @@ UNSUPPORTED: Mapping[str, Unsupported] = {
         None,
     ),
     **_group(
-        "DOWNLOADER_MIDDLEWARES_BASE SPIDER_MIDDLEWARES_BASE ITEM_PIPELINES_BASE "
+        "DOWNLOADER_MIDDLEWARES_BASE ITEM_PIPELINES_BASE "
         "EXTENSIONS_BASE FEED_EXPORTERS_BASE FEED_STORAGES_BASE",
         "the *_BASE settings cannot be replaced; switch a built-in off with None in "
         "DOWNLOADER_MIDDLEWARES, SPIDER_MIDDLEWARES or EXTENSIONS",

@@ -128,6 +128,7 @@ class SpiderSettings(View):
     """The spider middlewares': which run, and the built-ins' limits and policies."""
 
     spider_middlewares: Mapping[Any, int | None]
+    spider_middlewares_base: Mapping[Any, int | None] | None
     httperror_allowed_codes: tuple[int, ...]
     httperror_allow_all: bool
     referer_enabled: bool

@@ -38,9 +38,9 @@ import logging
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeGuard, overload
 
-from skitter._components import build_components
+from skitter._components import build_components, spider_optional
 from skitter._types import CrawlContext
-from skitter.exceptions import CloseSpider, FatalError
+from skitter.exceptions import CloseSpider, FatalError, _InvalidOutput
 from skitter.http import Request
 from skitter.items import is_item
 from skitter.settings import SpiderSettings
@@ -80,7 +80,7 @@ def _as_async(result: Any, where: str) -> AsyncIterator[Any]:
         return aiter(result)
     if isinstance(result, Iterable) and not isinstance(result, str | bytes | dict):
         return _from_iterable(result)
-    raise TypeError(f"{where} returned {type(result).__name__}; expected an iterable")
+    raise _InvalidOutput(f"{where} returned {type(result).__name__}; expected an iterable")
 
 
 def _output_stage(mw: SpiderMiddleware, spider: Any) -> Stage | None:
@@ -89,14 +89,15 @@ def _output_stage(mw: SpiderMiddleware, spider: Any) -> Stage | None:
         hook = getattr(mw, "process_spider_output", None)
     if not callable(hook):
         return None
+    call = spider_optional(hook, 2)
     if inspect.isasyncgenfunction(hook):
-        return lambda response, upstream: hook(response, upstream, spider)
+        return lambda response, upstream: call(response, upstream, spider)
     where = f"{_mw_name(mw)}.process_spider_output"
 
     async def collected(response: Any, upstream: AsyncIterable[Any]) -> AsyncIterator[Any]:
         # A sync middleware expects a sync iterable: Scrapy collects the output first.
         objects = [obj async for obj in upstream]
-        result = hook(response, objects, spider)
+        result = call(response, objects, spider)
         if inspect.isawaitable(result):
             result = await result
         async for obj in _as_async(result, where):
@@ -112,8 +113,9 @@ def _start_stage(mw: SpiderMiddleware, spider: Any) -> StartHook:
             raise TypeError(f"{_mw_name(mw)}.process_start must be an async generator")
         return modern
     # The caller checked that one of the two start hooks exists.
-    hook: Callable[..., Any] = getattr(mw, "process_start_requests")  # noqa: B009
-    if inspect.isasyncgenfunction(hook):
+    found: Callable[..., Any] = getattr(mw, "process_start_requests")  # noqa: B009
+    hook = spider_optional(found, 1)
+    if inspect.isasyncgenfunction(found):
         return lambda start: hook(start, spider)
     where = f"{_mw_name(mw)}.process_start_requests"
 
@@ -267,7 +269,8 @@ class SpiderMiddlewareManager:
             hook = getattr(mw, "process_spider_input", None)
             if callable(hook):
                 name = f"{_mw_name(mw)}.process_spider_input"
-                self._input.append((name, hook, inspect.iscoroutinefunction(hook)))
+                call = spider_optional(hook, 1)
+                self._input.append((name, call, inspect.iscoroutinefunction(hook)))
         # Positions count from the spider's side: position 0 is the highest order.
         self._outputs: list[tuple[int, Stage]] = []
         self._handlers: list[tuple[int, str, SpiderExceptionHook]] = []
@@ -289,7 +292,8 @@ class SpiderMiddlewareManager:
                     self._outputs.append((pos, stage))
             hook = getattr(mw, "process_spider_exception", None)
             if callable(hook):
-                self._handlers.append((pos, f"{_mw_name(mw)}.process_spider_exception", hook))
+                name = f"{_mw_name(mw)}.process_spider_exception"
+                self._handlers.append((pos, name, spider_optional(hook, 2)))
             if callable(getattr(mw, "process_start", None)) or callable(
                 getattr(mw, "process_start_requests", None)
             ):
@@ -303,12 +307,13 @@ class SpiderMiddlewareManager:
     def from_crawler(
         cls, crawler: CrawlContext, spider: Any, innermost: Sequence[Any] = ()
     ) -> SpiderMiddlewareManager:
-        """The built-ins (SPIDER_MIDDLEWARES_BASE) merged with SPIDER_MIDDLEWARES, then
+        """The built-ins (SPIDER_MIDDLEWARES_BASE, or the setting of that name when set)
+        merged with SPIDER_MIDDLEWARES, then
         ``innermost``: the crawl's own, next to the spider (callback traces)."""
+        view = crawler.settings.view(SpiderSettings)
+        base = view.spider_middlewares_base
         middlewares = build_components(
-            SPIDER_MIDDLEWARES_BASE,
-            crawler.settings.view(SpiderSettings).spider_middlewares,
-            crawler,
+            SPIDER_MIDDLEWARES_BASE if base is None else base, view.spider_middlewares, crawler
         )
         return cls([*middlewares, *innermost], spider)
 
@@ -321,7 +326,7 @@ class SpiderMiddlewareManager:
             if is_async:
                 result = await result
             if result is not None:
-                raise TypeError(f"{name} returned {type(result).__name__}; expected None")
+                raise _InvalidOutput(f"{name} returned {type(result).__name__}; expected None")
 
     # -- output ---------------------------------------------------------------------------
     def process_output(self, response: Any, result: AsyncIterable[Any]) -> AsyncIterator[Any]:

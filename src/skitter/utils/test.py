@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from skitter.utils.spider import DefaultSpider
@@ -12,7 +14,13 @@ if TYPE_CHECKING:
     from skitter.crawler import Crawler
     from skitter.spider import Spider
 
-__all__ = ["get_crawler", "get_from_asyncio_queue", "get_reactor_settings"]
+__all__ = [
+    "get_crawler",
+    "get_from_asyncio_queue",
+    "get_pythonpath",
+    "get_reactor_settings",
+    "get_testenv",
+]
 
 T = TypeVar("T")
 
@@ -47,3 +55,17 @@ def get_reactor_settings() -> dict[str, Any]:
     """The settings a crawler in this process needs to match its event machinery: none,
     since skitter always runs on asyncio and has no reactor to choose."""
     return {}
+
+
+def get_pythonpath() -> str:
+    """``PYTHONPATH`` for a child process that must import this skitter (the folder that
+    holds the package first, then what the variable already held)."""
+    here = str(Path(__file__).resolve().parents[2])
+    return os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH", "")]))
+
+
+def get_testenv() -> dict[str, str]:
+    """The environment for a test's child process: this process's, with
+    :func:`get_pythonpath`, so the child imports this skitter rather than another
+    installed copy."""
+    return {**os.environ, "PYTHONPATH": get_pythonpath()}
