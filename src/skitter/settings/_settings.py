@@ -384,6 +384,8 @@ class Settings(BaseSettings):
                     raise
                 return dict(table)  # a copy: the built-ins are changed by the setting
             default = spec.default
+            if default is None and name in _BASE_TABLES:  # unset: the built-ins' table
+                return dict(_BASE_TABLES[name])
             # Defaults are shared: hand out copies of the mutable ones.
             return default.copy() if isinstance(default, list | dict) else default
 
