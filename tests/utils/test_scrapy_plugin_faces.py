@@ -151,3 +151,14 @@ def test_a_filesystem_cache_subclass_decides_where_entries_live(tmp_path: Any) -
     assert storage.retrieve_response(spider, first) is not None
     other = Request("http://site/p", meta={"tag": "two"})  # same URL, another entry
     assert storage.retrieve_response(spider, other) is None
+
+
+def test_default_settings_reads_a_base_table_of_built_ins_as_the_table() -> None:
+    """Scrapy code iterates ``default_settings.SPIDER_MIDDLEWARES_BASE``; its default
+    (None: the built-ins) reads as their table there too."""
+    from skitter.settings import default_settings
+
+    table = default_settings.SPIDER_MIDDLEWARES_BASE
+    assert any(path.endswith("DepthMiddleware") for path in table)
+    table.clear()  # a copy
+    assert default_settings.SPIDER_MIDDLEWARES_BASE
