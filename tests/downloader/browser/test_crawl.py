@@ -59,6 +59,7 @@ async def test_a_page_that_never_finishes_loading_is_retried(site: tuple[JsSite,
     js_site, base = site
     seen: list[str] = []
     attempts: list[str] = []
+    limits: list[float | None] = []
 
     class FirstAttemptHangs:
         """Which attempt hangs is the test's decision, not a count of visits (on a loaded
@@ -70,7 +71,8 @@ async def test_a_page_that_never_finishes_loading_is_retried(site: tuple[JsSite,
             attempts.append(request.url)
             if len(attempts) == 1:
                 request.meta["download_timeout"] = 1.0
-            else:
+            else:  # a retry copies the meta: its 1 s limit goes, the hang guard is back
+                limits.append(request.meta.pop("download_timeout", None))
                 js_site.hold_load = False
 
     class Hanging(Spider):
@@ -86,6 +88,7 @@ async def test_a_page_that_never_finishes_loading_is_retried(site: tuple[JsSite,
     stats = await Crawler(Hanging, settings).run()
     assert seen == ["loaded"]
     assert attempts == [base + "/hangs"] * 2
+    assert limits == [1.0]  # the retry came with the first attempt's limit, taken off
     assert stats["downloader/exception_type_count/DownloadTimeout"] == 1
 
 
